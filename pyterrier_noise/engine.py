@@ -1,0 +1,671 @@
+"""The aligned evaluation engine: align runs to a judgment table once, evaluate many label versions.
+
+DESIGN.md, "align once, evaluate many times".  :class:`AlignedRuns` holds every ranked position of
+every (run, topic) *segment* as flat arrays ordered by (segment, position), with, for each position,
+the index of its judgment in a judgment table (or -1).  A *version* of the judgments is a label
+vector over that table (``NaN`` = unjudged in that version); R versions are a label matrix
+``(n_judgments, R)``.  Every measure is a kernel over (aligned runs, label matrix) returning values
+for all (run, topic, version) at once:
+
+* linear measures (RBP base / residual, P@k, DCG, INSQ) are a weighted sum over judged positions,
+  i.e. one sparse (segments x judgments) times dense (judgments x R) product;
+* AP, RR, nDCG and INST add per-topic quantities (number of relevant documents, ideal DCG) or
+  running sums computed from the same label matrix.
+
+Tie policies (``ties=``):
+
+``"trec_eval"`` (default)
+    score descending, then docno descending (trec_eval's ``comp_sim_docno``);
+``"given"``
+    the run's ``rank`` column (input order where ranks are equal or absent);
+``"expected"``
+    the exact expected value over all orderings of each group of tied scores.  For linear
+    measures every tied document gets the mean weight of the positions its group spans (with a
+    cutoff, only the positions above the cutoff count), which is rbp_eval's treatment when no
+    cutoff splits a group (Moffat & Webber's rbp_eval; Yang 2019 thesis, Sec. 3.3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.special import zeta
+
+from .errors import InputError, announce, check_probability
+
+TIE_POLICIES = ("trec_eval", "given", "expected")
+#: cwl_eval evaluates C/W/L measures over exactly this many ranks (padding or truncating).
+CWL_DEPTH = 1000
+
+
+def _natural_sort(values: Sequence[str]) -> list[str]:
+    """Numeric order for numeric qids (as trec_eval and rbp_eval print them), else lexicographic."""
+    vals = list(values)
+    if all(v.isdigit() for v in vals):
+        return sorted(vals, key=int)
+    return sorted(vals)
+
+
+# ----------------------------------------------------------------------------------------------
+# measure specifications
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """What the engine computes for one measure column.
+
+    ``family``: RBP, INST, INSQ, AP, nDCG, P, RR, DCG.  ``component``: value (the base / lower
+    bound), residual, upper (value + residual) or projected (RBP only: base / judged weight).
+    Relevance: binary ``label >= rel`` unless ``max_rel`` is set, in which case the gain is
+    ``clip(label, 0, max_rel) / max_rel`` (ir_measures / cwl_eval semantics).
+    """
+
+    family: str
+    component: str = "value"
+    p: float | None = None
+    T: float | None = None
+    rel: float = 1.0
+    max_rel: float | None = None
+    cutoff: int | None = None
+    tail: str = "cwl"  # INST / INSQ: "cwl" (1,000 ranks, cwl_eval) or "exact" (infinite tail)
+
+    def validate(self) -> "MeasureSpec":
+        if self.family not in ("RBP", "INST", "INSQ", "AP", "nDCG", "P", "RR", "DCG"):
+            raise InputError(f"unknown measure family {self.family!r}")
+        if self.component not in ("value", "residual", "upper", "projected"):
+            raise InputError(f"unknown component {self.component!r}")
+        if self.component != "value" and self.family not in ("RBP", "INST", "INSQ"):
+            raise InputError(f"{self.family} has no {self.component}: only RBP, INST and INSQ have residuals")
+        if self.component == "projected" and self.family != "RBP":
+            raise InputError("only RBP has a projected value")
+        if self.family == "RBP":
+            check_probability("RBP persistence p", self.p)
+        if self.family in ("INST", "INSQ"):
+            if self.T is None or not np.isfinite(self.T) or self.T <= 0:
+                raise InputError(f"{self.family} needs T > 0, got T={self.T!r}")
+            if self.family == "INST" and self.T < 0.25:
+                raise InputError(f"INST needs T >= 0.25 for its continuation probabilities to be valid, got {self.T}")
+            if self.tail not in ("cwl", "exact"):
+                raise InputError(f"tail must be 'cwl' or 'exact', got {self.tail!r}")
+            if self.cutoff is not None:
+                raise InputError(f"{self.family} has no cutoff: its user model decides how deep to look")
+        if self.cutoff is not None and (int(self.cutoff) != self.cutoff or self.cutoff <= 0):
+            raise InputError(f"cutoff must be a positive integer, got {self.cutoff!r}")
+        if self.max_rel is not None and not self.max_rel > 0:
+            raise InputError(f"max_rel must be positive, got {self.max_rel!r}")
+        if self.family == "P" and self.cutoff is None:
+            raise InputError("P needs a cutoff, e.g. P@10")
+        return self
+
+    @property
+    def graded(self) -> bool:
+        return self.max_rel is not None or self.family in ("nDCG", "DCG")
+
+
+# ----------------------------------------------------------------------------------------------
+# the judgment table
+
+
+@dataclass
+class JudgmentTable:
+    """Judgments sorted by (topic, docno): row j is one (qid, docno) with its label.
+
+    ``topic_index[j]`` is the topic of row j; rows of a topic are contiguous, starting at
+    ``topic_start[t]``.
+    """
+
+    frame: pd.DataFrame
+    topics: list[str]
+    topic_index: np.ndarray
+    topic_start: np.ndarray
+    labels: np.ndarray
+
+    @classmethod
+    def from_qrels(cls, qrels: pd.DataFrame, topics: Sequence[str] | None = None) -> "JudgmentTable":
+        from .io import read_qrels
+        q = read_qrels(qrels)
+        topics = _natural_sort(pd.unique(q["qid"])) if topics is None else list(topics)
+        order = {t: i for i, t in enumerate(topics)}
+        tix = q["qid"].map(order)
+        keep = tix.notna().to_numpy()
+        q = q[keep]
+        tix = tix[keep].to_numpy(dtype=np.int64)
+        perm = np.lexsort((q["docno"].to_numpy(), tix))
+        q = q.iloc[perm].reset_index(drop=True)
+        tix = tix[perm]
+        start = np.searchsorted(tix, np.arange(len(topics) + 1))
+        return cls(q, topics, tix, start, q["label"].to_numpy(dtype=np.float64))
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+# ----------------------------------------------------------------------------------------------
+# aligned runs
+
+
+@dataclass
+class AlignedRuns:
+    """Runs aligned to a judgment table (DESIGN.md: "align once, evaluate many times").
+
+    Build with :meth:`build`; evaluate with :meth:`evaluate`.  Arrays are over ranked positions
+    ordered by (segment, position); ``segment = run_index * n_topics + topic_index``.
+    """
+
+    run_names: list[str]
+    table: JudgmentTable
+    ties: str
+    seg_len: np.ndarray           # (n_segments,) ranking length of each segment
+    seg_start: np.ndarray         # (n_segments + 1,) offsets into the position arrays
+    pos: np.ndarray               # (n_positions,) 0-based position in its ranking
+    jidx: np.ndarray              # (n_positions,) judgment row or -1
+    group_start: np.ndarray       # (n_positions,) first position of its tie group
+    group_end: np.ndarray         # (n_positions,) one past the last position of its tie group
+    docno: np.ndarray | None = None   # (n_positions,) docnos, kept for selection / export
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    # -- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, runs: Mapping[str, pd.DataFrame] | pd.DataFrame | str, qrels,
+              ties: str = "trec_eval", topics: Sequence[str] | None = None,
+              on_topic_mismatch: str = "warn", keep_docnos: bool = False) -> "AlignedRuns":
+        """Align runs to qrels.
+
+        ``runs``: ``{name: results frame}`` or anything :func:`~pyterrier_noise.io.read_runs`
+        takes.  ``qrels``: anything :func:`~pyterrier_noise.io.read_qrels` takes, or a
+        :class:`JudgmentTable`.  ``topics``: the topics to evaluate (default: those of the qrels);
+        a topic a run does not answer scores 0 with residual 1, as ``trec_eval -c`` does.
+        ``on_topic_mismatch``: ``"warn"`` (default), ``"error"`` or ``"ignore"`` for run topics
+        missing from the qrels (they are not evaluated) and qrels topics missing from a run.
+        """
+        from .io import read_runs
+        if ties not in TIE_POLICIES:
+            raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+        if on_topic_mismatch not in ("warn", "error", "ignore"):
+            raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
+        table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels, topics)
+        if not isinstance(runs, Mapping):
+            runs = read_runs(runs)
+        elif not all(isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
+                     and v.attrs.get("source") for v in runs.values()):
+            runs = read_runs(runs)
+        if not runs:
+            raise InputError("no runs to evaluate")
+        names = list(runs.keys())
+        frames = list(runs.values())
+        lengths = np.array([len(f) for f in frames], dtype=np.int64)
+        run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
+        qid = np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames])
+        docno = np.concatenate([f["docno"].to_numpy(dtype=object) for f in frames])
+        score = np.concatenate([f["score"].to_numpy(dtype=np.float64) for f in frames])
+        rank = np.concatenate([f["rank"].to_numpy(dtype=np.int64) for f in frames])
+
+        n_topics = len(table.topics)
+        # topic of every row: factorise the (few) qid strings once
+        qcodes, quniq = pd.factorize(qid)
+        qmap = pd.Index(table.topics).get_indexer(pd.Index(quniq))
+        tix = qmap[qcodes]
+        cls._report_topic_mismatch(names, run_idx, qcodes, quniq, qmap, table.topics, on_topic_mismatch)
+        keep = tix >= 0
+        if not keep.all():
+            run_idx, docno, score, rank, tix = run_idx[keep], docno[keep], score[keep], rank[keep], tix[keep]
+        seg = run_idx * n_topics + tix
+
+        # documents: one vocabulary over runs and judgments, codes in docno (byte) order so that
+        # trec_eval's tie-break (docno descending) is a comparison of integer codes
+        dcodes, duniq = pd.factorize(docno)
+        jdoc = table.frame["docno"].to_numpy(dtype=object)
+        extra = pd.Index(jdoc).difference(pd.Index(duniq))
+        vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
+        order = np.argsort(vocab.astype(str), kind="stable")
+        rank_of = np.empty(len(vocab), dtype=np.int64)
+        rank_of[order] = np.arange(len(vocab))
+        doc = rank_of[dcodes]
+        n_vocab = len(vocab)
+        jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))]
+
+        # order positions within segments
+        if ties == "given":
+            perm = np.lexsort((np.arange(len(seg)), rank, seg))
+        elif ties == "trec_eval":
+            # trec_eval holds scores as C floats: scores equal in single precision are tied and
+            # ordered by docno descending (comp_sim_docno); this matches pytrec_eval exactly
+            score = score.astype(np.float32).astype(np.float64)
+            perm = cls._score_order(seg, score, doc)
+        else:
+            perm = cls._score_order(seg, score, doc)
+        if perm is not None:
+            seg, score, doc, rank = seg[perm], score[perm], doc[perm], rank[perm]
+            docno_sorted = docno[perm] if keep_docnos else None
+        else:
+            docno_sorted = docno if keep_docnos else None
+
+        n_segments = len(names) * n_topics
+        counts = np.bincount(seg, minlength=n_segments)
+        seg_start = np.zeros(n_segments + 1, dtype=np.int64)
+        np.cumsum(counts, out=seg_start[1:])
+        pos = np.arange(len(seg), dtype=np.int64) - seg_start[seg]
+
+        # duplicates within one ranking are an error (as in trec_eval)
+        key = np.sort(seg * n_vocab + doc)  # sort-based: cheaper than hashing 10^6+ keys
+        dup = key[1:] == key[:-1]
+        if dup.any():
+            k = key[1:][dup][0]
+            i = int(np.flatnonzero(seg * n_vocab + doc == k)[0])
+            r, t = divmod(int(seg[i]), n_topics)
+            raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {vocab[order[doc[i]]]!r} "
+                             f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
+                             f"expected each document at most once per topic")
+
+        # judgment of each position
+        jkey = table.topic_index * n_vocab + jdoc_code  # sorted: the table is sorted by (topic, docno)
+        pkey = (seg % n_topics) * n_vocab + doc
+        loc = np.minimum(np.searchsorted(jkey, pkey), len(jkey) - 1)
+        jidx = np.where(jkey[loc] == pkey, loc, -1)
+
+        # tie groups
+        if ties == "expected":
+            new_group = np.ones(len(seg), dtype=bool)
+            new_group[1:] = (seg[1:] != seg[:-1]) | (score[1:] != score[:-1])
+            gid = np.cumsum(new_group) - 1
+            gfirst = np.flatnonzero(new_group)
+            glast = np.append(gfirst[1:], len(seg))
+            group_start = pos[gfirst][gid]
+            group_end = group_start + (glast - gfirst)[gid]
+        else:
+            group_start = pos
+            group_end = pos + 1
+        return cls(names, table, ties, counts, seg_start, pos.astype(np.int32), jidx.astype(np.int64),
+                   group_start.astype(np.int32), group_end.astype(np.int32), docno_sorted)
+
+    @staticmethod
+    def _score_order(seg: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+        """Permutation to (segment, score descending, docno descending), or None if already so.
+
+        Run files are nearly always sorted by score within each topic, so this groups rows by
+        segment with a stable sort, fully sorts only segments whose scores are out of order, and
+        then orders each group of tied scores by docno with one integer sort over tied rows only.
+        """
+        n = len(seg)
+        if n < 2:
+            return None
+        perm = np.arange(n)
+        if (seg[1:] < seg[:-1]).any():
+            perm = np.argsort(seg, kind="stable")
+        s, sc, d = seg[perm], score[perm], doc[perm]
+        same = s[1:] == s[:-1]
+        if (same & (sc[1:] > sc[:-1])).any():
+            bad = np.unique(s[1:][same & (sc[1:] > sc[:-1])])
+            rows = np.flatnonzero(np.isin(s, bad))
+            perm[rows] = perm[rows[np.lexsort((-d[rows], -sc[rows], s[rows]))]]
+            s, sc, d = seg[perm], score[perm], doc[perm]
+            same = s[1:] == s[:-1]
+        tied = same & (sc[1:] == sc[:-1])
+        if tied.any() and (tied & (d[1:] > d[:-1])).any():
+            in_tie = np.zeros(n, dtype=bool)
+            in_tie[1:] |= tied
+            in_tie[:-1] |= tied
+            gid = np.cumsum(np.concatenate([[True], ~tied]))  # tie-group id of each row
+            rows = np.flatnonzero(in_tie)
+            key = gid[rows] * (int(d.max()) + 1) + (int(d.max()) - d[rows])
+            perm[rows] = perm[rows[np.argsort(key, kind="stable")]]
+        return None if (perm == np.arange(n)).all() else perm
+
+    @staticmethod
+    def _report_topic_mismatch(names, run_idx, qcodes, quniq, qmap, topics, mode) -> None:
+        if mode == "ignore":
+            return
+        n_topics = len(topics)
+        pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
+        r_of, q_of = np.divmod(pairs, len(quniq))
+        unknown = qmap[q_of] < 0
+        messages = []
+        if unknown.any():
+            bad = sorted({str(quniq[q]) for q in q_of[unknown]})
+            runs_bad = sorted({names[r] for r in r_of[unknown]})
+            messages.append(f"{len(bad)} topic(s) in the runs are not in the qrels and are not evaluated "
+                            f"(e.g. qid {bad[0]!r} in run {runs_bad[0]!r}; {len(runs_bad)} run(s) affected)")
+        known = qmap[q_of[~unknown]]
+        answered = np.zeros((len(names), n_topics), dtype=bool)
+        answered[r_of[~unknown], known] = True
+        missing = ~answered
+        if missing.any():
+            r, t = np.argwhere(missing)[0]
+            messages.append(f"{int(missing.sum())} (run, topic) pair(s) of the qrels have no ranking and score 0 "
+                            f"with residual 1 (e.g. run {names[r]!r} does not answer qid {topics[t]!r})")
+        if messages:
+            if mode == "error":
+                raise InputError("; ".join(messages))
+            announce("; ".join(messages), stacklevel=5)
+
+    # -- basic properties ---------------------------------------------------------------------
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.run_names)
+
+    @property
+    def topics(self) -> list[str]:
+        return self.table.topics
+
+    @property
+    def n_topics(self) -> int:
+        return len(self.table.topics)
+
+    @property
+    def n_segments(self) -> int:
+        return self.n_runs * self.n_topics
+
+    @property
+    def max_len(self) -> int:
+        return int(self.seg_len.max()) if len(self.seg_len) else 0
+
+    def _judged(self) -> dict:
+        """Positions that have a row in the judgment table, with a fixed CSR structure."""
+        c = self._cache.get("judged")
+        if c is None:
+            jp = np.flatnonzero(self.jidx >= 0)
+            seg_of_pos = np.repeat(np.arange(self.n_segments), self.seg_len)
+            seg_j = seg_of_pos[jp]
+            counts = np.bincount(seg_j, minlength=self.n_segments)
+            indptr = np.zeros(self.n_segments + 1, dtype=np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            c = dict(rows=jp, seg=seg_j, pos=self.pos[jp].astype(np.int64), jidx=self.jidx[jp],
+                     gstart=self.group_start[jp].astype(np.int64), gend=self.group_end[jp].astype(np.int64),
+                     indptr=indptr, nonempty=np.flatnonzero(counts > 0))
+            self._cache["judged"] = c
+        return c
+
+    def _sparse(self, data: np.ndarray) -> sp.csr_matrix:
+        j = self._judged()
+        return sp.csr_matrix((data, j["jidx"], j["indptr"]), shape=(self.n_segments, len(self.table)))
+
+    # -- labels -------------------------------------------------------------------------------
+
+    def label_matrix(self, labels: np.ndarray | None = None) -> np.ndarray:
+        """Labels as a (n_judgments, R) float matrix; default: the table's own labels (R = 1)."""
+        if labels is None:
+            labels = self.table.labels
+        labels = np.asarray(labels, dtype=np.float64)
+        if labels.ndim == 1:
+            labels = labels[:, None]
+        if labels.ndim != 2 or labels.shape[0] != len(self.table):
+            raise InputError(f"label matrix must have shape (n_judgments={len(self.table)}, R), got {labels.shape}")
+        return labels
+
+    @staticmethod
+    def _gain(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
+        """Gain in [0, 1] (binary or scaled graded) for RBP / INST / INSQ / P / RR / AP; 0 when unjudged."""
+        with np.errstate(invalid="ignore"):
+            if spec.max_rel is not None:
+                g = np.clip(labels, 0.0, spec.max_rel) / spec.max_rel
+            else:
+                g = (labels >= spec.rel).astype(np.float64)
+        return np.where(np.isnan(labels), 0.0, g)
+
+    # -- weights for linear measures ------------------------------------------------------------
+
+    def _position_weights(self, spec: MeasureSpec, length: int) -> np.ndarray:
+        """Weight of each 0-based position (0 beyond the cutoff) for linear measures."""
+        i = np.arange(length, dtype=np.float64)
+        if spec.family == "RBP":
+            w = (1.0 - spec.p) * spec.p ** i
+        elif spec.family == "P":
+            w = np.full(length, 1.0 / spec.cutoff)
+        elif spec.family in ("DCG", "nDCG"):
+            w = 1.0 / np.log2(i + 2.0)
+        elif spec.family == "INSQ":
+            # P(i) = (2T / (i + 2T - 1))^2 for 1-based i (C(i) = ((i+2T-1)/(i+2T))^2), normalised
+            # over cwl_eval's 1,000 ranks, or over all ranks (Hurwitz zeta) for the exact tail
+            two_t = 2.0 * spec.T
+            w = 1.0 / (i + two_t) ** 2
+            if spec.tail == "cwl":
+                w = np.where(i < CWL_DEPTH, w, 0.0) / (1.0 / (np.arange(CWL_DEPTH) + two_t) ** 2).sum()
+            else:
+                w = w / zeta(2.0, two_t)
+        else:
+            raise AssertionError(spec.family)
+        if spec.cutoff is not None:
+            w = np.where(i < spec.cutoff, w, 0.0)
+        return w
+
+    def _effective_weights(self, spec: MeasureSpec) -> np.ndarray:
+        """Weight of each judged position: its own weight, or under ``expected`` ties the mean
+        weight of the positions its tie group spans (positions past the cutoff weigh 0)."""
+        key = ("w", spec.family, spec.p, spec.T, spec.cutoff, spec.tail)
+        w_eff = self._cache.get(key)
+        if w_eff is None:
+            j = self._judged()
+            length = max(self.max_len, 1)
+            w = self._position_weights(spec, length)
+            if self.ties == "expected":
+                # suffix sums are accurate for rapidly decaying weights (RBP deep in a ranking)
+                tail = np.zeros(length + 1)
+                tail[:-1] = np.cumsum(w[::-1])[::-1]
+                glen = j["gend"] - j["gstart"]
+                w_eff = np.where(glen == 1, w[j["pos"]], (tail[j["gstart"]] - tail[j["gend"]]) / glen)
+            else:
+                w_eff = w[j["pos"]]
+            self._cache[key] = w_eff
+        return w_eff
+
+    def _total_weight(self, spec: MeasureSpec) -> np.ndarray:
+        """Total weight available in each segment's ranking (before the tail), per segment."""
+        length = max(self.max_len, 1)
+        w = self._position_weights(spec, length)
+        cw = np.concatenate([[0.0], np.cumsum(w)])
+        return cw[self.seg_len]
+
+    # -- evaluation ---------------------------------------------------------------------------
+
+    def evaluate(self, measures: Iterable[MeasureSpec], labels: np.ndarray | None = None,
+                 chunk_elements: int = 40_000_000) -> dict[MeasureSpec, np.ndarray]:
+        """Evaluate measures for every (run, topic, version).
+
+        ``labels``: (n_judgments,) or (n_judgments, R) over :attr:`table` rows, NaN = unjudged in
+        that version; default the qrels' own labels.  Returns ``{spec: array (n_runs, n_topics, R)}``.
+        """
+        L = self.label_matrix(labels)
+        specs = [m.validate() for m in measures]
+        R = L.shape[1]
+        out = {s: np.empty((self.n_segments, R)) for s in specs}
+        if self.ties == "expected":
+            bad = [s for s in specs if s.family in ("AP", "RR", "INST")]
+            if bad:
+                raise InputError(
+                    f"ties='expected' is implemented exactly for the linear measures (RBP, P, DCG, nDCG, "
+                    f"INSQ) only; {bad[0].family} needs ties='trec_eval' or 'given' for now")
+        # versions are processed in chunks so that the largest temporary stays near chunk_elements
+        cost = max(len(self.table), self.n_segments)
+        if any(s.family in ("AP", "RR") for s in specs):
+            cost = max(cost, len(self._judged()["rows"]))
+        if any(s.family == "INST" for s in specs):
+            cost = max(cost, self.n_segments * max(CWL_DEPTH, self.max_len))
+        per = max(1, chunk_elements // cost)
+        for c0 in range(0, R, per):
+            Lc = L[:, c0:c0 + per]
+            res = self._evaluate_chunk(specs, Lc)
+            for s in specs:
+                out[s][:, c0:c0 + per] = res[s]
+        return {s: v.reshape(self.n_runs, self.n_topics, R) for s, v in out.items()}
+
+    def _evaluate_chunk(self, specs: list[MeasureSpec], L: np.ndarray) -> dict[MeasureSpec, np.ndarray]:
+        out: dict[MeasureSpec, np.ndarray] = {}
+        judged = (~np.isnan(L)).astype(np.float64)
+        gains: dict = {}
+
+        def gain(spec):
+            k = (spec.rel, spec.max_rel) if spec.family not in ("nDCG", "DCG") else ("linear",)
+            if k not in gains:
+                if spec.family in ("nDCG", "DCG"):
+                    gains[k] = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))
+                else:
+                    gains[k] = self._gain(L, spec)
+            return gains[k]
+
+        for spec in specs:
+            fam = spec.family
+            if fam in ("RBP", "P", "DCG", "INSQ"):
+                M = self._sparse(self._effective_weights(spec))
+                base = M @ gain(spec)
+                if spec.component == "value":
+                    out[spec] = base
+                    continue
+                mass = M @ judged
+                # everything not judged (unjudged ranks and the tail after the run) is residual
+                residual = np.maximum(1.0 - mass, 0.0)
+                if spec.component == "residual":
+                    out[spec] = residual
+                elif spec.component == "upper":
+                    out[spec] = base + residual
+                else:  # projected
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        out[spec] = np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
+            elif fam == "nDCG":
+                M = self._sparse(self._effective_weights(spec))
+                dcg = M @ gain(spec)
+                idcg = self._ideal_dcg(spec, gain(spec))
+                topic_of_seg = np.tile(np.arange(self.n_topics), self.n_runs)
+                ideal = idcg[topic_of_seg]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out[spec] = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+            elif fam == "AP":
+                out[spec] = self._ap(spec, gain(spec))
+            elif fam == "RR":
+                out[spec] = self._rr(spec, gain(spec))
+            elif fam == "INST":
+                out[spec] = self._inst(spec, L)
+            else:
+                raise AssertionError(fam)
+        return out
+
+    def _topic_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum a (n_judgments, R) matrix over the rows of each topic -> (n_topics, R)."""
+        csum = np.zeros((len(values) + 1, values.shape[1]))
+        np.cumsum(values, axis=0, out=csum[1:])
+        st = self.table.topic_start
+        return csum[st[1:]] - csum[st[:-1]]
+
+    def _ideal_dcg(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
+        """Ideal DCG per (topic, version): judged gains of the topic sorted descending
+        (trec_eval's ndcg / ndcg_cut), vectorised through a padded (topics, max_judged, R) array."""
+        st = self.table.topic_start
+        sizes = np.diff(st)
+        width = int(sizes.max()) if len(sizes) else 0
+        if spec.cutoff is not None:
+            width_out = min(width, spec.cutoff)
+        else:
+            width_out = width
+        pad = np.zeros((self.n_topics, max(width, 1), g.shape[1]))
+        within = np.arange(len(g)) - st[self.table.topic_index]
+        pad[self.table.topic_index, within] = g
+        pad = -np.sort(-pad, axis=1)[:, :width_out]
+        disc = 1.0 / np.log2(np.arange(width_out) + 2.0)
+        return np.einsum("tkr,k->tr", pad, disc)
+
+    def _cumulative_in_segment(self, rel: np.ndarray) -> np.ndarray:
+        """Running count of relevant judged positions within each segment, inclusive."""
+        j = self._judged()
+        cs = np.cumsum(rel, axis=0)
+        before = cs - rel
+        first = j["indptr"][j["seg"]]  # row of the segment's first judged position
+        return cs - before[first]
+
+    def _ap(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
+        """Average precision as trec_eval computes it (map / map_cut): sum of precision at each
+        relevant retrieved rank over the number of relevant judgments R of the topic."""
+        j = self._judged()
+        rel = (g[j["jidx"]] > 0).astype(np.float64)
+        if spec.cutoff is not None:
+            rel[j["pos"] >= spec.cutoff] = 0.0
+        within = self._cumulative_in_segment(rel)
+        contrib = rel * within / (j["pos"][:, None] + 1.0)
+        num = self._segment_sum(contrib)
+        n_rel = self._topic_sum((g > 0).astype(np.float64))
+        topic_of_seg = np.tile(np.arange(self.n_topics), self.n_runs)
+        denom = n_rel[topic_of_seg]
+        return np.where(denom > 0, num / np.where(denom > 0, denom, 1.0), 0.0)
+
+    def _rr(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
+        """Reciprocal rank of the first relevant document (trec_eval recip_rank)."""
+        j = self._judged()
+        rel = g[j["jidx"]] > 0
+        inv = np.where(rel, 1.0 / (j["pos"][:, None] + 1.0), 0.0)
+        if spec.cutoff is not None:
+            inv[j["pos"] >= spec.cutoff] = 0.0
+        out = np.zeros((self.n_segments, g.shape[1]))
+        ne = j["nonempty"]
+        if len(ne):
+            out[ne] = np.maximum.reduceat(inv, j["indptr"][ne], axis=0)
+        return out
+
+    def _segment_sum(self, values: np.ndarray) -> np.ndarray:
+        j = self._judged()
+        out = np.zeros((self.n_segments, values.shape[1]))
+        ne = j["nonempty"]
+        if len(ne):
+            out[ne] = np.add.reduceat(values, j["indptr"][ne], axis=0)
+        return out
+
+    def _inst(self, spec: MeasureSpec, L: np.ndarray) -> np.ndarray:
+        """INST (Moffat et al. 2015) in the C/W/L framework (Azzopardi et al. 2019).
+
+        C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2 with S_i the gain accumulated to rank i
+        inclusive.  Lower bound: unjudged and padded ranks gain 0; upper: they gain 1.
+        ``tail="cwl"``: exactly cwl_eval (1,000 ranks, weights normalised over them).
+        ``tail="exact"``: the run's own ranks plus the closed-form infinite tail (seed004a Sec. 1.9 (b)).
+        """
+        j = self._judged()
+        R = L.shape[1]
+        depth = CWL_DEPTH if spec.tail == "cwl" else max(self.max_len, 1)
+        g = self._gain(L, spec)
+        judged = ~np.isnan(L)
+        ok = j["pos"] < depth
+        rows_seg, rows_pos, rows_j = j["seg"][ok], j["pos"][ok], j["jidx"][ok]
+        n_run = np.minimum(self.seg_len, depth)
+        ranks = np.arange(depth)
+        in_run = ranks[None, :] < n_run[:, None]
+        results = {}
+        for bound in ("lower", "upper"):
+            fill = 0.0 if bound == "lower" else 1.0
+            G = np.full((self.n_segments, depth, R), fill)
+            if spec.tail == "exact":
+                G[~in_run] = 0.0  # beyond the run: handled by the closed-form tail
+            vals = np.where(judged[rows_j], g[rows_j], fill)
+            G[rows_seg, rows_pos] = vals
+            S = np.cumsum(G, axis=1)
+            i1 = (ranks + 1.0)[None, :, None]
+            x = i1 + 2.0 * spec.T - S
+            C = ((x - 1.0) / x) ** 2
+            P = np.ones_like(G)
+            P[:, 1:] = np.cumprod(C[:, :-1], axis=1)
+            if spec.tail == "cwl":
+                EU = (P * G).sum(axis=1) / P.sum(axis=1)
+            else:
+                P = np.where(in_run[:, :, None], P, 0.0)
+                n = n_run.astype(np.float64)[:, None]
+                idx = np.maximum(n_run - 1, 0)
+                seg_ix = np.arange(self.n_segments)
+                S_n = np.where(n_run[:, None] > 0, S[seg_ix, idx], 0.0)
+                C_n = np.where(n_run[:, None] > 0, C[seg_ix, idx], 1.0)
+                P_n = np.where(n_run[:, None] > 0, P[seg_ix, idx], 1.0)
+                P_next = P_n * C_n  # probability of reaching rank n + 1
+                if bound == "lower":
+                    c = 2.0 * spec.T - S_n
+                    tail_mass = P_next * (n + c) ** 2 * zeta(2.0, n + c)
+                    tail_gain = 0.0
+                else:
+                    kappa = n + 2.0 * spec.T - S_n
+                    tail_mass = P_next / (1.0 - ((kappa - 1.0) / kappa) ** 2)
+                    tail_gain = tail_mass
+                EU = ((P * G).sum(axis=1) + tail_gain) / (P.sum(axis=1) + tail_mass)
+            results[bound] = EU
+        if spec.component == "value":
+            return results["lower"]
+        if spec.component == "residual":
+            return results["upper"] - results["lower"]
+        return results["upper"]

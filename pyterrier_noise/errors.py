@@ -1,0 +1,53 @@
+"""Errors and warnings shared by every part of the package.
+
+Bad input raises :class:`InputError`, whose message names where the problem is (file and line,
+or column and row) and what was expected.  Where the package must change input (drop a duplicate
+judgment, clip a negative label), it says so with a :class:`CoercionWarning` that counts what it
+changed: nothing is silently dropped.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+
+class InputError(ValueError):
+    """A run, qrels file, frame or parameter that cannot be used as given.
+
+    The message says where (``file:line`` or ``column 'x', row n``) and what was expected.
+    """
+
+
+class CoercionWarning(UserWarning):
+    """The package changed some input to make it usable; the message counts the changes."""
+
+
+def where(source: str | None, line: int | None = None, column: str | None = None,
+          row: Any = None) -> str:
+    """Format a location for an error message: ``file.txt line 12`` or ``column 'score', row 3``."""
+    parts = []
+    if source:
+        parts.append(str(source))
+    if line is not None:
+        parts.append(f"line {line}")
+    if column is not None:
+        parts.append(f"column {column!r}")
+    if row is not None:
+        parts.append(f"row {row}")
+    return ", ".join(parts) if parts else "input"
+
+
+def announce(message: str, stacklevel: int = 3) -> None:
+    """Emit a :class:`CoercionWarning` (used whenever input is changed rather than rejected)."""
+    warnings.warn(message, CoercionWarning, stacklevel=stacklevel)
+
+
+def check_probability(name: str, value: float) -> float:
+    """Validate a persistence-like parameter strictly inside (0, 1)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number strictly between 0 and 1, got {value!r}") from None
+    if not 0.0 < v < 1.0:
+        raise InputError(f"{name} must be strictly between 0 and 1, got {value!r}")
+    return v
