@@ -92,25 +92,25 @@ def _scan_lines(data: bytes, path: Path, n_fields: int, what: str, numeric: dict
 
 def _parse_table(data: bytes, path: Path, names: list[str], usecols: list[int], dtype: dict,
                  what: str, numeric: dict[int, str]) -> pd.DataFrame:
+    """Fast C-parser read; any irregularity sends the file to :func:`_scan_lines` for an exact
+    file-and-line message."""
     first = data[: data.find(b"\n")] if b"\n" in data else data
-    sep = "\t" if first.count(b"\t") == len(names) - 1 and b" " not in first.strip() else r"\s+"
+    tabbed = first.count(b"\t") == len(names) - 1 and b" " not in first.strip()
     try:
-        df = pd.read_csv(io.BytesIO(data), sep=sep, header=None, names=names, usecols=usecols,
-                         dtype=dtype, engine="c", skip_blank_lines=True)
+        df = pd.read_csv(io.BytesIO(data), sep="\t" if tabbed else r"\s+", header=None, names=names,
+                         usecols=usecols if tabbed else None, dtype=dtype, engine="c", skip_blank_lines=True)
     except (ValueError, pd.errors.ParserError):
-        if sep == "\t":  # maybe mixed separators: retry on any whitespace
-            return _parse_table(data.replace(b"\t", b" "), path, names, usecols, dtype, what, numeric)
         _scan_lines(data, path, len(names), what, numeric)
         raise InputError(f"{path}: cannot be parsed as {what}") from None
-    # a short line is filled with NaN by the parser: find it and name its line
-    if df.isna().to_numpy().any() or (numeric and not np.isfinite(df[[names[c] for c in numeric]].to_numpy()).all()):
-        _scan_lines(data, path, len(names), what, numeric)
-        if sep == "\t":
+    # with usecols the parser does not see short lines: count the separators instead
+    short = tabbed and data.count(b"\t") != (len(names) - 1) * len(df)
+    bad_numbers = not np.isfinite(df[[names[c] for c in numeric]].to_numpy()).all()
+    if short or bad_numbers or df.isna().to_numpy().any():
+        _scan_lines(data.replace(b"\t", b" ") if tabbed else data, path, len(names), what, numeric)
+        if tabbed:  # e.g. spaces inside a field of a tab-separated file: read it as whitespace-separated
             return _parse_table(data.replace(b"\t", b" "), path, names, usecols, dtype, what, numeric)
         raise InputError(f"{path}: cannot be parsed as {what}")
-    if sep == "\t" and df.shape[0] and (df["docno"].str.contains(" ", regex=False).any()):
-        return _parse_table(data.replace(b"\t", b" "), path, names, usecols, dtype, what, numeric)
-    return df
+    return df[[names[c] for c in usecols]]
 
 
 def read_trec_run(path: PathLike) -> pd.DataFrame:

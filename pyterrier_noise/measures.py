@@ -139,11 +139,15 @@ def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
     trec_eval's semantics.
     """
     if isinstance(measure, str):
+        examples = "Examples: RBP(p=0.8), RBP(p=0.5,max_rel=2), INST(T=3,max_rel=2), AP, nDCG@10, P@10, RR"
         try:
             measure = ir_measures.parse_measure(measure)
-        except (NameError, ValueError, SyntaxError) as exc:
-            raise InputError(f"unknown measure {measure!r}: {exc}. Examples: RBP(p=0.8), "
-                             f"RBP(p=0.5,max_rel=2), INST(T=3,max_rel=2), AP, nDCG@10, P@10, RR") from None
+        except NameError as exc:
+            raise InputError(f"unknown measure {measure!r} ({exc}). {examples}") from None
+        except (ValueError, SyntaxError) as exc:
+            raise InputError(f"cannot parse measure {measure!r} ({exc}). {examples}") from None
+        except AssertionError as exc:
+            raise InputError(f"invalid parameters in measure {measure!r} ({exc}). {examples}") from None
     if isinstance(measure, _NoiseMeasure):
         return measure.spec(), measure["ties"]
     name = measure.NAME

@@ -1,0 +1,265 @@
+"""The aligned engine: worked examples from the seed notes, brute force over tie orderings,
+invariants of RBP residuals, and the label-matrix (many versions at once) contract."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyterrier_noise import AlignedRuns, InputError, MeasureSpec
+from conftest import random_collection
+
+
+def one_run(labels, p_scores=None, extra_qrels=()):
+    """A single-topic run whose document i has label labels[i] (None = unjudged)."""
+    n = len(labels)
+    docs = [f"d{i:03d}" for i in range(n)]
+    scores = p_scores if p_scores is not None else list(range(n, 0, -1))
+    run = pd.DataFrame({"qid": "1", "docno": docs, "score": np.asarray(scores, dtype=float)})
+    q = [(d, lab) for d, lab in zip(docs, labels) if lab is not None] + list(extra_qrels)
+    qrels = pd.DataFrame({"qid": "1", "docno": [d for d, _ in q], "label": [float(l) for _, l in q]})
+    return {"r": run}, qrels
+
+
+def value(runs, qrels, spec, ties="trec_eval"):
+    return AlignedRuns.build(runs, qrels, ties=ties).evaluate([spec])[spec][0, 0, 0]
+
+
+# -- seed002 Sec. 1.3: the paper's worked example --------------------------------------------------
+
+def test_rbp_worked_example_seed002():
+    runs, qrels = one_run([0, 1, 1, 0, 0, 1, None, 0, 0, 1])
+    a = AlignedRuns.build(runs, qrels)
+    specs = {c: MeasureSpec("RBP", c, p=0.8) for c in ("value", "residual", "upper", "projected")}
+    v = {c: a.evaluate([s])[s][0, 0, 0] for c, s in specs.items()}
+    assert v["value"] == pytest.approx(0.2 * (0.8 + 0.8**2 + 0.8**5 + 0.8**9), abs=1e-15)
+    assert round(v["value"], 4) == 0.3804
+    assert round(v["residual"], 4) == 0.1598
+    assert round(v["upper"], 4) == 0.5402
+    assert round(v["projected"], 4) == 0.4527
+
+
+def test_rbp_residual_of_fully_judged_top_21():
+    runs, qrels = one_run([0] * 21)
+    assert value(runs, qrels, MeasureSpec("RBP", "residual", p=0.8)) == pytest.approx(0.8**21, rel=1e-12)
+
+
+def test_rbp_cutoff_residual_includes_p_to_the_k():
+    runs, qrels = one_run([1] * 20)
+    assert value(runs, qrels, MeasureSpec("RBP", "residual", p=0.8, cutoff=5)) == pytest.approx(0.8**5)
+    assert value(runs, qrels, MeasureSpec("RBP", p=0.8, cutoff=5)) == pytest.approx(1 - 0.8**5)
+
+
+# -- seed004a Sec. 1 fixtures: the thesis's runs G and B (exponential gains, max = 3) ---------------
+
+G = [3, 2, 3, 1, 0, 0, 3, 1, 1, 0]
+B = [3, 3, 2, 0, 1, 0, 0, 0, 1, 0]
+
+
+def exp_gain_labels(rels):
+    return [2**r - 1 for r in rels]  # with max_rel=7 the gain is (2^rel - 1) / 7, eq. 2.4
+
+
+@pytest.mark.parametrize("rels, phi, expected", [(G, 0.9, 0.296112), (B, 0.9, 0.240237),
+                                                 (G, 0.5, 0.749721), (B, 0.5, 0.808315)])
+def test_rbp_graded_thesis_values(rels, phi, expected):
+    runs, qrels = one_run(exp_gain_labels(rels))
+    assert value(runs, qrels, MeasureSpec("RBP", p=phi, max_rel=7)) == pytest.approx(expected, abs=5e-7)
+    assert value(runs, qrels, MeasureSpec("RBP", "residual", p=phi, max_rel=7)) == pytest.approx(phi**10)
+
+
+@pytest.mark.parametrize("rels, family, T, expected", [
+    (G, "INSQ", 1, 0.5973), (G, "INSQ", 3, 0.3462), (B, "INSQ", 1, 0.6108), (B, "INSQ", 3, 0.3163),
+    (G, "INST", 1, 0.8430), (G, "INST", 2, 0.5964), (G, "INST", 3, 0.4578),
+    (B, "INST", 1, 0.9244), (B, "INST", 2, 0.6073), (B, "INST", 3, 0.4276)])
+def test_cwl_measures_thesis_values(rels, family, T, expected):
+    runs, qrels = one_run(exp_gain_labels(rels))
+    assert round(value(runs, qrels, MeasureSpec(family, T=T, max_rel=7)), 4) == expected
+
+
+@pytest.mark.parametrize("rels, T, upper", [(G, 1, 0.8534), (G, 3, 0.6310), (B, 1, 0.9352), (B, 3, 0.6205)])
+def test_inst_upper_thesis_values(rels, T, upper):
+    runs, qrels = one_run(exp_gain_labels(rels))
+    assert round(value(runs, qrels, MeasureSpec("INST", "upper", T=T, max_rel=7)), 4) == upper
+
+
+@pytest.mark.parametrize("T, lower, upper", [(1, 0.842930, 0.853353), (3, 0.456647, 0.630991)])
+def test_inst_exact_tail_thesis_values(T, lower, upper):
+    runs, qrels = one_run(exp_gain_labels(G))
+    assert value(runs, qrels, MeasureSpec("INST", T=T, max_rel=7, tail="exact")) == pytest.approx(lower, abs=1e-6)
+    assert value(runs, qrels, MeasureSpec("INST", "upper", T=T, max_rel=7, tail="exact")) == pytest.approx(upper, abs=1e-6)
+
+
+@pytest.mark.parametrize("rels, T, val, res", [
+    ([1, 0, 0], 1, 0.608297, 0.151598), ([0, 1, 0], 1, 0.207222, 0.16115),
+    ([1] * 5, 1, 0.998115, 0.001885), ([0] * 10, 1, 0.0, 0.072282),
+    ([1, 0, 0], 3, 0.181548, None), ([1] * 5, 3, 0.723557, None)])
+def test_inst_binary_reference_values(rels, T, val, res):
+    runs, qrels = one_run(rels)
+    assert value(runs, qrels, MeasureSpec("INST", T=T)) == pytest.approx(val, abs=1e-6)
+    if res is not None:
+        assert value(runs, qrels, MeasureSpec("INST", "residual", T=T)) == pytest.approx(res, abs=1e-5)
+
+
+def test_inst_exact_tail_against_long_truncation():
+    """The closed-form tail equals a brute-force sum over 200,000 explicit ranks (seed004a 1.9 (b))."""
+    rels = [1, 0, 1, 1, 0]
+    runs, qrels = one_run(rels)
+    T = 2.0
+    exact = value(runs, qrels, MeasureSpec("INST", T=T, tail="exact"))
+    N = 200_000
+    g = np.zeros(N)
+    g[: len(rels)] = rels
+    S = np.cumsum(g)
+    i = np.arange(1, N + 1)
+    C = ((i + 2 * T - S - 1) / (i + 2 * T - S)) ** 2
+    P = np.concatenate([[1.0], np.cumprod(C[:-1])])
+    assert exact == pytest.approx((P * g).sum() / P.sum(), abs=1e-5)
+
+
+def test_ndcg_and_ap_thesis_values():
+    # G with two more relevant documents (rels 3 and 2) that the run does not retrieve
+    runs, qrels = one_run(exp_gain_labels(G), extra_qrels=[("x1", 7.0), ("x2", 3.0)])
+    assert round(value(runs, qrels, MeasureSpec("nDCG", cutoff=10)), 4) == 0.7472
+    binary = [1, 1, 1, 1, 0, 0, 1, 1, 1, 0]
+    runs, qrels = one_run(binary)
+    assert value(runs, qrels, MeasureSpec("AP")) * 7 == pytest.approx(6.242063, abs=1e-6)
+    assert value(runs, qrels, MeasureSpec("P", cutoff=10)) == pytest.approx(0.7)
+    runs, qrels = one_run([0, 0, 1, 0])
+    assert value(runs, qrels, MeasureSpec("RR")) == pytest.approx(1 / 3)
+
+
+# -- tie policies -----------------------------------------------------------------------------------
+
+def test_trec_eval_breaks_ties_by_docno_descending():
+    run = pd.DataFrame({"qid": "1", "docno": ["a", "c", "b"], "score": [1.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"qid": "1", "docno": ["c"], "label": [1.0]})
+    # trec_eval order c, b, a: the relevant document is first
+    assert value({"r": run}, qrels, MeasureSpec("RR")) == 1.0
+    # given order (input order) a, c, b: second
+    assert value({"r": run}, qrels, MeasureSpec("RR"), ties="given") == 0.5
+
+
+def test_trec_eval_ties_compare_single_precision_scores():
+    """trec_eval holds scores as C floats: scores equal in float32 tie, broken by docno descending."""
+    run = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "score": [1.0 + 1e-12, 1.0]})
+    qrels = pd.DataFrame({"qid": "1", "docno": ["b"], "label": [1.0]})
+    assert value({"r": run}, qrels, MeasureSpec("RR")) == 1.0  # b > a
+    assert value({"r": run}, qrels, MeasureSpec("RR"), ties="given") == 0.5
+
+
+def brute_force_expected(run: pd.DataFrame, qrels: pd.DataFrame, spec: MeasureSpec) -> float:
+    """Mean over every ordering of each group of tied scores (exact, by enumeration)."""
+    run = run.sort_values("score", ascending=False, kind="stable")
+    groups = [g["docno"].tolist() for _, g in run.groupby("score", sort=False)]
+    values = []
+    for perms in itertools.product(*[itertools.permutations(g) for g in groups]):
+        order = [d for grp in perms for d in grp]
+        r = pd.DataFrame({"qid": "1", "docno": order, "score": np.arange(len(order), 0, -1.0)})
+        values.append(value({"r": r}, qrels, spec, ties="given"))
+    return float(np.mean(values))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([None, 3, 5]), st.sampled_from([0.5, 0.8]))
+def test_expected_ties_equal_brute_force(seed, cutoff, p):
+    rng = np.random.default_rng(seed)
+    n = 7
+    scores = rng.integers(0, 3, size=n).astype(float)  # many ties
+    run = pd.DataFrame({"qid": "1", "docno": [f"d{i}" for i in range(n)], "score": scores})
+    judged = rng.random(n) < 0.7
+    qrels = pd.DataFrame({"qid": "1", "docno": [f"d{i}" for i in range(n) if judged[i]],
+                          "label": rng.integers(0, 3, size=int(judged.sum())).astype(float)})
+    if len(qrels) == 0:
+        return
+    groups = pd.Series(scores).value_counts()
+    if math.prod(math.factorial(int(c)) for c in groups) > 3000:
+        return
+    for spec in [MeasureSpec("RBP", p=p, cutoff=cutoff), MeasureSpec("RBP", "residual", p=p, cutoff=cutoff),
+                 MeasureSpec("RBP", p=p, max_rel=2, cutoff=cutoff), MeasureSpec("P", cutoff=cutoff or 4),
+                 MeasureSpec("nDCG", cutoff=cutoff)]:
+        assert value({"r": run}, qrels, spec, ties="expected") == pytest.approx(
+            brute_force_expected(run, qrels, spec), abs=1e-12)
+
+
+def test_expected_ties_refuse_nonlinear_measures_for_now():
+    runs, qrels = random_collection(1, tie_decimals=0)
+    a = AlignedRuns.build(runs, qrels, ties="expected")
+    with pytest.raises(InputError, match="ties='expected'"):
+        a.evaluate([MeasureSpec("AP")])
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "expected"])
+def test_shuffling_rows_changes_nothing(ties):
+    runs, qrels = random_collection(3, tie_decimals=1)
+    specs = [MeasureSpec("RBP", p=0.8), MeasureSpec("RBP", "residual", p=0.8), MeasureSpec("P", cutoff=5),
+             MeasureSpec("nDCG", cutoff=10), MeasureSpec("INSQ", T=2)]
+    if ties == "trec_eval":
+        specs += [MeasureSpec("AP"), MeasureSpec("RR"), MeasureSpec("INST", T=2)]
+    base = AlignedRuns.build(runs, qrels, ties=ties).evaluate(specs)
+    rng = np.random.default_rng(0)
+    shuffled = {k: v.sample(frac=1.0, random_state=rng.integers(1 << 30)).assign(rank=0) for k, v in runs.items()}
+    again = AlignedRuns.build(shuffled, qrels.sample(frac=1.0, random_state=1), ties=ties).evaluate(specs)
+    for s in specs:
+        np.testing.assert_allclose(again[s], base[s], atol=1e-15)
+
+
+# -- invariants and the label matrix ----------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 100_000), st.sampled_from([0.5, 0.8, 0.95]), st.booleans())
+def test_base_never_falls_and_residual_never_rises_as_judgments_are_added(seed, p, graded):
+    runs, qrels = random_collection(seed, judged_frac=0.9)
+    a = AlignedRuns.build(runs, qrels)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(a.table))
+    # version v reveals the first v judgments of a random order: a (J, J+1) label matrix
+    L = np.full((len(a.table), len(a.table) + 1), np.nan)
+    for v in range(1, len(a.table) + 1):
+        L[order[:v], v] = a.table.labels[order[:v]]
+    kw = dict(p=p, max_rel=2.0 if graded else None)
+    base, res, up, proj = (MeasureSpec("RBP", c, **kw) for c in ("value", "residual", "upper", "projected"))
+    out = a.evaluate([base, res, up, proj], L)
+    assert (np.diff(out[base], axis=2) >= -1e-15).all()
+    assert (np.diff(out[res], axis=2) <= 1e-15).all()
+    assert (out[base] <= out[up] + 1e-15).all() and (out[up] <= 1 + 1e-12).all()
+    finite = ~np.isnan(out[proj])
+    assert (out[proj][finite] >= out[base][finite] - 1e-12).all()
+    assert (out[proj][finite] <= out[up][finite] + 1e-12).all()
+    assert np.allclose(out[res][..., 0], 1.0)  # nothing judged: residual 1
+
+
+def test_label_matrix_equals_separate_evaluations():
+    runs, qrels = random_collection(7, n_runs=4, n_topics=5)
+    a = AlignedRuns.build(runs, qrels)
+    rng = np.random.default_rng(1)
+    L = np.stack([a.table.labels, rng.integers(0, 3, len(a.table)).astype(float),
+                  np.where(rng.random(len(a.table)) < 0.5, np.nan, a.table.labels)], axis=1)
+    specs = [MeasureSpec("RBP", p=0.8), MeasureSpec("RBP", "residual", p=0.8), MeasureSpec("AP"),
+             MeasureSpec("nDCG", cutoff=5), MeasureSpec("RR"), MeasureSpec("P", cutoff=3),
+             MeasureSpec("INST", T=2, max_rel=2), MeasureSpec("INST", "residual", T=2, max_rel=2),
+             MeasureSpec("INSQ", "residual", T=1)]
+    together = a.evaluate(specs, L, chunk_elements=10)  # tiny chunks: exercise the chunking too
+    for v in range(L.shape[1]):
+        keep = ~np.isnan(L[:, v])
+        q = a.table.frame[keep].assign(label=L[keep, v])
+        alone = AlignedRuns.build(runs, q, topics=a.topics, on_topic_mismatch="ignore").evaluate(specs)
+        for s in specs:
+            np.testing.assert_allclose(together[s][:, :, v], alone[s][:, :, 0], atol=1e-13, err_msg=str(s))
+
+
+def test_unanswered_topic_scores_zero_with_residual_one():
+    runs, qrels = random_collection(2, n_runs=1, n_topics=3)
+    runs["run0"] = runs["run0"][runs["run0"]["qid"] != "2"]
+    with pytest.warns(UserWarning, match="no ranking"):
+        a = AlignedRuns.build(runs, qrels)
+    specs = [MeasureSpec("RBP", p=0.8), MeasureSpec("RBP", "residual", p=0.8), MeasureSpec("AP"),
+             MeasureSpec("INST", "residual", T=1)]
+    out = a.evaluate(specs)
+    t = a.topics.index("2")
+    assert [out[s][0, t, 0] for s in specs] == [0.0, 1.0, 0.0, pytest.approx(1.0)]

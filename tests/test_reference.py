@@ -1,0 +1,120 @@
+"""Agreement with the independent reference tools on TREC-COVID round 1 (all 143 runs).
+
+* RBP base and residual equal rbp-eval (its library API) at p = 0.5, 0.8, 0.95, binary and graded,
+  with ties='expected' (rbp_eval's treatment of tied scores), to 1e-9;
+* INST (T = 1, 2, 3) and INSQ with residuals equal cwl_eval (run in the runs' given order) to 1e-9;
+* AP, nDCG, nDCG@10, P@10 and RR equal pytrec_eval through ir_measures, to 1e-9.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pyterrier_noise import AlignedRuns, MeasureSpec, read_qrels, read_runs
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+TOL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def data(covid):
+    qrels = read_qrels(covid / "qrels-rnd1.txt")
+    runs = read_runs(covid / "runs")
+    assert len(runs) == 143
+    return covid, qrels, runs
+
+
+@pytest.mark.parametrize("graded", [False, True], ids=["binary", "graded"])
+def test_rbp_equals_rbp_eval_all_runs(data, graded):
+    from rbp_eval import Ordering, RelType, evaluate, load_qrels, load_run
+    covid, qrels, runs = data
+    ps = [0.5, 0.8, 0.95]
+    aligned = AlignedRuns.build(runs, qrels, ties="expected")
+    kw = dict(max_rel=2.0) if graded else {}
+    base = [MeasureSpec("RBP", p=p, **kw) for p in ps]
+    resid = [MeasureSpec("RBP", "residual", p=p, **kw) for p in ps]
+    ours = aligned.evaluate(base + resid)
+    with open(covid / "qrels-rnd1.txt") as fh:
+        ref_qrels = load_qrels(fh)
+    ref_qrels.set_reltype(RelType.FRACT, 0.5) if graded else ref_qrels.set_reltype(RelType.BINARY, 1.0)
+    compared = 0
+    for ri, name in enumerate(aligned.run_names):
+        with gzip.open(covid / "runs" / f"{name}.gz", "rt") as fh:
+            ref = evaluate(ref_qrels, load_run(fh), Ordering.SCORE, ps, [float("inf")])
+        for qres in ref.qid_res:
+            t = aligned.topics.index(qres.qid)
+            for k in range(len(ps)):
+                pr = qres.depth_res[0].persist_res[k]
+                assert ours[base[k]][ri, t, 0] == pytest.approx(pr.sum, abs=TOL), (name, qres.qid, ps[k])
+                assert ours[resid[k]][ri, t, 0] == pytest.approx(pr.err, abs=TOL), (name, qres.qid, ps[k])
+                compared += 1
+    assert compared >= 143 * 29 * 3
+
+
+def test_inst_insq_equal_cwl_eval_all_runs(data):
+    from cwl.ruler.cwl_ruler import INSQCWLMetric, INSTCWLMetric
+    from cwl.ruler.ranking import RankingMaker
+    from ir_measures.providers.cwl_eval import IrmQrelHandler
+    logging.getLogger("cwl").disabled = True
+    covid, qrels, runs = data
+    cases = [("INST", 1.0, None), ("INST", 2.0, None), ("INST", 3.0, None), ("INSQ", 2.0, None),
+             ("INST", 3.0, 2.0)]
+    aligned = AlignedRuns.build(runs, qrels, ties="given")  # cwl_eval keeps the input order
+    specs = {c: (MeasureSpec(c[0], T=c[1], max_rel=c[2]), MeasureSpec(c[0], "residual", T=c[1], max_rel=c[2]))
+             for c in cases}
+    ours = aligned.evaluate([s for pair in specs.values() for s in pair])
+    handlers = {}
+    for max_rel in {c[2] for c in cases}:
+        h = IrmQrelHandler(1 if max_rel is None else None, None if max_rel is None else 0, max_rel)
+        for r in qrels.itertuples():
+            h.put_value(r.qid, r.docno, max(r.label, 0))
+        handlers[max_rel] = h
+    compared = 0
+    for ri, name in enumerate(aligned.run_names):
+        run = runs[name]
+        order = np.lexsort((np.arange(len(run)), run["rank"].to_numpy(), run["qid"].to_numpy()))
+        run = run.iloc[order]
+        for qid, docs in run.groupby("qid", sort=False)["docno"]:
+            t = aligned.topics.index(qid)
+            rankings = {}
+            for max_rel, h in handlers.items():
+                maker = RankingMaker(qid, h, min_gain=0.0, max_gain=1.0, cost_dict=None, max_n=1000)
+                for d in docs:
+                    maker.add(d, "_")
+                rankings[max_rel] = maker.get_ranking()
+            for c, (sv, sr) in specs.items():
+                metric = (INSTCWLMetric if c[0] == "INST" else INSQCWLMetric)(c[1])
+                metric.residuals = True
+                val = metric.measure(rankings[c[2]])
+                assert ours[sv][ri, t, 0] == pytest.approx(val, abs=TOL), (name, qid, c)
+                assert ours[sr][ri, t, 0] == pytest.approx(metric.residual_expected_utility, abs=TOL), (name, qid, c)
+                compared += 1
+    assert compared >= 143 * 29 * len(cases)
+
+
+def test_trec_measures_equal_pytrec_eval_all_runs(data):
+    import ir_measures
+    from ir_measures import AP, RR, P, nDCG
+    covid, qrels, runs = data
+    aligned = AlignedRuns.build(runs, qrels)  # trec_eval's tie policy
+    pairs = [(AP, MeasureSpec("AP")), (nDCG, MeasureSpec("nDCG")), (nDCG @ 10, MeasureSpec("nDCG", cutoff=10)),
+             (P @ 10, MeasureSpec("P", cutoff=10)), (RR, MeasureSpec("RR"))]
+    ours = aligned.evaluate([s for _, s in pairs])
+    irm_qrels = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    irm_qrels["relevance"] = irm_qrels["relevance"].astype(int)
+    evaluator = ir_measures.evaluator([m for m, _ in pairs], irm_qrels)
+    lookup = {str(m): s for m, s in pairs}
+    compared = 0
+    for ri, name in enumerate(aligned.run_names):
+        run = runs[name].rename(columns={"qid": "query_id", "docno": "doc_id"})[["query_id", "doc_id", "score"]]
+        for metric in evaluator.iter_calc(run):
+            t = aligned.topics.index(metric.query_id)
+            assert ours[lookup[str(metric.measure)]][ri, t, 0] == pytest.approx(metric.value, abs=TOL), \
+                (name, metric.query_id, str(metric.measure))
+            compared += 1
+    assert compared == 143 * 30 * len(pairs)
