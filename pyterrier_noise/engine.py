@@ -49,6 +49,21 @@ def _natural_sort(values: Sequence[str]) -> list[str]:
     return sorted(vals)
 
 
+def _lookup(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Row of each query key in ``keys`` (unique), or -1; binary search over sorted keys."""
+    order = None
+    if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+    if len(keys) == 0:
+        return np.full(len(queries), -1, dtype=np.int64)
+    loc = np.minimum(np.searchsorted(keys, queries), len(keys) - 1)
+    hit = keys[loc] == queries
+    if order is not None:
+        loc = order[loc]
+    return np.where(hit, loc, -1)
+
+
 # ----------------------------------------------------------------------------------------------
 # measure specifications
 
@@ -126,7 +141,11 @@ class JudgmentTable:
     @classmethod
     def from_qrels(cls, qrels: pd.DataFrame, topics: Sequence[str] | None = None) -> "JudgmentTable":
         from .io import read_qrels
-        q = read_qrels(qrels)
+        return cls._from_frame(read_qrels(qrels), topics)
+
+    @classmethod
+    def _from_frame(cls, q: pd.DataFrame, topics: Sequence[str] | None = None) -> "JudgmentTable":
+        """From a validated ``qid, docno, label`` frame (labels may be NaN: unjudged rows)."""
         topics = _natural_sort(pd.unique(q["qid"])) if topics is None else list(topics)
         order = {t: i for i, t in enumerate(topics)}
         tix = q["qid"].map(order)
@@ -172,7 +191,8 @@ class AlignedRuns:
     @classmethod
     def build(cls, runs: Mapping[str, pd.DataFrame] | pd.DataFrame | str, qrels,
               ties: str = "trec_eval", topics: Sequence[str] | None = None,
-              on_topic_mismatch: str = "warn", keep_docnos: bool = False) -> "AlignedRuns":
+              on_topic_mismatch: str = "warn", keep_docnos: bool = False,
+              include_unjudged: bool = False) -> "AlignedRuns":
         """Align runs to qrels.
 
         ``runs``: ``{name: results frame}`` or anything :func:`~pyterrier_noise.io.read_runs`
@@ -181,6 +201,9 @@ class AlignedRuns:
         a topic a run does not answer scores 0 with residual 1, as ``trec_eval -c`` does.
         ``on_topic_mismatch``: ``"warn"`` (default), ``"error"`` or ``"ignore"`` for run topics
         missing from the qrels (they are not evaluated) and qrels topics missing from a run.
+        ``include_unjudged``: add a table row (label NaN) for every retrieved document without a
+        judgment, so that label versions can judge documents the qrels never did (judgment
+        selection, pooling simulations).  ``keep_docnos``: keep the docno of every position.
         """
         from .io import read_runs
         if ties not in TIE_POLICIES:
@@ -264,8 +287,16 @@ class AlignedRuns:
         # judgment of each position
         jkey = table.topic_index * n_vocab + jdoc_code  # sorted: the table is sorted by (topic, docno)
         pkey = (seg % n_topics) * n_vocab + doc
-        loc = np.minimum(np.searchsorted(jkey, pkey), len(jkey) - 1)
-        jidx = np.where(jkey[loc] == pkey, loc, -1)
+        jidx = _lookup(jkey, pkey)
+        if include_unjudged and (jidx < 0).any():
+            new = np.unique(pkey[jidx < 0])
+            t_new, d_new = np.divmod(new, n_vocab)
+            sorted_vocab = vocab[order]
+            extra_rows = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[t_new],
+                                       "docno": sorted_vocab[d_new], "label": np.nan})
+            table = JudgmentTable._from_frame(pd.concat([table.frame, extra_rows], ignore_index=True), table.topics)
+            jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(table.frame["docno"].to_numpy(dtype=object)))]
+            jidx = _lookup(table.topic_index * n_vocab + jdoc_code, pkey)
 
         # tie groups
         if ties == "expected":

@@ -263,3 +263,22 @@ def test_unanswered_topic_scores_zero_with_residual_one():
     out = a.evaluate(specs)
     t = a.topics.index("2")
     assert [out[s][0, t, 0] for s in specs] == [0.0, 1.0, 0.0, pytest.approx(1.0)]
+
+
+def test_include_unjudged_adds_nan_rows_without_changing_values():
+    runs, qrels = random_collection(8, n_runs=3, n_topics=4)
+    a = AlignedRuns.build(runs, qrels)
+    b = AlignedRuns.build(runs, qrels, include_unjudged=True)
+    retrieved = pd.concat(runs.values())[["qid", "docno"]].drop_duplicates()
+    n_unjudged = len(retrieved.merge(qrels, how="left", on=["qid", "docno"]).query("label != label"))
+    assert len(b.table) == len(a.table) + n_unjudged and (b.jidx >= 0).all()
+    assert np.isnan(b.table.labels).sum() == n_unjudged
+    specs = [MeasureSpec("RBP", p=0.8), MeasureSpec("RBP", "residual", p=0.8), MeasureSpec("AP"),
+             MeasureSpec("nDCG", cutoff=5), MeasureSpec("INST", "residual", T=2)]
+    ra, rb = a.evaluate(specs), b.evaluate(specs)
+    for s in specs:
+        np.testing.assert_allclose(ra[s], rb[s], atol=1e-15)
+    # judging every unjudged row as non-relevant removes the whole residual inside the runs
+    L = np.nan_to_num(b.table.labels, nan=0.0)
+    res = b.evaluate([MeasureSpec("RBP", "residual", p=0.8)], L)[MeasureSpec("RBP", "residual", p=0.8)]
+    np.testing.assert_allclose(res[..., 0], 0.8 ** 15)  # only the tail after rank 15 is left
