@@ -65,7 +65,24 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--qrels", default=None, help="qrels file of a real collection")
     d.add_argument("--runs", default=None, help="directory of run files of a real collection")
     d.add_argument("--seed", type=int, default=0, help="seed of the synthetic collection")
+
+    # capability modules add their own subcommands: each has register_cli(subparsers), which adds
+    # a parser and sets its ``handler`` default to a function(args) -> exit status
+    import importlib
+    for module in _CLI_MODULES:
+        try:
+            mod = importlib.import_module(f"pyterrier_noise.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"pyterrier_noise.{module}":
+                raise
+            continue
+        if hasattr(mod, "register_cli"):
+            mod.register_cli(sub)
     return p
+
+
+#: modules that contribute subcommands (perturb, robustness, select, judge, band, round, report ...)
+_CLI_MODULES = ("perturbation", "robustness", "selection", "session", "ties", "report")
 
 
 def _fmt(x: float) -> str:
@@ -124,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _cmd_eval(args)
             if args.command == "demo":
                 return _cmd_demo(args)
+            return int(args.handler(args) or 0)
         except InputError as exc:
             print(f"pyterrier-noise: error: {exc}", file=sys.stderr)
             return 2
