@@ -26,7 +26,9 @@ Tie policies (``ties=``):
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -163,6 +165,132 @@ class JudgmentTable:
 
 
 # ----------------------------------------------------------------------------------------------
+# alignment of a chunk of runs (runs are independent, so chunks can go to separate processes)
+
+_FORK_STATE: dict = {}
+
+
+def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool, include_unjudged: bool) -> list:
+    """Align each job (names, frames or files) and return the parts in order; forked processes
+    share the inputs copy-on-write and send back only integer arrays."""
+    if len(jobs) == 1:
+        return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged)]
+    import multiprocessing as mp
+    _FORK_STATE.update(jobs=jobs, table=table, ties=ties)
+    try:
+        with mp.get_context("fork").Pool(len(jobs)) as pool:
+            return pool.map(_align_job, range(len(jobs)))
+    finally:
+        _FORK_STATE.clear()
+
+
+def _align_job(i: int) -> dict:
+    names, items, are_files = _FORK_STATE["jobs"][i]
+    part = _align_chunk(names, items, are_files, _FORK_STATE["table"], _FORK_STATE["ties"], False, False)
+    part["table"] = None  # unchanged without include_unjudged: the parent has it
+    return part
+
+
+def _align_chunk(names: list[str], items: list, are_files: bool, table: "JudgmentTable", ties: str,
+                 keep_docnos: bool, include_unjudged: bool) -> dict:
+    """Position arrays of some runs: their segments are numbered from 0 within the chunk."""
+    from .io import read_trec_run
+    frames = [read_trec_run(p) for p in items] if are_files else items
+    lengths = np.array([len(f) for f in frames], dtype=np.int64)
+    run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
+    qid = np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames])
+    docno = np.concatenate([f["docno"].to_numpy(dtype=object) for f in frames])
+    score = np.concatenate([f["score"].to_numpy(dtype=np.float64) for f in frames])
+    rank = np.concatenate([f["rank"].to_numpy(dtype=np.int64) for f in frames])
+    del frames
+
+    n_topics = len(table.topics)
+    # topic of every row: factorise the (few) qid strings once
+    qcodes, quniq = pd.factorize(qid)
+    qmap = pd.Index(table.topics).get_indexer(pd.Index(quniq))
+    tix = qmap[qcodes]
+    pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
+    r_of, q_of = np.divmod(pairs, len(quniq))
+    known = qmap[q_of] >= 0
+    unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]
+    answered = np.zeros((len(names), n_topics), dtype=bool)
+    answered[r_of[known], qmap[q_of[known]]] = True
+    keep = tix >= 0
+    if not keep.all():
+        run_idx, docno, score, rank, tix = run_idx[keep], docno[keep], score[keep], rank[keep], tix[keep]
+    seg = run_idx * n_topics + tix
+
+    # documents: one vocabulary over these runs and the judgments, codes in docno (byte) order so
+    # that trec_eval's tie-break (docno descending) is a comparison of integer codes
+    dcodes, duniq = pd.factorize(docno)
+    jdoc = table.frame["docno"].to_numpy(dtype=object)
+    extra = pd.Index(jdoc).difference(pd.Index(duniq))
+    vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
+    order = np.argsort(vocab.astype(str), kind="stable")
+    rank_of = np.empty(len(vocab), dtype=np.int64)
+    rank_of[order] = np.arange(len(vocab))
+    doc = rank_of[dcodes]
+    n_vocab = len(vocab)
+    jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))]
+
+    # order positions within segments
+    if ties == "given":
+        perm = np.lexsort((np.arange(len(seg)), rank, seg))
+    else:
+        if ties == "trec_eval":
+            # trec_eval holds scores as C floats: scores equal in single precision are tied and
+            # ordered by docno descending (comp_sim_docno); this matches pytrec_eval exactly
+            score = score.astype(np.float32).astype(np.float64)
+        perm = AlignedRuns._score_order(seg, score, doc)
+    if perm is not None:
+        seg, score, doc = seg[perm], score[perm], doc[perm]
+        docno = docno[perm]
+
+    counts = np.bincount(seg, minlength=len(names) * n_topics)
+    seg_start = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=seg_start[1:])
+    pos = np.arange(len(seg), dtype=np.int64) - seg_start[seg]
+
+    # duplicates within one ranking are an error (as in trec_eval)
+    key = seg * n_vocab + doc
+    skey = np.sort(key)  # sort-based: cheaper than hashing 10^6+ keys
+    dup = skey[1:] == skey[:-1]
+    if dup.any():
+        i = int(np.flatnonzero(key == skey[1:][dup][0])[0])
+        r, t = divmod(int(seg[i]), n_topics)
+        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {docno[i]!r} "
+                         f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
+                         f"expected each document at most once per topic")
+
+    # judgment of each position
+    pkey = (seg % n_topics) * n_vocab + doc
+    jidx = _lookup(table.topic_index * n_vocab + jdoc_code, pkey)
+    if include_unjudged and (jidx < 0).any():
+        new = np.unique(pkey[jidx < 0])
+        t_new, d_new = np.divmod(new, n_vocab)
+        extra_rows = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[t_new],
+                                   "docno": vocab[order][d_new], "label": np.nan})
+        table = JudgmentTable._from_frame(pd.concat([table.frame, extra_rows], ignore_index=True), table.topics)
+        jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(table.frame["docno"].to_numpy(dtype=object)))]
+        jidx = _lookup(table.topic_index * n_vocab + jdoc_code, pkey)
+
+    # tie groups
+    if ties == "expected":
+        new_group = np.ones(len(seg), dtype=bool)
+        new_group[1:] = (seg[1:] != seg[:-1]) | (score[1:] != score[:-1])
+        gid = np.cumsum(new_group) - 1
+        gfirst = np.flatnonzero(new_group)
+        glast = np.append(gfirst[1:], len(seg))
+        gstart = pos[gfirst][gid]
+        gend = gstart + (glast - gfirst)[gid]
+    else:
+        gstart, gend = pos, pos + 1
+    return {"counts": counts, "pos": pos.astype(np.int32), "jidx": jidx.astype(np.int64),
+            "gstart": gstart.astype(np.int32), "gend": gend.astype(np.int32),
+            "docno": docno if keep_docnos else None, "unknown": unknown, "answered": answered, "table": table}
+
+
+# ----------------------------------------------------------------------------------------------
 # aligned runs
 
 
@@ -192,11 +320,12 @@ class AlignedRuns:
     def build(cls, runs: Mapping[str, pd.DataFrame] | pd.DataFrame | str, qrels,
               ties: str = "trec_eval", topics: Sequence[str] | None = None,
               on_topic_mismatch: str = "warn", keep_docnos: bool = False,
-              include_unjudged: bool = False) -> "AlignedRuns":
+              include_unjudged: bool = False, n_jobs: int | None = None) -> "AlignedRuns":
         """Align runs to qrels.
 
         ``runs``: ``{name: results frame}`` or anything :func:`~pyterrier_noise.io.read_runs`
-        takes.  ``qrels``: anything :func:`~pyterrier_noise.io.read_qrels` takes, or a
+        takes (a directory or list of run files is read and aligned in parallel processes).
+        ``qrels``: anything :func:`~pyterrier_noise.io.read_qrels` takes, or a
         :class:`JudgmentTable`.  ``topics``: the topics to evaluate (default: those of the qrels);
         a topic a run does not answer scores 0 with residual 1, as ``trec_eval -c`` does.
         ``on_topic_mismatch``: ``"warn"`` (default), ``"error"`` or ``"ignore"`` for run topics
@@ -204,114 +333,54 @@ class AlignedRuns:
         ``include_unjudged``: add a table row (label NaN) for every retrieved document without a
         judgment, so that label versions can judge documents the qrels never did (judgment
         selection, pooling simulations).  ``keep_docnos``: keep the docno of every position.
+        ``n_jobs``: processes for large inputs (default: the machine's cores; 1 = no processes).
         """
-        from .io import read_runs
+        from .io import _list_run_files, _run_name, read_runs
         if ties not in TIE_POLICIES:
             raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
         if on_topic_mismatch not in ("warn", "error", "ignore"):
             raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
         table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels, topics)
-        if not isinstance(runs, Mapping):
+        serial = keep_docnos or include_unjudged
+        files = None
+        if isinstance(runs, (str, os.PathLike)) or (isinstance(runs, (list, tuple)) and runs
+                                                    and all(isinstance(x, (str, os.PathLike)) for x in runs)):
+            paths = [Path(runs)] if isinstance(runs, (str, os.PathLike)) else [Path(x) for x in runs]
+            files = [f for p in paths for f in (_list_run_files(p) if p.is_dir() else [p])]
+            names = [_run_name(f) for f in files]
+            if len(set(names)) != len(names):
+                raise InputError("two run files share a name (a run's name is its file name without .gz)")
+            if serial:
+                runs, files = read_runs(files, n_jobs=n_jobs), None
+        elif not isinstance(runs, Mapping):
             runs = read_runs(runs)
         elif not all(isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
                      and v.attrs.get("source") for v in runs.values()):
             runs = read_runs(runs)
-        if not runs:
-            raise InputError("no runs to evaluate")
-        names = list(runs.keys())
-        frames = list(runs.values())
-        lengths = np.array([len(f) for f in frames], dtype=np.int64)
-        run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
-        qid = np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames])
-        docno = np.concatenate([f["docno"].to_numpy(dtype=object) for f in frames])
-        score = np.concatenate([f["score"].to_numpy(dtype=np.float64) for f in frames])
-        rank = np.concatenate([f["rank"].to_numpy(dtype=np.int64) for f in frames])
-
-        n_topics = len(table.topics)
-        # topic of every row: factorise the (few) qid strings once
-        qcodes, quniq = pd.factorize(qid)
-        qmap = pd.Index(table.topics).get_indexer(pd.Index(quniq))
-        tix = qmap[qcodes]
-        cls._report_topic_mismatch(names, run_idx, qcodes, quniq, qmap, table.topics, on_topic_mismatch)
-        keep = tix >= 0
-        if not keep.all():
-            run_idx, docno, score, rank, tix = run_idx[keep], docno[keep], score[keep], rank[keep], tix[keep]
-        seg = run_idx * n_topics + tix
-
-        # documents: one vocabulary over runs and judgments, codes in docno (byte) order so that
-        # trec_eval's tie-break (docno descending) is a comparison of integer codes
-        dcodes, duniq = pd.factorize(docno)
-        jdoc = table.frame["docno"].to_numpy(dtype=object)
-        extra = pd.Index(jdoc).difference(pd.Index(duniq))
-        vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
-        order = np.argsort(vocab.astype(str), kind="stable")
-        rank_of = np.empty(len(vocab), dtype=np.int64)
-        rank_of[order] = np.arange(len(vocab))
-        doc = rank_of[dcodes]
-        n_vocab = len(vocab)
-        jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))]
-
-        # order positions within segments
-        if ties == "given":
-            perm = np.lexsort((np.arange(len(seg)), rank, seg))
-        elif ties == "trec_eval":
-            # trec_eval holds scores as C floats: scores equal in single precision are tied and
-            # ordered by docno descending (comp_sim_docno); this matches pytrec_eval exactly
-            score = score.astype(np.float32).astype(np.float64)
-            perm = cls._score_order(seg, score, doc)
+        if files is None:
+            if not runs:
+                raise InputError("no runs to evaluate")
+            names, items = list(runs.keys()), list(runs.values())
+            size = sum(len(f) for f in items)
         else:
-            perm = cls._score_order(seg, score, doc)
-        if perm is not None:
-            seg, score, doc, rank = seg[perm], score[perm], doc[perm], rank[perm]
-            docno_sorted = docno[perm] if keep_docnos else None
-        else:
-            docno_sorted = docno if keep_docnos else None
+            items = files
+            size = sum(f.stat().st_size for f in files) // 20  # about 20 bytes a line, gzip or not
+        n_jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
+        n_chunks = 1 if serial or size < 400_000 or len(names) < 2 else min(n_jobs, len(names))
+        bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
+        jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]
+        parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged)
 
-        n_segments = len(names) * n_topics
-        counts = np.bincount(seg, minlength=n_segments)
-        seg_start = np.zeros(n_segments + 1, dtype=np.int64)
+        if include_unjudged:  # the table grew by the unjudged documents (always a single chunk)
+            table = parts[0]["table"]
+        cls._report_topic_mismatch(names, [u for p in parts for u in p["unknown"]],
+                                   np.concatenate([p["answered"] for p in parts]), table.topics, on_topic_mismatch)
+        counts = np.concatenate([p["counts"] for p in parts])
+        seg_start = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=seg_start[1:])
-        pos = np.arange(len(seg), dtype=np.int64) - seg_start[seg]
-
-        # duplicates within one ranking are an error (as in trec_eval)
-        key = np.sort(seg * n_vocab + doc)  # sort-based: cheaper than hashing 10^6+ keys
-        dup = key[1:] == key[:-1]
-        if dup.any():
-            k = key[1:][dup][0]
-            i = int(np.flatnonzero(seg * n_vocab + doc == k)[0])
-            r, t = divmod(int(seg[i]), n_topics)
-            raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {vocab[order[doc[i]]]!r} "
-                             f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
-                             f"expected each document at most once per topic")
-
-        # judgment of each position
-        jkey = table.topic_index * n_vocab + jdoc_code  # sorted: the table is sorted by (topic, docno)
-        pkey = (seg % n_topics) * n_vocab + doc
-        jidx = _lookup(jkey, pkey)
-        if include_unjudged and (jidx < 0).any():
-            new = np.unique(pkey[jidx < 0])
-            t_new, d_new = np.divmod(new, n_vocab)
-            sorted_vocab = vocab[order]
-            extra_rows = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[t_new],
-                                       "docno": sorted_vocab[d_new], "label": np.nan})
-            table = JudgmentTable._from_frame(pd.concat([table.frame, extra_rows], ignore_index=True), table.topics)
-            jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(table.frame["docno"].to_numpy(dtype=object)))]
-            jidx = _lookup(table.topic_index * n_vocab + jdoc_code, pkey)
-
-        # tie groups
-        if ties == "expected":
-            new_group = np.ones(len(seg), dtype=bool)
-            new_group[1:] = (seg[1:] != seg[:-1]) | (score[1:] != score[:-1])
-            gid = np.cumsum(new_group) - 1
-            gfirst = np.flatnonzero(new_group)
-            glast = np.append(gfirst[1:], len(seg))
-            group_start = pos[gfirst][gid]
-            group_end = group_start + (glast - gfirst)[gid]
-        else:
-            group_start = pos
-            group_end = pos + 1
-        return cls(names, table, ties, counts, seg_start, pos.astype(np.int32), jidx.astype(np.int64),
-                   group_start.astype(np.int32), group_end.astype(np.int32), docno_sorted)
+        cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
+        return cls(names, table, ties, counts, seg_start, cat("pos"), cat("jidx"), cat("gstart"), cat("gend"),
+                   cat("docno") if keep_docnos else None)
 
     @staticmethod
     def _score_order(seg: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
@@ -347,22 +416,16 @@ class AlignedRuns:
         return None if (perm == np.arange(n)).all() else perm
 
     @staticmethod
-    def _report_topic_mismatch(names, run_idx, qcodes, quniq, qmap, topics, mode) -> None:
+    def _report_topic_mismatch(names: list[str], unknown: list[tuple[str, str]], answered: np.ndarray,
+                               topics: list[str], mode: str) -> None:
         if mode == "ignore":
             return
-        n_topics = len(topics)
-        pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
-        r_of, q_of = np.divmod(pairs, len(quniq))
-        unknown = qmap[q_of] < 0
         messages = []
-        if unknown.any():
-            bad = sorted({str(quniq[q]) for q in q_of[unknown]})
-            runs_bad = sorted({names[r] for r in r_of[unknown]})
+        if unknown:
+            bad = sorted({q for _, q in unknown})
+            runs_bad = sorted({r for r, _ in unknown})
             messages.append(f"{len(bad)} topic(s) in the runs are not in the qrels and are not evaluated "
                             f"(e.g. qid {bad[0]!r} in run {runs_bad[0]!r}; {len(runs_bad)} run(s) affected)")
-        known = qmap[q_of[~unknown]]
-        answered = np.zeros((len(names), n_topics), dtype=bool)
-        answered[r_of[~unknown], known] = True
         missing = ~answered
         if missing.any():
             r, t = np.argwhere(missing)[0]
