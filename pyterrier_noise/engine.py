@@ -262,9 +262,14 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
                          f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
                          f"expected each document at most once per topic")
 
-    # judgment of each position
+    # judgment of each position: only documents judged for some topic can match, so the binary
+    # search runs over those positions alone
     pkey = (seg % n_topics) * n_vocab + doc
-    jidx = _lookup(table.topic_index * n_vocab + jdoc_code, pkey)
+    judged_doc = np.zeros(n_vocab, dtype=bool)
+    judged_doc[jdoc_code] = True
+    cand = np.flatnonzero(judged_doc[doc])
+    jidx = np.full(len(seg), -1, dtype=np.int64)
+    jidx[cand] = _lookup(table.topic_index * n_vocab + jdoc_code, pkey[cand])
     if include_unjudged and (jidx < 0).any():
         new = np.unique(pkey[jidx < 0])
         t_new, d_new = np.divmod(new, n_vocab)
@@ -591,6 +596,7 @@ class AlignedRuns:
         out: dict[MeasureSpec, np.ndarray] = {}
         judged = (~np.isnan(L)).astype(np.float64)
         gains: dict = {}
+        inst_bounds: dict = {}  # INST bounds shared by its value / residual / upper columns
 
         def gain(spec):
             k = (spec.rel, spec.max_rel) if spec.family not in ("nDCG", "DCG") else ("linear",)
@@ -632,7 +638,14 @@ class AlignedRuns:
             elif fam == "RR":
                 out[spec] = self._rr(spec, gain(spec))
             elif fam == "INST":
-                out[spec] = self._inst(spec, L)
+                key = (spec.T, spec.rel, spec.max_rel, spec.tail)
+                need_upper = any(s.family == "INST" and (s.T, s.rel, s.max_rel, s.tail) == key
+                                 and s.component != "value" for s in specs)
+                if key not in inst_bounds:
+                    inst_bounds[key] = self._inst_bounds(spec, L, need_upper)
+                lower, upper = inst_bounds[key]
+                out[spec] = {"value": lower, "residual": None if upper is None else upper - lower,
+                             "upper": upper}[spec.component]
             else:
                 raise AssertionError(fam)
         return out
@@ -705,7 +718,7 @@ class AlignedRuns:
             out[ne] = np.add.reduceat(values, j["indptr"][ne], axis=0)
         return out
 
-    def _inst(self, spec: MeasureSpec, L: np.ndarray) -> np.ndarray:
+    def _inst_bounds(self, spec: MeasureSpec, L: np.ndarray, need_upper: bool = True):
         """INST (Moffat et al. 2015) in the C/W/L framework (Azzopardi et al. 2019).
 
         C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2 with S_i the gain accumulated to rank i
@@ -724,29 +737,32 @@ class AlignedRuns:
         ranks = np.arange(depth)
         in_run = ranks[None, :] < n_run[:, None]
         results = {}
-        for bound in ("lower", "upper"):
+        # arrays are (ranks, segments, versions): accumulating along the first axis adds whole
+        # contiguous rows at a time, far faster than running sums along the last axis
+        rank_col = ranks.astype(np.float64)[:, None, None]
+        for bound in ("lower", "upper") if need_upper else ("lower",):
             fill = 0.0 if bound == "lower" else 1.0
-            G = np.full((self.n_segments, depth, R), fill)
+            G = np.full((depth, self.n_segments, R), fill)
             if spec.tail == "exact":
-                G[~in_run] = 0.0  # beyond the run: handled by the closed-form tail
-            vals = np.where(judged[rows_j], g[rows_j], fill)
-            G[rows_seg, rows_pos] = vals
-            S = np.cumsum(G, axis=1)
-            i1 = (ranks + 1.0)[None, :, None]
-            x = i1 + 2.0 * spec.T - S
+                G[~in_run.T] = 0.0  # beyond the run: handled by the closed-form tail
+            G[rows_pos, rows_seg] = np.where(judged[rows_j], g[rows_j], fill)
+            S = np.cumsum(G, axis=0)
+            x = rank_col + 1.0 + 2.0 * spec.T - S
             C = ((x - 1.0) / x) ** 2
-            P = np.ones_like(G)
-            P[:, 1:] = np.cumprod(C[:, :-1], axis=1)
+            P = np.empty_like(G)
+            P[0] = 1.0
+            np.cumprod(C[:-1], axis=0, out=P[1:])
             if spec.tail == "cwl":
-                EU = (P * G).sum(axis=1) / P.sum(axis=1)
+                EU = np.einsum("ksr,ksr->sr", P, G) / P.sum(axis=0)
             else:
-                P = np.where(in_run[:, :, None], P, 0.0)
+                P *= in_run.T[:, :, None]
                 n = n_run.astype(np.float64)[:, None]
                 idx = np.maximum(n_run - 1, 0)
                 seg_ix = np.arange(self.n_segments)
-                S_n = np.where(n_run[:, None] > 0, S[seg_ix, idx], 0.0)
-                C_n = np.where(n_run[:, None] > 0, C[seg_ix, idx], 1.0)
-                P_n = np.where(n_run[:, None] > 0, P[seg_ix, idx], 1.0)
+                has = n_run[:, None] > 0
+                S_n = np.where(has, S[idx, seg_ix], 0.0)
+                C_n = np.where(has, C[idx, seg_ix], 1.0)
+                P_n = np.where(has, P[idx, seg_ix], 1.0)
                 P_next = P_n * C_n  # probability of reaching rank n + 1
                 if bound == "lower":
                     c = 2.0 * spec.T - S_n
@@ -756,10 +772,6 @@ class AlignedRuns:
                     kappa = n + 2.0 * spec.T - S_n
                     tail_mass = P_next / (1.0 - ((kappa - 1.0) / kappa) ** 2)
                     tail_gain = tail_mass
-                EU = ((P * G).sum(axis=1) + tail_gain) / (P.sum(axis=1) + tail_mass)
+                EU = (np.einsum("ksr,ksr->sr", P, G) + tail_gain) / (P.sum(axis=0) + tail_mass)
             results[bound] = EU
-        if spec.component == "value":
-            return results["lower"]
-        if spec.component == "residual":
-            return results["upper"] - results["lower"]
-        return results["upper"]
+        return results["lower"], results.get("upper")

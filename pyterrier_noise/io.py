@@ -104,8 +104,10 @@ def _parse_table(data: bytes, path: Path, names: list[str], usecols: list[int], 
         raise InputError(f"{path}: cannot be parsed as {what}") from None
     # with usecols the parser does not see short lines: count the separators instead
     short = tabbed and data.count(b"\t") != (len(names) - 1) * len(df)
-    bad_numbers = not np.isfinite(df[[names[c] for c in numeric]].to_numpy()).all()
-    if short or bad_numbers or df.isna().to_numpy().any():
+    bad_numbers = any(not np.isfinite(df[names[c]].to_numpy()).all() for c in numeric)
+    numeric_names = {names[c] for c in numeric}
+    missing = any(df[col].isna().any() for col in df.columns if col not in numeric_names)
+    if short or bad_numbers or missing:
         _scan_lines(data.replace(b"\t", b" ") if tabbed else data, path, len(names), what, numeric)
         if tabbed:  # e.g. spaces inside a field of a tab-separated file: read it as whitespace-separated
             return _parse_table(data.replace(b"\t", b" "), path, names, usecols, dtype, what, numeric)
