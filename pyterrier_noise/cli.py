@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
+from .engine import TIE_POLICIES
 from .errors import CoercionWarning, InputError
 
 EVAL_EXAMPLES = """examples:
@@ -53,8 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("-m", "--measure", action="append", required=True, dest="measures", metavar="MEASURE",
                    help="measure in ir_measures syntax (repeatable)")
     e.add_argument("--per-query", action="store_true", help="one row per (run, topic, measure)")
-    e.add_argument("--ties", choices=["trec_eval", "given", "expected"], default=None,
-                   help="tie policy (default: trec_eval, i.e. score then docno descending)")
+    e.add_argument("--ties", choices=list(TIE_POLICIES), default=None,
+                   help="tie policy (default: trec_eval, i.e. score then docno descending); expected, "
+                        "optimistic and pessimistic treat equal scores as unordered")
     e.add_argument("--format", choices=["text", "tsv", "json"], default="text", help="output format")
 
     d = sub.add_parser("demo", help="run the demonstration and write a report",

@@ -38,7 +38,11 @@ from scipy.special import zeta
 
 from .errors import InputError, announce, check_probability
 
-TIE_POLICIES = ("trec_eval", "given", "expected")
+TIE_POLICIES = ("trec_eval", "given", "expected", "optimistic", "pessimistic")
+#: policies that treat groups of equal scores as unordered (they keep tie-group boundaries)
+GROUPED_POLICIES = ("expected", "optimistic", "pessimistic")
+#: measures whose value is not a weighted sum over ranks (their expected value needs its own kernel)
+NONLINEAR = ("AP", "RR", "INST")
 #: cwl_eval evaluates C/W/L measures over exactly this many ranks (padding or truncating).
 CWL_DEPTH = 1000
 
@@ -280,7 +284,7 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
         jidx = _lookup(table.topic_index * n_vocab + jdoc_code, pkey)
 
     # tie groups
-    if ties == "expected":
+    if ties in GROUPED_POLICIES:
         new_group = np.ones(len(seg), dtype=bool)
         new_group[1:] = (seg[1:] != seg[:-1]) | (score[1:] != score[:-1])
         gid = np.cumsum(new_group) - 1
@@ -572,12 +576,14 @@ class AlignedRuns:
         specs = [m.validate() for m in measures]
         R = L.shape[1]
         out = {s: np.empty((self.n_segments, R)) for s in specs}
-        if self.ties == "expected":
-            bad = [s for s in specs if s.family in ("AP", "RR", "INST")]
-            if bad:
-                raise InputError(
-                    f"ties='expected' is implemented exactly for the linear measures (RBP, P, DCG, nDCG, "
-                    f"INSQ) only; {bad[0].family} needs ties='trec_eval' or 'given' for now")
+        if self.ties in ("optimistic", "pessimistic") or (
+                self.ties == "expected" and any(s.family in NONLINEAR for s in specs)):
+            try:
+                from . import tie_kernels  # noqa: F401
+            except ImportError:
+                raise InputError(f"ties={self.ties!r} for {', '.join(sorted({s.family for s in specs}))} "
+                                 f"needs the tie-aware kernels, which are not in this version yet; "
+                                 f"ties='expected' works for the linear measures RBP, P, DCG, nDCG and INSQ") from None
         # versions are processed in chunks so that the largest temporary stays near chunk_elements
         cost = max(len(self.table), self.n_segments)
         if any(s.family in ("AP", "RR") for s in specs):
@@ -609,6 +615,12 @@ class AlignedRuns:
 
         for spec in specs:
             fam = spec.family
+            if self.ties in ("optimistic", "pessimistic") or (self.ties == "expected" and fam in NONLINEAR):
+                # tie-aware kernels over tie groups (expected values of the non-linear measures by
+                # closed form; best and worst orderings of every group for every measure)
+                from .tie_kernels import evaluate_tied
+                out[spec] = evaluate_tied(self, spec, L, self.ties)
+                continue
             if fam in ("RBP", "P", "DCG", "INSQ"):
                 M = self._sparse(self._effective_weights(spec))
                 base = M @ gain(spec)

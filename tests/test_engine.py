@@ -187,11 +187,13 @@ def test_expected_ties_equal_brute_force(seed, cutoff, p):
             brute_force_expected(run, qrels, spec), abs=1e-12)
 
 
-def test_expected_ties_refuse_nonlinear_measures_for_now():
+def test_tie_groups_are_kept_by_the_grouped_policies():
     runs, qrels = random_collection(1, tie_decimals=0)
-    a = AlignedRuns.build(runs, qrels, ties="expected")
-    with pytest.raises(InputError, match="ties='expected'"):
-        a.evaluate([MeasureSpec("AP")])
+    for ties in ("expected", "optimistic", "pessimistic"):
+        a = AlignedRuns.build(runs, qrels, ties=ties)
+        assert (a.group_end - a.group_start > 1).any()
+    a = AlignedRuns.build(runs, qrels, ties="trec_eval")
+    assert (a.group_end - a.group_start == 1).all()
 
 
 @pytest.mark.parametrize("ties", ["trec_eval", "expected"])
