@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 #: modules that contribute subcommands (perturb, robustness, select, judge, band, round, report ...)
-_CLI_MODULES = ("perturbation", "robustness", "selection", "session", "ties", "report")
+_CLI_MODULES = ("perturbation", "robustness", "selection", "session", "ties", "uncertainty", "pairwise", "report")
 
 
 def _fmt(x: float) -> str:
