@@ -46,17 +46,21 @@ def _load(qrels: str | None, runs: str | None, seed: int):
 def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0) -> int:
     """Run the demonstration; returns the exit status."""
     from .measures import evaluate
+    from .report import Report, plot_rbp_ranges
     t0 = time.perf_counter()
     q, r, collection, what = _load(qrels, runs, seed)
     out.mkdir(parents=True, exist_ok=True)
     print(f"pyterrier-noise demo on the {what}")
     print()
+    report = Report("pyterrier-noise demonstration")
+    report.text(f"Data: {what}.")
 
     # 1. scores with honest uncertainty
     res = evaluate(r, q, ["RBP(p=0.8)", "AP", "nDCG@10"], on_topic_mismatch="ignore")
     wide = res.pivot(index="name", columns="measure", values="value")
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
     wide = wide.sort_values("RBP(p=0.8)", ascending=False)
+    wide.columns.name, wide.index.name = None, "system"
     print("1. RBP(p=0.8) with its residual: the score could rise by up to the residual if the unjudged")
     print("   documents a system retrieved turned out relevant.")
     shown = wide.head(12)
@@ -75,26 +79,35 @@ def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed:
     print(f"   {len(overlap)} of {n_pairs} system pairs are not separated: the lower system's upper bound "
           f"reaches the higher one's base.")
     wide.to_csv(out / "scores.tsv", sep="\t")
+    pooled_out = [n for n in wide.index if collection is not None and n not in collection.contributing]
+    report.section("1. Scores with their uncertainty",
+                   "RBP(p=0.8) counts judged documents only (the base); the residual is how much the score could "
+                   "still rise if every unjudged document the system retrieved were relevant.")
+    report.figure(plot_rbp_ranges(wide["RBP(p=0.8)"], wide["RBP residual"], highlight=pooled_out,
+                                  title="RBP(p=0.8): base to upper bound"),
+                  "RBP range of every system. Orange: systems that did not contribute to the judging pool.",
+                  name="rbp-ranges")
+    report.text(f"{len(overlap)} of {n_pairs} system pairs are not separated by these judgments.")
+    report.table(wide, caption="Mean scores over all topics")
     print()
 
     # 2. and 3.: later capabilities, shown as they land
     if _have("robustness"):
         from .robustness import demo_section
-        demo_section(r, q, out)
+        demo_section(r, q, out, report)
     else:
         print("2. Noisy judges: the perturbation and robustness parts are not in this version yet.")
+        report.section("2. Noisy judges", "The perturbation and robustness parts are not in this version yet.")
     print()
     if _have("selection"):
         from .selection import demo_section
-        demo_section(r, q, out)
+        demo_section(r, q, out, report)
     else:
         print("3. Which documents to judge next: the judgment-selection part is not in this version yet.")
+        report.section("3. Which documents to judge next",
+                       "The judgment-selection part is not in this version yet.")
     print()
-    if _have("report", "write_report"):
-        from .report import write_report
-        path = write_report(out, scores=wide)
-        print(f"Report: {path}")
-    else:
-        print(f"Tables written to {out}/ (the HTML report part is not in this version yet).")
+    path = report.write(out / "report.html")
+    print(f"Report: {path}")
     print(f"Done in {time.perf_counter() - t0:.1f} s.")
     return 0
