@@ -195,22 +195,83 @@ def _align_job(i: int) -> dict:
     return part
 
 
+def _columns_from_frames(frames: list[pd.DataFrame]):
+    """(run index, qid codes, qid uniques, docno codes, docno uniques, score, rank) of frames."""
+    lengths = np.array([len(f) for f in frames], dtype=np.int64)
+    run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
+    qcodes, quniq = pd.factorize(np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames]))
+    dcodes, duniq = pd.factorize(np.concatenate([f["docno"].to_numpy(dtype=object) for f in frames]))
+    score = np.concatenate([f["score"].to_numpy(dtype=np.float64) for f in frames])
+    rank = np.concatenate([f["rank"].to_numpy(dtype=np.int64) for f in frames])
+    return run_idx, qcodes, np.asarray(quniq, dtype=object), dcodes, np.asarray(duniq, dtype=object), score, rank
+
+
+def _columns_from_files(paths: list) -> tuple | None:
+    """The same columns read straight from TREC run files with Arrow's CSV parser, whose strings
+    never become Python objects (dictionary-encoded instead).  Returns None where a file is not a
+    plain single-delimiter TREC run: the caller then reads it with the validating pandas reader,
+    which names the offending line."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pac
+        import pyarrow.csv as pcsv
+    except ImportError:
+        return None
+    import gzip
+    names = ["qid", "q0", "docno", "rank", "score", "tag"]
+    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
+                                  column_types={"qid": pa.string(), "docno": pa.string(),
+                                                "rank": pa.float64(), "score": pa.float64()})
+    tables = []
+    for p in paths:
+        data = Path(p).read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError):
+                return None
+        first = data[: data.find(b"\n")] if b"\n" in data else data
+        if first.count(b"\t") == 5 and b" " not in first.strip():
+            delim = "\t"
+        elif first.count(b" ") == 5 and b"\t" not in first and all(first.strip().split(b" ")):
+            delim = " "
+        else:
+            return None
+        try:
+            t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=names, use_threads=False),
+                              parse_options=pcsv.ParseOptions(delimiter=delim), convert_options=convert)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return None
+        if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
+            return None
+        tables.append(t)
+    lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
+    tb = pa.concat_tables(tables)
+    score = tb.column("score").to_numpy()
+    rank = tb.column("rank").to_numpy()
+    if not (np.isfinite(score).all() and np.isfinite(rank).all()):
+        return None
+    q = pac.dictionary_encode(tb.column("qid").combine_chunks())
+    d = pac.dictionary_encode(tb.column("docno").combine_chunks())
+    run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
+    return (run_idx, q.indices.to_numpy().astype(np.int64), np.asarray(q.dictionary.to_pylist(), dtype=object),
+            d.indices.to_numpy().astype(np.int64), np.asarray(d.dictionary.to_pylist(), dtype=object),
+            score, rank.astype(np.int64) - 1)
+
+
 def _align_chunk(names: list[str], items: list, are_files: bool, table: "JudgmentTable", ties: str,
                  keep_docnos: bool, include_unjudged: bool) -> dict:
     """Position arrays of some runs: their segments are numbered from 0 within the chunk."""
     from .io import read_trec_run
-    frames = [read_trec_run(p) for p in items] if are_files else items
-    lengths = np.array([len(f) for f in frames], dtype=np.int64)
-    run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
-    qid = np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames])
-    docno = np.concatenate([f["docno"].to_numpy(dtype=object) for f in frames])
-    score = np.concatenate([f["score"].to_numpy(dtype=np.float64) for f in frames])
-    rank = np.concatenate([f["rank"].to_numpy(dtype=np.int64) for f in frames])
-    del frames
+    cols = _columns_from_files(items) if are_files and not keep_docnos else None
+    if cols is None:
+        frames = [read_trec_run(p) for p in items] if are_files else items
+        cols = _columns_from_frames(frames)
+        del frames
+    run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
 
     n_topics = len(table.topics)
-    # topic of every row: factorise the (few) qid strings once
-    qcodes, quniq = pd.factorize(qid)
+    # topic of every row, through the (few) distinct qid strings
     qmap = pd.Index(table.topics).get_indexer(pd.Index(quniq))
     tix = qmap[qcodes]
     pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
@@ -221,12 +282,11 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
     answered[r_of[known], qmap[q_of[known]]] = True
     keep = tix >= 0
     if not keep.all():
-        run_idx, docno, score, rank, tix = run_idx[keep], docno[keep], score[keep], rank[keep], tix[keep]
+        run_idx, dcodes, score, rank, tix = run_idx[keep], dcodes[keep], score[keep], rank[keep], tix[keep]
     seg = run_idx * n_topics + tix
 
     # documents: one vocabulary over these runs and the judgments, codes in docno (byte) order so
     # that trec_eval's tie-break (docno descending) is a comparison of integer codes
-    dcodes, duniq = pd.factorize(docno)
     jdoc = table.frame["docno"].to_numpy(dtype=object)
     extra = pd.Index(jdoc).difference(pd.Index(duniq))
     vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
@@ -248,7 +308,6 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
         perm = AlignedRuns._score_order(seg, score, doc)
     if perm is not None:
         seg, score, doc = seg[perm], score[perm], doc[perm]
-        docno = docno[perm]
 
     counts = np.bincount(seg, minlength=len(names) * n_topics)
     seg_start = np.zeros(len(counts) + 1, dtype=np.int64)
@@ -262,7 +321,7 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
     if dup.any():
         i = int(np.flatnonzero(key == skey[1:][dup][0])[0])
         r, t = divmod(int(seg[i]), n_topics)
-        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {docno[i]!r} "
+        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {vocab[order][doc[i]]!r} "
                          f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
                          f"expected each document at most once per topic")
 
@@ -296,7 +355,7 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
         gstart, gend = pos, pos + 1
     return {"counts": counts, "pos": pos.astype(np.int32), "jidx": jidx.astype(np.int64),
             "gstart": gstart.astype(np.int32), "gend": gend.astype(np.int32),
-            "docno": docno if keep_docnos else None, "unknown": unknown, "answered": answered, "table": table}
+            "docno": vocab[order][doc] if keep_docnos else None, "unknown": unknown, "answered": answered, "table": table}
 
 
 # ----------------------------------------------------------------------------------------------

@@ -284,3 +284,48 @@ def test_include_unjudged_adds_nan_rows_without_changing_values():
     L = np.nan_to_num(b.table.labels, nan=0.0)
     res = b.evaluate([MeasureSpec("RBP", "residual", p=0.8)], L)[MeasureSpec("RBP", "residual", p=0.8)]
     np.testing.assert_allclose(res[..., 0], 0.8 ** 15)  # only the tail after rank 15 is left
+
+
+@pytest.mark.parametrize("sep", ["\t", " "])
+def test_run_files_aligned_directly_equal_frames(tmp_path, sep):
+    """Run files go through Arrow's CSV reader inside alignment; the result equals reading frames."""
+    import gzip
+    from pyterrier_noise import read_runs
+    runs, qrels = random_collection(12, n_runs=3, n_topics=4, tie_decimals=1)
+    d = tmp_path / "runs"
+    d.mkdir()
+    for i, (name, r) in enumerate(runs.items()):
+        text = "".join(sep.join([q, "Q0", doc, str(k + 1), repr(s), "tag"]) + "\n"
+                       for q, doc, k, s in zip(r["qid"], r["docno"], r["rank"], r["score"]))
+        (d / (name + (".gz" if i % 2 else ""))).write_bytes(gzip.compress(text.encode()) if i % 2 else text.encode())
+    specs = [MeasureSpec("RBP", p=0.8), MeasureSpec("RBP", "residual", p=0.8), MeasureSpec("AP"), MeasureSpec("nDCG")]
+    for ties in ("trec_eval", "given", "expected"):
+        direct = AlignedRuns.build(d, qrels, ties=ties, n_jobs=1)
+        framed = AlignedRuns.build(read_runs(d), qrels, ties=ties, n_jobs=1)
+        assert direct.run_names == framed.run_names == sorted(runs)
+        for attr in ("seg_len", "pos", "jidx", "group_start", "group_end"):
+            np.testing.assert_array_equal(getattr(direct, attr), getattr(framed, attr))
+        keep = [s for s in specs if ties != "expected" or s.family != "AP"]
+        a, b = direct.evaluate(keep), framed.evaluate(keep)
+        for s in keep:
+            np.testing.assert_array_equal(a[s], b[s])
+
+
+def test_bad_run_file_in_a_directory_still_names_its_line(tmp_path):
+    runs, qrels = random_collection(4, n_runs=2)
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "good").write_text("".join(f"{q}\tQ0\t{doc}\t{k + 1}\t{s}\tt\n" for q, doc, k, s in
+                                    runs["run0"][["qid", "docno", "rank", "score"]].itertuples(index=False)))
+    (d / "bad").write_text("1\tQ0\td1\t1\t0.5\tt\n1\tQ0\td2\t2\tnan\tt\n")
+    with pytest.raises(InputError, match=r"bad line 2: score 'nan' is not a finite number"):
+        AlignedRuns.build(d, qrels, n_jobs=1)
+
+
+def test_parallel_alignment_equals_serial(tmp_path):
+    runs, qrels = random_collection(5, n_runs=6, n_topics=5, n_docs=2000, depth=500)
+    big = {f"{n}_{k}": r for k in range(30) for n, r in runs.items()}  # 450,000 rows: processes are used
+    serial = AlignedRuns.build(big, qrels, n_jobs=1)
+    parallel = AlignedRuns.build(big, qrels, n_jobs=2)
+    for attr in ("seg_len", "pos", "jidx", "group_start", "group_end"):
+        np.testing.assert_array_equal(getattr(serial, attr), getattr(parallel, attr))

@@ -118,3 +118,14 @@ def test_trec_measures_equal_pytrec_eval_all_runs(data):
                 (name, metric.query_id, str(metric.measure))
             compared += 1
     assert compared == 143 * 30 * len(pairs)
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "expected"])
+def test_aligning_the_run_directory_equals_aligning_frames(data, ties):
+    """The Arrow file path (read and aligned in parallel workers) gives exactly the frame path's arrays."""
+    covid, qrels, runs = data
+    direct = AlignedRuns.build(covid / "runs", qrels, ties=ties)
+    framed = AlignedRuns.build(runs, qrels, ties=ties, n_jobs=1)
+    assert direct.run_names == framed.run_names
+    for attr in ("seg_len", "pos", "jidx", "group_start", "group_end"):
+        np.testing.assert_array_equal(getattr(direct, attr), getattr(framed, attr))
