@@ -72,6 +72,17 @@ class _NoiseMeasure(Measure):
             return _NOT_PROVIDED
         return super().__getitem__(key)
 
+    def __repr__(self) -> str:
+        # always show the user-model parameter (p or T) so that table columns say what they are
+        key = "p" if "p" in self.SUPPORTED_PARAMS else "T"
+        shown = {key: self[key]}
+        shown.update((k, v) for k, v in self.params.items()
+                     if k not in (key, self.AT_PARAM) and v != self.SUPPORTED_PARAMS[k].default)
+        text = f"{self.__name__}({','.join(f'{k}={self._param_repr(v)}' for k, v in shown.items())})"
+        if self.AT_PARAM in self.params:
+            text += f"@{self.params[self.AT_PARAM]}"
+        return text
+
 
 _NOT_PROVIDED = ir_measures.measures.base._NOT_PROVIDED
 
