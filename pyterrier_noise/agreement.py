@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from .errors import InputError, check_probability
+from .errors import InputError, check_probability, finite_array
 from .stats import (Alternative, Correction, Test, _alpha, _float_array, _quadrant_codes,
                     all_pairs, significant)
 
@@ -58,15 +58,7 @@ def _is_numeric(arr: np.ndarray) -> bool:
 
 
 def _finite_scores(name: str, arr: np.ndarray) -> np.ndarray:
-    try:
-        out = np.asarray(arr, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be numeric scores or a ranked list of item ids") from None
-    bad = ~np.isfinite(out)
-    if bad.any():
-        pos = tuple(int(v) for v in np.argwhere(bad)[0])
-        raise InputError(f"{name} has a non-finite score ({out[pos]!r}) at index {pos}")
-    return out
+    return finite_array(name, arr, what="numeric scores or a ranked list of item ids")
 
 
 def _ranked_list(name: str, x: object) -> list:

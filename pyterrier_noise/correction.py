@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .errors import InputError, announce
+from .errors import InputError, announce, check_probability
 
 __all__ = [
     "CorrectionWarning", "JudgeCalibration", "CorrectedEstimate", "Comparison", "MassCorrection",
@@ -90,13 +90,7 @@ def _check_int(name: str, value: Any, minimum: int) -> int:
 
 
 def _check_alpha(alpha: Any) -> float:
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise InputError(f"alpha must be a number strictly between 0 and 1, got {alpha!r}") from None
-    if not 0.0 < a < 1.0:
-        raise InputError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
-    return a
+    return check_probability("alpha", alpha)
 
 
 def _check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:

@@ -42,6 +42,21 @@ def announce(message: str, stacklevel: int = 3) -> None:
     warnings.warn(message, CoercionWarning, stacklevel=stacklevel)
 
 
+def finite_array(name: str, x, what: str = "numeric scores") -> "np.ndarray":
+    """``x`` as a float array; non-numeric or non-finite values raise naming their index."""
+    import numpy as np
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be {what} (array-like of numbers)") from None
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        pos = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise InputError(f"{name} has a non-finite value ({arr[pos]!r}) at index {pos}; "
+                         "every value must be a finite number")
+    return arr
+
+
 def check_probability(name: str, value: float) -> float:
     """Validate a persistence-like parameter strictly inside (0, 1)."""
     try:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from .errors import InputError, announce
+from .errors import InputError, announce, finite_array
 
 __all__ = [
     "TESTS",
@@ -87,16 +87,7 @@ def _choice(name: str, value: object, choices: Sequence[str]) -> str:
 
 def _float_array(name: str, x: object) -> np.ndarray:
     """Convert to a float array; non-numeric or non-finite values raise naming the position."""
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be numeric scores (array-like of numbers)") from None
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        pos = tuple(int(v) for v in np.argwhere(bad)[0])
-        raise InputError(f"{name} has a non-finite value ({arr[pos]!r}) at index {pos}; "
-                         "every score must be a finite number")
-    return arr
+    return finite_array(name, x)
 
 
 def _n_resamples(n: object) -> int:
