@@ -625,7 +625,7 @@ class AlignedRuns:
     # -- evaluation ---------------------------------------------------------------------------
 
     def evaluate(self, measures: Iterable[MeasureSpec], labels: np.ndarray | None = None,
-                 chunk_elements: int = 40_000_000) -> dict[MeasureSpec, np.ndarray]:
+                 chunk_elements: int = 4_000_000) -> dict[MeasureSpec, np.ndarray]:
         """Evaluate measures for every (run, topic, version).
 
         ``labels``: (n_judgments,) or (n_judgments, R) over :attr:`table` rows, NaN = unjudged in
@@ -746,22 +746,23 @@ class AlignedRuns:
         return np.einsum("tkr,k->tr", pad, disc)
 
     def _cumulative_in_segment(self, rel: np.ndarray) -> np.ndarray:
-        """Running count of relevant judged positions within each segment, inclusive."""
+        """Running count of relevant judged positions within each segment, inclusive (int32: exact)."""
         j = self._judged()
-        cs = np.cumsum(rel, axis=0)
-        before = cs - rel
-        first = j["indptr"][j["seg"]]  # row of the segment's first judged position
-        return cs - before[first]
+        cs = np.cumsum(rel, axis=0, dtype=np.int32)
+        ne = j["nonempty"]
+        first = j["indptr"][ne]
+        before = cs[first] - rel[first]
+        return cs - np.repeat(before, np.diff(j["indptr"])[ne], axis=0)
 
     def _ap(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
         """Average precision as trec_eval computes it (map / map_cut): sum of precision at each
         relevant retrieved rank over the number of relevant judgments R of the topic."""
         j = self._judged()
-        rel = (g[j["jidx"]] > 0).astype(np.float64)
+        rel = g[j["jidx"]] > 0
         if spec.cutoff is not None:
-            rel[j["pos"] >= spec.cutoff] = 0.0
+            rel[j["pos"] >= spec.cutoff] = False
         within = self._cumulative_in_segment(rel)
-        contrib = rel * within / (j["pos"][:, None] + 1.0)
+        contrib = (within * rel) / (j["pos"][:, None] + 1.0)
         num = self._segment_sum(contrib)
         n_rel = self._topic_sum((g > 0).astype(np.float64))
         topic_of_seg = np.tile(np.arange(self.n_topics), self.n_runs)
