@@ -1,7 +1,7 @@
 """The ``pyterrier-noise`` command line.
 
 ``pyterrier-noise eval QRELS RUN [RUN ...] -m MEASURE [-m MEASURE ...] [--per-query]
-[--ties trec_eval|given|expected] [--format text|tsv|json]``
+[--ties trec_eval|given|expected|optimistic|pessimistic] [--format text|tsv|json]``
 
 ``pyterrier-noise demo [--out DIR]``
 

@@ -19,7 +19,10 @@ Tie policies (``ties=``):
 ``"given"``
     the run's ``rank`` column (input order where ranks are equal or absent);
 ``"expected"``
-    the exact expected value over all orderings of each group of tied scores.  For linear
+    the exact expected value over all orderings of each group of tied scores (linear measures here;
+    AP and RR by closed form and INST by bounded enumeration in :mod:`pyterrier_noise.tie_kernels`);
+``"optimistic"`` / ``"pessimistic"``
+    the best and worst orderings of every tied group (:mod:`pyterrier_noise.tie_kernels`);  For linear
     measures every tied document gets the mean weight of the positions its group spans (with a
     cutoff, only the positions above the cutoff count), which is rbp_eval's treatment when no
     cutoff splits a group (Moffat & Webber's rbp_eval; Yang 2019 thesis, Sec. 3.3).
