@@ -139,28 +139,22 @@ def _noisy_judges_section(runs: dict, qrels: pd.DataFrame, out: Path, report) ->
 
 
 def _selection_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> None:
-    """Part 3: adaptive judging simulation (Moffat, Webber & Zobel 2007)."""
-    from .selection import simulate
+    """Part 3: which documents to judge next -- pooling and Methods A, B, C replayed against the
+    qrels (Moffat, Webber & Zobel 2007)."""
+    from .selection import compare_methods
     budget = max(100, len(qrels) // 2)
     checkpoints = sorted({budget // 4, budget // 2, budget})
-    rows = []
-    for method in ("pool", "A", "C"):
-        res = simulate(runs, qrels, method, checkpoints=checkpoints, p_select=0.8, p_eval=[0.8])
-        table = res if isinstance(res, pd.DataFrame) else getattr(res, "checkpoints", None)
-        if table is None:
-            return
-        t = table.copy()
-        t.insert(0, "method", method)
-        rows.append(t)
-    summary = pd.concat(rows, ignore_index=True)
-    print(f"3. Which documents to judge next: re-judging the qrels with pooling, Method A and Method C, "
-          f"checkpoints {checkpoints}:")
-    keep = [c for c in summary.columns if c in ("method", "judgments", "relevant_found", "top_third_residual",
-                                                  "mean_residual", "separated")]
-    shown = summary[keep] if len(keep) >= 3 else summary
+    summary, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"), checkpoints=checkpoints,
+                                 p_eval=[0.8])
+    keep = [c for c in ("method", "judgments", "relevant", "mean_residual", "top_residual", "separated",
+                        "sig_base_upper") if c in summary.columns]
+    shown = summary[keep]
+    print(f"3. Which documents to judge next: the qrels re-judged by depth pooling and Methods A, B, C")
+    print(f"   (RBP p = 0.8), at {checkpoints} judgments. 'top_residual' is the mean residual of the best")
+    print("   third of the systems; 'separated' the share of their pairs whose ranges no longer overlap.")
     print("   " + shown.round(4).to_string(index=False).replace("\n", "\n   "))
     summary.to_csv(out / "selection.tsv", sep="\t", index=False)
     report.section("3. Which documents to judge next",
-                   "Adaptive judging replayed against the qrels: relevant documents found and residuals at "
-                   "each checkpoint, for depth pooling and Methods A and C.")
+                   "The qrels re-judged in the order chosen by depth pooling and by Moffat, Webber and Zobel's "
+                   "Methods A, B and C: relevant documents found and residuals at each checkpoint.")
     report.table(shown, caption="Judging simulation", index=False)
