@@ -93,16 +93,11 @@ def _fmt(x: float) -> str:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from .io import read_qrels, read_runs
+    from .io import read_qrels, read_run_arguments
     from .measures import evaluate
 
     qrels = read_qrels(args.qrels)
-    runs: dict = {}
-    for item in args.runs:
-        for name, frame in read_runs(item).items():
-            if name in runs:
-                raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
-            runs[name] = frame
+    runs = read_run_arguments(args.runs)
     res = evaluate(runs, qrels, args.measures, ties=args.ties, perquery=args.per_query)
     out = sys.stdout
     if args.format == "tsv":

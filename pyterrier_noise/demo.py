@@ -17,7 +17,6 @@ import importlib.util
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .errors import InputError
@@ -149,7 +148,7 @@ def _selection_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> No
     keep = [c for c in ("method", "judgments", "relevant", "mean_residual", "top_residual", "separated",
                         "sig_base_upper") if c in summary.columns]
     shown = summary[keep]
-    print(f"3. Which documents to judge next: the qrels re-judged by depth pooling and Methods A, B, C")
+    print("3. Which documents to judge next: the qrels re-judged by depth pooling and Methods A, B, C")
     print(f"   (RBP p = 0.8), at {checkpoints} judgments. 'top_residual' is the mean residual of the best")
     print("   third of the systems; 'separated' the share of their pairs whose ranges no longer overlap.")
     print("   " + shown.round(4).to_string(index=False).replace("\n", "\n   "))

@@ -8,7 +8,10 @@ changed: nothing is silently dropped.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class InputError(ValueError):
@@ -55,6 +58,20 @@ def finite_array(name: str, x, what: str = "numeric scores") -> "np.ndarray":
         raise InputError(f"{name} has a non-finite value ({arr[pos]!r}) at index {pos}; "
                          "every value must be a finite number")
     return arr
+
+
+def check_number(name: str, value) -> float:
+    """A finite number (not a bool), or an InputError naming the argument."""
+    import math
+    if isinstance(value, bool):
+        raise InputError(f"{name} must be a number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise InputError(f"{name} must be a finite number, got {value!r}")
+    return v
 
 
 def check_probability(name: str, value: float) -> float:

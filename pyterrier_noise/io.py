@@ -332,6 +332,20 @@ def read_runs(source: RunsInput, n_jobs: int | None = None) -> dict[str, pd.Data
     raise InputError(f"cannot read runs from {type(source).__name__}")
 
 
+def read_run_arguments(items: Iterable) -> dict[str, pd.DataFrame]:
+    """Runs named on a command line: each item a run file or a directory of them.
+
+    Two runs with the same name (file name without ``.gz``) are an error, never a silent overwrite.
+    """
+    runs: dict[str, pd.DataFrame] = {}
+    for item in items:
+        for name, frame in read_runs(item).items():
+            if name in runs:
+                raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
+            runs[name] = frame
+    return runs
+
+
 def _read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataFrame]:
     names = [_run_name(p) for p in files]
     dup = pd.Index(names)[pd.Index(names).duplicated()]

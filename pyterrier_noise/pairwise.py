@@ -35,7 +35,7 @@ from scipy import stats as _st
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import spsolve
 
-from .errors import InputError, announce
+from .errors import InputError, announce, check_number
 
 __all__ = [
     "COLUMNS",
@@ -1419,15 +1419,7 @@ def _chain_templates(n: int, k: int, rng: np.random.Generator, count: int = 32) 
 
 
 def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise InputError(f"{name} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}") from None
-    if not np.isfinite(v):
-        raise InputError(f"{name} must be a finite number, got {value!r}")
-    return v
+    return check_number(name, value)
 
 
 def _int_arg(name: str, value: Any, minimum: int) -> int:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -52,7 +51,7 @@ from scipy import stats
 from scipy.special import expit
 
 from .engine import TIE_POLICIES, AlignedRuns, JudgmentTable
-from .errors import InputError, announce
+from .errors import InputError, announce, check_number
 from .io import read_qrels, read_runs
 
 __all__ = [
@@ -100,15 +99,7 @@ def _warn(message: str) -> None:
 # validation helpers
 
 def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise InputError(f"{name} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise InputError(f"{name} must be a finite number, got {value!r}")
-    return v
+    return check_number(name, value)
 
 
 def _probability(name: str, value: Any) -> float:

@@ -171,12 +171,10 @@ def register_cli(subparsers) -> None:
 
 
 def _cmd_report(args) -> int:
-    from .io import read_qrels, read_runs
+    from .io import read_qrels, read_run_arguments
     from .measures import evaluate
     qrels = read_qrels(args.qrels)
-    runs: dict = {}
-    for item in args.runs:
-        runs.update(read_runs(item))
+    runs = read_run_arguments(args.runs)
     measures = ["RBP(p=0.8)"] + [m for m in (args.measures or []) if m != "RBP(p=0.8)"]
     res = evaluate(runs, qrels, measures, on_topic_mismatch="ignore")
     wide = res.pivot(index="name", columns="measure", values="value")[measures]

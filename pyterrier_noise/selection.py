@@ -1426,13 +1426,8 @@ def _read_pool_runs(value: str | None) -> list[str] | None:
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
-    from .io import read_qrels, read_runs
-    runs: dict = {}
-    for item in args.runs:
-        for name, frame in read_runs(item).items():
-            if name in runs:
-                raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
-            runs[name] = frame
+    from .io import read_qrels, read_run_arguments
+    runs = read_run_arguments(args.runs)
     qrels = read_qrels(args.qrels)
     if args.budget is None and not args.checkpoints:
         raise InputError("give --budget N or --checkpoints N1,N2,...")

@@ -1296,15 +1296,10 @@ def _progress(total: int, desc: str) -> Any:
 
 
 def _cmd_phi_match(args: argparse.Namespace) -> int:
-    from .io import read_qrels, read_runs
+    from .io import read_qrels, read_run_arguments
     grid = _grid(_parse_grid(args.grid))
     qrels = read_qrels(args.qrels)
-    runs: dict = {}
-    for item in args.runs:
-        for name, frame in read_runs(item).items():
-            if name in runs:
-                raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
-            runs[name] = frame
+    runs = read_run_arguments(args.runs)
     bar = _progress(2, "phi-match")
     aligned = AlignedRuns.build(runs, qrels, ties=args.ties)
     bar.update(1)
