@@ -27,8 +27,11 @@ def test_demo_runs_offline_and_writes_a_report(tmp_path, capsys):
     assert "RBP" in out and f"Report: {tmp_path / 'demo' / 'report.html'}" in out
     page = (tmp_path / "demo" / "report.html").read_text()
     assert page.count('src="data:image/png;base64,') >= 1 and "http" not in page.split("<body>")[1].split("Made by")[0]
-    # every part the package does not have yet is named, not faked
-    assert "not in this version yet" in page or "Noisy judges" in page
+    # every part of the demonstration is there (a missing capability would be named, not faked)
+    assert "not in this version yet" not in page
+    for part in ("1. Scores with their uncertainty", "2. Noisy judges", "3. Which documents to judge next",
+                 "4. Quantised scores"):
+        assert part in page and part in out
 
 
 def test_report_renders_in_headless_chromium(tmp_path):
@@ -38,7 +41,8 @@ def test_report_renders_in_headless_chromium(tmp_path):
     common = CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run([exe, *common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     imgs = re.findall(r'<img class="plot"[^>]*src="data:image/png;base64,', dom)
-    assert len(imgs) >= 1 and 'id="rbp-ranges"' in dom
+    figures = ("rbp-ranges", "replicate-distributions", "true-vs-observed-ranks", "selection-curves", "tie-effects")
+    assert len(imgs) == len(figures) and all(f'id="{f}"' in dom for f in figures)
     shot = tmp_path / "shot.png"
     subprocess.run([exe, *common, "--window-size=1200,1400", f"--screenshot={shot}", page.as_uri()],
                    capture_output=True, timeout=120)
