@@ -73,6 +73,46 @@ def _lookup(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return np.where(hit, loc, -1)
 
 
+def inst_utility(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str) -> np.ndarray:
+    """INST expected utility per document (Moffat et al. 2015; C/W/L) from a dense gain array
+    ``(depth, units, R)`` whose unjudged in-run positions hold the bound's fill (0 lower, 1 upper).
+
+    C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2; ``tail="cwl"`` normalises over the array's ranks
+    (cwl_eval's 1,000), ``tail="exact"`` adds the closed-form infinite tail after each run's ``n_run``
+    ranks (seed004a Sec. 1.9 (b)).  Ranks are the first axis, so running sums add whole rows."""
+    depth = G.shape[0]
+    rank_col = np.arange(depth, dtype=np.float64)[:, None, None]
+    S = np.cumsum(G, axis=0)
+    x = rank_col + 1.0 + 2.0 * spec.T - S
+    C = ((x - 1.0) / x) ** 2
+    del x
+    P = np.empty_like(G)
+    P[0] = 1.0
+    np.cumprod(C[:-1], axis=0, out=P[1:])
+    if spec.tail == "cwl":
+        return np.einsum("ksr,ksr->sr", P, G) / P.sum(axis=0)
+    n_units = G.shape[1]
+    in_run = np.arange(depth)[:, None] < n_run[None, :]
+    P *= in_run[:, :, None]
+    n = n_run.astype(np.float64)[:, None]
+    idx = np.maximum(n_run - 1, 0)
+    ix = np.arange(n_units)
+    has = n_run[:, None] > 0
+    S_n = np.where(has, S[idx, ix], 0.0)
+    C_n = np.where(has, C[idx, ix], 1.0)
+    P_n = np.where(has, P[idx, ix], 1.0)
+    P_next = P_n * C_n
+    if bound == "lower":
+        c = 2.0 * spec.T - S_n
+        tail_mass = P_next * (n + c) ** 2 * zeta(2.0, n + c)
+        tail_gain = 0.0
+    else:
+        kappa = n + 2.0 * spec.T - S_n
+        tail_mass = P_next / (1.0 - ((kappa - 1.0) / kappa) ** 2)
+        tail_gain = tail_mass
+    return (np.einsum("ksr,ksr->sr", P, G) + tail_gain) / (P.sum(axis=0) + tail_mass)
+
+
 # ----------------------------------------------------------------------------------------------
 # measure specifications
 
@@ -812,41 +852,11 @@ class AlignedRuns:
         ranks = np.arange(depth)
         in_run = ranks[None, :] < n_run[:, None]
         results = {}
-        # arrays are (ranks, segments, versions): accumulating along the first axis adds whole
-        # contiguous rows at a time, far faster than running sums along the last axis
-        rank_col = ranks.astype(np.float64)[:, None, None]
         for bound in ("lower", "upper") if need_upper else ("lower",):
             fill = 0.0 if bound == "lower" else 1.0
             G = np.full((depth, self.n_segments, R), fill)
             if spec.tail == "exact":
                 G[~in_run.T] = 0.0  # beyond the run: handled by the closed-form tail
             G[rows_pos, rows_seg] = np.where(judged[rows_j], g[rows_j], fill)
-            S = np.cumsum(G, axis=0)
-            x = rank_col + 1.0 + 2.0 * spec.T - S
-            C = ((x - 1.0) / x) ** 2
-            P = np.empty_like(G)
-            P[0] = 1.0
-            np.cumprod(C[:-1], axis=0, out=P[1:])
-            if spec.tail == "cwl":
-                EU = np.einsum("ksr,ksr->sr", P, G) / P.sum(axis=0)
-            else:
-                P *= in_run.T[:, :, None]
-                n = n_run.astype(np.float64)[:, None]
-                idx = np.maximum(n_run - 1, 0)
-                seg_ix = np.arange(self.n_segments)
-                has = n_run[:, None] > 0
-                S_n = np.where(has, S[idx, seg_ix], 0.0)
-                C_n = np.where(has, C[idx, seg_ix], 1.0)
-                P_n = np.where(has, P[idx, seg_ix], 1.0)
-                P_next = P_n * C_n  # probability of reaching rank n + 1
-                if bound == "lower":
-                    c = 2.0 * spec.T - S_n
-                    tail_mass = P_next * (n + c) ** 2 * zeta(2.0, n + c)
-                    tail_gain = 0.0
-                else:
-                    kappa = n + 2.0 * spec.T - S_n
-                    tail_mass = P_next / (1.0 - ((kappa - 1.0) / kappa) ** 2)
-                    tail_gain = tail_mass
-                EU = (np.einsum("ksr,ksr->sr", P, G) + tail_gain) / (P.sum(axis=0) + tail_mass)
-            results[bound] = EU
+            results[bound] = inst_utility(G, spec, n_run, bound)
         return results["lower"], results.get("upper")

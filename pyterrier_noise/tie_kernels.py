@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from scipy.special import digamma, gammaln
 
-from .engine import CWL_DEPTH, MeasureSpec
+from .engine import inst_utility, CWL_DEPTH, MeasureSpec
 from .errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -393,40 +393,8 @@ def _inst_depth(aligned: "AlignedRuns", spec: MeasureSpec) -> int:
 
 
 def _inst_eu(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str) -> np.ndarray:
-    """Expected utility per document from a dense gain array ``(depth, units, R)`` whose unjudged
-    in-run positions hold the bound's fill (0 lower, 1 upper); as ``AlignedRuns._inst_bounds``."""
-    depth = G.shape[0]
-    rank_col = np.arange(depth, dtype=np.float64)[:, None, None]
-    S = np.cumsum(G, axis=0)
-    x = rank_col + 1.0 + 2.0 * spec.T - S
-    C = ((x - 1.0) / x) ** 2
-    del x
-    P = np.empty_like(G)
-    P[0] = 1.0
-    np.cumprod(C[:-1], axis=0, out=P[1:])
-    if spec.tail == "cwl":
-        return np.einsum("ksr,ksr->sr", P, G) / P.sum(axis=0)
-    from scipy.special import zeta
-    n_units = G.shape[1]
-    in_run = np.arange(depth)[:, None] < n_run[None, :]
-    P *= in_run[:, :, None]
-    n = n_run.astype(np.float64)[:, None]
-    idx = np.maximum(n_run - 1, 0)
-    ix = np.arange(n_units)
-    has = n_run[:, None] > 0
-    S_n = np.where(has, S[idx, ix], 0.0)
-    C_n = np.where(has, C[idx, ix], 1.0)
-    P_n = np.where(has, P[idx, ix], 1.0)
-    P_next = P_n * C_n
-    if bound == "lower":
-        c = 2.0 * spec.T - S_n
-        tail_mass = P_next * (n + c) ** 2 * zeta(2.0, n + c)
-        tail_gain = 0.0
-    else:
-        kappa = n + 2.0 * spec.T - S_n
-        tail_mass = P_next / (1.0 - ((kappa - 1.0) / kappa) ** 2)
-        tail_gain = tail_mass
-    return (np.einsum("ksr,ksr->sr", P, G) + tail_gain) / (P.sum(axis=0) + tail_mass)
+    """INST expected utility from a dense gain array: the engine's recurrence (one implementation)."""
+    return inst_utility(G, spec, n_run, bound)
 
 
 def _dense_gains(aligned: "AlignedRuns", spec: MeasureSpec, positions: np.ndarray, values: np.ndarray,
