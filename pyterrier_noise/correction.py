@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .errors import InputError, announce, check_probability
+from .errors import InputError, announce, check_choice, check_int, check_probability
 
 __all__ = [
     "CorrectionWarning", "JudgeCalibration", "CorrectedEstimate", "Comparison", "MassCorrection",
@@ -84,9 +84,7 @@ def _py(x: Any) -> Any:
 # small validators
 
 def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_int(name, value, minimum)
 
 
 def _check_alpha(alpha: Any) -> float:
@@ -94,9 +92,7 @@ def _check_alpha(alpha: Any) -> float:
 
 
 def _check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value
+    return check_choice(name, value, choices)
 
 
 def _check_ddof(ddof: Any) -> int:

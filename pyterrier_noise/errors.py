@@ -74,6 +74,23 @@ def check_number(name: str, value) -> float:
     return v
 
 
+def check_choice(name: str, value, choices):
+    """``value`` if it is one of ``choices``, else an InputError listing them."""
+    if value not in choices:
+        raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def check_int(name: str, value, minimum: int | None = None) -> int:
+    """An integer (not a bool) >= ``minimum`` (default: a positive integer), else an InputError."""
+    import numbers
+    low = 1 if minimum is None else minimum
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        expected = "a positive integer" if minimum is None else f"an integer >= {minimum}"
+        raise InputError(f"{name} must be {expected}, got {value!r}")
+    return int(value)
+
+
 def check_probability(name: str, value: float) -> float:
     """Validate a persistence-like parameter strictly inside (0, 1)."""
     try:

@@ -51,7 +51,7 @@ from scipy import stats
 from scipy.special import expit
 
 from .engine import TIE_POLICIES, AlignedRuns, JudgmentTable
-from .errors import InputError, announce, check_number
+from .errors import InputError, announce, check_choice, check_number
 from .io import read_qrels, read_runs
 
 __all__ = [
@@ -128,10 +128,8 @@ def _check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {list(choices)}, got {value!r}")
-    return value
+def _choice(name: str, value: Any, choices: Sequence) -> Any:
+    return check_choice(name, value, choices)
 
 
 def _binary_labels(rel: Any, off_label: Any, on_label: Any) -> tuple[float, float, float]:

@@ -40,7 +40,7 @@ import pandas as pd
 
 from .agreement import kendall_tau, rbo, tau_ap
 from .engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec
-from .errors import InputError, announce, check_probability
+from .errors import InputError, announce, check_int, check_probability
 from .stats import CORRECTIONS, TESTS, all_pairs, correct_pvalues, paired_test, significant
 
 __all__ = ["PerturbationModel", "RobustnessResult", "robustness_experiment", "RobustnessExperiment",
@@ -64,9 +64,7 @@ class PerturbationModel(Protocol):
 
 
 def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    return check_int(name, value)
 
 
 def _alpha(value: Any) -> float:

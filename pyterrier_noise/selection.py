@@ -43,7 +43,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .engine import AlignedRuns, JudgmentTable, MeasureSpec, _natural_sort
-from .errors import InputError, announce, check_probability
+from .errors import InputError, announce, check_choice, check_probability
 
 __all__ = ["METHODS", "JudgmentSelector", "depth_pool", "rbp_pool", "qrels_oracle", "simulate",
            "SimulationResult", "compare_methods", "separation", "plot_ranges", "plot_curves",
@@ -62,9 +62,7 @@ _SLACK = 1e-9
 
 
 def _choice(name: str, value: Any, choices: Sequence) -> Any:
-    if value not in choices:
-        raise InputError(f"argument {name!r}: expected one of {list(choices)}, got {value!r}")
-    return value
+    return check_choice(name, value, choices)
 
 
 def _empty_table(topics: Sequence[str]) -> JudgmentTable:

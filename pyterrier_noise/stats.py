@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from .errors import InputError, announce, finite_array
+from .errors import InputError, announce, check_choice, finite_array
 
 __all__ = [
     "TESTS",
@@ -79,10 +79,8 @@ class ConfidenceInterval(NamedTuple):
 # ---------------------------------------------------------------------------------------------
 # validation helpers
 
-def _choice(name: str, value: object, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
-    return str(value)
+def _choice(name: str, value: object, choices: Sequence) -> object:
+    return check_choice(name, value, choices)
 
 
 def _float_array(name: str, x: object) -> np.ndarray:

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .errors import InputError, announce, check_probability, where
+from .errors import InputError, announce, check_choice, check_int, check_probability, where
 
 __all__ = [
     "TieBanding",
@@ -101,15 +101,11 @@ def _exact_rho(rho: RhoLike) -> Fraction:
 
 
 def _check_depth(depth: int, name: str = "depth") -> int:
-    if isinstance(depth, bool) or not isinstance(depth, Integral) or depth < 1:
-        raise InputError(f"{name} must be a positive integer, got {depth!r}")
-    return int(depth)
+    return check_int(name, depth)
 
 
-def _choice(name: str, value: str, options: Sequence[str]) -> str:
-    if value not in options:
-        raise InputError(f"{name} must be one of {', '.join(repr(o) for o in options)}; got {value!r}")
-    return value
+def _choice(name: str, value: object, choices: Sequence) -> object:
+    return check_choice(name, value, choices)
 
 
 def _rho_repr(r: Fraction) -> str:

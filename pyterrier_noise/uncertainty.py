@@ -43,7 +43,7 @@ from scipy import stats as _st
 from .agreement import (consistent_discrimination, discrimination_agreement, discrimination_ratio,
                         kendall_tau, rbo)
 from .engine import TIE_POLICIES, AlignedRuns, MeasureSpec
-from .errors import InputError, check_probability
+from .errors import InputError, check_choice, check_int, check_probability
 
 __all__ = [
     "DEFAULT_GRID", "FINE_GRID", "DEPTH_GRID", "MAX_UNJUDGED",
@@ -93,15 +93,11 @@ def _grid(grid: Any) -> np.ndarray:
 
 
 def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    return check_int(name, value)
 
 
-def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
-    return str(value)
+def _choice(name: str, value: Any, choices: Sequence) -> Any:
+    return check_choice(name, value, choices)
 
 
 def _rel_args(rel: Any, max_rel: Any) -> tuple[float, float | None]:
