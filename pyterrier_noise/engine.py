@@ -58,8 +58,14 @@ def _natural_sort(values: Sequence[str]) -> list[str]:
     return sorted(vals)
 
 
-def _lookup(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Row of each query key in ``keys`` (unique), or -1; binary search over sorted keys."""
+def _lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None) -> np.ndarray:
+    """Row of each query key in ``keys`` (unique), or -1; binary search over sorted keys, or, for
+    non-negative keys below a ``key_range`` that is small next to the number of queries, one
+    dense table of rows (no search at all)."""
+    if key_range is not None and key_range <= max(4 * len(queries), 1 << 20):
+        row_at = np.full(key_range, -1, dtype=np.int64)
+        row_at[keys] = np.arange(len(keys))
+        return row_at[queries]
     order = None
     if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
         order = np.argsort(keys, kind="stable")
@@ -217,11 +223,13 @@ class JudgmentTable:
 _FORK_STATE: dict = {}
 
 
-def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool, include_unjudged: bool) -> list:
+def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool, include_unjudged: bool,
+                n_threads: int = 1, topics_from_runs: bool = False) -> list:
     """Align each job (names, frames or files) and return the parts in order; forked processes
-    share the inputs copy-on-write and send back only integer arrays."""
+    share the inputs copy-on-write and send back only integer arrays.  A single job reads its
+    files ``n_threads`` at a time."""
     if len(jobs) == 1:
-        return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged)]
+        return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged, n_threads, topics_from_runs)]
     import multiprocessing as mp
     _FORK_STATE.update(jobs=jobs, table=table, ties=ties)
     try:
@@ -249,69 +257,98 @@ def _columns_from_frames(frames: list[pd.DataFrame]):
     return run_idx, qcodes, np.asarray(quniq, dtype=object), dcodes, np.asarray(duniq, dtype=object), score, rank
 
 
-def _columns_from_files(paths: list) -> tuple | None:
-    """The same columns read straight from TREC run files with Arrow's CSV parser, whose strings
-    never become Python objects (dictionary-encoded instead).  Returns None where a file is not a
-    plain single-delimiter TREC run: the caller then reads it with the validating pandas reader,
-    which names the offending line."""
+_RUN_COLUMNS = ["qid", "q0", "docno", "rank", "score", "tag"]
+
+
+def _arrow_run_table(path):
+    """One TREC run file (plain or gzip) as an Arrow table of qid, docno, rank, score, or None when
+    it is not a plain single-delimiter run with finite numbers (the caller then uses the validating
+    pandas reader, which names the offending line).  Decompression and parsing release the GIL, so
+    several files are read at once in threads."""
+    import gzip
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None   # the pandas reader says what is wrong with the path
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError):
+            return None
+    first = data[: data.find(b"\n")] if b"\n" in data else data
+    if first.count(b"\t") == 5 and b" " not in first.strip():
+        delim = "\t"
+    elif first.count(b" ") == 5 and b"\t" not in first and all(first.strip().split(b" ")):
+        delim = " "
+    else:
+        return None
+    words = pa.dictionary(pa.int32(), pa.string())   # encoded while parsing, in this thread
+    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
+                                  column_types={"qid": words, "docno": words,
+                                                "rank": pa.float64(), "score": pa.float64()})
+    try:
+        t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=_RUN_COLUMNS, use_threads=False),
+                          parse_options=pcsv.ParseOptions(delimiter=delim), convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
+        return None
+    return t
+
+
+def _columns_from_files(paths: list, n_threads: int = 1) -> tuple | None:
+    """The columns of :func:`_columns_from_frames` read straight from TREC run files with Arrow's
+    CSV parser, whose strings never become Python objects (dictionary-encoded instead), ``n_threads``
+    files at a time.  Returns None where a file is not a plain single-delimiter TREC run."""
     try:
         import pyarrow as pa
-        import pyarrow.compute as pac
-        import pyarrow.csv as pcsv
     except ImportError:
         return None
-    import gzip
-    names = ["qid", "q0", "docno", "rank", "score", "tag"]
-    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
-                                  column_types={"qid": pa.string(), "docno": pa.string(),
-                                                "rank": pa.float64(), "score": pa.float64()})
-    tables = []
-    for p in paths:
-        data = Path(p).read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError):
-                return None
-        first = data[: data.find(b"\n")] if b"\n" in data else data
-        if first.count(b"\t") == 5 and b" " not in first.strip():
-            delim = "\t"
-        elif first.count(b" ") == 5 and b"\t" not in first and all(first.strip().split(b" ")):
-            delim = " "
-        else:
-            return None
-        try:
-            t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=names, use_threads=False),
-                              parse_options=pcsv.ParseOptions(delimiter=delim), convert_options=convert)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            return None
-        if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
-            return None
-        tables.append(t)
+    if n_threads > 1 and len(paths) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(min(n_threads, len(paths))) as pool:
+            tables = list(pool.map(_arrow_run_table, paths))
+    else:
+        tables = [_arrow_run_table(p) for p in paths]
+    if any(t is None for t in tables):
+        return None
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
     tb = pa.concat_tables(tables)
     score = tb.column("score").to_numpy()
     rank = tb.column("rank").to_numpy()
     if not (np.isfinite(score).all() and np.isfinite(rank).all()):
         return None
-    q = pac.dictionary_encode(tb.column("qid").combine_chunks())
-    d = pac.dictionary_encode(tb.column("docno").combine_chunks())
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
-    return (run_idx, q.indices.to_numpy().astype(np.int64), np.asarray(q.dictionary.to_pylist(), dtype=object),
-            d.indices.to_numpy().astype(np.int64), np.asarray(d.dictionary.to_pylist(), dtype=object),
-            score, rank.astype(np.int64) - 1)
+    qcodes, quniq = _unified_codes(tb.column("qid"))
+    dcodes, duniq = _unified_codes(tb.column("docno"))
+    return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - 1
+
+
+def _unified_codes(column) -> tuple[np.ndarray, np.ndarray]:
+    """(code of every row, distinct strings) of a dictionary-encoded Arrow column whose chunks
+    (one or more per file) each have their own dictionary."""
+    unified = column.unify_dictionaries()
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks]).astype(np.int64)
+    return codes, np.asarray(unified.chunks[0].dictionary.to_pylist(), dtype=object)
 
 
 def _align_chunk(names: list[str], items: list, are_files: bool, table: "JudgmentTable", ties: str,
-                 keep_docnos: bool, include_unjudged: bool) -> dict:
-    """Position arrays of some runs: their segments are numbered from 0 within the chunk."""
+                 keep_docnos: bool, include_unjudged: bool, n_threads: int = 1,
+                 topics_from_runs: bool = False) -> dict:
+    """Position arrays of some runs: their segments are numbered from 0 within the chunk.
+
+    ``topics_from_runs``: the topics are those the runs answer (natural order), not the table's."""
     from .io import read_trec_run
-    cols = _columns_from_files(items) if are_files and not keep_docnos else None
+    cols = _columns_from_files(items, n_threads) if are_files else None
     if cols is None:
         frames = [read_trec_run(p) for p in items] if are_files else items
         cols = _columns_from_frames(frames)
         del frames
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
+    if topics_from_runs:
+        table = JudgmentTable._from_frame(table.frame, _natural_sort([str(q) for q in quniq]))
 
     n_topics = len(table.topics)
     # topic of every row, through the (few) distinct qid strings
@@ -368,22 +405,18 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
                          f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
                          f"expected each document at most once per topic")
 
-    # judgment of each position: only documents judged for some topic can match, so the binary
-    # search runs over those positions alone
+    # judgment of each position, by (topic, document) keys; without include_unjudged only
+    # documents judged for some topic can match, so the lookup runs over those positions alone
     pkey = (seg % n_topics) * n_vocab + doc
-    judged_doc = np.zeros(n_vocab, dtype=bool)
-    judged_doc[jdoc_code] = True
-    cand = np.flatnonzero(judged_doc[doc])
-    jidx = np.full(len(seg), -1, dtype=np.int64)
-    jidx[cand] = _lookup(table.topic_index * n_vocab + jdoc_code, pkey[cand])
-    if include_unjudged and (jidx < 0).any():
-        new = np.unique(pkey[jidx < 0])
-        t_new, d_new = np.divmod(new, n_vocab)
-        extra_rows = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[t_new],
-                                   "docno": vocab[order][d_new], "label": np.nan})
-        table = JudgmentTable._from_frame(pd.concat([table.frame, extra_rows], ignore_index=True), table.topics)
-        jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(table.frame["docno"].to_numpy(dtype=object)))]
-        jidx = _lookup(table.topic_index * n_vocab + jdoc_code, pkey)
+    jkey = table.topic_index * n_vocab + jdoc_code
+    if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
+        table, jidx = _with_unjudged_rows(table, jkey, pkey, n_vocab, vocab[order])
+    else:
+        judged_doc = np.zeros(n_vocab, dtype=bool)
+        judged_doc[jdoc_code] = True
+        cand = np.flatnonzero(judged_doc[doc])
+        jidx = np.full(len(seg), -1, dtype=np.int64)
+        jidx[cand] = _lookup(jkey, pkey[cand], n_topics * n_vocab)
 
     # tie groups
     if ties in GROUPED_POLICIES:
@@ -396,9 +429,45 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
         gend = gstart + (glast - gfirst)[gid]
     else:
         gstart, gend = pos, pos + 1
-    return {"counts": counts, "pos": pos.astype(np.int32), "jidx": jidx.astype(np.int64),
+    return {"counts": counts, "pos": pos.astype(np.int32), "jidx": jidx.astype(np.int64, copy=False),
             "gstart": gstart.astype(np.int32), "gend": gend.astype(np.int32),
             "docno": vocab[order][doc] if keep_docnos else None, "unknown": unknown, "answered": answered, "table": table}
+
+
+def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for non-negative integer keys below ``key_range``.
+
+    Where the range is small next to the number of keys (aligned positions: topics x vocabulary
+    against millions of positions) a dense mark-and-rank pass replaces the sort, several times
+    faster; otherwise numpy's sort-based unique."""
+    if key_range <= max(4 * len(keys), 1 << 20):
+        seen = np.zeros(key_range, dtype=bool)
+        seen[keys] = True
+        uniq = np.flatnonzero(seen)
+        rank = np.zeros(key_range, dtype=np.int64 if len(uniq) >= 2 ** 31 else np.int32)
+        rank[uniq] = np.arange(len(uniq), dtype=rank.dtype)
+        return uniq, rank[keys].astype(np.int64)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    return uniq, inverse.reshape(-1)
+
+
+def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarray, n_vocab: int,
+                        docnos: np.ndarray) -> tuple["JudgmentTable", np.ndarray]:
+    """The table grown by a row (label NaN) for every retrieved (topic, document) it lacks, and the
+    row of every position in it.
+
+    Keys are ``topic * n_vocab + document code`` (``jkey`` of the table's rows, ``pkey`` of the
+    positions) with codes in docno order, so the sorted distinct keys are the grown table's rows in
+    (topic, docno) order, as :meth:`JudgmentTable._from_frame` orders them, found with integer
+    operations only (no string sort or hashing); ``docnos`` is the vocabulary in code order."""
+    keys, inverse = _unique_inverse(np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
+    labels = np.full(len(keys), np.nan)
+    labels[inverse[:len(jkey)]] = table.labels
+    topic_index, doc = np.divmod(keys, n_vocab)
+    frame = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[topic_index],
+                          "docno": docnos[doc], "label": labels})
+    start = np.searchsorted(topic_index, np.arange(len(table.topics) + 1))
+    return JudgmentTable(frame, list(table.topics), topic_index, start, labels), inverse[len(jkey):]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -429,30 +498,37 @@ class AlignedRuns:
 
     @classmethod
     def build(cls, runs: Mapping[str, pd.DataFrame] | pd.DataFrame | str, qrels,
-              ties: str = "trec_eval", topics: Sequence[str] | None = None,
+              ties: str = "trec_eval", topics: Sequence[str] | str | None = None,
               on_topic_mismatch: str = "warn", keep_docnos: bool = False,
               include_unjudged: bool = False, n_jobs: int | None = None) -> "AlignedRuns":
         """Align runs to qrels.
 
         ``runs``: ``{name: results frame}`` or anything :func:`~pyterrier_noise.io.read_runs`
-        takes (a directory or list of run files is read and aligned in parallel processes).
+        takes (a directory or list of run files is parsed by Arrow, several files at once in
+        threads; a large mapping of frames is aligned in parallel processes).
         ``qrels``: anything :func:`~pyterrier_noise.io.read_qrels` takes, or a
-        :class:`JudgmentTable`.  ``topics``: the topics to evaluate (default: those of the qrels);
-        a topic a run does not answer scores 0 with residual 1, as ``trec_eval -c`` does.
+        :class:`JudgmentTable`.  ``topics``: the topics to evaluate (default: those of the qrels;
+        ``"runs"``: those the runs answer, in natural order); a topic a run does not answer scores
+        0 with residual 1, as ``trec_eval -c`` does.
         ``on_topic_mismatch``: ``"warn"`` (default), ``"error"`` or ``"ignore"`` for run topics
         missing from the qrels (they are not evaluated) and qrels topics missing from a run.
         ``include_unjudged``: add a table row (label NaN) for every retrieved document without a
         judgment, so that label versions can judge documents the qrels never did (judgment
         selection, pooling simulations).  ``keep_docnos``: keep the docno of every position.
-        ``n_jobs``: processes for large inputs (default: the machine's cores; 1 = no processes).
+        ``n_jobs``: threads reading run files, or processes aligning a large mapping of frames
+        (default: the machine's cores; 1 = neither).
         """
         from .io import _list_run_files, _run_name, read_runs
         if ties not in TIE_POLICIES:
             raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
         if on_topic_mismatch not in ("warn", "error", "ignore"):
             raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
-        table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels, topics)
-        serial = keep_docnos or include_unjudged
+        topics_from_runs = isinstance(topics, str)
+        if topics_from_runs and topics != "runs":
+            raise InputError(f"topics must be a list of qids or 'runs', got {topics!r}")
+        table = qrels if isinstance(qrels, JudgmentTable) else \
+            JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
+        serial = keep_docnos or include_unjudged or topics_from_runs
         files = None
         if isinstance(runs, (str, os.PathLike)) or (isinstance(runs, (list, tuple)) and runs
                                                     and all(isinstance(x, (str, os.PathLike)) for x in runs)):
@@ -461,8 +537,6 @@ class AlignedRuns:
             names = [_run_name(f) for f in files]
             if len(set(names)) != len(names):
                 raise InputError("two run files share a name (a run's name is its file name without .gz)")
-            if serial:
-                runs, files = read_runs(files, n_jobs=n_jobs), None
         elif not isinstance(runs, Mapping):
             runs = read_runs(runs)
         elif not all(isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
@@ -474,15 +548,19 @@ class AlignedRuns:
             names, items = list(runs.keys()), list(runs.values())
             size = sum(len(f) for f in items)
         else:
-            items = files
-            size = sum(f.stat().st_size for f in files) // 20  # about 20 bytes a line, gzip or not
+            items, size = files, 0   # files are never split across processes (threads read them)
         n_jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
-        n_chunks = 1 if serial or size < 400_000 or len(names) < 2 else min(n_jobs, len(names))
+        # Run files are read by threads in this process: decompression and Arrow's parser release
+        # the GIL, and one process avoids copying 10^6+ positions back from workers (measured
+        # faster than forked chunks on 2 cores: docs/benchmarks.md).  Frames are aligned in forked
+        # chunks when large.
+        by_process = files is None and not serial and size >= 400_000 and len(names) >= 2
+        n_chunks = min(n_jobs, len(names)) if by_process else 1
         bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
         jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]
-        parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged)
+        parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
 
-        if include_unjudged:  # the table grew by the unjudged documents (always a single chunk)
+        if include_unjudged or topics_from_runs:  # the table grew or changed topics (always a single chunk)
             table = parts[0]["table"]
         cls._report_topic_mismatch(names, [u for p in parts for u in p["unknown"]],
                                    np.concatenate([p["answered"] for p in parts]), table.topics, on_topic_mismatch)

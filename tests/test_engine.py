@@ -329,3 +329,82 @@ def test_parallel_alignment_equals_serial(tmp_path):
     parallel = AlignedRuns.build(big, qrels, n_jobs=2)
     for attr in ("seg_len", "pos", "jidx", "group_start", "group_end"):
         np.testing.assert_array_equal(getattr(serial, attr), getattr(parallel, attr))
+
+
+# -- run files read in threads, unjudged rows added by integer keys, topics taken from the runs -------
+
+def _write_runs(runs: dict, d, sep: str = " ") -> None:
+    import gzip
+    d.mkdir()
+    for i, (name, r) in enumerate(runs.items()):
+        text = "".join(sep.join([q, "Q0", doc, str(k + 1), repr(s), "tag"]) + "\n"
+                       for q, doc, k, s in zip(r["qid"], r["docno"], r["rank"], r["score"]))
+        (d / (name + (".gz" if i % 2 else ""))).write_bytes(gzip.compress(text.encode()) if i % 2 else text.encode())
+
+
+def test_unique_inverse_equals_numpy_on_both_paths():
+    from pyterrier_noise.engine import _unique_inverse
+    rng = np.random.default_rng(3)
+    for key_range, n in ((50, 1000), (10 ** 9, 1000), (1 << 20, 0)):   # dense, sort-based, empty
+        keys = rng.integers(0, key_range, n)
+        uniq, inv = _unique_inverse(keys, key_range)
+        ref_u, ref_i = np.unique(keys, return_inverse=True)
+        np.testing.assert_array_equal(uniq, ref_u)
+        np.testing.assert_array_equal(inv, ref_i.reshape(-1))
+        np.testing.assert_array_equal(uniq[inv], keys)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_include_unjudged_table_is_sorted_and_every_position_finds_its_row(seed):
+    """The grown table is the one a string sort would give, and each position's row names its
+    own (qid, docno); judged rows keep their labels."""
+    from pyterrier_noise.engine import JudgmentTable
+    runs, qrels = random_collection(seed, n_runs=4, n_topics=5, n_docs=60, depth=25, judged_frac=0.3)
+    qrels = pd.concat([qrels, pd.DataFrame({"qid": "2", "docno": ["zz-never-retrieved"], "label": [1.0]})])
+    b = AlignedRuns.build(runs, qrels, include_unjudged=True, keep_docnos=True)
+    f = b.table.frame
+    resorted = JudgmentTable._from_frame(f.sample(frac=1.0, random_state=seed).reset_index(drop=True), b.topics)
+    pd.testing.assert_frame_equal(resorted.frame.astype(object), f.astype(object))
+    np.testing.assert_array_equal(resorted.topic_start, b.table.topic_start)
+    seg = np.repeat(np.arange(b.n_segments), b.seg_len)
+    np.testing.assert_array_equal(f["docno"].to_numpy(dtype=object)[b.jidx], b.docno)
+    np.testing.assert_array_equal(f["qid"].to_numpy(dtype=object)[b.jidx],
+                                  np.asarray(b.topics, dtype=object)[seg % b.n_topics])
+    merged = f.merge(qrels, on=["qid", "docno"], how="left", suffixes=("", "_q"))
+    np.testing.assert_array_equal(merged["label"].to_numpy(), merged["label_q"].to_numpy())
+    assert "zz-never-retrieved" in set(f["docno"])   # judged rows stay even when no run retrieved them
+
+
+@pytest.mark.parametrize("include_unjudged", [False, True])
+def test_run_files_in_threads_equal_one_thread_and_frames(tmp_path, include_unjudged):
+    from pyterrier_noise import read_runs
+    runs, qrels = random_collection(21, n_runs=5, n_topics=4, tie_decimals=1)
+    _write_runs(runs, tmp_path / "runs", sep="\t")
+    built = [AlignedRuns.build(tmp_path / "runs", qrels, include_unjudged=include_unjudged, n_jobs=n)
+             for n in (1, 3)]
+    built.append(AlignedRuns.build(read_runs(tmp_path / "runs"), qrels, include_unjudged=include_unjudged, n_jobs=1))
+    for other in built[1:]:
+        assert other.run_names == built[0].run_names
+        for attr in ("seg_len", "pos", "jidx", "group_start", "group_end"):
+            np.testing.assert_array_equal(getattr(other, attr), getattr(built[0], attr))
+        pd.testing.assert_frame_equal(other.table.frame.astype(object), built[0].table.frame.astype(object))
+
+
+def test_topics_from_runs(tmp_path):
+    """topics='runs': the runs' topics in natural order; qrels topics no run answers are dropped."""
+    runs, qrels = random_collection(5, n_runs=3, n_topics=11)
+    runs = {k: r[r["qid"] != "4"] for k, r in runs.items()}            # no run answers topic 4
+    qrels = qrels[qrels["qid"] != "7"]                                   # the qrels lack topic 7
+    _write_runs(runs, tmp_path / "runs")
+    for source in (tmp_path / "runs", runs):
+        a = AlignedRuns.build(source, qrels, topics="runs", on_topic_mismatch="ignore")
+        assert a.topics == ["1", "2", "3", "5", "6", "7", "8", "9", "10", "11"]
+        assert "4" not in set(a.table.frame["qid"]) and not (a.table.frame["qid"] == "7").any()
+    with pytest.raises(InputError, match="topics must be a list of qids or 'runs'"):
+        AlignedRuns.build(runs, qrels, topics="qrels")
+
+
+def test_missing_run_file_is_an_input_error(tmp_path):
+    runs, qrels = random_collection(4, n_runs=2)
+    with pytest.raises(InputError, match="no such file"):
+        AlignedRuns.build([tmp_path / "absent.run"], qrels)
