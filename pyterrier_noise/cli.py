@@ -39,7 +39,10 @@ DEMO_EXAMPLES = """examples:
 """
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with the name of a capability module's command, only that module is
+    imported (a command starts without importing, say, scipy.stats and PyTerrier when it needs
+    neither), otherwise every module registers its commands (for ``--help`` and errors)."""
     p = argparse.ArgumentParser(
         prog="pyterrier-noise",
         description="Honest IR evaluation: RBP / INST residuals, noisy and incomplete judgments, ties.")
@@ -71,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     # capability modules add their own subcommands: each has register_cli(subparsers), which adds
     # a parser and sets its ``handler`` default to a function(args) -> exit status
     import importlib
-    for module in _CLI_MODULES:
+    for module in ((_COMMAND_MODULES[command],) if command in _COMMAND_MODULES else _CLI_MODULES):
         try:
             mod = importlib.import_module(f"pyterrier_noise.{module}")
         except ModuleNotFoundError as exc:
@@ -85,6 +88,10 @@ def _parser() -> argparse.ArgumentParser:
 
 #: modules that contribute subcommands (perturb, robustness, select, judge, band, round, report ...)
 _CLI_MODULES = ("perturbation", "robustness", "selection", "session", "ties", "uncertainty", "pairwise", "report")
+#: the module that registers each of those commands
+_COMMAND_MODULES = {"perturb": "perturbation", "robustness": "robustness", "select": "selection", "judge": "session",
+                    "band": "ties", "round": "ties", "ties": "ties", "phi-match": "uncertainty",
+                    "pairwise": "pairwise", "report": "report"}
 
 
 def _fmt(x: float) -> str:
@@ -129,7 +136,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pyterrier-noise`` command."""
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser(argv[0] if argv else None).parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("always", CoercionWarning)
         warnings.formatwarning = lambda msg, cat, *a, **k: f"pyterrier-noise: warning: {msg}\n"

@@ -102,3 +102,28 @@ def test_installed_command_and_help():
     out = subprocess.run([sys.executable, "-m", "pyterrier_noise.cli", "eval", "--help"],
                          capture_output=True, text=True, check=True).stdout
     assert "examples:" in out and "RBP(p=0.8)" in out
+
+
+def test_each_command_is_registered_by_the_module_the_cli_names(capsys):
+    """The command line imports only the module of the command it runs: the map from command to
+    module must name, for every command, the module that registers it."""
+    import argparse
+    from pyterrier_noise import cli
+    full = cli._parser()
+    sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    module_commands = set(sub.choices) - {"eval", "demo"}
+    assert module_commands == set(cli._COMMAND_MODULES)
+    for command in module_commands:
+        one = cli._parser(command)
+        sub1 = next(a for a in one._actions if isinstance(a, argparse._SubParsersAction))
+        assert command in sub1.choices
+
+
+def test_select_command_starts_without_unrelated_modules():
+    import subprocess
+    import sys
+    code = ("import sys; from pyterrier_noise.cli import _parser; _parser('select'); "
+            "print(sorted(m for m in ('pyterrier_noise.perturbation', 'pyterrier_noise.ties', "
+            "'pyterrier_noise.pairwise', 'pyterrier_noise.selection') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['pyterrier_noise.selection']"

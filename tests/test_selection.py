@@ -551,3 +551,28 @@ def test_command_line(tmp_path):
     assert list(j["docno"]) == list(res.judgments["docno"])
     assert main(["select", "--method", "C", "--qrels", str(tmp_path / "qrels.txt"), str(tmp_path / "r0.gz"),
                  "--out", str(out)]) == 2   # neither --budget nor --checkpoints
+
+
+def test_command_line_run_arguments(tmp_path, capsys):
+    """select reads its RUN arguments (files or directories) straight into the engine; a missing path
+    or two runs of one name are errors that say so."""
+    from pyterrier_noise.cli import main
+    from pyterrier_noise.io import write_trec_qrels, write_trec_run
+    runs, qrels = small_collection(14)
+    (tmp_path / "d").mkdir()
+    for i, (name, f) in enumerate(runs.items()):
+        write_trec_run(f, tmp_path / ("d" if i else "") / f"{name}.gz")
+    write_trec_qrels(qrels, tmp_path / "qrels.txt")
+    base = ["select", "--method", "A", "--budget", "12", "--qrels", str(tmp_path / "qrels.txt"),
+            "--out", str(tmp_path / "out")]
+    first = sorted(runs)[0]
+    assert main(base + [str(tmp_path / f"{first}.gz"), str(tmp_path / "d")]) == 0
+    j = pd.read_csv(tmp_path / "out" / "judgments.tsv", sep="\t", dtype={"qid": str, "docno": str})
+    res = simulate(runs, qrels, method="A", checkpoints=[12], p_eval=[0.8])
+    assert list(zip(j["qid"], j["docno"])) == list(zip(res.judgments["qid"], res.judgments["docno"]))
+    capsys.readouterr()
+    assert main(base + [str(tmp_path / "absent.gz")]) == 2
+    assert "absent.gz: no such file or directory" in capsys.readouterr().err
+    write_trec_run(runs[first], tmp_path / "d" / f"{first}")          # same name as ./first.gz
+    assert main(base + [str(tmp_path / f"{first}.gz"), str(tmp_path / "d")]) == 2
+    assert f"two runs are named '{first}'" in capsys.readouterr().err
