@@ -330,7 +330,7 @@ def _unified_codes(column) -> tuple[np.ndarray, np.ndarray]:
     """(code of every row, distinct strings) of a dictionary-encoded Arrow column whose chunks
     (one or more per file) each have their own dictionary."""
     unified = column.unify_dictionaries()
-    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks]).astype(np.int64)
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks])
     return codes, np.asarray(unified.chunks[0].dictionary.to_pylist(), dtype=object)
 
 
@@ -582,27 +582,37 @@ class AlignedRuns:
         n = len(seg)
         if n < 2:
             return None
-        perm = np.arange(n)
+        perm = None   # built only when something moves: sorted input costs no gathers
         if (seg[1:] < seg[:-1]).any():
             perm = np.argsort(seg, kind="stable")
-        s, sc, d = seg[perm], score[perm], doc[perm]
+            s, sc, d = seg[perm], score[perm], doc[perm]
+        else:
+            s, sc, d = seg, score, doc
         same = s[1:] == s[:-1]
-        if (same & (sc[1:] > sc[:-1])).any():
-            bad = np.unique(s[1:][same & (sc[1:] > sc[:-1])])
+        rising = same & (sc[1:] > sc[:-1])
+        if rising.any():
+            perm = np.arange(n) if perm is None else perm
+            bad = np.unique(s[1:][rising])
             rows = np.flatnonzero(np.isin(s, bad))
             perm[rows] = perm[rows[np.lexsort((-d[rows], -sc[rows], s[rows]))]]
             s, sc, d = seg[perm], score[perm], doc[perm]
             same = s[1:] == s[:-1]
         tied = same & (sc[1:] == sc[:-1])
         if tied.any() and (tied & (d[1:] > d[:-1])).any():
+            perm = np.arange(n) if perm is None else perm
             in_tie = np.zeros(n, dtype=bool)
             in_tie[1:] |= tied
             in_tie[:-1] |= tied
-            gid = np.cumsum(np.concatenate([[True], ~tied]))  # tie-group id of each row
             rows = np.flatnonzero(in_tie)
-            key = gid[rows] * (int(d.max()) + 1) + (int(d.max()) - d[rows])
+            first = in_tie.copy()
+            first[1:] &= ~tied                      # the first row of each tie group
+            gid = np.searchsorted(np.flatnonzero(first), rows, side="right")   # group of each tied row
+            d_max = int(d.max())
+            key = gid * (d_max + 1) + (d_max - d[rows])
             perm[rows] = perm[rows[np.argsort(key, kind="stable")]]
-        return None if (perm == np.arange(n)).all() else perm
+        if perm is None or (perm == np.arange(n)).all():
+            return None
+        return perm
 
     @staticmethod
     def _report_topic_mismatch(names: list[str], unknown: list[tuple[str, str]], answered: np.ndarray,
