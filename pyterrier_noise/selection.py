@@ -44,9 +44,9 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .engine import AlignedRuns, JudgmentTable, MeasureSpec
-from .errors import InputError, announce, check_choice, check_probability
+from .errors import InputError, announce, check_choice, check_int, check_number, check_probability
 
-__all__ = ["METHODS", "JudgmentSelector", "depth_pool", "rbp_pool", "qrels_oracle", "simulate",
+__all__ = ["METHODS", "JudgmentSelector", "StopRule", "depth_pool", "rbp_pool", "qrels_oracle", "simulate",
            "SimulationResult", "compare_methods", "separation", "plot_ranges", "plot_curves",
            "register_cli"]
 
@@ -154,7 +154,6 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
     n_seg = aligned.n_segments
     J = len(aligned.table)
     seg = np.repeat(np.arange(n_seg, dtype=np.int64), aligned.seg_len)
-    c = (1.0 - p) * p ** aligned.pos.astype(np.float64)
     jidx = aligned.jidx
     if (jidx < 0).any():
         raise InputError("argument 'runs': an AlignedRuns given to the selector must be built with "
@@ -165,23 +164,92 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
     # rides along as the data (exact in float64), and as a document appears at most once per
     # ranking every (row, segment) pair is unique, so the canonical CSR order is the stable order.
     n_pos = len(jidx)
-    order = sp.coo_matrix((np.arange(1, n_pos + 1, dtype=np.float64), (jidx, seg)), shape=(J, n_seg)) \
-        .tocsr().data.astype(np.int64) - 1
-    rows, segs, vals, pos = jidx[order], seg[order], c[order], aligned.pos[order].astype(np.int64)
-    ptr = np.zeros(J + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=J), out=ptr[1:])
+    by_row = sp.coo_matrix((np.arange(1, n_pos + 1, dtype=np.float64), (jidx, seg)), shape=(J, n_seg)).tocsr()
+    order = by_row.data.astype(np.int64) - 1
+    segs, ptr = by_row.indices.astype(np.int64), by_row.indptr.astype(np.int64)
+    pos = aligned.pos[order].astype(np.int64)
+    # c = (1-p) p^(rank-1) from a table over ranks: one power per rank, not per position
+    vals = ((1.0 - p) * p ** np.arange(int(pos.max(initial=0)) + 1, dtype=np.float64))[pos]
     run = segs // aligned.n_topics
     keep = pool_mask[run]
     if keep.all():
         pool = sp.csr_matrix((vals, segs, ptr), shape=(J, n_seg))
         pool_run, pool_pos = run, pos
     else:
+        rows = np.repeat(np.arange(J, dtype=np.int64), np.diff(ptr))
         pptr = np.zeros(J + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows[keep], minlength=J), out=pptr[1:])
         pool = sp.csr_matrix((vals[keep], segs[keep], pptr), shape=(J, n_seg))
         pool_run, pool_pos = run[keep], pos[keep]
     candidate = np.diff(pool.indptr) > 0
     return _Contributions(ptr, segs, run, vals, pos, pool, pool_run, pool_pos, candidate)
+
+
+# ----------------------------------------------------------------------------------------------
+# stopping rules
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """Stop judging before the budget is spent (seed002 Sec. 4.11, an extension: the paper always
+    fills a fixed budget; running out of candidates always stops).
+
+    Checked before the first judgment and after every judgment, on the selector's own RBP ranges
+    at the selection persistence ``p`` (run means over topics; a run's residual counts its
+    unjudged ranks and its tail), which it keeps up to date, so a check costs O(runs x topics).
+
+    Args:
+        top_residual: stop once the mean residual of the ``top_k`` runs leading by midpoint
+            (base + residual / 2) is at most this.
+        top_k: how many leading runs (default: a third of the runs, at least 2).
+        leader: stop once the leading run (by midpoint) is separated from every other run: its
+            base above each other run's upper bound (``"upper"``: certain, whatever the unjudged
+            documents hold) or above each other run's projected value (``"projected"``: base /
+            judged mass, a topic with nothing judged counting its midpoint, seed002 A7).
+    """
+
+    top_residual: float | None = None
+    top_k: int | None = None
+    leader: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.top_residual is None and self.leader is None:
+            raise InputError("StopRule: give top_residual, leader, or both")
+        if self.top_residual is not None and not 0.0 <= check_number("StopRule top_residual", self.top_residual) <= 1.0:
+            raise InputError(f"StopRule top_residual must be between 0 and 1, got {self.top_residual!r}")
+        if self.top_k is not None:
+            check_int("StopRule top_k", self.top_k, 1)
+        if self.top_k is not None and self.top_residual is None:
+            raise InputError("StopRule: top_k goes with top_residual")
+        if self.leader is not None:
+            _choice("StopRule leader", self.leader, ("upper", "projected"))
+
+    def reason(self, selector: "JudgmentSelector") -> str | None:
+        """Why judging should stop now (a sentence), or None to go on."""
+        S, T = selector._S, selector._T
+        base_q = selector._base.reshape(S, T)
+        mass_q = selector._mass.reshape(S, T)
+        resid_q = np.maximum(1.0 - mass_q, 0.0)
+        base, resid = base_q.mean(axis=1), resid_q.mean(axis=1)
+        lead = np.lexsort((np.arange(S), -(base + resid / 2.0)))   # by midpoint, ties by run order
+        if self.top_residual is not None:
+            k = min(S, self.top_k if self.top_k is not None else max(2, int(round(S / 3))))
+            r = float(resid[lead[:k]].mean())
+            if r <= self.top_residual:
+                return (f"the mean residual of the top {k} runs by midpoint is {r:.4g} <= {self.top_residual:g} "
+                        f"(RBP p={selector.p:g})")
+        if self.leader is not None and S > 1:
+            best, others = lead[0], lead[1:]
+            if self.leader == "upper":
+                bound = base[others] + resid[others]
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    proj = np.where(mass_q > 0, base_q / np.where(mass_q > 0, mass_q, 1.0), np.nan)
+                bound = _proj_fallback(base_q, resid_q, proj).mean(axis=1)[others]
+            if (base[best] > bound).all():
+                return (f"run {selector.run_names[best]!r} leads by midpoint and its base {base[best]:.4g} is above "
+                        f"every other run's {self.leader} value (at most {float(bound.max()):.4g}; RBP p={selector.p:g})")
+        return None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -326,6 +394,7 @@ class JudgmentSelector:
         self._msum = np.zeros(S)
         self._bsum = np.zeros(S)
         self._events: list[tuple] = []
+        self.stopped: str | None = None   # why the last judge() call's StopRule fired, if it did
         self._hist_row: list[int] = []
         self._hist_w: list[float] = []
         self._hist_label: list[float] = []
@@ -729,13 +798,17 @@ class JudgmentSelector:
             except InputError as exc:
                 raise InputError(f"record_frame: row {i}: {exc}") from None
 
-    def judge(self, oracle: Any, n: int, missing: str = "nonrel") -> int:
+    def judge(self, oracle: Any, n: int, missing: str = "nonrel", stop: StopRule | None = None) -> int:
         """Propose and record ``n`` judgments (``batch_size`` at a time) with an oracle: qrels (a
         frame ``qid, docno, label``) or a callable ``oracle(qid, docno) -> label or None``.  None,
         or no judgment in the qrels, means non-relevant (``missing="nonrel"``, counted) or
-        :meth:`bypass` (``"bypass"``, not counted; seed002 A6).  Returns the number recorded,
-        fewer than ``n`` only when the queue is exhausted."""
+        :meth:`bypass` (``"bypass"``, not counted; seed002 A6).  ``stop``: a :class:`StopRule`
+        checked before the first judgment and after each one; when it fires, :attr:`stopped`
+        says why.  Returns the number recorded, fewer than ``n`` only when the queue is exhausted
+        or the stop rule fired."""
         _choice("missing", missing, ("nonrel", "bypass"))
+        if stop is not None and not isinstance(stop, StopRule):
+            raise InputError(f"argument 'stop': expected a StopRule, got {type(stop).__name__}")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise InputError(f"argument 'n': expected an integer >= 0, got {n!r}")
         labels = None
@@ -749,7 +822,8 @@ class JudgmentSelector:
             raise InputError(f"argument 'oracle': expected qrels (a DataFrame) or a callable "
                              f"oracle(qid, docno) -> label or None, got {type(oracle).__name__}")
         target = self.n_judged + int(n)
-        while self.n_judged < target:
+        self.stopped = stop.reason(self) if stop is not None else None
+        while self.n_judged < target and self.stopped is None:
             rows, weights = self._propose_rows(min(self.batch_size, target - self.n_judged))
             if not len(rows):
                 break
@@ -769,6 +843,10 @@ class JudgmentSelector:
                         continue
                     y = 0.0
                 self._record_row(j, y, w)
+                if stop is not None:
+                    self.stopped = stop.reason(self)
+                    if self.stopped is not None:
+                        break
         return self.n_judged - (target - int(n))
 
     def bypass(self, qid: Any, docno: Any) -> None:
@@ -1129,6 +1207,7 @@ class SimulationResult:
     ``systems``: per (checkpoint, p_eval, run) mean base, residual, upper, projected.
     ``judgments``: the selector's history; ``topic_counts``: judgments per topic per checkpoint;
     ``top_runs``: the runs of the top group; ``reference``: the reference score of every run.
+    ``stopped``: why a :class:`StopRule` ended the simulation early (None: it did not).
     """
 
     method: str
@@ -1142,6 +1221,7 @@ class SimulationResult:
     reference: pd.Series | None
     per_query: dict = field(default_factory=dict, repr=False)
     selector: Any = field(default=None, repr=False)
+    stopped: str | None = None
 
 
 def separation(per_query: Mapping[str, np.ndarray], alpha: float = 0.05, significance: bool = True) -> dict[str, float]:
@@ -1199,7 +1279,8 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
              top_fraction: float = 1 / 3, power: float = 3, residual_scope: str = "query",
              score_scope: str = "system", batch_size: int = 1, tie_break: str = "deterministic", seed: int = 0,
              per_topic_quota: Any = None, rel: float = 1.0, max_rel: float | None = None, alpha: float = 0.05,
-             significance: bool = True, keep_per_query: bool = False, progress: bool = False) -> SimulationResult:
+             significance: bool = True, keep_per_query: bool = False, progress: bool = False,
+             stop: StopRule | None = None) -> SimulationResult:
     """Replay judgment selection against an oracle and measure it at each checkpoint.
 
     Moffat, Webber & Zobel 2007, Sec. 5 (seed002 Sec. 3.2): the oracle's labels are revealed only
@@ -1210,7 +1291,9 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     paper: official MAP) to find the top group (``top_fraction`` of the runs).  ``runs`` may be an
     :class:`AlignedRuns` built with ``include_unjudged=True`` (reused across methods).
     ``significance=False`` skips the Wilcoxon tests (their columns are NaN); ``keep_per_query``
-    keeps the per-(run, topic) arrays in ``per_query[(checkpoint, p)]``.
+    keeps the per-(run, topic) arrays in ``per_query[(checkpoint, p)]``.  ``stop``: a
+    :class:`StopRule`; when it fires the simulation is measured there (a last row whose
+    ``judgments`` is below its ``checkpoint``) and ends, and ``result.stopped`` says why.
     """
     from .io import read_qrels
     from .measures import to_spec
@@ -1259,7 +1342,10 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     for cp in cps:
         while sel.n_judged < cp:
             before = sel.n_judged
-            if not sel.judge(oracle, min(max(100, sel.batch_size), cp - sel.n_judged), missing=missing):
+            if not sel.judge(oracle, min(max(100, sel.batch_size), cp - sel.n_judged), missing=missing, stop=stop) \
+                    or sel.stopped is not None:
+                if bar is not None:
+                    bar.update(sel.n_judged - before)
                 break
             if bar is not None:
                 bar.update(sel.n_judged - before)
@@ -1284,13 +1370,15 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
             if keep_per_query:
                 per_query[(cp, p)] = {"base": base.copy(), "residual": resid.copy(), "projected": proj.copy()}
         counts.append(pd.DataFrame({"checkpoint": cp, "qid": sel.topics, "judgments": sel._topic_count.copy()}))
+        if sel.stopped is not None:
+            break
     if bar is not None:
         bar.close()
     return SimulationResult(method=method, p_select=p_select, summary=pd.DataFrame(summary),
                             systems=pd.concat(systems, ignore_index=True), judgments=sel.history,
                             bypassed=sel.bypassed, topic_counts=pd.concat(counts, ignore_index=True),
                             top_runs=[aligned.run_names[i] for i in top], reference=reference,
-                            per_query=per_query, selector=sel)
+                            per_query=per_query, selector=sel, stopped=sel.stopped)
 
 
 def _checkpoints(checkpoints: Any) -> list[int]:
@@ -1417,6 +1505,7 @@ SELECT_EXAMPLES = """examples:
   pyterrier-noise select --method pool --budget 8691 --checkpoints 1000,2000,4000 \\
       --qrels ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs \\
       --pool-runs ../shared/data/trec-covid-round1/runs-metadata.csv --out sel-pool
+  pyterrier-noise select --method C --budget 8691 --stop-leader upper --qrels qrels.txt runs/ --out sel-stop
 
 Simulates judging: the qrels act as the assessor (a document they do not judge is non-relevant,
 or skipped with --missing bypass).  Writes DIR/judgments.tsv (step qid docno label, in selection
@@ -1424,6 +1513,8 @@ order), DIR/residuals.tsv (judgments run base residual: RBP at --p, mean over to
 checkpoint) and DIR/summary.tsv (relevant found, mean residuals, separation of the top third of
 runs by AP on the qrels).  --pool-runs takes run names separated by commas, a file of names (one a
 line), or a CSV with columns run and contributed_judgments (the rows marked yes feed the pool).
+--stop-top-residual / --stop-leader stop before the budget once the top runs' residual is small
+or the leading run is separated from every other (seed002 Sec. 4.11).
 """
 
 
@@ -1464,7 +1555,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
     res = simulate(runs, qrels, method=args.method, checkpoints=cps, p_select=args.p, p_eval=p_eval,
                    pool_runs=_read_pool_runs(args.pool_runs), missing=args.missing, power=args.power,
                    batch_size=args.batch_size, tie_break=args.tie_break, seed=args.seed,
-                   per_topic_quota=args.per_topic_quota, progress=True)
+                   per_topic_quota=args.per_topic_quota, progress=True, stop=_stop_rule(args))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     h = res.judgments[["step", "qid", "docno", "label"]].copy()
@@ -1478,7 +1569,17 @@ def _cmd_select(args: argparse.Namespace) -> int:
     last = res.summary[np.isclose(res.summary["p_eval"], args.p)].iloc[-1]
     print(f"{args.method}: {int(last['judgments'])} judgments, {int(last['relevant'])} relevant found, "
           f"mean residual {last['mean_residual']:.4f} (top third {last['top_residual']:.4f}); wrote {out}/")
+    if res.stopped is not None:
+        print(f"stopped early: {res.stopped}")
     return 0
+
+
+def _stop_rule(args: argparse.Namespace) -> StopRule | None:
+    if args.stop_top_residual is None and args.stop_leader is None:
+        if args.stop_top_k is not None:
+            raise InputError("--stop-top-k goes with --stop-top-residual")
+        return None
+    return StopRule(top_residual=args.stop_top_residual, top_k=args.stop_top_k, leader=args.stop_leader)
 
 
 def register_cli(subparsers: Any) -> None:
@@ -1506,4 +1607,11 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--per-topic-quota", type=int, default=None, help="at most this many judgments per topic")
     s.add_argument("--tie-break", choices=["deterministic", "random"], default="deterministic")
     s.add_argument("--seed", type=int, default=0, help="seed for --tie-break random")
+    s.add_argument("--stop-top-residual", type=float, default=None, metavar="EPS",
+                   help="stop early once the mean residual (RBP at --p) of the top runs by midpoint is <= EPS")
+    s.add_argument("--stop-top-k", type=int, default=None, metavar="K",
+                   help="how many top runs --stop-top-residual averages (default: a third of the runs)")
+    s.add_argument("--stop-leader", choices=["upper", "projected"], default=None,
+                   help="stop early once the leading run's base is above every other run's upper bound "
+                        "(or projected value)")
     s.set_defaults(handler=_cmd_select)

@@ -576,3 +576,99 @@ def test_command_line_run_arguments(tmp_path, capsys):
     write_trec_run(runs[first], tmp_path / "d" / f"{first}")          # same name as ./first.gz
     assert main(base + [str(tmp_path / f"{first}.gz"), str(tmp_path / "d")]) == 2
     assert f"two runs are named '{first}'" in capsys.readouterr().err
+
+
+# -- stopping rules (seed002 Sec. 4.11, extension) ------------------------------------------------------
+
+def _top_residual_by_midpoint(sel, k):
+    """The rule's quantity recomputed from scratch: system_bounds goes back to the judged rows."""
+    b = sel.system_bounds().set_index("name").loc[sel.run_names]
+    mid = (b["base"] + b["residual"] / 2).to_numpy()
+    lead = np.lexsort((np.arange(len(mid)), -mid))
+    return float(b["residual"].to_numpy()[lead[:k]].mean())
+
+
+def _leader_separated(sel, kind):
+    b = sel.system_bounds().set_index("name").loc[sel.run_names]
+    mid = (b["base"] + b["residual"] / 2).to_numpy()
+    lead = np.lexsort((np.arange(len(mid)), -mid))
+    bound = (b["base"] + b["residual"]).to_numpy() if kind == "upper" else b["projected"].to_numpy()
+    return bool((b["base"].to_numpy()[lead[0]] > bound[lead[1:]]).all())
+
+
+@pytest.mark.parametrize("method", ["A", "C"])
+def test_stop_rule_top_residual_fires_at_the_first_judgment_that_meets_it(method):
+    from pyterrier_noise.selection import StopRule
+    runs, qrels = small_collection(31, n_runs=6, n_topics=3)
+    free = JudgmentSelector(runs, p=0.8, method=method)
+    free.judge(qrels, 60)
+    eps = _top_residual_by_midpoint(_replayed(runs, qrels, method, 25), 2) + 1e-12   # met after 25 judgments
+    stopped = JudgmentSelector(runs, p=0.8, method=method)
+    n = stopped.judge(qrels, 60, stop=StopRule(top_residual=eps, top_k=2))
+    assert stopped.stopped is not None and "top 2 runs" in stopped.stopped
+    assert n <= 25 and stopped.n_judged == n
+    assert _top_residual_by_midpoint(stopped, 2) <= eps + 1e-12
+    assert n == 0 or _top_residual_by_midpoint(_replayed(runs, qrels, method, n - 1), 2) > eps - 1e-12
+    # the judgments made are exactly the unstopped selector's first n
+    pd.testing.assert_frame_equal(stopped.history, free.history.iloc[:n].reset_index(drop=True))
+
+
+def _replayed(runs, qrels, method, n):
+    sel = JudgmentSelector(runs, p=0.8, method=method)
+    sel.judge(qrels, n)
+    return sel
+
+
+@pytest.mark.parametrize("kind", ["upper", "projected"])
+def test_stop_rule_leader_separated(kind):
+    from pyterrier_noise.selection import StopRule
+    runs, qrels = small_collection(32, n_runs=4, n_topics=2, n_docs=15, depth=10)
+    best = max(runs, key=lambda r: 0)  # make one run clearly the best: its documents are all relevant
+    q = qrels.copy()
+    top_docs = set(zip(runs[best]["qid"], runs[best]["docno"]))
+    q["label"] = [2.0 if (a, b) in top_docs else 0.0 for a, b in zip(q["qid"], q["docno"])]
+    sel = JudgmentSelector(runs, p=0.8, method="C")
+    n = sel.judge(q, 200, stop=StopRule(leader=kind))
+    assert sel.stopped is not None and repr(best) in sel.stopped
+    assert _leader_separated(sel, kind)
+    assert not _leader_separated(_replayed(runs, q, "C", n - 1), kind)
+
+
+def test_stop_rule_checked_before_the_first_judgment_and_validated():
+    from pyterrier_noise.selection import StopRule
+    runs, qrels = small_collection(33)
+    sel = JudgmentSelector(runs, p=0.8, method="B")
+    assert sel.judge(qrels, 10, stop=StopRule(top_residual=1.0)) == 0 and sel.stopped is not None
+    assert sel.judge(qrels, 10) == 10 and sel.stopped is None
+    for bad, msg in ((dict(), "give top_residual, leader"), (dict(top_residual=1.5), "top_residual"),
+                     (dict(top_residual=0.1, top_k=0), "top_k"),
+                     (dict(top_k=3, leader="upper"), "top_k goes with top_residual"),
+                     (dict(leader="lower"), "leader")):
+        with pytest.raises(InputError, match=msg):
+            StopRule(**bad)
+    with pytest.raises(InputError, match="expected a StopRule"):
+        sel.judge(qrels, 1, stop=0.1)
+
+
+def test_simulate_and_command_line_stop_early(tmp_path, capsys):
+    from pyterrier_noise.cli import main
+    from pyterrier_noise.io import write_trec_qrels, write_trec_run
+    from pyterrier_noise.selection import StopRule
+    runs, qrels = small_collection(34, n_runs=6)
+    rule = StopRule(top_residual=0.3)
+    res = simulate(runs, qrels, method="C", checkpoints=[10, 20, 400], p_eval=[0.8], stop=rule)
+    last = res.summary.iloc[-1]
+    assert res.stopped is not None and last["judgments"] < last["checkpoint"]
+    assert len(res.judgments) == last["judgments"]
+    free = simulate(runs, qrels, method="C", checkpoints=[int(last["judgments"])], p_eval=[0.8])
+    assert list(free.judgments["docno"]) == list(res.judgments["docno"])
+    for name, f in runs.items():
+        write_trec_run(f, tmp_path / f"{name}.gz")
+    write_trec_qrels(qrels, tmp_path / "qrels.txt")
+    argv = ["select", "--method", "C", "--budget", "400", "--checkpoints", "10,20", "--qrels", str(tmp_path / "qrels.txt"),
+            *[str(tmp_path / f"{n}.gz") for n in runs], "--out", str(tmp_path / "out"), "--stop-top-residual", "0.3"]
+    assert main(argv) == 0
+    assert f"stopped early: {res.stopped}" in capsys.readouterr().out
+    j = pd.read_csv(tmp_path / "out" / "judgments.tsv", sep="\t", dtype={"qid": str, "docno": str})
+    assert list(j["docno"]) == list(res.judgments["docno"])
+    assert main(argv[:-2] + ["--stop-top-k", "2"]) == 2
