@@ -1555,7 +1555,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
     res = simulate(runs, qrels, method=args.method, checkpoints=cps, p_select=args.p, p_eval=p_eval,
                    pool_runs=_read_pool_runs(args.pool_runs), missing=args.missing, power=args.power,
                    batch_size=args.batch_size, tie_break=args.tie_break, seed=args.seed,
-                   per_topic_quota=args.per_topic_quota, progress=True, stop=_stop_rule(args))
+                   per_topic_quota=args.per_topic_quota, progress=True, stop=stop_rule(args))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     h = res.judgments[["step", "qid", "docno", "label"]].copy()
@@ -1574,7 +1574,19 @@ def _cmd_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stop_rule(args: argparse.Namespace) -> StopRule | None:
+def add_stop_arguments(parser: argparse.ArgumentParser) -> None:
+    """The --stop-* options of the select and judge commands (a :class:`StopRule`)."""
+    parser.add_argument("--stop-top-residual", type=float, default=None, metavar="EPS",
+                        help="stop early once the mean residual (RBP at --p) of the top runs by midpoint is <= EPS")
+    parser.add_argument("--stop-top-k", type=int, default=None, metavar="K",
+                        help="how many top runs --stop-top-residual averages (default: a third of the runs)")
+    parser.add_argument("--stop-leader", choices=["upper", "projected"], default=None,
+                        help="stop early once the leading run's base is above every other run's upper bound "
+                             "(or projected value)")
+
+
+def stop_rule(args: argparse.Namespace) -> StopRule | None:
+    """The :class:`StopRule` that parsed --stop-* options ask for, or None."""
     if args.stop_top_residual is None and args.stop_leader is None:
         if args.stop_top_k is not None:
             raise InputError("--stop-top-k goes with --stop-top-residual")
@@ -1607,11 +1619,5 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--per-topic-quota", type=int, default=None, help="at most this many judgments per topic")
     s.add_argument("--tie-break", choices=["deterministic", "random"], default="deterministic")
     s.add_argument("--seed", type=int, default=0, help="seed for --tie-break random")
-    s.add_argument("--stop-top-residual", type=float, default=None, metavar="EPS",
-                   help="stop early once the mean residual (RBP at --p) of the top runs by midpoint is <= EPS")
-    s.add_argument("--stop-top-k", type=int, default=None, metavar="K",
-                   help="how many top runs --stop-top-residual averages (default: a third of the runs)")
-    s.add_argument("--stop-leader", choices=["upper", "projected"], default=None,
-                   help="stop early once the leading run's base is above every other run's upper bound "
-                        "(or projected value)")
+    add_stop_arguments(s)
     s.set_defaults(handler=_cmd_select)

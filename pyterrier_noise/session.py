@@ -56,6 +56,7 @@ import pandas as pd
 
 from .errors import InputError, check_probability
 from .io import read_qrels, read_runs, write_trec_qrels
+from .selection import StopRule, add_stop_arguments, stop_rule
 
 __all__ = [
     "Oracle", "QrelsOracle", "NoisyOracle", "CallableOracle", "TerminalOracle", "QuitJudging",
@@ -683,11 +684,13 @@ class JudgingEvent(NamedTuple):
 class RunReport:
     """What :meth:`JudgingSession.run` did: judgments and bypasses made by the call, the session's
     total of judgments, and why it stopped (``"budget"``, ``"exhausted"`` -- no candidate left --,
-    ``"quit"`` -- the oracle raised :class:`QuitJudging` -- or ``"limit"``, ``max_steps`` reached)."""
+    ``"quit"`` -- the oracle raised :class:`QuitJudging` --, ``"limit"``, ``max_steps`` reached, or
+    ``"stopped"``, the :class:`~pyterrier_noise.selection.StopRule` fired: ``detail`` says why)."""
     judged: int
     bypassed: int
     n_judged: int
     reason: str
+    detail: str | None = None
 
 
 _FORMAT = "pyterrier-noise judging session 1"
@@ -1132,7 +1135,7 @@ class JudgingSession:
 
     def run(self, oracle: Oracle | Callable[[str, str], Label], budget: int | None = None, *,
             max_steps: int | None = None, progress: bool = False,
-            on_step: Callable[[JudgingEvent], Any] | None = None) -> RunReport:
+            on_step: Callable[[JudgingEvent], Any] | None = None, stop: StopRule | None = None) -> RunReport:
         """Judge until the session holds ``budget`` judgments (seed002 Sec. 2.7 loop).
 
         Each step: take the next document (:meth:`next`), ask the oracle, record the label (or bypass
@@ -1140,10 +1143,14 @@ class JudgingSession:
         commit, then call ``on_step(event)``.  ``budget`` is the session's total (so running the
         same call again after a crash finishes the same session); ``None`` judges until no candidate
         is left.  ``max_steps`` bounds the steps of this call.  The oracle may raise
-        :class:`QuitJudging` to stop.
+        :class:`QuitJudging` to stop.  ``stop``: a :class:`~pyterrier_noise.selection.StopRule`
+        checked before every document is served (seed002 Sec. 4.11); it is not stored, so a resumed
+        session may use another.
         """
         self._check_usable()
         oracle = _as_oracle(oracle)
+        if stop is not None and not isinstance(stop, StopRule):
+            raise InputError(f"argument 'stop': expected a StopRule, got {type(stop).__name__}")
         for name, v in (("budget", budget), ("max_steps", max_steps)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0):
                 raise InputError(f"argument {name!r}: expected a non-negative integer or None, got {v!r}")
@@ -1154,7 +1161,7 @@ class JudgingSession:
         if progress:
             bar = _tqdm(total=budget, initial=min(self._n_judged, budget) if budget is not None else self._n_judged,
                         desc="judging", unit="judgment")
-        reason = "budget"
+        reason, detail = "budget", None
         try:
             while True:
                 if budget is not None and self._n_judged >= budget:
@@ -1163,6 +1170,11 @@ class JudgingSession:
                 if max_steps is not None and judged + bypassed >= max_steps:
                     reason = "limit"
                     break
+                if stop is not None:
+                    detail = stop.reason(self.selector)
+                    if detail is not None:
+                        reason = "stopped"
+                        break
                 item = self.next()
                 if item is None:
                     reason = "exhausted"
@@ -1186,7 +1198,7 @@ class JudgingSession:
         finally:
             if bar is not None:
                 bar.close()
-        return RunReport(judged, bypassed, self._n_judged, reason)
+        return RunReport(judged, bypassed, self._n_judged, reason, detail)
 
     # -- results -------------------------------------------------------------------------
 
@@ -1284,6 +1296,8 @@ JUDGE_EXAMPLES = """examples:
   # a scripted session: labels come from qrels (documents without a judgment count as non-relevant)
   pyterrier-noise judge --session sim.sqlite --method C --budget 500 \\
       --qrels ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs
+  # stop before the budget once the leading run is certainly ahead of every other
+  pyterrier-noise judge --session covid.sqlite --budget 2000 --stop-leader upper --topics topics.txt runs/
   # write the judgments made so far as TREC qrels, and exit
   pyterrier-noise judge --session covid.sqlite --export judged-qrels.txt
 
@@ -1333,6 +1347,7 @@ def register_cli(subparsers: Any) -> None:
     j.add_argument("--export", default=None, metavar="FILE",
                    help="write the judgments as TREC qrels to FILE and exit (no judging)")
     j.add_argument("--bounds", action="store_true", help="print the per-system RBP bounds at the end")
+    add_stop_arguments(j)
     j.set_defaults(handler=_cmd_judge)
 
 
@@ -1371,13 +1386,13 @@ def _cmd_judge(args: argparse.Namespace) -> int:
                   f"{len(s.run_names)} runs, {s.n_judged} judged so far"
                   + (f", budget {args.budget}" if args.budget is not None else ""))
         try:
-            report = s.run(oracle, budget=args.budget, progress=args.qrels is not None)
+            report = s.run(oracle, budget=args.budget, progress=args.qrels is not None, stop=stop_rule(args))
         except KeyboardInterrupt:
             print(f"\ninterrupted: {s.n_judged} judgments are saved in {args.session}; "
                   f"run the same command to resume", file=sys.stderr)
             return 130
         why = {"budget": "budget reached", "exhausted": "no candidate left", "quit": "quit",
-               "limit": "step limit reached"}[report.reason]
+               "limit": "step limit reached", "stopped": f"stop rule: {report.detail}"}[report.reason]
         print(f"session {args.session}: {s.n_judged} judgments ({report.judged} new), {s.n_bypassed} bypassed; "
               f"stopped: {why}")
         if args.bounds:

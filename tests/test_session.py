@@ -767,3 +767,28 @@ def test_session_equals_a_direct_selector_loop(tmp_path, coll):
     with JudgingSession(tmp_path / "s.sqlite") as s:  # replayed: the same bounds
         pd.testing.assert_frame_equal(s.bounds(), sel.bounds())
         assert s.selector.propose(3) == sel.propose(3)
+
+
+def test_session_stop_rule_equals_the_selector_and_resumes(tmp_path, coll, capsys):
+    """A StopRule ends a session's run where it ends JudgmentSelector.judge; the judgments are kept,
+    and a later run without the rule goes on from there."""
+    _real_factory()
+    from pyterrier_noise import cli
+    from pyterrier_noise.selection import JudgmentSelector, StopRule
+    rule = StopRule(top_residual=0.35, top_k=2)
+    sel = JudgmentSelector(coll.runs, method="C")
+    n = sel.judge(coll.true_qrels, 500, stop=rule)
+    assert sel.stopped is not None and 0 < n < 500
+    with JudgingSession(tmp_path / "s.sqlite", runs=coll.runs, method="C") as s:
+        report = s.run(QrelsOracle(coll.true_qrels), budget=500, stop=rule)
+        assert (report.reason, report.detail, report.n_judged) == ("stopped", sel.stopped, n)
+        assert list(s.judged_qrels()["docno"]) == list(sel.judged_qrels()["docno"])
+        with pytest.raises(InputError, match="expected a StopRule"):
+            s.run(QrelsOracle(coll.true_qrels), budget=500, stop="leader")
+    with JudgingSession(tmp_path / "s.sqlite") as s:   # resumed without the rule: judging goes on
+        assert s.run(QrelsOracle(coll.true_qrels), budget=n + 5).n_judged == n + 5
+    d, runs_dir, qrels = _trec_files(coll, tmp_path)
+    assert cli.main(["judge", "--session", str(tmp_path / "cli.sqlite"), "--budget", "500", "--qrels", str(qrels),
+                     "--stop-top-residual", "0.35", "--stop-top-k", "2", str(runs_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"{n} judgments ({n} new)" in out and "stopped: stop rule: the mean residual of the top 2 runs" in out
