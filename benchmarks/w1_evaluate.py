@@ -39,7 +39,7 @@ def part_ours(ties: str, rbp_only: bool) -> dict:
     t0 = time.perf_counter()
     qrels = read_qrels(DATA / "qrels-rnd1.txt")
     t_read = time.perf_counter()
-    aligned = AlignedRuns.build(DATA / "runs", qrels, ties=ties)  # files parsed by Arrow, several at once in threads
+    aligned = AlignedRuns.build(DATA / "runs", qrels, ties=ties)  # read and aligned in parallel workers
     t_align = time.perf_counter()
     specs = [MeasureSpec("RBP", c, p=p) for p in PS for c in ("value", "residual")]
     if not rbp_only:

@@ -504,8 +504,9 @@ class AlignedRuns:
         """Align runs to qrels.
 
         ``runs``: ``{name: results frame}`` or anything :func:`~pyterrier_noise.io.read_runs`
-        takes (a directory or list of run files is parsed by Arrow, several files at once in
-        threads; a large mapping of frames is aligned in parallel processes).
+        takes (run files are parsed by Arrow's CSV reader; a large input is aligned in parallel
+        processes by chunks of runs, or, when the alignment must be one piece, its files are
+        read several at a time in threads).
         ``qrels``: anything :func:`~pyterrier_noise.io.read_qrels` takes, or a
         :class:`JudgmentTable`.  ``topics``: the topics to evaluate (default: those of the qrels;
         ``"runs"``: those the runs answer, in natural order); a topic a run does not answer scores
@@ -515,8 +516,8 @@ class AlignedRuns:
         ``include_unjudged``: add a table row (label NaN) for every retrieved document without a
         judgment, so that label versions can judge documents the qrels never did (judgment
         selection, pooling simulations).  ``keep_docnos``: keep the docno of every position.
-        ``n_jobs``: threads reading run files, or processes aligning a large mapping of frames
-        (default: the machine's cores; 1 = neither).
+        ``n_jobs``: processes aligning a large input, or threads reading its run files when the
+        alignment is one piece (default: the machine's cores; 1 = neither).
         """
         from .io import _list_run_files, _run_name, read_runs
         if ties not in TIE_POLICIES:
@@ -548,13 +549,15 @@ class AlignedRuns:
             names, items = list(runs.keys()), list(runs.values())
             size = sum(len(f) for f in items)
         else:
-            items, size = files, 0   # files are never split across processes (threads read them)
+            items = files
+            # about 20 bytes a line, gzip or not; a missing file is reported by the reader
+            size = sum(f.stat().st_size for f in files if f.is_file()) // 20
         n_jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
-        # Run files are read by threads in this process: decompression and Arrow's parser release
-        # the GIL, and one process avoids copying 10^6+ positions back from workers (measured
-        # faster than forked chunks on 2 cores: docs/benchmarks.md).  Frames are aligned in forked
-        # chunks when large.
-        by_process = files is None and not serial and size >= 400_000 and len(names) >= 2
+        # Large inputs are aligned in forked chunks of runs (each reads its own files), which
+        # parallelises the alignment as well as the parsing.  When the alignment must be one piece
+        # (include_unjudged grows one table; topics="runs"; keep_docnos) the files are read by
+        # threads in this process instead: decompression and Arrow's parser release the GIL.
+        by_process = not serial and size >= 400_000 and len(names) >= 2
         n_chunks = min(n_jobs, len(names)) if by_process else 1
         bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
         jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]
