@@ -58,11 +58,23 @@ def _natural_sort(values: Sequence[str]) -> list[str]:
     return sorted(vals)
 
 
+def _are_run_paths(runs) -> bool:
+    """Whether ``runs`` names run files: a path, or a non-empty list of paths."""
+    return isinstance(runs, (str, os.PathLike)) or (
+        isinstance(runs, (list, tuple)) and bool(runs) and all(isinstance(x, (str, os.PathLike)) for x in runs))
+
+
+def _dense_keys(key_range: int, n: int) -> bool:
+    """Whether integer keys below ``key_range`` are better served by a dense table than by a sort,
+    for ``n`` keys: when the range is not much larger than the keys (or small anyway)."""
+    return key_range <= max(4 * n, 1 << 20)
+
+
 def _lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None) -> np.ndarray:
     """Row of each query key in ``keys`` (unique), or -1; binary search over sorted keys, or, for
     non-negative keys below a ``key_range`` that is small next to the number of queries, one
     dense table of rows (no search at all)."""
-    if key_range is not None and key_range <= max(4 * len(queries), 1 << 20):
+    if key_range is not None and _dense_keys(key_range, len(queries)):
         row_at = np.full(key_range, -1, dtype=np.int64)
         row_at[keys] = np.arange(len(keys))
         return row_at[queries]
@@ -440,7 +452,7 @@ def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.nd
     Where the range is small next to the number of keys (aligned positions: topics x vocabulary
     against millions of positions) a dense mark-and-rank pass replaces the sort, several times
     faster; otherwise numpy's sort-based unique."""
-    if key_range <= max(4 * len(keys), 1 << 20):
+    if _dense_keys(key_range, len(keys)):
         seen = np.zeros(key_range, dtype=bool)
         seen[keys] = True
         uniq = np.flatnonzero(seen)
@@ -531,8 +543,7 @@ class AlignedRuns:
             JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
         serial = keep_docnos or include_unjudged or topics_from_runs
         files = None
-        if isinstance(runs, (str, os.PathLike)) or (isinstance(runs, (list, tuple)) and runs
-                                                    and all(isinstance(x, (str, os.PathLike)) for x in runs)):
+        if _are_run_paths(runs):
             paths = [Path(runs)] if isinstance(runs, (str, os.PathLike)) else [Path(x) for x in runs]
             files = [f for p in paths for f in (_list_run_files(p) if p.is_dir() else [p])]
             names = [_run_name(f) for f in files]

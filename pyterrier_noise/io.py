@@ -337,13 +337,7 @@ def read_run_arguments(items: Iterable) -> dict[str, pd.DataFrame]:
 
     Two runs with the same name (file name without ``.gz``) are an error, never a silent overwrite.
     """
-    runs: dict[str, pd.DataFrame] = {}
-    for item in items:
-        for name, frame in read_runs(item).items():
-            if name in runs:
-                raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
-            runs[name] = frame
-    return runs
+    return read_runs(run_file_arguments(items))
 
 
 def run_file_arguments(items: Iterable) -> list[Path]:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -43,7 +42,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .engine import AlignedRuns, JudgmentTable, MeasureSpec
+from .engine import AlignedRuns, JudgmentTable, MeasureSpec, _are_run_paths
 from .errors import InputError, announce, check_choice, check_int, check_number, check_probability
 
 __all__ = ["METHODS", "JudgmentSelector", "StopRule", "depth_pool", "rbp_pool", "qrels_oracle", "simulate",
@@ -80,9 +79,7 @@ def _aligned_for(runs: Any, qrels: pd.DataFrame | None, topics: Sequence[str] | 
     from .io import read_qrels, read_runs
     if isinstance(runs, AlignedRuns):
         return runs
-    are_paths = isinstance(runs, (str, os.PathLike)) or (
-        isinstance(runs, (list, tuple)) and all(isinstance(x, (str, os.PathLike)) for x in runs))
-    if not isinstance(runs, Mapping) and not are_paths:
+    if not isinstance(runs, Mapping) and not _are_run_paths(runs):
         runs = read_runs(runs)
     if not runs:
         raise InputError("argument 'runs': expected at least one run, got none")
@@ -243,9 +240,7 @@ class StopRule:
             if self.leader == "upper":
                 bound = base[others] + resid[others]
             else:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    proj = np.where(mass_q > 0, base_q / np.where(mass_q > 0, mass_q, 1.0), np.nan)
-                bound = _proj_fallback(base_q, resid_q, proj).mean(axis=1)[others]
+                bound = _proj_fallback(base_q, resid_q, _projection(base_q, mass_q)).mean(axis=1)[others]
             if (base[best] > bound).all():
                 return (f"run {selector.run_names[best]!r} leads by midpoint and its base {base[best]:.4g} is above "
                         f"every other run's {self.leader} value (at most {float(bound.max()):.4g}; RBP p={selector.p:g})")
@@ -1084,8 +1079,7 @@ def _bounds_arrays(sel: "JudgmentSelector", ps: Sequence[float]) -> dict[float, 
         w = (1.0 - p) * p ** pos
         mass = np.bincount(seg, weights=w, minlength=n_seg)
         base = np.bincount(seg, weights=w * gain, minlength=n_seg)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            proj = np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
+        proj = _projection(base, mass)
         shape = (sel._S, sel._T)
         out[p] = {"value": base.reshape(shape), "residual": np.maximum(1.0 - mass, 0.0).reshape(shape),
                   "projected": proj.reshape(shape)}
@@ -1100,6 +1094,12 @@ def _bounds_frame(sel: "JudgmentSelector", p: float) -> pd.DataFrame:
                          "qid": np.tile(np.asarray(sel.topics, dtype=object), S),
                          "base": base.ravel(), "residual": resid.ravel(), "upper": (base + resid).ravel(),
                          "projected": proj.ravel()})
+
+
+def _projection(base: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """RBP projected value base / judged mass (seed002 Sec. 1.2), NaN where nothing is judged."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
 
 
 def _proj_fallback(base: np.ndarray, resid: np.ndarray, proj: np.ndarray) -> np.ndarray:
