@@ -96,7 +96,7 @@ def evaluate(runs: dict, qrels: pd.DataFrame, ties: str) -> dict:
     """{measure: (systems, topics)} under a tie policy; for grouped policies also the optimistic
     and pessimistic scores of the same alignment."""
     from pyterrier_noise import AlignedRuns
-    from pyterrier_noise.tie_kernels import evaluate_tied
+    from pyterrier_noise.engine import evaluate_tied
     specs = measures()
     aligned = AlignedRuns.build(runs, qrels, ties=ties, on_topic_mismatch="ignore")
     out = aligned.evaluate(list(specs.values()))
@@ -111,7 +111,7 @@ def evaluate(runs: dict, qrels: pd.DataFrame, ties: str) -> dict:
 
 def compare(orig: dict, banded: dict) -> dict:
     """Pair conclusions, ranking agreement, optimistic-pessimistic spread and non-inferiority."""
-    from pyterrier_noise.agreement import kendall_tau
+    from pyterrier_noise.stats import kendall_tau
     from pyterrier_noise.stats import all_pairs, degradation_test, pvalue_quadrants
     rows = {}
     for name in measures():

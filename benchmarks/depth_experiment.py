@@ -47,7 +47,7 @@ def _peak_mib() -> float:
 def part_deep() -> dict:
     """The deeply judged runs (untimed; its own process so that the parts below read only those runs)."""
     from pyterrier_noise import AlignedRuns, read_qrels, read_runs
-    from pyterrier_noise.perturbation import deeply_judged_runs
+    from pyterrier_noise.judges import deeply_judged_runs
     everything = AlignedRuns.build(read_runs(DATA / "runs"), read_qrels(DATA / "qrels-rnd1.txt"))
     counts = {d: len(deeply_judged_runs(everything, everything.table, depth=d)) for d in (DEEP, DEEP + 1, 10)}
     return {"deep": deeply_judged_runs(everything, everything.table, depth=DEEP), "counts": counts}
@@ -64,7 +64,7 @@ def _deep_runs():
 def part_ours() -> dict:
     import numpy as np
     from pyterrier_noise import AlignedRuns, MeasureSpec
-    from pyterrier_noise.uncertainty import depth_labels
+    from pyterrier_noise.experiments import depth_labels
     runs, qrels, _ = _deep_runs()
     t0 = time.perf_counter()
     aligned = AlignedRuns.build(runs, qrels, n_jobs=1)
@@ -125,9 +125,9 @@ def study() -> dict:
     """The untimed analyses and the plots."""
     import pandas as pd
     from pyterrier_noise import AlignedRuns
-    from pyterrier_noise.uncertainty import (FINE_GRID, depth_experiment, match_phi_many, multiplicity_table,
+    from pyterrier_noise.experiments import (FINE_GRID, depth_experiment, match_phi_many, multiplicity_table,
                                              plot_phi_match)
-    from pyterrier_noise import read_qrels, read_runs
+    from pyterrier_noise import read_runs
     runs, qrels, deep = _deep_runs()
     aligned = AlignedRuns.build(runs, qrels)
     t0 = time.perf_counter()

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from pyterrier_noise import AlignedRuns, MeasureSpec, read_qrels, read_runs
-    from pyterrier_noise.perturbation import RandomFlips
+    from pyterrier_noise.judges import RandomFlips
 
     n = args.replicates
     t0 = time.perf_counter()

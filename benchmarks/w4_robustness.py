@@ -63,8 +63,8 @@ def part_ours(n: int, seed: int, out: str) -> dict:
     import numpy as np
     import pandas as pd
     import pyterrier as pt
-    from pyterrier_noise.perturbation import RandomFlips
-    from pyterrier_noise.robustness import robustness_experiment
+    from pyterrier_noise.judges import RandomFlips
+    from pyterrier_noise.experiments import robustness_experiment
     runs, qrels = _load()
     systems = {name: pt.Transformer.from_df(run) for name, run in runs.items()}
     topics = pd.DataFrame({"qid": sorted(qrels["qid"].unique(), key=int)})
@@ -88,7 +88,7 @@ def part_peer(n: int, seed: int, out: str) -> dict:
     import numpy as np
     from pyterrier_noise import AlignedRuns
     from pyterrier_noise.measures import to_spec
-    from pyterrier_noise.perturbation import RandomFlips
+    from pyterrier_noise.judges import RandomFlips
     runs, qrels = _load()
     aligned = AlignedRuns.build(runs, qrels)
     L = RandomFlips(0.93, 0.07).sample_labels(aligned.table, n, seed=seed)
@@ -108,8 +108,8 @@ def study(n: int, seed: int) -> int:
     import numpy as np
     from scipy import stats
     from pyterrier_noise import evaluate
-    from pyterrier_noise.perturbation import RandomFlips, RankBiasedFlips
-    from pyterrier_noise.robustness import robustness_experiment
+    from pyterrier_noise.judges import RandomFlips, RankBiasedFlips
+    from pyterrier_noise.experiments import robustness_experiment
     runs, qrels = _load()
     means = evaluate(runs, qrels, ["RBP(p=0.8)"]).set_index("name")["value"]
     top = list(means.sort_values(ascending=False, kind="stable").index[:50])

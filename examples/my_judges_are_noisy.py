@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from pyterrier_noise import read_qrels, read_runs
-from pyterrier_noise.perturbation import RandomFlips
-from pyterrier_noise.robustness import robustness_experiment
+from pyterrier_noise.judges import RandomFlips
+from pyterrier_noise.experiments import robustness_experiment
 from pyterrier_noise.synthetic import make_collection
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec-covid-round1"

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from pyterrier_noise import AlignedRuns, MeasureSpec, read_qrels, read_runs
-from pyterrier_noise.agreement import kendall_tau
+from pyterrier_noise.stats import kendall_tau
 from pyterrier_noise.synthetic import make_collection
 from pyterrier_noise.ties import ScoreRounding, TieBanding, tie_stats
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pyterrier_noise import AlignedRuns, MeasureSpec
-from pyterrier_noise.agreement import kendall_tau, krippendorff_alpha, rbo
+from pyterrier_noise.stats import kendall_tau, krippendorff_alpha, rbo
 from pyterrier_noise.correction import JudgeCalibration, correct_summary
 from pyterrier_noise.ties import worst_case_table
 

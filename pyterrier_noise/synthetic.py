@@ -67,7 +67,7 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from ._validation import InputError
 
 __all__ = ["SyntheticCollection", "make_collection", "default_collection"]
 

@@ -1,4 +1,4 @@
-"""Tests for pyterrier_noise.agreement: the worked examples of Yang (2019) Ch. 2.4.3 (corrected
+"""Tests for pyterrier_noise.stats.agreement: the worked examples of Yang (2019) Ch. 2.4.3 (corrected
 values from the seed notes), brute-force checks, and the discrimination analyses of Ch. 4."""
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import scipy.stats as st
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
-from pyterrier_noise.agreement import (consistent_discrimination, discrimination_agreement,
+from pyterrier_noise.stats.agreement import (consistent_discrimination, discrimination_agreement,
                                        discrimination_ratio, kendall_tau, krippendorff_alpha,
                                        pairwise_preference_units, rbo, spearman, tau_ap)
-from pyterrier_noise.errors import InputError
+from pyterrier_noise._validation import InputError
 
 # Table 2.4 / 2.5 mean scores of five systems s1..s5
 M0 = [9.0, 8.0, 7.0, 6.0, 5.0]

@@ -5,7 +5,6 @@ blocks that use the real data guard themselves with ``if path.exists()``.
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 

@@ -1,7 +1,6 @@
 """The documentation builds into a site with warnings as errors (mkdocs --strict)."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path

@@ -343,7 +343,7 @@ def _write_runs(runs: dict, d, sep: str = " ") -> None:
 
 
 def test_unique_inverse_equals_numpy_on_both_paths():
-    from pyterrier_noise.engine import _unique_inverse
+    from pyterrier_noise.engine.align import _unique_inverse
     rng = np.random.default_rng(3)
     for key_range, n in ((50, 1000), (10 ** 9, 1000), (1 << 20, 0)):   # dense, sort-based, empty
         keys = rng.integers(0, key_range, n)
@@ -358,7 +358,7 @@ def test_unique_inverse_equals_numpy_on_both_paths():
 def test_include_unjudged_table_is_sorted_and_every_position_finds_its_row(seed):
     """The grown table is the one a string sort would give, and each position's row names its
     own (qid, docno); judged rows keep their labels."""
-    from pyterrier_noise.engine import JudgmentTable
+    from pyterrier_noise.engine.align import JudgmentTable
     runs, qrels = random_collection(seed, n_runs=4, n_topics=5, n_docs=60, depth=25, judged_frac=0.3)
     qrels = pd.concat([qrels, pd.DataFrame({"qid": "2", "docno": ["zz-never-retrieved"], "label": [1.0]})])
     b = AlignedRuns.build(runs, qrels, include_unjudged=True, keep_docnos=True)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import pyterrier_noise as pn
-from pyterrier_noise import pairwise as pw
-from pyterrier_noise.errors import CoercionWarning, InputError
+from pyterrier_noise.crowd import pairwise as pw
+from pyterrier_noise._validation import CoercionWarning, InputError
 from pyterrier_noise.synthetic import default_collection
 
 
@@ -563,7 +563,7 @@ def test_judgment_alpha_thesis_table_2_12():
     assert round(pw.judgment_alpha(qs), 3) == 0.353
     assert pw.judgment_alpha(qs, tie="missing") == pytest.approx(0.5)
     # a second topic is just more units: same as building them by hand with agreement's helper
-    from pyterrier_noise.agreement import krippendorff_alpha, pairwise_preference_units
+    from pyterrier_noise.stats.agreement import krippendorff_alpha, pairwise_preference_units
     qs2 = [pd.concat([q, q.assign(qid="2", label=q.label[::-1].to_numpy())]) for q in qs]
     units = pd.concat([pairwise_preference_units(np.array(raters).T).units,
                        pairwise_preference_units(np.array(raters)[:, ::-1].T).units])
@@ -658,7 +658,8 @@ def test_aggregated_qrels_flow_into_the_engine(coll):
 def parser():
     p = argparse.ArgumentParser(prog="pyterrier-noise")
     sub = p.add_subparsers(dest="command")
-    pw.register_cli(sub)
+    from pyterrier_noise.cli.pairwise import register_cli
+    register_cli(sub)
     return p
 
 

@@ -18,8 +18,8 @@ from scipy.special import expit
 import pyterrier_noise as pn
 from pyterrier_noise import AlignedRuns, InputError, JudgmentTable, MeasureSpec
 from pyterrier_noise.cli import main
-from pyterrier_noise.correction import JudgeCalibration
-from pyterrier_noise.perturbation import (
+from pyterrier_noise.correction.estimates import JudgeCalibration
+from pyterrier_noise.judges.models import (
     JUDGES, Chain, ConfusionJudge, FlipRateModel, MetarankLogisticModel, PerturbationWarning,
     PoolDepthReduction, RandomFlips, RandomRemoval, RankBiasedFlips, ReplicateSet, deeply_judged_runs,
     inclusion_probabilities, meta_ap, meta_ap_weight, sample_for_dual_assessment, sdt_params, sdt_rates,

@@ -8,11 +8,9 @@
 from __future__ import annotations
 
 import gzip
-import io
 import logging
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from pyterrier_noise import AlignedRuns, MeasureSpec, read_qrels, read_runs

@@ -1,4 +1,4 @@
-"""Tests of the robustness experiment (pyterrier_noise.robustness).
+"""Tests of the robustness experiment (pyterrier_noise.experiments.robustness).
 
 Reference values come from independent computations: the engine on the replicate's label matrix,
 ir_measures (pytrec_eval / cwl_eval) on one replicate's qrels, pt.Experiment on the unperturbed
@@ -20,8 +20,8 @@ from statsmodels.stats.multitest import multipletests
 
 from pyterrier_noise import AlignedRuns, JudgmentTable, MeasureSpec
 from pyterrier_noise.cli import main
-from pyterrier_noise.errors import InputError
-from pyterrier_noise.robustness import CONCLUSIONS, RobustnessResult, robustness_experiment
+from pyterrier_noise._validation import InputError
+from pyterrier_noise.experiments.robustness import CONCLUSIONS, RobustnessResult, robustness_experiment
 from pyterrier_noise.synthetic import default_collection
 
 MEASURES = ["RBP(rel=1,p=0.8)", "AP", "nDCG@10"]
@@ -180,8 +180,8 @@ def test_pair_conclusions_partition_and_match_scipy_statsmodels(noisy):
 
 
 def test_gram_t_test_equals_stats_all_pairs_on_hard_cases():
-    from pyterrier_noise.robustness import _all_pairs_t
-    from pyterrier_noise.stats import all_pairs
+    from pyterrier_noise.experiments.robustness import _all_pairs_t
+    from pyterrier_noise.stats.tests import all_pairs
     rng = np.random.default_rng(3)
     X = rng.random((10, 25, 6))
     X[1] = X[0]                                   # identical systems: NaN, as scipy
@@ -292,7 +292,7 @@ def test_true_p_given_observed_band_table(noisy):
 
 
 def test_same_seed_same_result_and_chunking_does_not_matter(small):
-    from pyterrier_noise.perturbation import RandomFlips
+    from pyterrier_noise.judges.models import RandomFlips
     runs, qrels, topics = small
     kw = dict(n_replicates=23, baseline=0, correction="bonferroni")
     a = robustness_experiment(runs, topics, qrels, ["AP", "P@10"], RandomFlips(0.93, 0.07), seed=5, **kw)
@@ -454,14 +454,3 @@ def test_cli_rank_biased_uses_the_evaluated_runs(coll, tmp_path, capsys):
     assert "RankBiasedFlips" in info
     labels = pd.read_csv(tmp_path / "rb" / "labels.tsv", sep="\t")
     assert len(labels) == 6 and labels["n_changed"].gt(0).all()
-
-
-def test_cli_without_perturbation_models_says_so(monkeypatch, tmp_path, capsys):
-    import pyterrier_noise.robustness as rob
-
-    def broken():
-        raise ImportError("no perturbation module")
-
-    monkeypatch.setattr(rob, "_model_parser", broken)
-    assert main(["robustness", "q.txt", "r", "-m", "AP", "--out", str(tmp_path)]) == 2
-    assert "perturbation models (pyterrier_noise.perturbation) cannot be loaded" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Tests of pyterrier_noise.selection: pooling and Moffat, Webber & Zobel's (2007) Methods A, B, C.
+"""Tests of pyterrier_noise.selection.selector: pooling and Moffat, Webber & Zobel's (2007) Methods A, B, C.
 
 Reference values are seed002's (shared/spec/seed002-rbp-residual-and-targeted-judging.md):
 Sec. 1.3 (the RBP example), Sec. 2.8 (the paper's Table 1 runs: pooling and Method A orders and
@@ -8,7 +8,6 @@ formulas (recompute every weight from scratch at every step).
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -18,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import wilcoxon
 
-from pyterrier_noise.errors import CoercionWarning, InputError
-from pyterrier_noise.selection import (JudgmentSelector, compare_methods, depth_pool, qrels_oracle, rbp_pool,
+from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise.selection.selector import (JudgmentSelector, compare_methods, depth_pool, qrels_oracle, rbp_pool,
                                        separation, simulate)
 from pyterrier_noise.synthetic import make_collection
 
@@ -531,7 +530,7 @@ def test_bad_input_raises_input_error():
 
 def test_command_line(tmp_path):
     from pyterrier_noise.cli import main
-    from pyterrier_noise.io import write_trec_qrels, write_trec_run
+    from pyterrier_noise.io.trec import write_trec_qrels, write_trec_run
     runs, qrels = small_collection(13)
     for name, f in runs.items():
         write_trec_run(f, tmp_path / f"{name}.gz")
@@ -557,7 +556,7 @@ def test_command_line_run_arguments(tmp_path, capsys):
     """select reads its RUN arguments (files or directories) straight into the engine; a missing path
     or two runs of one name are errors that say so."""
     from pyterrier_noise.cli import main
-    from pyterrier_noise.io import write_trec_qrels, write_trec_run
+    from pyterrier_noise.io.trec import write_trec_qrels, write_trec_run
     runs, qrels = small_collection(14)
     (tmp_path / "d").mkdir()
     for i, (name, f) in enumerate(runs.items()):
@@ -598,7 +597,7 @@ def _leader_separated(sel, kind):
 
 @pytest.mark.parametrize("method", ["A", "C"])
 def test_stop_rule_top_residual_fires_at_the_first_judgment_that_meets_it(method):
-    from pyterrier_noise.selection import StopRule
+    from pyterrier_noise.selection.selector import StopRule
     runs, qrels = small_collection(31, n_runs=6, n_topics=3)
     free = JudgmentSelector(runs, p=0.8, method=method)
     free.judge(qrels, 60)
@@ -621,7 +620,7 @@ def _replayed(runs, qrels, method, n):
 
 @pytest.mark.parametrize("kind", ["upper", "projected"])
 def test_stop_rule_leader_separated(kind):
-    from pyterrier_noise.selection import StopRule
+    from pyterrier_noise.selection.selector import StopRule
     runs, qrels = small_collection(32, n_runs=4, n_topics=2, n_docs=15, depth=10)
     best = max(runs, key=lambda r: 0)  # make one run clearly the best: its documents are all relevant
     q = qrels.copy()
@@ -635,7 +634,7 @@ def test_stop_rule_leader_separated(kind):
 
 
 def test_stop_rule_checked_before_the_first_judgment_and_validated():
-    from pyterrier_noise.selection import StopRule
+    from pyterrier_noise.selection.selector import StopRule
     runs, qrels = small_collection(33)
     sel = JudgmentSelector(runs, p=0.8, method="B")
     assert sel.judge(qrels, 10, stop=StopRule(top_residual=1.0)) == 0 and sel.stopped is not None
@@ -652,8 +651,8 @@ def test_stop_rule_checked_before_the_first_judgment_and_validated():
 
 def test_simulate_and_command_line_stop_early(tmp_path, capsys):
     from pyterrier_noise.cli import main
-    from pyterrier_noise.io import write_trec_qrels, write_trec_run
-    from pyterrier_noise.selection import StopRule
+    from pyterrier_noise.io.trec import write_trec_qrels, write_trec_run
+    from pyterrier_noise.selection.selector import StopRule
     runs, qrels = small_collection(34, n_runs=6)
     rule = StopRule(top_residual=0.3)
     res = simulate(runs, qrels, method="C", checkpoints=[10, 20, 400], p_eval=[0.8], stop=rule)

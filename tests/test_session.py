@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
-from pyterrier_noise.errors import InputError
-from pyterrier_noise.io import read_qrels
-from pyterrier_noise.session import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
+from pyterrier_noise._validation import InputError
+from pyterrier_noise.io.trec import read_qrels
+from pyterrier_noise.selection.session import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
                                      SessionError, SessionLockedError, TerminalOracle, fingerprint_qrels,
                                      fingerprint_runs, read_docs_file, read_topics_file)
 from pyterrier_noise.synthetic import make_collection
@@ -98,17 +98,13 @@ def _child_prelude(fake: bool | None = None, patch_default: bool = True) -> str:
     import inspect
     code = "import math\nimport numpy as np\nimport pandas as pd\n" + inspect.getsource(FakeSelector)
     if patch_default:
-        code += ("import pyterrier_noise.session as _m\n"
+        code += ("import pyterrier_noise.selection.session as _m\n"
                  "_m._default_factory = lambda runs, **kw: FakeSelector(runs, **kw)\n")
     return code
 
 
 def _real_factory():
-    try:
-        from pyterrier_noise.selection import JudgmentSelector
-    except ImportError:
-        pytest.skip("pyterrier_noise.selection (JudgmentSelector) is not in this checkout yet")
-    return None  # the session's default factory
+    return None  # the session's default factory (the real JudgmentSelector)
 
 
 @pytest.fixture(params=["fake", "real"])
@@ -226,7 +222,7 @@ def test_noisy_oracle_accepts_perturbation_models():
         tpr, fpr = 0.0, 1.0
     o = NoisyOracle(CallableOracle(lambda q, d: 1.0), Flips())
     assert (o.tpr, o.fpr) == (0.0, 1.0) and o.judge("q", "d") == 0.0
-    pm = pytest.importorskip("pyterrier_noise.perturbation")
+    pm = pytest.importorskip("pyterrier_noise.judges.models")
     truth = {("q%d" % (i % 4), "d%d" % i): float(i % 3) for i in range(300)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
     via_model = NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, on_label=2, seed=7))
@@ -400,7 +396,7 @@ def test_concurrent_writers_are_refused(tmp_path, coll):
     s = JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector)
     with pytest.raises(SessionLockedError, match="open in another process"):
         JudgingSession(path, selector_factory=FakeSelector)
-    code = (_child_prelude(True, False) + "from pyterrier_noise.session import JudgingSession, SessionLockedError\n"
+    code = (_child_prelude(True, False) + "from pyterrier_noise.selection.session import JudgingSession, SessionLockedError\n"
             "try:\n"
             f"    JudgingSession({str(path)!r}, selector_factory=FakeSelector)\n"
             "except SessionLockedError as e:\n"
@@ -508,7 +504,7 @@ def test_batches_resume_mid_batch(tmp_path, coll):
 _CHILD = """
 import sys, time
 from pyterrier_noise.synthetic import make_collection
-from pyterrier_noise.session import JudgingSession, QrelsOracle, NoisyOracle
+from pyterrier_noise.selection.session import JudgingSession, QrelsOracle, NoisyOracle
 c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
 oracle = NoisyOracle(QrelsOracle(c.true_qrels), tpr=0.8, fpr=0.1, seed=4)
 def slow(q, d):
@@ -587,7 +583,7 @@ def _cli_factory(monkeypatch):
     """The selector the command line uses in these tests: the real one, or FakeSelector while it is missing."""
     if _has_real_selector():
         return None
-    import pyterrier_noise.session as session_mod
+    import pyterrier_noise.selection.session as session_mod
     monkeypatch.setattr(session_mod, "_default_factory", lambda runs, **kw: FakeSelector(runs, **kw))
     return FakeSelector
 
@@ -657,7 +653,7 @@ def test_cli_interactive_in_a_subprocess(tmp_path, coll):
 
 def _has_real_selector():
     try:
-        from pyterrier_noise.selection import JudgmentSelector  # noqa: F401
+        from pyterrier_noise.selection.selector import JudgmentSelector  # noqa: F401
     except ImportError:
         return False
     return True
@@ -745,7 +741,7 @@ def test_table1_method_c_through_a_session(tmp_path):
 def test_session_equals_a_direct_selector_loop(tmp_path, coll):
     """The session adds durability, nothing else: same sequence as driving JudgmentSelector by hand."""
     _real_factory()
-    from pyterrier_noise.selection import JudgmentSelector
+    from pyterrier_noise.selection.selector import JudgmentSelector
     oracle = QrelsOracle(coll.qrels, missing="bypass")
     settings = dict(method="C", p=0.7, power=2, score_scope="query", max_rel=2)  # every setting reaches the selector
     sel = JudgmentSelector(coll.runs, **settings)
@@ -774,7 +770,7 @@ def test_session_stop_rule_equals_the_selector_and_resumes(tmp_path, coll, capsy
     and a later run without the rule goes on from there."""
     _real_factory()
     from pyterrier_noise import cli
-    from pyterrier_noise.selection import JudgmentSelector, StopRule
+    from pyterrier_noise.selection.selector import JudgmentSelector, StopRule
     rule = StopRule(top_residual=0.35, top_k=2)
     sel = JudgmentSelector(coll.runs, method="C")
     n = sel.judge(coll.true_qrels, 500, stop=rule)

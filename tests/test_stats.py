@@ -1,4 +1,4 @@
-"""Tests for pyterrier_noise.stats: vectorised tests against scipy/statsmodels one at a time,
+"""Tests for pyterrier_noise.stats.tests: vectorised tests against scipy/statsmodels one at a time,
 brute-force resampling checks, and the thesis procedures (Yang 2019, Table 3.4, Fig. 3.8)."""
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from hypothesis import strategies as hst
 from hypothesis.extra.numpy import arrays
 from statsmodels.stats.multitest import multipletests
 
-from pyterrier_noise import stats
-from pyterrier_noise.errors import CoercionWarning, InputError
-from pyterrier_noise.stats import (ALTERNATIVES, all_pairs, correct_pvalues, degradation_test,
+from pyterrier_noise.stats import tests as stats
+from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise.stats.tests import (ALTERNATIVES, all_pairs, correct_pvalues, degradation_test,
                                    mean_ci, paired_test, pairwise_significance, pvalue_quadrants,
                                    significant, tukey_hsd)
 

@@ -1,4 +1,4 @@
-"""Tests for pyterrier_noise.ties: banding, rounding, tie-breaking, tie statistics, bounds, brute force.
+"""Tests for pyterrier_noise.ties.transformers: banding, rounding, tie-breaking, tie statistics, bounds, brute force.
 
 Reference values are those of Yang (2019) thesis Ch. 3 as corrected in seed note 004a (Sec. 3, 7).
 """
@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pyterrier_noise.errors import CoercionWarning, InputError
-from pyterrier_noise.ties import (
+from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise.ties.transformers import (
     MAX_ORDERINGS,
     ScoreRounding,
     TieBanding,

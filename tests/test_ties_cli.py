@@ -1,4 +1,4 @@
-"""The band, round and ties subcommands of pyterrier-noise (pyterrier_noise.ties.register_cli).
+"""The band, round and ties subcommands of pyterrier-noise (pyterrier_noise.cli.ties).
 
 Reference values: Yang (2019) thesis Table 3.1 and Sec. 3.3.1 bands (seed note 004a, Sec. 3)."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from pyterrier_noise import read_run, write_trec_run
 from pyterrier_noise.cli import main
-from pyterrier_noise.ties import _tie_stats_in_chunks, tie_stats
+from pyterrier_noise.ties.transformers import tie_stats_in_chunks, tie_stats
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -122,7 +122,7 @@ def test_ties_in_chunks_equals_one_call(tmp_path):
                                    "score": rng.integers(0, 8, 60).astype(float), "rank": np.tile(np.arange(20), 3)})
             for i in range(5)}
     whole = tie_stats(pd.concat([r.assign(name=n) for n, r in runs.items()], ignore_index=True))
-    parts = _tie_stats_in_chunks(runs, "float64", chunk=2)
+    parts = tie_stats_in_chunks(runs, "float64", chunk=2)
     pd.testing.assert_frame_equal(parts.summary, whole.summary, check_exact=False, rtol=1e-12)
     pd.testing.assert_frame_equal(parts.runs.reset_index(drop=True), whole.runs, check_exact=False, rtol=1e-12)
 

@@ -1,4 +1,4 @@
-"""Tests for pyterrier_noise.uncertainty: Yang (2019) thesis Ch. 4 -- matched RBP residuals,
+"""Tests for pyterrier_noise.experiments.uncertainty: Yang (2019) thesis Ch. 4 -- matched RBP residuals,
 exact AP bounds, Depth@k reduction and the pool-depth experiment.
 
 Reference values: the worked AP example of thesis Sec. 4.1 (seed004b Sec. 1.2), checked against
@@ -23,13 +23,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from pyterrier_noise import AlignedRuns, MeasureSpec, evaluate
-from pyterrier_noise.errors import InputError
-from pyterrier_noise.perturbation import PoolDepthReduction
+from pyterrier_noise._validation import InputError
+from pyterrier_noise.judges.models import PoolDepthReduction
 from pyterrier_noise.synthetic import make_collection
-from pyterrier_noise.uncertainty import (DEPTH_GRID, MAX_UNJUDGED, add_residual_columns, ap_bounds,
+from pyterrier_noise.experiments.uncertainty import (DEPTH_GRID, MAX_UNJUDGED, add_residual_columns, ap_bounds,
                                          depth_experiment, depth_labels, match_phi, match_phi_many,
                                          multiplicity_table, plot_phi_match, pool_entry_depth,
-                                         pool_multiplicity, register_cli, scores_with_residuals)
+                                         pool_multiplicity, scores_with_residuals)
+from pyterrier_noise.cli.phi_match import register_cli
 
 
 @pytest.fixture(scope="module")

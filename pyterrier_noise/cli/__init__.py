@@ -1,0 +1,69 @@
+"""The ``pyterrier-noise`` command line: one module per command, the only place that imports argparse.
+
+``pyterrier-noise COMMAND --help`` imports only that command's module, so help and errors come
+quickly.  Errors read as sentences (``pyterrier-noise: error: ...``, exit status 2), not tracebacks.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import warnings
+from typing import Sequence
+
+#: each command and the module of ``pyterrier_noise.cli`` that registers it
+COMMANDS = {
+    "eval": "eval", "demo": "demo", "perturb": "perturb", "robustness": "robustness", "select": "select",
+    "judge": "judge", "band": "ties", "round": "ties", "ties": "ties", "phi-match": "phi_match",
+    "pairwise": "pairwise", "report": "report",
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("pyterrier-noise")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; given a known command name, only that command's module is imported."""
+    p = argparse.ArgumentParser(
+        prog="pyterrier-noise",
+        description="Honest IR evaluation: RBP / INST residuals, noisy and incomplete judgments, ties.")
+    p.add_argument("--version", action="version", version=f"pyterrier-noise {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    wanted = [COMMANDS[command]] if command in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    for module in wanted:
+        importlib.import_module(f"{__name__}.{module}").register_cli(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pyterrier-noise`` command."""
+    from .._validation import InputError
+    from .._warnings import CoercionWarning
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    args = _parser(command).parse_args(argv)
+    old_format = warnings.formatwarning
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", CoercionWarning)
+            warnings.formatwarning = lambda msg, cat, *a, **k: f"pyterrier-noise: warning: {msg}\n"
+            try:
+                return int(args.handler(args) or 0)
+            except InputError as exc:
+                print(f"pyterrier-noise: error: {exc}", file=sys.stderr)
+                return 2
+            except BrokenPipeError:
+                return 0
+    finally:
+        warnings.formatwarning = old_format
+
+
+if __name__ == "__main__":
+    sys.exit(main())

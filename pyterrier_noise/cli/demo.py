@@ -1,0 +1,220 @@
+"""The main demonstration (``pyterrier-noise demo``): what the package does, offline, in under a minute.
+
+On the built-in synthetic collection (or on real data with ``--qrels`` and ``--runs``) it
+
+1. evaluates every system with RBP base and residual (and AP, nDCG@10), showing how much of each
+   score is uncertain because the pool did not judge what the system retrieved;
+2. perturbs the judgments and shows which conclusions move;
+3. runs an adaptive judging simulation (pooling and Methods A, B, C);
+4. bands the scores into ties and shows what the tie orderings can change;
+5. writes a report and prints where it is.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from .._validation import InputError
+
+
+def _load(qrels: str | None, runs: str | None, seed: int):
+    from ..io.trec import read_qrels, read_runs
+    if (qrels is None) != (runs is None):
+        raise InputError("give both --qrels and --runs for real data, or neither for the synthetic collection")
+    if qrels is not None:
+        return read_qrels(qrels), read_runs(runs), None, f"qrels {qrels}, runs {runs}"
+    from ..synthetic import make_collection
+    c = make_collection(seed=seed)
+    return c.qrels, c.runs, c, (f"synthetic collection (seed {seed}): {len(c.runs)} systems, "
+                                f"{c.qrels['qid'].nunique()} topics, pool of {len(c.contributing)} systems "
+                                f"to depth {c.params.get('pool_depth', '?')}")
+
+
+def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0) -> int:
+    """Run the demonstration; returns the exit status."""
+    from ..measures.classes import evaluate
+    from ..report.html import Report, plot_rbp_ranges
+    t0 = time.perf_counter()
+    q, r, collection, what = _load(qrels, runs, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"pyterrier-noise demo on the {what}")
+    print()
+    report = Report("pyterrier-noise demonstration")
+    report.text(f"Data: {what}.")
+
+    # 1. scores with honest uncertainty
+    res = evaluate(r, q, ["RBP(p=0.8)", "AP", "nDCG@10"], on_topic_mismatch="ignore")
+    wide = res.pivot(index="name", columns="measure", values="value")
+    wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
+    wide = wide.sort_values("RBP(p=0.8)", ascending=False)
+    wide.columns.name, wide.index.name = None, "system"
+    print("1. RBP(p=0.8) with its residual: the score could rise by up to the residual if the unjudged")
+    print("   documents a system retrieved turned out relevant.")
+    shown = wide.head(12)
+    for name, row in shown.iterrows():
+        tag = ""
+        if collection is not None:
+            tag = "   (pooled)" if name in collection.contributing else "   (not pooled)"
+        print(f"   {name:24} RBP {row['RBP(p=0.8)']:.4f} +{row['RBP residual']:.4f}   "
+              f"AP {row['AP']:.4f}   nDCG@10 {row['nDCG@10']:.4f}{tag}")
+    if len(wide) > len(shown):
+        print(f"   ... and {len(wide) - len(shown)} more systems (all in the report)")
+    ordered = wide.index.tolist()
+    overlap = [(a, b) for i, a in enumerate(ordered) for b in ordered[i + 1:]
+               if wide.loc[b, "RBP(p=0.8)"] + wide.loc[b, "RBP residual"] >= wide.loc[a, "RBP(p=0.8)"]]
+    n_pairs = len(ordered) * (len(ordered) - 1) // 2
+    print(f"   {len(overlap)} of {n_pairs} system pairs are not separated: the lower system's upper bound "
+          f"reaches the higher one's base.")
+    wide.to_csv(out / "scores.tsv", sep="\t")
+    pooled_out = [n for n in wide.index if collection is not None and n not in collection.contributing]
+    report.section("1. Scores with their uncertainty",
+                   "RBP(p=0.8) counts judged documents only (the base); the residual is how much the score could "
+                   "still rise if every unjudged document the system retrieved were relevant.")
+    report.figure(plot_rbp_ranges(wide["RBP(p=0.8)"], wide["RBP residual"], highlight=pooled_out,
+                                  title="RBP(p=0.8): base to upper bound"),
+                  "RBP range of every system. Orange: systems that did not contribute to the judging pool.",
+                  name="rbp-ranges")
+    report.text(f"{len(overlap)} of {n_pairs} system pairs are not separated by these judgments.")
+    report.table(wide, caption="Mean scores over all topics")
+    print()
+
+    _noisy_judges_section(r, q, out, report)
+    print()
+    _selection_section(r, q, out, report)
+    print()
+    _ties_section(r, q, out, report)
+    print()
+    path = report.write(out / "report.html")
+    print(f"Report: {path}")
+    print(f"Done in {time.perf_counter() - t0:.1f} s.")
+    return 0
+
+
+def _noisy_judges_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> None:
+    """Part 2: judge error (seed 000's TPR 0.93 / FPR 0.07) and which conclusions move."""
+    from ..judges.models import RandomFlips
+    from ..experiments.robustness import robustness_experiment
+    res = robustness_experiment(runs, None, qrels, ["RBP(p=0.8)", "AP", "nDCG@10"],
+                                RandomFlips(tpr=0.93, fpr=0.07), n_replicates=100, seed=1)
+    cols = [c for c in ["measure", "kendall_tau", "rbo", "significant_pairs", "kept_significant", "lost",
+                        "gained", "reversed"] if c in res.summary.columns]
+    summary = res.summary[cols].set_index("measure")
+    print("2. Noisy judges: 100 replicates of the qrels with random judge errors (TPR 0.93, FPR 0.07,")
+    print("   seed 000's main setting). Ranking agreement with the unperturbed ranking, and what happens")
+    print("   to significance conclusions (paired t-test, alpha 0.05), as shares of (pair, replicate):")
+    print("   " + summary.round(3).to_string().replace("\n", "\n   "))
+    summary.to_csv(out / "robustness.tsv", sep="\t")
+    report.section("2. Noisy judges",
+                   "100 replicates of the qrels under random judge errors (TPR 0.93, FPR 0.07). Agreement of "
+                   "each replicate's system ranking with the unperturbed one, and the fate of significance "
+                   "conclusions (shares of pair-replicate conclusions).")
+    report.table(summary, caption="Robustness under random judge errors")
+    try:
+        fig = res.plot_distributions("RBP(p=0.8)")
+        fig = getattr(fig, "figure", fig)
+        report.figure(fig, "RBP(p=0.8) of each system over the 100 replicates", name="replicate-distributions")
+        fig = res.plot_ranks("AP")
+        report.figure(getattr(fig, "figure", fig), "AP: the system's rank under the unperturbed qrels against its "
+                      "rank in each replicate", name="true-vs-observed-ranks")
+    except Exception as exc:  # a plot must never stop the demonstration
+        report.text(f"(plot unavailable: {exc})", note=True)
+
+
+def _selection_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> None:
+    """Part 3: which documents to judge next -- pooling and Methods A, B, C replayed against the
+    qrels (Moffat, Webber & Zobel 2007)."""
+    from ..selection.selector import compare_methods
+    budget = max(100, len(qrels) // 2)
+    checkpoints = sorted({budget // 4, budget // 2, budget})
+    summary, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"), checkpoints=checkpoints,
+                                 p_eval=[0.8])
+    keep = [c for c in ("method", "judgments", "relevant", "mean_residual", "top_residual", "separated",
+                        "sig_base_upper") if c in summary.columns]
+    shown = summary[keep]
+    print("3. Which documents to judge next: the qrels re-judged by depth pooling and Methods A, B, C")
+    print(f"   (RBP p = 0.8), at {checkpoints} judgments. 'top_residual' is the mean residual of the best")
+    print("   third of the systems; 'separated' the share of their pairs whose ranges no longer overlap.")
+    print("   " + shown.round(4).to_string(index=False).replace("\n", "\n   "))
+    summary.to_csv(out / "selection.tsv", sep="\t", index=False)
+    report.section("3. Which documents to judge next",
+                   "The qrels re-judged in the order chosen by depth pooling and by Moffat, Webber and Zobel's "
+                   "Methods A, B and C: relevant documents found and residuals at each checkpoint.")
+    report.table(shown, caption="Judging simulation", index=False)
+    try:
+        from ..selection.selector import plot_curves
+        fig = plot_curves(summary, p_eval=0.8)
+        report.figure(getattr(fig, "figure", fig), "Relevant documents found and mean residual of the top systems "
+                      "against the number of judgments", name="selection-curves")
+    except Exception as exc:  # a plot must never stop the demonstration
+        report.text(f"(plot unavailable: {exc})", note=True)
+
+
+def _ties_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> None:
+    """Part 4: what quantising scores does (tie-banding at rho = 2, Yang 2019 ch. 3)."""
+    from ..engine.align import AlignedRuns, MeasureSpec
+    from .._plot import figure
+    from ..ties.transformers import TieBanding
+    banded = {n: TieBanding(2)(r) for n, r in runs.items()}
+    specs = [MeasureSpec("RBP", p=0.8), MeasureSpec("nDCG", cutoff=10)]
+    orig = AlignedRuns.build(runs, qrels, on_topic_mismatch="ignore").evaluate(specs)
+    lo = AlignedRuns.build(banded, qrels, ties="pessimistic", on_topic_mismatch="ignore").evaluate(specs)
+    ex = AlignedRuns.build(banded, qrels, ties="expected", on_topic_mismatch="ignore").evaluate(specs)
+    hi = AlignedRuns.build(banded, qrels, ties="optimistic", on_topic_mismatch="ignore").evaluate(specs)
+    names = list(runs)
+    rows = []
+    for s, label in zip(specs, ("RBP(p=0.8)", "nDCG@10")):
+        for i, n in enumerate(names):
+            rows.append({"system": n, "measure": label, "original": orig[s][i, :, 0].mean(),
+                         "pessimistic": lo[s][i, :, 0].mean(), "expected": ex[s][i, :, 0].mean(),
+                         "optimistic": hi[s][i, :, 0].mean()})
+    table = pd.DataFrame(rows)
+    spread = (table["optimistic"] - table["pessimistic"]).groupby(table["measure"]).mean()
+    print("4. Quantised scores: every ranking banded with rho = 2 (bands of 1, 2, 4, 8 ... tied documents).")
+    for m, v in spread.items():
+        print(f"   {m}: mean spread between the best and worst orderings of the ties {v:.4f}")
+    table.to_csv(out / "ties.tsv", sep="\t", index=False)
+    fig = figure(7, 4)
+    ax = fig.add_subplot()
+    t = table[table["measure"] == "RBP(p=0.8)"].sort_values("original", ascending=False)
+    x = range(len(t))
+    ax.vlines(x, t["pessimistic"], t["optimistic"], colors="#7570b3", linewidth=4, alpha=0.5, label="best to worst tie order")
+    ax.scatter(x, t["expected"], s=14, c="#7570b3", label="expected over tie orders")
+    ax.scatter(x, t["original"], s=14, marker="x", c="#222", label="original scores")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(t["system"], rotation=90, fontsize=7)
+    ax.set_ylabel("RBP(p=0.8)")
+    ax.legend(fontsize=7)
+    report.section("4. Quantised scores",
+                   "Each ranking banded with rho = 2: documents in a band share a score, so their order is arbitrary. "
+                   "The plot shows each system's original RBP, its expected value over all orderings of the ties, "
+                   "and the range from the worst to the best ordering.")
+    report.figure(fig, "Tie effects: RBP(p=0.8) after banding (rho = 2)", name="tie-effects")
+    report.table(spread.to_frame("mean optimistic - pessimistic"), caption="Spread caused by ties")
+
+
+DEMO_EXAMPLES = """examples:
+  pyterrier-noise demo                      # built-in synthetic collection, report in ./noise-demo
+  pyterrier-noise demo --out /tmp/demo
+  pyterrier-noise demo --qrels ../shared/data/trec-covid-round1/qrels-rnd1.txt \\
+      --runs ../shared/data/trec-covid-round1/runs
+"""
+
+
+def register_cli(sub) -> None:
+    d = sub.add_parser("demo", help="run the demonstration and write a report",
+                       description="Demonstrate the package offline on a synthetic collection (or on real "
+                                   "data with --qrels and --runs) and write a report.",
+                       epilog=DEMO_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("--out", default="noise-demo", help="directory for the report (default: ./noise-demo)")
+    d.add_argument("--qrels", default=None, help="qrels file of a real collection")
+    d.add_argument("--runs", default=None, help="directory of run files of a real collection")
+    d.add_argument("--seed", type=int, default=0, help="seed of the synthetic collection")
+    d.set_defaults(handler=_cmd_demo)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed)
+

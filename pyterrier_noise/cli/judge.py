@@ -1,0 +1,128 @@
+"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.selection.session`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+from .._validation import InputError
+from ..io.trec import read_qrels, read_runs
+from .select import add_stop_arguments, stop_rule
+
+from ..selection.session import (JudgingSession, Oracle, QrelsOracle, TerminalOracle, read_docs_file, read_topics_file)
+
+
+# command line
+
+JUDGE_EXAMPLES = """examples:
+  # an interactive session with a person at the terminal (resumable: run the same command again)
+  pyterrier-noise judge --session covid.sqlite --method C --p 0.8 --budget 200 \\
+      --topics topics.txt --labels 0,1,2 runs/
+  # a scripted session: labels come from qrels (documents without a judgment count as non-relevant)
+  pyterrier-noise judge --session sim.sqlite --method C --budget 500 \\
+      --qrels ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs
+  # stop before the budget once the leading run is certainly ahead of every other
+  pyterrier-noise judge --session covid.sqlite --budget 2000 --stop-leader upper --topics topics.txt runs/
+  # write the judgments made so far as TREC qrels, and exit
+  pyterrier-noise judge --session covid.sqlite --export judged-qrels.txt
+
+At the prompt: type a label (one of --labels), s to skip the document (it is bypassed: not
+judged, not counted), q to quit.  Every judgment is saved before the next document is shown, so
+quitting, Ctrl-C or a crash loses nothing; the same command resumes where the session stopped.
+--budget is the session's total number of judgments.  A session keeps the runs and settings it
+was created with: RUN and the settings may be left out when resuming, and must match if given.
+"""
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add ``pyterrier-noise judge`` (an interactive or scripted, resumable judging session)."""
+    j = subparsers.add_parser(
+        "judge", help="judge documents chosen by pooling / Methods A, B, C in a resumable session",
+        description="Adaptive judgment selection (Moffat, Webber & Zobel 2007) in a durable session: the "
+                    "selector proposes the document that matters most, a person (or --qrels) labels it, and "
+                    "the label is saved in the SQLite session file before the next document is shown.",
+        epilog=JUDGE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    j.add_argument("runs", nargs="*", metavar="RUN",
+                   help="TREC run files or directories of them (needed to create a session; optional to resume)")
+    j.add_argument("--session", required=True, metavar="FILE.sqlite", help="the session file (created if absent)")
+    j.add_argument("--method", default=None, metavar="{pool,A,B,C}",
+                   help="selection method for a new session (default: C)")
+    j.add_argument("--p", type=float, default=None, help="RBP persistence used for selection (default: 0.8)")
+    j.add_argument("--power", type=float, default=None, help="Method C's exponent (default: 3)")
+    j.add_argument("--batch-size", type=int, default=None, help="documents proposed per update (default: 1)")
+    j.add_argument("--tie-break", choices=["deterministic", "random"], default=None,
+                   help="how equal weights are ordered (default: deterministic)")
+    j.add_argument("--seed", type=int, default=None, help="seed for --tie-break random (default: 0)")
+    j.add_argument("--rel", type=float, default=None,
+                   help="binary relevance: label >= REL is relevant (default: 1)")
+    j.add_argument("--max-rel", type=float, default=None,
+                   help="graded gain min(label, MAX_REL) / MAX_REL instead of binary (e.g. 2 for 0/1/2 labels)")
+    j.add_argument("--initial-qrels", default=None, metavar="QRELS", help="judgments known before the session")
+    j.add_argument("--budget", type=int, default=None, metavar="N",
+                   help="stop when the session holds N judgments (default: until no candidate is left)")
+    j.add_argument("--topics", default=None, metavar="TOPICS_FILE",
+                   help="topic texts to show: TREC <top> / XML topics, or 'qid<TAB>text' lines")
+    j.add_argument("--docs", default=None, metavar="DOCS_FILE",
+                   help="document texts to show: TREC <DOC> file (plain or .gz) or 'docno<TAB>text' lines")
+    j.add_argument("--labels", default="0,1", help="allowed labels at the prompt, comma-separated (default: 0,1)")
+    j.add_argument("--qrels", default=None, metavar="QRELS",
+                   help="take the labels from these qrels instead of asking a person (scripted sessions)")
+    j.add_argument("--missing", choices=["nonrel", "bypass"], default="nonrel",
+                   help="with --qrels: a document without a judgment is non-relevant (default) or bypassed")
+    j.add_argument("--export", default=None, metavar="FILE",
+                   help="write the judgments as TREC qrels to FILE and exit (no judging)")
+    j.add_argument("--bounds", action="store_true", help="print the per-system RBP bounds at the end")
+    add_stop_arguments(j)
+    j.set_defaults(handler=_cmd_judge)
+
+
+def _parse_labels(text: str) -> list[float]:
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise InputError(f"--labels: expected comma-separated numbers such as 0,1,2, got {text!r}") from None
+    return out
+
+
+def _cmd_judge(args: argparse.Namespace) -> int:
+    runs = read_runs(args.runs) if args.runs else None
+    create = args.export is None
+    if args.export is not None and not Path(args.session).exists():
+        raise InputError(f"--export: no session file {args.session}")
+    settings = {"method": args.method, "p": args.p, "power": args.power, "batch_size": args.batch_size,
+                "tie_break": args.tie_break, "seed": args.seed, "rel": args.rel, "max_rel": args.max_rel}
+    init = read_qrels(args.initial_qrels) if args.initial_qrels else None
+    with JudgingSession(args.session, runs=runs, initial_qrels=init, create=create, **settings) as s:
+        if args.export is not None:
+            q = s.export_qrels(args.export)
+            print(f"wrote {len(q)} judgments to {args.export}")
+            return 0
+        if args.budget is not None and args.budget < 0:
+            raise InputError(f"--budget: expected a non-negative integer, got {args.budget}")
+        if args.qrels is not None:
+            oracle: Oracle = QrelsOracle(args.qrels, missing=args.missing)
+        else:
+            topics = read_topics_file(args.topics) if args.topics else None
+            docs = read_docs_file(args.docs) if args.docs else None
+            oracle = TerminalOracle(labels=_parse_labels(args.labels), topics=topics, text=docs)
+            print(f"session {args.session}: method {s.config['method']}, p={s.config['p']}, "
+                  f"{len(s.run_names)} runs, {s.n_judged} judged so far"
+                  + (f", budget {args.budget}" if args.budget is not None else ""))
+        try:
+            report = s.run(oracle, budget=args.budget, progress=args.qrels is not None, stop=stop_rule(args))
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: {s.n_judged} judgments are saved in {args.session}; "
+                  f"run the same command to resume", file=sys.stderr)
+            return 130
+        why = {"budget": "budget reached", "exhausted": "no candidate left", "quit": "quit",
+               "limit": "step limit reached", "stopped": f"stop rule: {report.detail}"}[report.reason]
+        print(f"session {args.session}: {s.n_judged} judgments ({report.judged} new), {s.n_bypassed} bypassed; "
+              f"stopped: {why}")
+        if args.bounds:
+            b = s.system_bounds()
+            print(b.to_string() if hasattr(b, "to_string") else b)
+    return 0

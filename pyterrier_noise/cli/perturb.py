@@ -1,0 +1,186 @@
+"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.judges.models`."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..engine.align import TIE_POLICIES
+from .._validation import InputError
+
+from ..judges.models import (JUDGES, ConfusionJudge, FlipRateModel, JudgmentPerturbation, META_AP_DEPTH, MetarankLogisticModel, PoolDepthReduction, RUN_ORDERS, RandomFlips, RandomRemoval, RankBiasedFlips, _integer, sdt_rates)
+
+
+# command line
+
+PERTURB_EXAMPLES = """models (--model):
+  random       random flips at --tpr/--fpr, or --disc/--bias, or --judge NAME (Rashidi et al. 2023)
+  rank-biased  the same error counts placed by meta-AP over --runs (Rashidi et al. 2023, Figs 2-3)
+  flip-rate    flip rates fitted on dual assessments --alt-qrels (Webber et al. 2012)
+  metarank     metarank-logistic model fitted on --alt-qrels with metarank from --runs (Webber et al. 2012)
+  confusion    graded judge from a confusion matrix --matrix FILE (Goldberg et al. 2017)
+  pool-depth   keep only judgments in the depth --depth pool of --runs (Yang 2019, Sec. 4.6)
+  removal      make a --fraction of judgments unjudged
+
+judges (--judge): smart_neutral (TPR 0.93, FPR 0.07), nist_primary, crowd_secondary, extreme
+
+examples:
+  pyterrier-noise perturb qrels.txt --model random --tpr 0.93 --fpr 0.07 --replicates 100 --seed 1 --out reps
+  pyterrier-noise perturb qrels.txt --model random --judge smart_neutral --replicates 1000 --out reps
+  pyterrier-noise perturb ../shared/data/trec-covid-round1/qrels-rnd1.txt --model rank-biased \\
+      --tpr 0.93 --fpr 0.07 --runs ../shared/data/trec-covid-round1/runs --replicates 100 --out reps
+  pyterrier-noise perturb qrels.txt --model metarank --alt-qrels second-assessor.txt --runs runs/ --out reps
+  pyterrier-noise perturb qrels.txt --model confusion --matrix judge.csv --replicates 100 --out reps
+  pyterrier-noise perturb qrels.txt --model pool-depth --depth 10 --runs runs/ --out reps10
+  pyterrier-noise perturb qrels.txt --model removal --fraction 0.2 --replicates 50 --out reps
+
+Writes DIR/replicate-0001.qrels ... (TREC qrels; unjudged documents left out) and DIR/manifest.json.
+The same seed gives byte-identical files.  A --matrix file is a CSV/TSV whose first column holds the
+true labels and whose header holds the observed labels; rows are probabilities P(observed | true)
+summing to 1, or calibration counts (non-negative integers).
+"""
+
+
+def _read_matrix(path: str) -> Any:
+    from ..correction.estimates import JudgeCalibration
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such matrix file")
+    try:
+        frame = pd.read_csv(p, sep=None, engine="python", index_col=0)
+    except Exception as exc:  # pandas raises several parser errors
+        raise InputError(f"{path}: cannot read a matrix ({exc})") from None
+    try:
+        values = frame.to_numpy(dtype=np.float64)
+        labels = [float(x) for x in frame.index]
+        columns = [float(x) for x in frame.columns]
+    except (TypeError, ValueError):
+        raise InputError(f"{path}: expected numeric labels (first column and header) and numeric entries") from None
+    if labels != columns:
+        raise InputError(f"{path}: the header (observed labels {columns}) must list the same labels in the same "
+                         f"order as the first column (true labels {labels})")
+    sums = values.sum(axis=1)
+    if np.all(values == np.round(values)) and not np.allclose(sums, 1.0):
+        return JudgeCalibration(values, labels=[int(x) if x.is_integer() else x for x in labels])
+    return pd.DataFrame(values, index=labels, columns=labels)
+
+
+def _model_from_args(args: argparse.Namespace) -> JudgmentPerturbation:
+    model = args.model
+
+    def rates() -> dict:
+        if args.judge is not None:
+            if any(v is not None for v in (args.tpr, args.fpr, args.disc, args.bias)):
+                raise InputError("give --judge, or --tpr and --fpr, or --disc and --bias (one of them)")
+            if args.judge not in JUDGES:
+                raise InputError(f"unknown --judge {args.judge!r}; expected one of {list(JUDGES)}")
+            t, f = sdt_rates(*JUDGES[args.judge])
+            return {"tpr": t, "fpr": f}
+        if args.disc is not None or args.bias is not None:
+            if args.disc is None or args.bias is None or args.tpr is not None or args.fpr is not None:
+                raise InputError("give both --disc and --bias (and not --tpr/--fpr)")
+            t, f = sdt_rates(args.disc, args.bias)
+            return {"tpr": t, "fpr": f}
+        if args.tpr is None or args.fpr is None:
+            raise InputError(f"--model {model} needs --tpr and --fpr, or --disc and --bias, or --judge NAME")
+        return {"tpr": args.tpr, "fpr": args.fpr}
+
+    def need(value: Any, flag: str) -> Any:
+        if value is None:
+            raise InputError(f"--model {model} needs {flag}")
+        return value
+
+    labels = {"rel": args.rel}
+    ties = args.ties if args.ties in RUN_ORDERS else "trec_eval"   # run order for meta-AP and pools
+    if model == "random":
+        return RandomFlips(**rates(), **labels, seed=args.seed)
+    if model == "rank-biased":
+        r = rates() if args.weighting == "relative" else {"tpr": None, "fpr": None}
+        return RankBiasedFlips(**r, runs=need(args.runs, "--runs DIR"), depth=args.meta_depth, ties=ties,
+                               weighting=args.weighting, **labels, seed=args.seed)
+    if model == "flip-rate":
+        return FlipRateModel(args.scope.replace("-", "_"), **labels, seed=args.seed).fit(
+            args.qrels, need(args.alt_qrels, "--alt-qrels FILE"))
+    if model == "metarank":
+        return MetarankLogisticModel(need(args.runs, "--runs DIR"), scope=args.scope.replace("-", "_"),
+                                     improper=args.improper, depth=args.meta_depth, ties=ties, **labels,
+                                     seed=args.seed).fit(args.qrels, need(args.alt_qrels, "--alt-qrels FILE"))
+    if model == "confusion":
+        return ConfusionJudge(_read_matrix(need(args.matrix, "--matrix FILE")), sample_matrix=args.sample_matrix,
+                              seed=args.seed)
+    if model == "pool-depth":
+        return PoolDepthReduction(need(args.runs, "--runs DIR"), need(args.depth, "--depth K"), ties=ties)
+    if model == "removal":
+        return RandomRemoval(need(args.fraction, "--fraction F"), exact=args.exact, seed=args.seed)
+    raise InputError(f"unknown model {model!r}")
+
+
+def _cmd_perturb(args: argparse.Namespace) -> int:
+    model = _model_from_args(args)
+    n = _integer("--replicates", args.replicates, 1)
+    reps = model.replicates(args.qrels, n, start=args.start)
+    out = Path(args.out)
+    reps.write_trec(out, progress=True)
+    manifest = {"model": repr(model), "qrels": str(args.qrels), "replicates": n, "start": args.start,
+                "seed": reps.seed, "files": [reps.file_names()[0], reps.file_names()[-1]]}
+    (out / "manifest.json").write_bytes((json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
+    msg = f"wrote {n} replicate(s) of {len(reps.table)} judgment(s) to {out}/ ({reps.file_names()[0]} ..): {model!r}"
+    rates = reps.realised_rates(rel=args.rel)
+    if isinstance(model, ConfusionJudge):
+        kept = np.nanmean(reps.labels == reps.table.labels[:, None], axis=0)
+        msg += f"\nlabels unchanged: {kept.mean():.4f} of judgments (mean over replicates)"
+    else:
+        msg += (f"\nrealised over replicates (mean): TPR {rates['tpr'].mean():.4f}, FPR {rates['fpr'].mean():.4f}, "
+                f"judged {rates['n_judged'].mean():.1f}, relevant {rates['n_relevant'].mean():.1f} "
+                f"(originally {int(rates['n_relevant_original'].iloc[0])})")
+    print(msg)
+    return 0
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``perturb`` subcommand (``pyterrier-noise perturb QRELS --model ... --out DIR``)."""
+    p = subparsers.add_parser(
+        "perturb", help="write seeded replicate qrels under a judge-error model",
+        description="Write N seeded replicates of QRELS under a judgment perturbation model as TREC qrels "
+                    "files DIR/replicate-0001.qrels ...",
+        epilog=PERTURB_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("qrels", help="TREC qrels file (plain or .gz)")
+    p.add_argument("--model", required=True,
+                   choices=["random", "rank-biased", "flip-rate", "metarank", "confusion", "pool-depth", "removal"],
+                   help="perturbation model (see below)")
+    p.add_argument("--replicates", "-n", type=int, default=100, help="number of replicates (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--start", type=int, default=0, help="number of the first replicate minus one (default 0)")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--rel", type=float, default=1.0, help="binary relevance: label >= REL (default 1)")
+    g = p.add_argument_group("error rates (random, rank-biased)")
+    g.add_argument("--tpr", type=float, help="probability that a relevant judgment stays relevant")
+    g.add_argument("--fpr", type=float, help="probability that a non-relevant judgment becomes relevant")
+    g.add_argument("--disc", type=float, help="discriminability d' (with --bias)")
+    g.add_argument("--bias", type=float, help="judge criterion (with --disc); positive = conservative")
+    g.add_argument("--judge", help=f"a named judge: {', '.join(JUDGES)}")
+    g = p.add_argument_group("runs (rank-biased, metarank, pool-depth)")
+    g.add_argument("--runs", help="directory of TREC run files (or one file)")
+    g.add_argument("--meta-depth", type=int, default=META_AP_DEPTH, help="meta-AP depth N (default 1000)")
+    g.add_argument("--ties", choices=list(TIE_POLICIES), default="trec_eval",
+                   help="run order for meta-AP and pools: trec_eval (default) or given (the other policies "
+                        "order runs as trec_eval does)")
+    g.add_argument("--weighting", choices=["relative", "absolute"], default="relative",
+                   help="rank-biased: keep the rates' expected counts (relative) or use the weights as probabilities")
+    g.add_argument("--depth", type=int, help="pool-depth: pool depth k")
+    g = p.add_argument_group("disagreement models (flip-rate, metarank)")
+    g.add_argument("--alt-qrels", help="qrels of the alternative assessor (dual assessments)")
+    g.add_argument("--scope", choices=["per-topic", "universal"], default="per-topic", help="fit per topic or pooled")
+    g.add_argument("--improper", choices=["rate", "universal"], default="rate",
+                   help="metarank: what improper (separated) fits use (default: their empirical rate)")
+    g = p.add_argument_group("other models")
+    g.add_argument("--matrix", help="confusion: CSV/TSV confusion matrix or calibration counts")
+    g.add_argument("--sample-matrix", action="store_true",
+                   help="confusion: redraw the matrix from the calibration counts in every replicate")
+    g.add_argument("--fraction", type=float, help="removal: share of judgments made unjudged")
+    g.add_argument("--exact", action="store_true", help="removal: exactly round(fraction * n) per topic")
+    p.set_defaults(handler=_cmd_perturb)

@@ -1,0 +1,53 @@
+"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.report.html`."""
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from ..report.html import (Report, write_report)
+
+REPORT_EXAMPLES = """examples:
+  pyterrier-noise report qrels.txt runs/ --out report-dir
+  pyterrier-noise report ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs \\
+      -m 'RBP(p=0.8)' -m nDCG@10 --out covid-report
+"""
+
+
+# command line
+
+
+def register_cli(subparsers) -> None:
+    p = subparsers.add_parser("report", help="write an HTML report of an evaluation with plots",
+                              description="Evaluate runs and write a self-contained HTML report (tables and "
+                                          "plots embedded) to OUT/report.html.",
+                              epilog=REPORT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("qrels", help="TREC qrels file")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files or directories of run files")
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="extra measures besides RBP(p=0.8) (repeatable; ir_measures syntax)")
+    p.add_argument("--pooled", default=None,
+                   help="CSV with columns run, contributed_judgments (yes/no), e.g. TREC-COVID's runs-metadata.csv")
+    p.add_argument("--out", required=True, help="directory for report.html")
+    p.set_defaults(handler=_cmd_report)
+
+
+def _cmd_report(args) -> int:
+    from ..io.trec import read_qrels, read_run_arguments
+    from ..measures.classes import evaluate
+    qrels = read_qrels(args.qrels)
+    runs = read_run_arguments(args.runs)
+    measures = ["RBP(p=0.8)"] + [m for m in (args.measures or []) if m != "RBP(p=0.8)"]
+    res = evaluate(runs, qrels, measures, on_topic_mismatch="ignore")
+    wide = res.pivot(index="name", columns="measure", values="value")[measures]
+    wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
+    wide = wide.sort_values("RBP(p=0.8)", ascending=False)
+    wide.columns.name, wide.index.name = None, "system"
+    highlight: list[str] = []
+    if args.pooled:
+        meta = pd.read_csv(args.pooled)
+        highlight = meta.loc[meta["contributed_judgments"].astype(str).str.lower() != "yes", "run"].astype(str).tolist()
+    path = write_report(args.out, wide, highlight=highlight,
+                        report=Report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics"))
+    print(f"Report: {path}")
+    return 0

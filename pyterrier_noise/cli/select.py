@@ -1,0 +1,138 @@
+"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.selection.selector`."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InputError
+
+from ..selection.selector import (METHODS, StopRule, simulate)
+
+
+# command line
+
+SELECT_EXAMPLES = """examples:
+  pyterrier-noise select --method C --p 0.8 --budget 2000 --qrels qrels.txt runs/ --out sel-C
+  pyterrier-noise select --method pool --budget 8691 --checkpoints 1000,2000,4000 \\
+      --qrels ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs \\
+      --pool-runs ../shared/data/trec-covid-round1/runs-metadata.csv --out sel-pool
+  pyterrier-noise select --method C --budget 8691 --stop-leader upper --qrels qrels.txt runs/ --out sel-stop
+
+Simulates judging: the qrels act as the assessor (a document they do not judge is non-relevant,
+or skipped with --missing bypass).  Writes DIR/judgments.tsv (step qid docno label, in selection
+order), DIR/residuals.tsv (judgments run base residual: RBP at --p, mean over topics, at every
+checkpoint) and DIR/summary.tsv (relevant found, mean residuals, separation of the top third of
+runs by AP on the qrels).  --pool-runs takes run names separated by commas, a file of names (one a
+line), or a CSV with columns run and contributed_judgments (the rows marked yes feed the pool).
+--stop-top-residual / --stop-leader stop before the budget once the top runs' residual is small
+or the leading run is separated from every other (seed002 Sec. 4.11).
+"""
+
+
+def _read_pool_runs(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    path = Path(value)
+    if path.is_file():
+        text = path.read_text().splitlines()
+        first = text[0] if text else ""
+        if "," in first and "run" in [x.strip() for x in first.split(",")]:
+            meta = pd.read_csv(path, dtype=str)
+            if "contributed_judgments" in meta.columns:
+                flag = meta["contributed_judgments"].str.strip().str.lower().isin(["yes", "true", "1", "y"])
+                return meta.loc[flag, "run"].str.strip().tolist()
+            return meta["run"].str.strip().tolist()
+        return [x.strip() for x in text if x.strip() and not x.startswith("#")]
+    return [x.strip() for x in value.split(",") if x.strip()]
+
+
+def _cmd_select(args: argparse.Namespace) -> int:
+    from ..io.trec import read_qrels, run_file_arguments
+    runs = run_file_arguments(args.runs)   # parsed by the engine's Arrow reader while aligning
+    qrels = read_qrels(args.qrels)
+    if args.budget is None and not args.checkpoints:
+        raise InputError("give --budget N or --checkpoints N1,N2,...")
+    cps = []
+    if args.checkpoints:
+        try:
+            cps = [int(x) for x in str(args.checkpoints).split(",") if x.strip()]
+        except ValueError:
+            raise InputError(f"--checkpoints: expected integers separated by commas, got {args.checkpoints!r}") from None
+    if args.budget is not None:
+        if args.budget < 1:
+            raise InputError(f"--budget: expected a positive integer, got {args.budget}")
+        cps = [c for c in cps if c <= args.budget] + [args.budget]
+    p_eval = sorted({args.p} | set(args.p_eval or []))
+    res = simulate(runs, qrels, method=args.method, checkpoints=cps, p_select=args.p, p_eval=p_eval,
+                   pool_runs=_read_pool_runs(args.pool_runs), missing=args.missing, power=args.power,
+                   batch_size=args.batch_size, tie_break=args.tie_break, seed=args.seed,
+                   per_topic_quota=args.per_topic_quota, progress=True, stop=stop_rule(args))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    h = res.judgments[["step", "qid", "docno", "label"]].copy()
+    if len(h) and (h["label"] == np.round(h["label"])).all():
+        h["label"] = h["label"].astype(np.int64)   # integral labels as in the qrels
+    h.to_csv(out / "judgments.tsv", sep="\t", index=False)
+    s = res.systems[np.isclose(res.systems["p_eval"], args.p)]
+    s[["judgments", "name", "base", "residual"]].rename(columns={"name": "run"}).to_csv(
+        out / "residuals.tsv", sep="\t", index=False, float_format="%.6g")
+    res.summary.to_csv(out / "summary.tsv", sep="\t", index=False, float_format="%.6g")
+    last = res.summary[np.isclose(res.summary["p_eval"], args.p)].iloc[-1]
+    print(f"{args.method}: {int(last['judgments'])} judgments, {int(last['relevant'])} relevant found, "
+          f"mean residual {last['mean_residual']:.4f} (top third {last['top_residual']:.4f}); wrote {out}/")
+    if res.stopped is not None:
+        print(f"stopped early: {res.stopped}")
+    return 0
+
+
+def add_stop_arguments(parser: argparse.ArgumentParser) -> None:
+    """The --stop-* options of the select and judge commands (a :class:`StopRule`)."""
+    parser.add_argument("--stop-top-residual", type=float, default=None, metavar="EPS",
+                        help="stop early once the mean residual (RBP at --p) of the top runs by midpoint is <= EPS")
+    parser.add_argument("--stop-top-k", type=int, default=None, metavar="K",
+                        help="how many top runs --stop-top-residual averages (default: a third of the runs)")
+    parser.add_argument("--stop-leader", choices=["upper", "projected"], default=None,
+                        help="stop early once the leading run's base is above every other run's upper bound "
+                             "(or projected value)")
+
+
+def stop_rule(args: argparse.Namespace) -> StopRule | None:
+    """The :class:`StopRule` that parsed --stop-* options ask for, or None."""
+    if args.stop_top_residual is None and args.stop_leader is None:
+        if args.stop_top_k is not None:
+            raise InputError("--stop-top-k goes with --stop-top-residual")
+        return None
+    return StopRule(top_residual=args.stop_top_residual, top_k=args.stop_top_k, leader=args.stop_leader)
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``select`` subcommand to the ``pyterrier-noise`` command line."""
+    s = subparsers.add_parser(
+        "select", help="simulate judgment selection (pooling, Methods A, B, C)",
+        description="Choose documents to judge by pooling or Moffat, Webber & Zobel's (2007) Methods A, B "
+                    "and C, simulating the assessor with qrels, and report the RBP residuals.",
+        epilog=SELECT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--method", choices=list(METHODS), default="C", help="selection method (default C)")
+    s.add_argument("--p", type=float, default=0.8, help="RBP persistence used to select (default 0.8)")
+    s.add_argument("--budget", type=int, default=None, help="number of judgments")
+    s.add_argument("--checkpoints", default=None, help="judgment counts at which to report, e.g. 1000,2000,4000")
+    s.add_argument("--qrels", required=True, help="qrels that play the assessor (TREC format)")
+    s.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
+    s.add_argument("--out", required=True, help="output directory")
+    s.add_argument("--pool-runs", default=None, help="runs that feed the pool: names a,b,c, a file of names, "
+                                                     "or a runs-metadata CSV (contributed_judgments=yes)")
+    s.add_argument("--missing", choices=["nonrel", "bypass"], default="nonrel",
+                   help="a document the qrels do not judge: non-relevant (default) or skipped")
+    s.add_argument("--power", type=float, default=3.0, help="Method C's exponent (default 3)")
+    s.add_argument("--p-eval", type=float, action="append", default=None,
+                   help="extra persistence to evaluate at (repeatable)")
+    s.add_argument("--batch-size", type=int, default=1, help="documents per weight update (default 1, exact)")
+    s.add_argument("--per-topic-quota", type=int, default=None, help="at most this many judgments per topic")
+    s.add_argument("--tie-break", choices=["deterministic", "random"], default="deterministic")
+    s.add_argument("--seed", type=int, default=0, help="seed for --tie-break random")
+    add_stop_arguments(s)
+    s.set_defaults(handler=_cmd_select)

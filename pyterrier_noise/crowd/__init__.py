@@ -1,0 +1,4 @@
+"""Pairwise crowd judgments: reading, aggregation, worker quality and simulation."""
+from .pairwise import (COLUMNS, read_pairwise, simulate_crowd, design_partitions, document_scores, aggregate, ratio_matrix_scores, to_categories, transitivity_inconsistency, absolute_inconsistency, gold_accuracy, position_bias, PositionBias, worker_quality, document_agreement, document_tau, judgment_alpha, system_agreement, SystemAgreement, workers_path)
+
+__all__ = ['COLUMNS', 'read_pairwise', 'simulate_crowd', 'design_partitions', 'document_scores', 'aggregate', 'ratio_matrix_scores', 'to_categories', 'transitivity_inconsistency', 'absolute_inconsistency', 'gold_accuracy', 'position_bias', 'PositionBias', 'worker_quality', 'document_agreement', 'document_tau', 'judgment_alpha', 'system_agreement', 'SystemAgreement', 'workers_path']

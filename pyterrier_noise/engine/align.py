@@ -1,0 +1,964 @@
+"""The aligned evaluation engine: align runs to a judgment table once, evaluate many label versions.
+
+DESIGN.md, "align once, evaluate many times".  :class:`AlignedRuns` holds every ranked position of
+every (run, topic) *segment* as flat arrays ordered by (segment, position), with, for each position,
+the index of its judgment in a judgment table (or -1).  A *version* of the judgments is a label
+vector over that table (``NaN`` = unjudged in that version); R versions are a label matrix
+``(n_judgments, R)``.  Every measure is a kernel over (aligned runs, label matrix) returning values
+for all (run, topic, version) at once:
+
+* linear measures (RBP base / residual, P@k, DCG, INSQ) are a weighted sum over judged positions,
+  i.e. one sparse (segments x judgments) times dense (judgments x R) product;
+* AP, RR, nDCG and INST add per-topic quantities (number of relevant documents, ideal DCG) or
+  running sums computed from the same label matrix.
+
+Tie policies (``ties=``):
+
+``"trec_eval"`` (default)
+    score descending, then docno descending (trec_eval's ``comp_sim_docno``);
+``"given"``
+    the run's ``rank`` column (input order where ranks are equal or absent);
+``"expected"``
+    the exact expected value over all orderings of each group of tied scores (linear measures here;
+    AP and RR by closed form and INST by bounded enumeration in :mod:`pyterrier_noise.tie_kernels`);
+``"optimistic"`` / ``"pessimistic"``
+    the best and worst orderings of every tied group (:mod:`pyterrier_noise.tie_kernels`);  For linear
+    measures every tied document gets the mean weight of the positions its group spans (with a
+    cutoff, only the positions above the cutoff count), which is rbp_eval's treatment when no
+    cutoff splits a group (Moffat & Webber's rbp_eval; Yang 2019 thesis, Sec. 3.3).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.special import zeta
+
+from .._validation import InputError, announce, check_probability
+
+TIE_POLICIES = ("trec_eval", "given", "expected", "optimistic", "pessimistic")
+#: policies that treat groups of equal scores as unordered (they keep tie-group boundaries)
+GROUPED_POLICIES = ("expected", "optimistic", "pessimistic")
+#: measures whose value is not a weighted sum over ranks (their expected value needs its own kernel)
+NONLINEAR = ("AP", "RR", "INST")
+#: cwl_eval evaluates C/W/L measures over exactly this many ranks (padding or truncating).
+CWL_DEPTH = 1000
+
+
+def _natural_sort(values: Sequence[str]) -> list[str]:
+    """Numeric order for numeric qids (as trec_eval and rbp_eval print them), else lexicographic."""
+    vals = list(values)
+    if all(v.isdigit() for v in vals):
+        return sorted(vals, key=int)
+    return sorted(vals)
+
+
+def _are_run_paths(runs) -> bool:
+    """Whether ``runs`` names run files: a path, or a non-empty list of paths."""
+    return isinstance(runs, (str, os.PathLike)) or (
+        isinstance(runs, (list, tuple)) and bool(runs) and all(isinstance(x, (str, os.PathLike)) for x in runs))
+
+
+def _dense_keys(key_range: int, n: int) -> bool:
+    """Whether integer keys below ``key_range`` are better served by a dense table than by a sort,
+    for ``n`` keys: when the range is not much larger than the keys (or small anyway)."""
+    return key_range <= max(4 * n, 1 << 20)
+
+
+def _lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None) -> np.ndarray:
+    """Row of each query key in ``keys`` (unique), or -1; binary search over sorted keys, or, for
+    non-negative keys below a ``key_range`` that is small next to the number of queries, one
+    dense table of rows (no search at all)."""
+    if key_range is not None and _dense_keys(key_range, len(queries)):
+        row_at = np.full(key_range, -1, dtype=np.int64)
+        row_at[keys] = np.arange(len(keys))
+        return row_at[queries]
+    order = None
+    if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+    if len(keys) == 0:
+        return np.full(len(queries), -1, dtype=np.int64)
+    loc = np.minimum(np.searchsorted(keys, queries), len(keys) - 1)
+    hit = keys[loc] == queries
+    if order is not None:
+        loc = order[loc]
+    return np.where(hit, loc, -1)
+
+
+def inst_utility(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str) -> np.ndarray:
+    """INST expected utility per document (Moffat et al. 2015; C/W/L) from a dense gain array
+    ``(depth, units, R)`` whose unjudged in-run positions hold the bound's fill (0 lower, 1 upper).
+
+    C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2; ``tail="cwl"`` normalises over the array's ranks
+    (cwl_eval's 1,000), ``tail="exact"`` adds the closed-form infinite tail after each run's ``n_run``
+    ranks (seed004a Sec. 1.9 (b)).  Ranks are the first axis, so running sums add whole rows."""
+    depth = G.shape[0]
+    rank_col = np.arange(depth, dtype=np.float64)[:, None, None]
+    S = np.cumsum(G, axis=0)
+    x = rank_col + 1.0 + 2.0 * spec.T - S
+    C = ((x - 1.0) / x) ** 2
+    del x
+    P = np.empty_like(G)
+    P[0] = 1.0
+    np.cumprod(C[:-1], axis=0, out=P[1:])
+    if spec.tail == "cwl":
+        return np.einsum("ksr,ksr->sr", P, G) / P.sum(axis=0)
+    n_units = G.shape[1]
+    in_run = np.arange(depth)[:, None] < n_run[None, :]
+    P *= in_run[:, :, None]
+    n = n_run.astype(np.float64)[:, None]
+    idx = np.maximum(n_run - 1, 0)
+    ix = np.arange(n_units)
+    has = n_run[:, None] > 0
+    S_n = np.where(has, S[idx, ix], 0.0)
+    C_n = np.where(has, C[idx, ix], 1.0)
+    P_n = np.where(has, P[idx, ix], 1.0)
+    P_next = P_n * C_n
+    if bound == "lower":
+        c = 2.0 * spec.T - S_n
+        tail_mass = P_next * (n + c) ** 2 * zeta(2.0, n + c)
+        tail_gain = 0.0
+    else:
+        kappa = n + 2.0 * spec.T - S_n
+        tail_mass = P_next / (1.0 - ((kappa - 1.0) / kappa) ** 2)
+        tail_gain = tail_mass
+    return (np.einsum("ksr,ksr->sr", P, G) + tail_gain) / (P.sum(axis=0) + tail_mass)
+
+
+# ----------------------------------------------------------------------------------------------
+# measure specifications
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """What the engine computes for one measure column.
+
+    ``family``: RBP, INST, INSQ, AP, nDCG, P, RR, DCG.  ``component``: value (the base / lower
+    bound), residual, upper (value + residual) or projected (RBP only: base / judged weight).
+    Relevance: binary ``label >= rel`` unless ``max_rel`` is set, in which case the gain is
+    ``clip(label, 0, max_rel) / max_rel`` (ir_measures / cwl_eval semantics).
+    """
+
+    family: str
+    component: str = "value"
+    p: float | None = None
+    T: float | None = None
+    rel: float = 1.0
+    max_rel: float | None = None
+    cutoff: int | None = None
+    tail: str = "cwl"  # INST / INSQ: "cwl" (1,000 ranks, cwl_eval) or "exact" (infinite tail)
+
+    def validate(self) -> "MeasureSpec":
+        if self.family not in ("RBP", "INST", "INSQ", "AP", "nDCG", "P", "RR", "DCG"):
+            raise InputError(f"unknown measure family {self.family!r}")
+        if self.component not in ("value", "residual", "upper", "projected"):
+            raise InputError(f"unknown component {self.component!r}")
+        if self.component != "value" and self.family not in ("RBP", "INST", "INSQ"):
+            raise InputError(f"{self.family} has no {self.component}: only RBP, INST and INSQ have residuals")
+        if self.component == "projected" and self.family != "RBP":
+            raise InputError("only RBP has a projected value")
+        if self.family == "RBP":
+            check_probability("RBP persistence p", self.p)
+        if self.family in ("INST", "INSQ"):
+            if self.T is None or not np.isfinite(self.T) or self.T <= 0:
+                raise InputError(f"{self.family} needs T > 0, got T={self.T!r}")
+            if self.family == "INST" and self.T < 0.25:
+                raise InputError(f"INST needs T >= 0.25 for its continuation probabilities to be valid, got {self.T}")
+            if self.tail not in ("cwl", "exact"):
+                raise InputError(f"tail must be 'cwl' or 'exact', got {self.tail!r}")
+            if self.cutoff is not None:
+                raise InputError(f"{self.family} has no cutoff: its user model decides how deep to look")
+        if self.cutoff is not None and (int(self.cutoff) != self.cutoff or self.cutoff <= 0):
+            raise InputError(f"cutoff must be a positive integer, got {self.cutoff!r}")
+        if self.max_rel is not None and not self.max_rel > 0:
+            raise InputError(f"max_rel must be positive, got {self.max_rel!r}")
+        if self.family == "P" and self.cutoff is None:
+            raise InputError("P needs a cutoff, e.g. P@10")
+        return self
+
+    @property
+    def graded(self) -> bool:
+        return self.max_rel is not None or self.family in ("nDCG", "DCG")
+
+
+# ----------------------------------------------------------------------------------------------
+# the judgment table
+
+
+@dataclass
+class JudgmentTable:
+    """Judgments sorted by (topic, docno): row j is one (qid, docno) with its label.
+
+    ``topic_index[j]`` is the topic of row j; rows of a topic are contiguous, starting at
+    ``topic_start[t]``.
+    """
+
+    frame: pd.DataFrame
+    topics: list[str]
+    topic_index: np.ndarray
+    topic_start: np.ndarray
+    labels: np.ndarray
+
+    @classmethod
+    def from_qrels(cls, qrels: pd.DataFrame, topics: Sequence[str] | None = None) -> "JudgmentTable":
+        from ..io.trec import read_qrels
+        return cls._from_frame(read_qrels(qrels), topics)
+
+    @classmethod
+    def _from_frame(cls, q: pd.DataFrame, topics: Sequence[str] | None = None) -> "JudgmentTable":
+        """From a validated ``qid, docno, label`` frame (labels may be NaN: unjudged rows)."""
+        topics = _natural_sort(pd.unique(q["qid"])) if topics is None else list(topics)
+        order = {t: i for i, t in enumerate(topics)}
+        tix = q["qid"].map(order)
+        keep = tix.notna().to_numpy()
+        q = q[keep]
+        tix = tix[keep].to_numpy(dtype=np.int64)
+        perm = np.lexsort((q["docno"].to_numpy(), tix))
+        q = q.iloc[perm].reset_index(drop=True)
+        tix = tix[perm]
+        start = np.searchsorted(tix, np.arange(len(topics) + 1))
+        return cls(q, topics, tix, start, q["label"].to_numpy(dtype=np.float64))
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+# ----------------------------------------------------------------------------------------------
+# alignment of a chunk of runs (runs are independent, so chunks can go to separate processes)
+
+_FORK_STATE: dict = {}
+
+
+def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool, include_unjudged: bool,
+                n_threads: int = 1, topics_from_runs: bool = False) -> list:
+    """Align each job (names, frames or files) and return the parts in order; forked processes
+    share the inputs copy-on-write and send back only integer arrays.  A single job reads its
+    files ``n_threads`` at a time."""
+    if len(jobs) == 1:
+        return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged, n_threads, topics_from_runs)]
+    import multiprocessing as mp
+    _FORK_STATE.update(jobs=jobs, table=table, ties=ties)
+    try:
+        with mp.get_context("fork").Pool(len(jobs)) as pool:
+            return pool.map(_align_job, range(len(jobs)))
+    finally:
+        _FORK_STATE.clear()
+
+
+def _align_job(i: int) -> dict:
+    names, items, are_files = _FORK_STATE["jobs"][i]
+    part = _align_chunk(names, items, are_files, _FORK_STATE["table"], _FORK_STATE["ties"], False, False)
+    part["table"] = None  # unchanged without include_unjudged: the parent has it
+    return part
+
+
+def _columns_from_frames(frames: list[pd.DataFrame]):
+    """(run index, qid codes, qid uniques, docno codes, docno uniques, score, rank) of frames."""
+    lengths = np.array([len(f) for f in frames], dtype=np.int64)
+    run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
+    qcodes, quniq = pd.factorize(np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames]))
+    dcodes, duniq = pd.factorize(np.concatenate([f["docno"].to_numpy(dtype=object) for f in frames]))
+    score = np.concatenate([f["score"].to_numpy(dtype=np.float64) for f in frames])
+    rank = np.concatenate([f["rank"].to_numpy(dtype=np.int64) for f in frames])
+    return run_idx, qcodes, np.asarray(quniq, dtype=object), dcodes, np.asarray(duniq, dtype=object), score, rank
+
+
+_RUN_COLUMNS = ["qid", "q0", "docno", "rank", "score", "tag"]
+
+
+def _arrow_run_table(path):
+    """One TREC run file (plain or gzip) as an Arrow table of qid, docno, rank, score, or None when
+    it is not a plain single-delimiter run with finite numbers (the caller then uses the validating
+    pandas reader, which names the offending line).  Decompression and parsing release the GIL, so
+    several files are read at once in threads."""
+    import gzip
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None   # the pandas reader says what is wrong with the path
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError):
+            return None
+    first = data[: data.find(b"\n")] if b"\n" in data else data
+    if first.count(b"\t") == 5 and b" " not in first.strip():
+        delim = "\t"
+    elif first.count(b" ") == 5 and b"\t" not in first and all(first.strip().split(b" ")):
+        delim = " "
+    else:
+        return None
+    words = pa.dictionary(pa.int32(), pa.string())   # encoded while parsing, in this thread
+    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
+                                  column_types={"qid": words, "docno": words,
+                                                "rank": pa.float64(), "score": pa.float64()})
+    try:
+        t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=_RUN_COLUMNS, use_threads=False),
+                          parse_options=pcsv.ParseOptions(delimiter=delim), convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
+        return None
+    return t
+
+
+def _columns_from_files(paths: list, n_threads: int = 1) -> tuple | None:
+    """The columns of :func:`_columns_from_frames` read straight from TREC run files with Arrow's
+    CSV parser, whose strings never become Python objects (dictionary-encoded instead), ``n_threads``
+    files at a time.  Returns None where a file is not a plain single-delimiter TREC run."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    if n_threads > 1 and len(paths) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(min(n_threads, len(paths))) as pool:
+            tables = list(pool.map(_arrow_run_table, paths))
+    else:
+        tables = [_arrow_run_table(p) for p in paths]
+    if any(t is None for t in tables):
+        return None
+    lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
+    tb = pa.concat_tables(tables)
+    score = tb.column("score").to_numpy()
+    rank = tb.column("rank").to_numpy()
+    if not (np.isfinite(score).all() and np.isfinite(rank).all()):
+        return None
+    run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
+    qcodes, quniq = _unified_codes(tb.column("qid"))
+    dcodes, duniq = _unified_codes(tb.column("docno"))
+    return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - 1
+
+
+def _unified_codes(column) -> tuple[np.ndarray, np.ndarray]:
+    """(code of every row, distinct strings) of a dictionary-encoded Arrow column whose chunks
+    (one or more per file) each have their own dictionary."""
+    unified = column.unify_dictionaries()
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks])
+    return codes, np.asarray(unified.chunks[0].dictionary.to_pylist(), dtype=object)
+
+
+def _align_chunk(names: list[str], items: list, are_files: bool, table: "JudgmentTable", ties: str,
+                 keep_docnos: bool, include_unjudged: bool, n_threads: int = 1,
+                 topics_from_runs: bool = False) -> dict:
+    """Position arrays of some runs: their segments are numbered from 0 within the chunk.
+
+    ``topics_from_runs``: the topics are those the runs answer (natural order), not the table's."""
+    from ..io.trec import read_trec_run
+    cols = _columns_from_files(items, n_threads) if are_files else None
+    if cols is None:
+        frames = [read_trec_run(p) for p in items] if are_files else items
+        cols = _columns_from_frames(frames)
+        del frames
+    run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
+    if topics_from_runs:
+        table = JudgmentTable._from_frame(table.frame, _natural_sort([str(q) for q in quniq]))
+
+    n_topics = len(table.topics)
+    # topic of every row, through the (few) distinct qid strings
+    qmap = pd.Index(table.topics).get_indexer(pd.Index(quniq))
+    tix = qmap[qcodes]
+    pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
+    r_of, q_of = np.divmod(pairs, len(quniq))
+    known = qmap[q_of] >= 0
+    unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]
+    answered = np.zeros((len(names), n_topics), dtype=bool)
+    answered[r_of[known], qmap[q_of[known]]] = True
+    keep = tix >= 0
+    if not keep.all():
+        run_idx, dcodes, score, rank, tix = run_idx[keep], dcodes[keep], score[keep], rank[keep], tix[keep]
+    seg = run_idx * n_topics + tix
+
+    # documents: one vocabulary over these runs and the judgments, codes in docno (byte) order so
+    # that trec_eval's tie-break (docno descending) is a comparison of integer codes
+    jdoc = table.frame["docno"].to_numpy(dtype=object)
+    extra = pd.Index(jdoc).difference(pd.Index(duniq))
+    vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
+    order = np.argsort(vocab.astype(str), kind="stable")
+    rank_of = np.empty(len(vocab), dtype=np.int64)
+    rank_of[order] = np.arange(len(vocab))
+    doc = rank_of[dcodes]
+    n_vocab = len(vocab)
+    jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))]
+
+    # order positions within segments
+    if ties == "given":
+        perm = np.lexsort((np.arange(len(seg)), rank, seg))
+    else:
+        if ties == "trec_eval":
+            # trec_eval holds scores as C floats: scores equal in single precision are tied and
+            # ordered by docno descending (comp_sim_docno); this matches pytrec_eval exactly
+            score = score.astype(np.float32).astype(np.float64)
+        perm = AlignedRuns._score_order(seg, score, doc)
+    if perm is not None:
+        seg, score, doc = seg[perm], score[perm], doc[perm]
+
+    counts = np.bincount(seg, minlength=len(names) * n_topics)
+    seg_start = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=seg_start[1:])
+    pos = np.arange(len(seg), dtype=np.int64) - seg_start[seg]
+
+    # duplicates within one ranking are an error (as in trec_eval)
+    key = seg * n_vocab + doc
+    skey = np.sort(key)  # sort-based: cheaper than hashing 10^6+ keys
+    dup = skey[1:] == skey[:-1]
+    if dup.any():
+        i = int(np.flatnonzero(key == skey[1:][dup][0])[0])
+        r, t = divmod(int(seg[i]), n_topics)
+        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {vocab[order][doc[i]]!r} "
+                         f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
+                         f"expected each document at most once per topic")
+
+    # judgment of each position, by (topic, document) keys; without include_unjudged only
+    # documents judged for some topic can match, so the lookup runs over those positions alone
+    pkey = (seg % n_topics) * n_vocab + doc
+    jkey = table.topic_index * n_vocab + jdoc_code
+    if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
+        table, jidx = _with_unjudged_rows(table, jkey, pkey, n_vocab, vocab[order])
+    else:
+        judged_doc = np.zeros(n_vocab, dtype=bool)
+        judged_doc[jdoc_code] = True
+        cand = np.flatnonzero(judged_doc[doc])
+        jidx = np.full(len(seg), -1, dtype=np.int64)
+        jidx[cand] = _lookup(jkey, pkey[cand], n_topics * n_vocab)
+
+    # tie groups
+    if ties in GROUPED_POLICIES:
+        new_group = np.ones(len(seg), dtype=bool)
+        new_group[1:] = (seg[1:] != seg[:-1]) | (score[1:] != score[:-1])
+        gid = np.cumsum(new_group) - 1
+        gfirst = np.flatnonzero(new_group)
+        glast = np.append(gfirst[1:], len(seg))
+        gstart = pos[gfirst][gid]
+        gend = gstart + (glast - gfirst)[gid]
+    else:
+        gstart, gend = pos, pos + 1
+    return {"counts": counts, "pos": pos.astype(np.int32), "jidx": jidx.astype(np.int64, copy=False),
+            "gstart": gstart.astype(np.int32), "gend": gend.astype(np.int32),
+            "docno": vocab[order][doc] if keep_docnos else None, "unknown": unknown, "answered": answered, "table": table}
+
+
+def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for non-negative integer keys below ``key_range``.
+
+    Where the range is small next to the number of keys (aligned positions: topics x vocabulary
+    against millions of positions) a dense mark-and-rank pass replaces the sort, several times
+    faster; otherwise numpy's sort-based unique."""
+    if _dense_keys(key_range, len(keys)):
+        seen = np.zeros(key_range, dtype=bool)
+        seen[keys] = True
+        uniq = np.flatnonzero(seen)
+        rank = np.zeros(key_range, dtype=np.int64 if len(uniq) >= 2 ** 31 else np.int32)
+        rank[uniq] = np.arange(len(uniq), dtype=rank.dtype)
+        return uniq, rank[keys].astype(np.int64)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    return uniq, inverse.reshape(-1)
+
+
+def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarray, n_vocab: int,
+                        docnos: np.ndarray) -> tuple["JudgmentTable", np.ndarray]:
+    """The table grown by a row (label NaN) for every retrieved (topic, document) it lacks, and the
+    row of every position in it.
+
+    Keys are ``topic * n_vocab + document code`` (``jkey`` of the table's rows, ``pkey`` of the
+    positions) with codes in docno order, so the sorted distinct keys are the grown table's rows in
+    (topic, docno) order, as :meth:`JudgmentTable._from_frame` orders them, found with integer
+    operations only (no string sort or hashing); ``docnos`` is the vocabulary in code order."""
+    keys, inverse = _unique_inverse(np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
+    labels = np.full(len(keys), np.nan)
+    labels[inverse[:len(jkey)]] = table.labels
+    topic_index, doc = np.divmod(keys, n_vocab)
+    frame = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[topic_index],
+                          "docno": docnos[doc], "label": labels})
+    start = np.searchsorted(topic_index, np.arange(len(table.topics) + 1))
+    return JudgmentTable(frame, list(table.topics), topic_index, start, labels), inverse[len(jkey):]
+
+
+# ----------------------------------------------------------------------------------------------
+# aligned runs
+
+
+@dataclass
+class AlignedRuns:
+    """Runs aligned to a judgment table (DESIGN.md: "align once, evaluate many times").
+
+    Build with :meth:`build`; evaluate with :meth:`evaluate`.  Arrays are over ranked positions
+    ordered by (segment, position); ``segment = run_index * n_topics + topic_index``.
+    """
+
+    run_names: list[str]
+    table: JudgmentTable
+    ties: str
+    seg_len: np.ndarray           # (n_segments,) ranking length of each segment
+    seg_start: np.ndarray         # (n_segments + 1,) offsets into the position arrays
+    pos: np.ndarray               # (n_positions,) 0-based position in its ranking
+    jidx: np.ndarray              # (n_positions,) judgment row or -1
+    group_start: np.ndarray       # (n_positions,) first position of its tie group
+    group_end: np.ndarray         # (n_positions,) one past the last position of its tie group
+    docno: np.ndarray | None = None   # (n_positions,) docnos, kept for selection / export
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    # -- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, runs: Mapping[str, pd.DataFrame] | pd.DataFrame | str, qrels,
+              ties: str = "trec_eval", topics: Sequence[str] | str | None = None,
+              on_topic_mismatch: str = "warn", keep_docnos: bool = False,
+              include_unjudged: bool = False, n_jobs: int | None = None) -> "AlignedRuns":
+        """Align runs to qrels.
+
+        ``runs``: ``{name: results frame}`` or anything :func:`~pyterrier_noise.io.read_runs`
+        takes (run files are parsed by Arrow's CSV reader; a large input is aligned in parallel
+        processes by chunks of runs, or, when the alignment must be one piece, its files are
+        read several at a time in threads).
+        ``qrels``: anything :func:`~pyterrier_noise.io.read_qrels` takes, or a
+        :class:`JudgmentTable`.  ``topics``: the topics to evaluate (default: those of the qrels;
+        ``"runs"``: those the runs answer, in natural order); a topic a run does not answer scores
+        0 with residual 1, as ``trec_eval -c`` does.
+        ``on_topic_mismatch``: ``"warn"`` (default), ``"error"`` or ``"ignore"`` for run topics
+        missing from the qrels (they are not evaluated) and qrels topics missing from a run.
+        ``include_unjudged``: add a table row (label NaN) for every retrieved document without a
+        judgment, so that label versions can judge documents the qrels never did (judgment
+        selection, pooling simulations).  ``keep_docnos``: keep the docno of every position.
+        ``n_jobs``: processes aligning a large input, or threads reading its run files when the
+        alignment is one piece (default: the machine's cores; 1 = neither).
+        """
+        from ..io.trec import _list_run_files, _run_name, read_runs
+        if ties not in TIE_POLICIES:
+            raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+        if on_topic_mismatch not in ("warn", "error", "ignore"):
+            raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
+        topics_from_runs = isinstance(topics, str)
+        if topics_from_runs and topics != "runs":
+            raise InputError(f"topics must be a list of qids or 'runs', got {topics!r}")
+        table = qrels if isinstance(qrels, JudgmentTable) else \
+            JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
+        serial = keep_docnos or include_unjudged or topics_from_runs
+        files = None
+        if _are_run_paths(runs):
+            paths = [Path(runs)] if isinstance(runs, (str, os.PathLike)) else [Path(x) for x in runs]
+            files = [f for p in paths for f in (_list_run_files(p) if p.is_dir() else [p])]
+            names = [_run_name(f) for f in files]
+            if len(set(names)) != len(names):
+                raise InputError("two run files share a name (a run's name is its file name without .gz)")
+        elif not isinstance(runs, Mapping):
+            runs = read_runs(runs)
+        elif not all(isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
+                     and v.attrs.get("source") for v in runs.values()):
+            runs = read_runs(runs)
+        if files is None:
+            if not runs:
+                raise InputError("no runs to evaluate")
+            names, items = list(runs.keys()), list(runs.values())
+            size = sum(len(f) for f in items)
+        else:
+            items = files
+            # about 20 bytes a line, gzip or not; a missing file is reported by the reader
+            size = sum(f.stat().st_size for f in files if f.is_file()) // 20
+        n_jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
+        # Large inputs are aligned in forked chunks of runs (each reads its own files), which
+        # parallelises the alignment as well as the parsing.  When the alignment must be one piece
+        # (include_unjudged grows one table; topics="runs"; keep_docnos) the files are read by
+        # threads in this process instead: decompression and Arrow's parser release the GIL.
+        by_process = not serial and size >= 400_000 and len(names) >= 2
+        n_chunks = min(n_jobs, len(names)) if by_process else 1
+        bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
+        jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]
+        parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
+
+        if include_unjudged or topics_from_runs:  # the table grew or changed topics (always a single chunk)
+            table = parts[0]["table"]
+        cls._report_topic_mismatch(names, [u for p in parts for u in p["unknown"]],
+                                   np.concatenate([p["answered"] for p in parts]), table.topics, on_topic_mismatch)
+        counts = np.concatenate([p["counts"] for p in parts])
+        seg_start = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=seg_start[1:])
+        cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
+        return cls(names, table, ties, counts, seg_start, cat("pos"), cat("jidx"), cat("gstart"), cat("gend"),
+                   cat("docno") if keep_docnos else None)
+
+    @staticmethod
+    def _score_order(seg: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+        """Permutation to (segment, score descending, docno descending), or None if already so.
+
+        Run files are nearly always sorted by score within each topic, so this groups rows by
+        segment with a stable sort, fully sorts only segments whose scores are out of order, and
+        then orders each group of tied scores by docno with one integer sort over tied rows only.
+        """
+        n = len(seg)
+        if n < 2:
+            return None
+        perm = None   # built only when something moves: sorted input costs no gathers
+        if (seg[1:] < seg[:-1]).any():
+            perm = np.argsort(seg, kind="stable")
+            s, sc, d = seg[perm], score[perm], doc[perm]
+        else:
+            s, sc, d = seg, score, doc
+        same = s[1:] == s[:-1]
+        rising = same & (sc[1:] > sc[:-1])
+        if rising.any():
+            perm = np.arange(n) if perm is None else perm
+            bad = np.unique(s[1:][rising])
+            rows = np.flatnonzero(np.isin(s, bad))
+            perm[rows] = perm[rows[np.lexsort((-d[rows], -sc[rows], s[rows]))]]
+            s, sc, d = seg[perm], score[perm], doc[perm]
+            same = s[1:] == s[:-1]
+        tied = same & (sc[1:] == sc[:-1])
+        if tied.any() and (tied & (d[1:] > d[:-1])).any():
+            perm = np.arange(n) if perm is None else perm
+            in_tie = np.zeros(n, dtype=bool)
+            in_tie[1:] |= tied
+            in_tie[:-1] |= tied
+            rows = np.flatnonzero(in_tie)
+            first = in_tie.copy()
+            first[1:] &= ~tied                      # the first row of each tie group
+            gid = np.searchsorted(np.flatnonzero(first), rows, side="right")   # group of each tied row
+            d_max = int(d.max())
+            key = gid * (d_max + 1) + (d_max - d[rows])
+            perm[rows] = perm[rows[np.argsort(key, kind="stable")]]
+        if perm is None or (perm == np.arange(n)).all():
+            return None
+        return perm
+
+    @staticmethod
+    def _report_topic_mismatch(names: list[str], unknown: list[tuple[str, str]], answered: np.ndarray,
+                               topics: list[str], mode: str) -> None:
+        if mode == "ignore":
+            return
+        messages = []
+        if unknown:
+            bad = sorted({q for _, q in unknown})
+            runs_bad = sorted({r for r, _ in unknown})
+            messages.append(f"{len(bad)} topic(s) in the runs are not in the qrels and are not evaluated "
+                            f"(e.g. qid {bad[0]!r} in run {runs_bad[0]!r}; {len(runs_bad)} run(s) affected)")
+        missing = ~answered
+        if missing.any():
+            r, t = np.argwhere(missing)[0]
+            messages.append(f"{int(missing.sum())} (run, topic) pair(s) of the qrels have no ranking and score 0 "
+                            f"with residual 1 (e.g. run {names[r]!r} does not answer qid {topics[t]!r})")
+        if messages:
+            if mode == "error":
+                raise InputError("; ".join(messages))
+            announce("; ".join(messages), stacklevel=5)
+
+    # -- basic properties ---------------------------------------------------------------------
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.run_names)
+
+    @property
+    def topics(self) -> list[str]:
+        return self.table.topics
+
+    @property
+    def n_topics(self) -> int:
+        return len(self.table.topics)
+
+    @property
+    def n_segments(self) -> int:
+        return self.n_runs * self.n_topics
+
+    @property
+    def max_len(self) -> int:
+        return int(self.seg_len.max()) if len(self.seg_len) else 0
+
+    def _judged(self) -> dict:
+        """Positions that have a row in the judgment table, with a fixed CSR structure."""
+        c = self._cache.get("judged")
+        if c is None:
+            jp = np.flatnonzero(self.jidx >= 0)
+            seg_of_pos = np.repeat(np.arange(self.n_segments), self.seg_len)
+            seg_j = seg_of_pos[jp]
+            counts = np.bincount(seg_j, minlength=self.n_segments)
+            indptr = np.zeros(self.n_segments + 1, dtype=np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            c = dict(rows=jp, seg=seg_j, pos=self.pos[jp].astype(np.int64), jidx=self.jidx[jp],
+                     gstart=self.group_start[jp].astype(np.int64), gend=self.group_end[jp].astype(np.int64),
+                     indptr=indptr, nonempty=np.flatnonzero(counts > 0))
+            self._cache["judged"] = c
+        return c
+
+    def _sparse(self, data: np.ndarray) -> sp.csr_matrix:
+        j = self._judged()
+        return sp.csr_matrix((data, j["jidx"], j["indptr"]), shape=(self.n_segments, len(self.table)))
+
+    # -- labels -------------------------------------------------------------------------------
+
+    def label_matrix(self, labels: np.ndarray | None = None) -> np.ndarray:
+        """Labels as a (n_judgments, R) float matrix; default: the table's own labels (R = 1)."""
+        if labels is None:
+            labels = self.table.labels
+        labels = np.asarray(labels, dtype=np.float64)
+        if labels.ndim == 1:
+            labels = labels[:, None]
+        if labels.ndim != 2 or labels.shape[0] != len(self.table):
+            raise InputError(f"label matrix must have shape (n_judgments={len(self.table)}, R), got {labels.shape}")
+        return labels
+
+    @staticmethod
+    def _gain(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
+        """Gain in [0, 1] (binary or scaled graded) for RBP / INST / INSQ / P / RR / AP; 0 when unjudged."""
+        with np.errstate(invalid="ignore"):
+            if spec.max_rel is not None:
+                g = np.clip(labels, 0.0, spec.max_rel) / spec.max_rel
+            else:
+                g = (labels >= spec.rel).astype(np.float64)
+        return np.where(np.isnan(labels), 0.0, g)
+
+    # -- weights for linear measures ------------------------------------------------------------
+
+    def _position_weights(self, spec: MeasureSpec, length: int) -> np.ndarray:
+        """Weight of each 0-based position (0 beyond the cutoff) for linear measures."""
+        i = np.arange(length, dtype=np.float64)
+        if spec.family == "RBP":
+            w = (1.0 - spec.p) * spec.p ** i
+        elif spec.family == "P":
+            w = np.full(length, 1.0 / spec.cutoff)
+        elif spec.family in ("DCG", "nDCG"):
+            w = 1.0 / np.log2(i + 2.0)
+        elif spec.family == "INSQ":
+            # P(i) = (2T / (i + 2T - 1))^2 for 1-based i (C(i) = ((i+2T-1)/(i+2T))^2), normalised
+            # over cwl_eval's 1,000 ranks, or over all ranks (Hurwitz zeta) for the exact tail
+            two_t = 2.0 * spec.T
+            w = 1.0 / (i + two_t) ** 2
+            if spec.tail == "cwl":
+                w = np.where(i < CWL_DEPTH, w, 0.0) / (1.0 / (np.arange(CWL_DEPTH) + two_t) ** 2).sum()
+            else:
+                w = w / zeta(2.0, two_t)
+        else:
+            raise AssertionError(spec.family)
+        if spec.cutoff is not None:
+            w = np.where(i < spec.cutoff, w, 0.0)
+        return w
+
+    def _effective_weights(self, spec: MeasureSpec) -> np.ndarray:
+        """Weight of each judged position: its own weight, or under ``expected`` ties the mean
+        weight of the positions its tie group spans (positions past the cutoff weigh 0)."""
+        key = ("w", spec.family, spec.p, spec.T, spec.cutoff, spec.tail)
+        w_eff = self._cache.get(key)
+        if w_eff is None:
+            j = self._judged()
+            length = max(self.max_len, 1)
+            w = self._position_weights(spec, length)
+            if self.ties == "expected":
+                # suffix sums are accurate for rapidly decaying weights (RBP deep in a ranking)
+                tail = np.zeros(length + 1)
+                tail[:-1] = np.cumsum(w[::-1])[::-1]
+                glen = j["gend"] - j["gstart"]
+                w_eff = np.where(glen == 1, w[j["pos"]], (tail[j["gstart"]] - tail[j["gend"]]) / glen)
+            else:
+                w_eff = w[j["pos"]]
+            self._cache[key] = w_eff
+        return w_eff
+
+    def _total_weight(self, spec: MeasureSpec) -> np.ndarray:
+        """Total weight available in each segment's ranking (before the tail), per segment."""
+        length = max(self.max_len, 1)
+        w = self._position_weights(spec, length)
+        cw = np.concatenate([[0.0], np.cumsum(w)])
+        return cw[self.seg_len]
+
+    # -- evaluation ---------------------------------------------------------------------------
+
+    def evaluate(self, measures: Iterable[MeasureSpec], labels: np.ndarray | None = None,
+                 chunk_elements: int = 4_000_000) -> dict[MeasureSpec, np.ndarray]:
+        """Evaluate measures for every (run, topic, version).
+
+        ``labels``: (n_judgments,) or (n_judgments, R) over :attr:`table` rows, NaN = unjudged in
+        that version; default the qrels' own labels.  Returns ``{spec: array (n_runs, n_topics, R)}``.
+        """
+        L = self.label_matrix(labels)
+        specs = [m.validate() for m in measures]
+        R = L.shape[1]
+        out = {s: np.empty((self.n_segments, R)) for s in specs}
+        if self.ties in ("optimistic", "pessimistic") or (
+                self.ties == "expected" and any(s.family in NONLINEAR for s in specs)):
+            try:
+                from .. import tie_kernels  # noqa: F401
+            except ImportError:
+                raise InputError(f"ties={self.ties!r} for {', '.join(sorted({s.family for s in specs}))} "
+                                 f"needs the tie-aware kernels, which are not in this version yet; "
+                                 f"ties='expected' works for the linear measures RBP, P, DCG, nDCG and INSQ") from None
+        # versions are processed in chunks so that the largest temporary stays near chunk_elements
+        cost = max(len(self.table), self.n_segments)
+        if any(s.family in ("AP", "RR") for s in specs):
+            cost = max(cost, len(self._judged()["rows"]))
+        if any(s.family == "INST" for s in specs):
+            cost = max(cost, self.n_segments * max(CWL_DEPTH, self.max_len))
+        per = max(1, chunk_elements // cost)
+        for c0 in range(0, R, per):
+            Lc = L[:, c0:c0 + per]
+            res = self._evaluate_chunk(specs, Lc)
+            for s in specs:
+                out[s][:, c0:c0 + per] = res[s]
+        return {s: v.reshape(self.n_runs, self.n_topics, R) for s, v in out.items()}
+
+    def _evaluate_chunk(self, specs: list[MeasureSpec], L: np.ndarray) -> dict[MeasureSpec, np.ndarray]:
+        out: dict[MeasureSpec, np.ndarray] = {}
+        judged = (~np.isnan(L)).astype(np.float64)
+        gains: dict = {}
+        inst_bounds: dict = {}  # INST bounds shared by its value / residual / upper columns
+
+        def gain(spec):
+            k = (spec.rel, spec.max_rel) if spec.family not in ("nDCG", "DCG") else ("linear",)
+            if k not in gains:
+                if spec.family in ("nDCG", "DCG"):
+                    gains[k] = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))
+                else:
+                    gains[k] = self._gain(L, spec)
+            return gains[k]
+
+        for spec in specs:
+            fam = spec.family
+            if self.ties in ("optimistic", "pessimistic") or (self.ties == "expected" and fam in NONLINEAR):
+                # tie-aware kernels over tie groups (expected values of the non-linear measures by
+                # closed form; best and worst orderings of every group for every measure)
+                from ..engine.tie_kernels import evaluate_tied
+                out[spec] = evaluate_tied(self, spec, L, self.ties)
+                continue
+            if fam in ("RBP", "P", "DCG", "INSQ"):
+                M = self._sparse(self._effective_weights(spec))
+                base = M @ gain(spec)
+                if spec.component == "value":
+                    out[spec] = base
+                    continue
+                mass = M @ judged
+                # everything not judged (unjudged ranks and the tail after the run) is residual
+                residual = np.maximum(1.0 - mass, 0.0)
+                if spec.component == "residual":
+                    out[spec] = residual
+                elif spec.component == "upper":
+                    out[spec] = base + residual
+                else:  # projected
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        out[spec] = np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
+            elif fam == "nDCG":
+                M = self._sparse(self._effective_weights(spec))
+                dcg = M @ gain(spec)
+                idcg = self._ideal_dcg(spec, gain(spec))
+                topic_of_seg = np.tile(np.arange(self.n_topics), self.n_runs)
+                ideal = idcg[topic_of_seg]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out[spec] = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+            elif fam == "AP":
+                out[spec] = self._ap(spec, gain(spec))
+            elif fam == "RR":
+                out[spec] = self._rr(spec, gain(spec))
+            elif fam == "INST":
+                key = (spec.T, spec.rel, spec.max_rel, spec.tail)
+                need_upper = any(s.family == "INST" and (s.T, s.rel, s.max_rel, s.tail) == key
+                                 and s.component != "value" for s in specs)
+                if key not in inst_bounds:
+                    inst_bounds[key] = self._inst_bounds(spec, L, need_upper)
+                lower, upper = inst_bounds[key]
+                out[spec] = {"value": lower, "residual": None if upper is None else upper - lower,
+                             "upper": upper}[spec.component]
+            else:
+                raise AssertionError(fam)
+        return out
+
+    def _topic_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum a (n_judgments, R) matrix over the rows of each topic -> (n_topics, R)."""
+        csum = np.zeros((len(values) + 1, values.shape[1]))
+        np.cumsum(values, axis=0, out=csum[1:])
+        st = self.table.topic_start
+        return csum[st[1:]] - csum[st[:-1]]
+
+    def _ideal_dcg(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
+        """Ideal DCG per (topic, version): judged gains of the topic sorted descending
+        (trec_eval's ndcg / ndcg_cut), vectorised through a padded (topics, max_judged, R) array."""
+        st = self.table.topic_start
+        sizes = np.diff(st)
+        width = int(sizes.max()) if len(sizes) else 0
+        if spec.cutoff is not None:
+            width_out = min(width, spec.cutoff)
+        else:
+            width_out = width
+        pad = np.zeros((self.n_topics, max(width, 1), g.shape[1]))
+        within = np.arange(len(g)) - st[self.table.topic_index]
+        pad[self.table.topic_index, within] = g
+        pad = -np.sort(-pad, axis=1)[:, :width_out]
+        disc = 1.0 / np.log2(np.arange(width_out) + 2.0)
+        return np.einsum("tkr,k->tr", pad, disc)
+
+    def _cumulative_in_segment(self, rel: np.ndarray) -> np.ndarray:
+        """Running count of relevant judged positions within each segment, inclusive (int32: exact)."""
+        j = self._judged()
+        cs = np.cumsum(rel, axis=0, dtype=np.int32)
+        ne = j["nonempty"]
+        first = j["indptr"][ne]
+        before = cs[first] - rel[first]
+        return cs - np.repeat(before, np.diff(j["indptr"])[ne], axis=0)
+
+    def _ap(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
+        """Average precision as trec_eval computes it (map / map_cut): sum of precision at each
+        relevant retrieved rank over the number of relevant judgments R of the topic."""
+        j = self._judged()
+        rel = g[j["jidx"]] > 0
+        if spec.cutoff is not None:
+            rel[j["pos"] >= spec.cutoff] = False
+        within = self._cumulative_in_segment(rel)
+        contrib = (within * rel) / (j["pos"][:, None] + 1.0)
+        num = self._segment_sum(contrib)
+        n_rel = self._topic_sum((g > 0).astype(np.float64))
+        topic_of_seg = np.tile(np.arange(self.n_topics), self.n_runs)
+        denom = n_rel[topic_of_seg]
+        return np.where(denom > 0, num / np.where(denom > 0, denom, 1.0), 0.0)
+
+    def _rr(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
+        """Reciprocal rank of the first relevant document (trec_eval recip_rank)."""
+        j = self._judged()
+        rel = g[j["jidx"]] > 0
+        inv = np.where(rel, 1.0 / (j["pos"][:, None] + 1.0), 0.0)
+        if spec.cutoff is not None:
+            inv[j["pos"] >= spec.cutoff] = 0.0
+        out = np.zeros((self.n_segments, g.shape[1]))
+        ne = j["nonempty"]
+        if len(ne):
+            out[ne] = np.maximum.reduceat(inv, j["indptr"][ne], axis=0)
+        return out
+
+    def _segment_sum(self, values: np.ndarray) -> np.ndarray:
+        j = self._judged()
+        out = np.zeros((self.n_segments, values.shape[1]))
+        ne = j["nonempty"]
+        if len(ne):
+            out[ne] = np.add.reduceat(values, j["indptr"][ne], axis=0)
+        return out
+
+    def _inst_bounds(self, spec: MeasureSpec, L: np.ndarray, need_upper: bool = True):
+        """INST (Moffat et al. 2015) in the C/W/L framework (Azzopardi et al. 2019).
+
+        C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2 with S_i the gain accumulated to rank i
+        inclusive.  Lower bound: unjudged and padded ranks gain 0; upper: they gain 1.
+        ``tail="cwl"``: exactly cwl_eval (1,000 ranks, weights normalised over them).
+        ``tail="exact"``: the run's own ranks plus the closed-form infinite tail (seed004a Sec. 1.9 (b)).
+        """
+        j = self._judged()
+        R = L.shape[1]
+        depth = CWL_DEPTH if spec.tail == "cwl" else max(self.max_len, 1)
+        g = self._gain(L, spec)
+        judged = ~np.isnan(L)
+        ok = j["pos"] < depth
+        rows_seg, rows_pos, rows_j = j["seg"][ok], j["pos"][ok], j["jidx"][ok]
+        n_run = np.minimum(self.seg_len, depth)
+        ranks = np.arange(depth)
+        in_run = ranks[None, :] < n_run[:, None]
+        results = {}
+        for bound in ("lower", "upper") if need_upper else ("lower",):
+            fill = 0.0 if bound == "lower" else 1.0
+            G = np.full((depth, self.n_segments, R), fill)
+            if spec.tail == "exact":
+                G[~in_run.T] = 0.0  # beyond the run: handled by the closed-form tail
+            G[rows_pos, rows_seg] = np.where(judged[rows_j], g[rows_j], fill)
+            results[bound] = inst_utility(G, spec, n_run, bound)
+        return results["lower"], results.get("upper")

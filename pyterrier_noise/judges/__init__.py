@@ -1,0 +1,4 @@
+"""Judge-error models: seeded replicate qrels from flips, disagreement models, confusion judges and pool reductions."""
+from .models import (JUDGES, WEBBER_TREC6, PerturbationWarning, sdt_rates, sdt_params, meta_ap_weight, meta_ap, inclusion_probabilities, weighted_subset, ReplicateSet, JudgmentPerturbation, RandomFlips, RankBiasedFlips, FlipRateModel, MetarankLogisticModel, sample_for_dual_assessment, ConfusionJudge, PoolDepthReduction, RandomRemoval, Chain, deeply_judged_runs)
+
+__all__ = ['JUDGES', 'WEBBER_TREC6', 'PerturbationWarning', 'sdt_rates', 'sdt_params', 'meta_ap_weight', 'meta_ap', 'inclusion_probabilities', 'weighted_subset', 'ReplicateSet', 'JudgmentPerturbation', 'RandomFlips', 'RankBiasedFlips', 'FlipRateModel', 'MetarankLogisticModel', 'sample_for_dual_assessment', 'ConfusionJudge', 'PoolDepthReduction', 'RandomRemoval', 'Chain', 'deeply_judged_runs']
