@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from ..engine.align import TIE_POLICIES
-from .._validation import InputError
+from .._validation import InputError, check_int
 
-from ..judges.models import (JUDGES, ConfusionJudge, FlipRateModel, JudgmentPerturbation, META_AP_DEPTH, MetarankLogisticModel, PoolDepthReduction, RUN_ORDERS, RandomFlips, RandomRemoval, RankBiasedFlips, _integer, sdt_rates)
+from ..judges.models import (JUDGES, ConfusionJudge, FlipRateModel, JudgmentPerturbation, META_AP_DEPTH, MetarankLogisticModel, PoolDepthReduction, RUN_ORDERS, RandomFlips, RandomRemoval, RankBiasedFlips, sdt_rates)
 
 
 # command line
@@ -121,7 +121,7 @@ def _model_from_args(args: argparse.Namespace) -> JudgmentPerturbation:
 
 def _cmd_perturb(args: argparse.Namespace) -> int:
     model = _model_from_args(args)
-    n = _integer("--replicates", args.replicates, 1)
+    n = check_int("--replicates", args.replicates)
     reps = model.replicates(args.qrels, n, start=args.start)
     out = Path(args.out)
     reps.write_trec(out, progress=True)

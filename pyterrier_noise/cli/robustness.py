@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from .._validation import InputError
+from .._validation import InputError, check_int
 from ..stats.tests import CORRECTIONS, TESTS
 
-from ..experiments.robustness import (_positive_int, robustness_experiment)
+from ..experiments.robustness import robustness_experiment
 
 
 # command line
@@ -92,7 +92,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     import copy
     import json
 
-    from ..io.trec import _run_name, read_qrels, read_runs
+    from ..io.trec import run_name, read_qrels, read_runs
     from .perturb import _model_from_args
 
     qrels = read_qrels(args.qrels)
@@ -104,7 +104,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
             runs[name] = frame
     baseline = args.baseline
     if baseline is not None and baseline not in runs:
-        alt = _run_name(Path(baseline))  # a path to the run file is fine too
+        alt = run_name(Path(baseline))  # a path to the run file is fine too
         if alt not in runs:
             raise InputError(f"--baseline {baseline!r} is not one of the runs (e.g. {list(runs)[:3]})")
         baseline = alt
@@ -113,7 +113,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     if margs.runs is None:
         margs.runs = runs
     model = _model_from_args(margs)
-    n = _positive_int("--replicates", args.replicates)
+    n = check_int("--replicates", args.replicates)
     res = robustness_experiment(runs, None, qrels, args.measures, model, n_replicates=n, seed=args.seed,
                                 baseline=baseline, test=args.test, correction=args.correction, alpha=args.alpha,
                                 ties=args.ties, verbose=True)

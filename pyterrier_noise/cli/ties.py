@@ -90,13 +90,13 @@ def _cmd_ties(args) -> int:
     import sys
     from pathlib import Path
 
-    from ..io.trec import _list_run_files, read_runs
+    from ..io.trec import list_run_files, read_runs
     files = []
     for item in args.runs:
         p = Path(item)
         if not p.exists():
             raise InputError(f"{p}: no such file or directory")
-        files.extend(_list_run_files(p) if p.is_dir() else [p])
+        files.extend(list_run_files(p) if p.is_dir() else [p])
     ts = tie_stats_in_chunks(read_runs(files), args.precision)
     table = {"summary": ts.summary.rename_axis("kind").reset_index(), "runs": ts.runs, "topics": ts.topics,
              "sizes": ts.group_sizes}[args.level]

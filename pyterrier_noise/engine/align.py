@@ -58,7 +58,7 @@ def _natural_sort(values: Sequence[str]) -> list[str]:
     return sorted(vals)
 
 
-def _are_run_paths(runs) -> bool:
+def are_run_paths(runs) -> bool:
     """Whether ``runs`` names run files: a path, or a non-empty list of paths."""
     return isinstance(runs, (str, os.PathLike)) or (
         isinstance(runs, (list, tuple)) and bool(runs) and all(isinstance(x, (str, os.PathLike)) for x in runs))
@@ -531,7 +531,7 @@ class AlignedRuns:
         ``n_jobs``: processes aligning a large input, or threads reading its run files when the
         alignment is one piece (default: the machine's cores; 1 = neither).
         """
-        from ..io.trec import _list_run_files, _run_name, read_runs
+        from ..io.trec import list_run_files, run_name, read_runs
         if ties not in TIE_POLICIES:
             raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
         if on_topic_mismatch not in ("warn", "error", "ignore"):
@@ -543,10 +543,10 @@ class AlignedRuns:
             JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
         serial = keep_docnos or include_unjudged or topics_from_runs
         files = None
-        if _are_run_paths(runs):
+        if are_run_paths(runs):
             paths = [Path(runs)] if isinstance(runs, (str, os.PathLike)) else [Path(x) for x in runs]
-            files = [f for p in paths for f in (_list_run_files(p) if p.is_dir() else [p])]
-            names = [_run_name(f) for f in files]
+            files = [f for p in paths for f in (list_run_files(p) if p.is_dir() else [p])]
+            names = [run_name(f) for f in files]
             if len(set(names)) != len(names):
                 raise InputError("two run files share a name (a run's name is its file name without .gz)")
         elif not isinstance(runs, Mapping):

@@ -62,7 +62,7 @@ def _read_bytes(path: Path) -> bytes:
     return raw
 
 
-def _run_name(path: Path) -> str:
+def run_name(path: Path) -> str:
     name = path.name
     return name[:-3] if name.endswith(".gz") else name
 
@@ -293,7 +293,7 @@ def read_run(source: Any, name: str | None = None) -> pd.DataFrame:
     raise InputError(f"cannot read a run from {type(source).__name__}; expected a frame or a TREC run file")
 
 
-def _list_run_files(directory: Path) -> list[Path]:
+def list_run_files(directory: Path) -> list[Path]:
     files = sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
         raise InputError(f"{directory}: the directory holds no run files")
@@ -318,15 +318,15 @@ def read_runs(source: RunsInput, n_jobs: int | None = None) -> dict[str, pd.Data
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():
-            return _read_run_files(_list_run_files(path), n_jobs)
-        return {_run_name(path): read_trec_run(path)}
+            return _read_run_files(list_run_files(path), n_jobs)
+        return {run_name(path): read_trec_run(path)}
     if isinstance(source, Iterable):
         items = list(source)
         if all(isinstance(x, (str, os.PathLike)) for x in items):
             files: list[Path] = []
             for x in items:
                 p = Path(x)
-                files.extend(_list_run_files(p) if p.is_dir() else [p])
+                files.extend(list_run_files(p) if p.is_dir() else [p])
             return _read_run_files(files, n_jobs)
         return {f"run{i}": read_run(x, name=f"run{i}") for i, x in enumerate(items)}
     raise InputError(f"cannot read runs from {type(source).__name__}")
@@ -350,8 +350,8 @@ def run_file_arguments(items: Iterable) -> list[Path]:
         path = Path(item)
         if not path.exists():
             raise InputError(f"{path}: no such file or directory (expected a run file or a directory of them)")
-        files.extend(_list_run_files(path) if path.is_dir() else [path])
-    names = pd.Index([_run_name(f) for f in files])
+        files.extend(list_run_files(path) if path.is_dir() else [path])
+    names = pd.Index([run_name(f) for f in files])
     if names.has_duplicates:
         raise InputError(f"two runs are named {names[names.duplicated()][0]!r} "
                          f"(a run's name is its file name without .gz)")
@@ -361,7 +361,7 @@ def run_file_arguments(items: Iterable) -> list[Path]:
 
 
 def _read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataFrame]:
-    names = [_run_name(p) for p in files]
+    names = [run_name(p) for p in files]
     dup = pd.Index(names)[pd.Index(names).duplicated()]
     if len(dup):
         raise InputError(f"two run files share the name {dup[0]!r} (a run's name is its file name without .gz)")

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..engine.align import AlignedRuns, JudgmentTable, MeasureSpec, _are_run_paths
+from ..engine.align import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from .._validation import InputError, announce, check_choice, check_int, check_number, check_probability
 
 __all__ = ["METHODS", "JudgmentSelector", "StopRule", "depth_pool", "rbp_pool", "qrels_oracle", "simulate",
@@ -76,7 +76,7 @@ def _aligned_for(runs: Any, qrels: pd.DataFrame | None, topics: Sequence[str] | 
     from ..io.trec import read_qrels, read_runs
     if isinstance(runs, AlignedRuns):
         return runs
-    if not isinstance(runs, Mapping) and not _are_run_paths(runs):
+    if not isinstance(runs, Mapping) and not are_run_paths(runs):
         runs = read_runs(runs)
     if not runs:
         raise InputError("argument 'runs': expected at least one run, got none")
