@@ -487,6 +487,47 @@ def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarr
 
 
 @dataclass
+def gains(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
+    """Gain in [0, 1] (binary or scaled graded) for RBP / INST / INSQ / P / RR / AP; 0 when unjudged."""
+    with np.errstate(invalid="ignore"):
+        if spec.max_rel is not None:
+            g = np.clip(labels, 0.0, spec.max_rel) / spec.max_rel
+        else:
+            g = (labels >= spec.rel).astype(np.float64)
+    return np.where(np.isnan(labels), 0.0, g)
+
+
+def rbp_weights(p: float, length: int) -> np.ndarray:
+    """RBP's weight of each 0-based rank, ``(1 - p) p^i`` (Moffat and Zobel 2008, Eq 2): the one
+    place the package computes them."""
+    return (1.0 - p) * p ** np.arange(length, dtype=np.float64)
+
+
+def position_weights(spec: MeasureSpec, length: int) -> np.ndarray:
+    """Weight of each 0-based position (0 beyond the cutoff) for linear measures."""
+    i = np.arange(length, dtype=np.float64)
+    if spec.family == "RBP":
+        w = rbp_weights(spec.p, length)
+    elif spec.family == "P":
+        w = np.full(length, 1.0 / spec.cutoff)
+    elif spec.family in ("DCG", "nDCG"):
+        w = 1.0 / np.log2(i + 2.0)
+    elif spec.family == "INSQ":
+        # P(i) = (2T / (i + 2T - 1))^2 for 1-based i (C(i) = ((i+2T-1)/(i+2T))^2), normalised
+        # over cwl_eval's 1,000 ranks, or over all ranks (Hurwitz zeta) for the exact tail
+        two_t = 2.0 * spec.T
+        w = 1.0 / (i + two_t) ** 2
+        if spec.tail == "cwl":
+            w = np.where(i < CWL_DEPTH, w, 0.0) / (1.0 / (np.arange(CWL_DEPTH) + two_t) ** 2).sum()
+        else:
+            w = w / zeta(2.0, two_t)
+    else:
+        raise AssertionError(spec.family)
+    if spec.cutoff is not None:
+        w = np.where(i < spec.cutoff, w, 0.0)
+    return w
+
+
 class AlignedRuns:
     """Runs aligned to a judgment table (DESIGN.md: "align once, evaluate many times").
 
@@ -706,39 +747,12 @@ class AlignedRuns:
 
     @staticmethod
     def _gain(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
-        """Gain in [0, 1] (binary or scaled graded) for RBP / INST / INSQ / P / RR / AP; 0 when unjudged."""
-        with np.errstate(invalid="ignore"):
-            if spec.max_rel is not None:
-                g = np.clip(labels, 0.0, spec.max_rel) / spec.max_rel
-            else:
-                g = (labels >= spec.rel).astype(np.float64)
-        return np.where(np.isnan(labels), 0.0, g)
+        return gains(labels, spec)
 
     # -- weights for linear measures ------------------------------------------------------------
 
     def _position_weights(self, spec: MeasureSpec, length: int) -> np.ndarray:
-        """Weight of each 0-based position (0 beyond the cutoff) for linear measures."""
-        i = np.arange(length, dtype=np.float64)
-        if spec.family == "RBP":
-            w = (1.0 - spec.p) * spec.p ** i
-        elif spec.family == "P":
-            w = np.full(length, 1.0 / spec.cutoff)
-        elif spec.family in ("DCG", "nDCG"):
-            w = 1.0 / np.log2(i + 2.0)
-        elif spec.family == "INSQ":
-            # P(i) = (2T / (i + 2T - 1))^2 for 1-based i (C(i) = ((i+2T-1)/(i+2T))^2), normalised
-            # over cwl_eval's 1,000 ranks, or over all ranks (Hurwitz zeta) for the exact tail
-            two_t = 2.0 * spec.T
-            w = 1.0 / (i + two_t) ** 2
-            if spec.tail == "cwl":
-                w = np.where(i < CWL_DEPTH, w, 0.0) / (1.0 / (np.arange(CWL_DEPTH) + two_t) ** 2).sum()
-            else:
-                w = w / zeta(2.0, two_t)
-        else:
-            raise AssertionError(spec.family)
-        if spec.cutoff is not None:
-            w = np.where(i < spec.cutoff, w, 0.0)
-        return w
+        return position_weights(spec, length)
 
     def _effective_weights(self, spec: MeasureSpec) -> np.ndarray:
         """Weight of each judged position: its own weight, or under ``expected`` ties the mean
