@@ -486,7 +486,6 @@ def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarr
 # aligned runs
 
 
-@dataclass
 def gains(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
     """Gain in [0, 1] (binary or scaled graded) for RBP / INST / INSQ / P / RR / AP; 0 when unjudged."""
     with np.errstate(invalid="ignore"):
@@ -528,6 +527,7 @@ def position_weights(spec: MeasureSpec, length: int) -> np.ndarray:
     return w
 
 
+@dataclass
 class AlignedRuns:
     """Runs aligned to a judgment table (DESIGN.md: "align once, evaluate many times").
 
