@@ -11,7 +11,7 @@ import numpy as np
 from ..engine.align import TIE_POLICIES, AlignedRuns
 from .._validation import InputError
 
-from ..experiments.uncertainty import (DEFAULT_GRID, DEPTH_GRID, FINE_GRID, _CORRELATIONS, _grid, match_phi_many, plot_phi_match)
+from ..experiments.uncertainty import (DEFAULT_GRID, DEPTH_GRID, FINE_GRID, CORRELATIONS, phi_grid, match_phi_many, plot_phi_match)
 
 
 # command line
@@ -67,7 +67,7 @@ def _progress(total: int, desc: str) -> Any:
 
 def _cmd_phi_match(args: argparse.Namespace) -> int:
     from ..io.trec import read_qrels, read_run_arguments
-    grid = _grid(_parse_grid(args.grid))
+    grid = phi_grid(_parse_grid(args.grid))
     qrels = read_qrels(args.qrels)
     runs = read_run_arguments(args.runs)
     bar = _progress(2, "phi-match")
@@ -126,7 +126,7 @@ def register_cli(subparsers: Any) -> None:
                    help="reference metric in ir_measures syntax: AP, nDCG, nDCG@10, P@10, RR ... (repeatable)")
     p.add_argument("--per-topic", action="store_true", help="also match every topic separately (phi against R)")
     p.add_argument("--grid", default="default", help="phi values to try (see below; default: 0.50..0.99, 0.995, 0.999)")
-    p.add_argument("--correlation", choices=list(_CORRELATIONS), default="kendall",
+    p.add_argument("--correlation", choices=list(CORRELATIONS), default="kendall",
                    help="agreement of orderings to maximise: Kendall's tau_b (default) or RBO")
     p.add_argument("--rbo-p", type=float, default=0.98, help="RBO persistence (default 0.98)")
     p.add_argument("--rel", type=float, default=1.0, help="RBP counts label >= REL as relevant (default 1)")

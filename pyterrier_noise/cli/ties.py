@@ -6,7 +6,7 @@ import pandas as pd
 
 from .._validation import InputError
 
-from ..ties.transformers import (tie_stats_in_chunks, ScoreRounding, TieBanding, _BAND_ORDERS, _PRECISIONS, _rho_repr, tie_stats)
+from ..ties.transformers import (tie_stats_in_chunks, ScoreRounding, TieBanding, BAND_ORDERS, PRECISIONS, rho_label, tie_stats)
 
 
 # command line: pyterrier-noise band | round | ties
@@ -67,7 +67,7 @@ def _cmd_band(args) -> int:
     banding = TieBanding(args.rho, by=args.by)
     run = _read_one_run(args.run)
     out = banding(run)
-    write_trec_run(out, args.out, tag=args.tag or f"{_run_tag(args.run)}_band{_rho_repr(banding.rho)}")
+    write_trec_run(out, args.out, tag=args.tag or f"{_run_tag(args.run)}_band{rho_label(banding.rho)}")
     n_groups = int(out.groupby(["qid", "band"]).ngroups)
     print(f"{args.out}: {len(out)} documents of {out['qid'].nunique()} topics in {n_groups} bands "
           f"({banding!r})")
@@ -139,7 +139,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("run", metavar="RUN", help="TREC run file (plain or .gz)")
     p.add_argument("--rho", required=True, help="growth factor >= 1 of the bands (1 = no ties), e.g. 1.5 or 3/2")
     p.add_argument("--out", required=True, help="output TREC run file (.gz to compress)")
-    p.add_argument("--by", choices=list(_BAND_ORDERS), default="score",
+    p.add_argument("--by", choices=list(BAND_ORDERS), default="score",
                    help="the run order that decides the bands (default: score, then docno descending)")
     p.add_argument("--tag", default=None, help="run tag of the output (default: RUN's name + _band<rho>)")
     p.set_defaults(handler=_cmd_band)
@@ -166,7 +166,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     p.add_argument("--level", choices=["summary", "runs", "topics", "sizes"], default="summary",
                    help="which table to print (default: summary)")
-    p.add_argument("--precision", choices=list(_PRECISIONS), default="float64",
+    p.add_argument("--precision", choices=list(PRECISIONS), default="float64",
                    help="score equality in float64 (default) or float32 (trec_eval's)")
     p.add_argument("--format", choices=["text", "tsv"], default="text", help="output format")
     p.set_defaults(handler=_cmd_ties)

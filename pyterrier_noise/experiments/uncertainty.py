@@ -62,14 +62,14 @@ FINE_GRID: tuple[float, ...] = tuple(round(0.5 + 0.001 * i, 3) for i in range(50
 #: :func:`ap_bounds` refuses more unjudged documents than this unless ``max_unjudged`` is raised.
 MAX_UNJUDGED = 20
 
-_CORRELATIONS = ("kendall", "rbo")
+CORRELATIONS = ("kendall", "rbo")
 _ENUM_BLOCK = 1 << 16          # completions evaluated per block in ap_bounds (memory ~ block x u)
 
 
 # ---------------------------------------------------------------------------------------------
 # validation helpers
 
-def _grid(grid: Any) -> np.ndarray:
+def phi_grid(grid: Any) -> np.ndarray:
     """A sorted array of distinct persistences strictly inside (0, 1)."""
     if grid is None:
         return np.asarray(DEFAULT_GRID, dtype=float)
@@ -411,8 +411,8 @@ def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"),
         InputError: empty grid, phi outside (0, 1), fewer than two runs, a constant reference
             ordering, unknown options.
     """
-    g = _grid(grid)
-    correlation = _choice("correlation", correlation, _CORRELATIONS)
+    g = phi_grid(grid)
+    correlation = _choice("correlation", correlation, CORRELATIONS)
     rbo_p = check_probability("rbo_p", rbo_p)
     rel, max_rel = _rel_args(rel, max_rel)
     aligned = _aligned(runs, qrels, ties)
@@ -548,7 +548,7 @@ def _scores_arrays(aligned: AlignedRuns, measures: Any, phi: Any, grid: Any, cor
     labels = [r[0] for r in refs]
     fixed = _resolve_phi(phi, labels)
     if fixed is None:
-        g = _grid(grid)
+        g = phi_grid(grid)
         if aligned.n_runs < 2:
             raise InputError("matching phi needs at least 2 runs; with one run give phi= explicitly (e.g. 0.98)")
         ref_values, rbp, res = _evaluate_grid(aligned, refs, g, rel, max_rel)
@@ -595,7 +595,7 @@ def scores_with_residuals(runs: Any, qrels: Any = None, measures: Any = ("AP", "
         does not answer scores 0 with residual 1 (``trec_eval -c``).  ``frame.attrs["phi"]`` is
         ``{measure: phi}``.
     """
-    correlation = _choice("correlation", correlation, _CORRELATIONS)
+    correlation = _choice("correlation", correlation, CORRELATIONS)
     rbo_p = check_probability("rbo_p", rbo_p)
     rel, max_rel = _rel_args(rel, max_rel)
     aligned = _aligned(runs, qrels, ties)

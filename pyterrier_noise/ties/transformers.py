@@ -67,8 +67,8 @@ RhoLike = Union[int, float, str, Fraction, Decimal]
 MAX_ORDERINGS = 100_000
 
 _TIE_BREAK_STRATEGIES = ("trec_eval", "input", "rank", "random")
-_BAND_ORDERS = ("rank", "score", "input")
-_PRECISIONS = ("float64", "float32")
+BAND_ORDERS = ("rank", "score", "input")
+PRECISIONS = ("float64", "float32")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ def _choice(name: str, value: object, choices: Sequence) -> object:
     return check_choice(name, value, choices)
 
 
-def _rho_repr(r: Fraction) -> str:
+def rho_label(r: Fraction) -> str:
     """A short, exact rendering of rho for reprs and tables: 11/10 -> '1.1', 1/3-ish -> '4/3'."""
     d = r.denominator
     while d % 2 == 0:
@@ -244,7 +244,7 @@ def worst_case_table(rhos: Sequence[RhoLike] = (1.1, 1.2, 1.4, 1.7, 2.0),
     rows = []
     for rho in rhos:  # a handful of table rows
         r = _exact_rho(rho)
-        row: dict = {"rho": _rho_repr(r), "delta_rr": worst_case_delta_rr(r)}
+        row: dict = {"rho": rho_label(r), "delta_rr": worst_case_delta_rr(r)}
         for phi in phis:
             row[f"delta_rbp(phi={phi})"] = worst_case_delta_rbp(r, phi, depth)
         band = first_multi_doc_band(r)
@@ -454,7 +454,7 @@ class TieBanding(pt.Transformer):
     def __init__(self, rho: RhoLike, by: Literal["rank", "score", "input"] = "rank") -> None:
         super().__init__()
         self.rho = rho
-        self.by = _choice("by", by, _BAND_ORDERS)
+        self.by = _choice("by", by, BAND_ORDERS)
 
     @property
     def rho(self) -> Fraction:
@@ -466,7 +466,7 @@ class TieBanding(pt.Transformer):
         self._rho = _exact_rho(value)
 
     def __repr__(self) -> str:
-        return f"TieBanding(rho={_rho_repr(self._rho)}" + ("" if self.by == "rank" else f", by={self.by!r}") + ")"
+        return f"TieBanding(rho={rho_label(self._rho)}" + ("" if self.by == "rank" else f", by={self.by!r}") + ")"
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         """Band every ranking of ``inp`` (columns ``qid, docno`` plus ``score`` and/or ``rank``)."""
@@ -561,7 +561,7 @@ class TieBreaker(pt.Transformer):
                  rescore: bool = False) -> None:
         super().__init__()
         self.strategy = _choice("strategy", strategy, _TIE_BREAK_STRATEGIES)
-        self.precision = _choice("precision", precision, _PRECISIONS)
+        self.precision = _choice("precision", precision, PRECISIONS)
         if strategy == "random":
             if seed is None or isinstance(seed, bool) or not isinstance(seed, Integral):
                 raise InputError(f"TieBreaker('random') needs an integer seed so that its order can be reproduced, "
@@ -674,7 +674,7 @@ def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
     _validate(results, "tie_stats", ["score"])
     if len(results) == 0:
         raise InputError("tie_stats: the results frame is empty; expected at least one ranked document")
-    precision = _choice("precision", precision, _PRECISIONS)
+    precision = _choice("precision", precision, PRECISIONS)
     if run_column is not None and run_column in results.columns:
         run = results[run_column]
         rc = run_column
