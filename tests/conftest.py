@@ -12,6 +12,25 @@ COVID = SHARED_DATA / "trec-covid-round1"
 VASWANI = SHARED_DATA / "vaswani"
 
 
+# The quick run is ``python -m pytest -m "not slow"``; CI runs everything.  A test is slow when it
+# reads the real collections (the covid / vaswani fixtures), runs the reference tools or whole
+# processes over every docs page and example, or brute-forces many orderings.
+SLOW_FILES = {"test_reference.py", "test_docs.py", "test_docs_site.py", "test_examples.py", "test_pisa.py"}
+SLOW_TESTS = {
+    "test_expected_ties_equal_brute_force",          # every ordering of every tie group, many seeds
+    "test_sigkill_loses_nothing_and_resumes_identically", "test_concurrent_writers_are_refused",
+    "test_cli_interactive_in_tmux", "test_cli_interactive_in_a_subprocess",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if (item.path.name in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW_TESTS
+                or fixtures & {"covid", "vaswani"}):
+            item.add_marker(pytest.mark.slow)
+
+
 def require(path: Path) -> Path:
     """Skip the calling test with a one-line reason when a shared data set is absent."""
     if not path.exists():
