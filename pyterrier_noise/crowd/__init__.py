@@ -1,4 +1,33 @@
-"""Pairwise crowd judgments: reading, aggregation, worker quality and simulation."""
-from .pairwise import (COLUMNS, read_pairwise, simulate_crowd, design_partitions, document_scores, aggregate, ratio_matrix_scores, to_categories, transitivity_inconsistency, absolute_inconsistency, gold_accuracy, position_bias, PositionBias, worker_quality, document_agreement, document_tau, judgment_alpha, system_agreement, SystemAgreement, workers_path)
+"""Pairwise crowd judgments (Yang 2019 PhD thesis, ch. 5): reading, aggregation, quality, agreement, simulation.
 
-__all__ = ['COLUMNS', 'read_pairwise', 'simulate_crowd', 'design_partitions', 'document_scores', 'aggregate', 'ratio_matrix_scores', 'to_categories', 'transitivity_inconsistency', 'absolute_inconsistency', 'gold_accuracy', 'position_bias', 'PositionBias', 'worker_quality', 'document_agreement', 'document_tau', 'judgment_alpha', 'system_agreement', 'SystemAgreement', 'workers_path']
+Yang, Moffat & Turpin, "Pairwise Crowd Judgments: Preference, Absolute, and Ratio" (ADCS 2018);
+equations and corrections in seed note 004b, Sec. 3.
+
+==================  ==========================================================================
+module              what it holds
+==================  ==========================================================================
+``read``            :data:`COLUMNS`, :func:`read_pairwise` and its validators
+``aggregate``       :func:`document_scores`, :func:`aggregate`, :func:`ratio_matrix_scores`,
+                    :func:`to_categories` (preference / absolute / ratio / combined scores)
+``quality``         transitivity and absolute inconsistency, gold accuracy, position bias,
+                    :func:`worker_quality`, :func:`workers_path`
+``agreement``       :func:`document_agreement`, :func:`document_tau`, :func:`judgment_alpha`,
+                    :func:`system_agreement`
+``simulate``        :func:`design_partitions`, :func:`simulate_crowd`
+==================  ==========================================================================
+
+``pyterrier_noise.crowd.pairwise`` (the old single module) still resolves every name for one
+release, with a DeprecationWarning.
+"""
+from .read import COLUMNS, COLUMN_ALIASES, read_pairwise
+from .aggregate import METHODS, document_scores, aggregate, ratio_matrix_scores, to_categories
+from .quality import (transitivity_inconsistency, absolute_inconsistency, gold_accuracy, position_bias,
+                      PositionBias, worker_quality, workers_path)
+from .agreement import document_agreement, document_tau, judgment_alpha, system_agreement, SystemAgreement
+from .simulate import design_partitions, simulate_crowd
+
+__all__ = ['COLUMNS', 'COLUMN_ALIASES', 'METHODS', 'read_pairwise', 'simulate_crowd', 'design_partitions',
+           'document_scores', 'aggregate', 'ratio_matrix_scores', 'to_categories', 'transitivity_inconsistency',
+           'absolute_inconsistency', 'gold_accuracy', 'position_bias', 'PositionBias', 'worker_quality',
+           'document_agreement', 'document_tau', 'judgment_alpha', 'system_agreement', 'SystemAgreement',
+           'workers_path']
