@@ -1,4 +1,4 @@
-"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.crowd.pairwise`."""
+"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.crowd`."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ import numpy as np
 
 from .._validation import InputError
 
-from ..crowd.pairwise import (workers_path, METHODS, aggregate, position_bias, read_pairwise, simulate_crowd, to_categories, worker_quality)
+from ..crowd import (workers_path, METHODS, aggregate, position_bias, read_pairwise, simulate_crowd, to_categories, worker_quality)
 
 
 # command line

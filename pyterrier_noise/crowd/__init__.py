@@ -16,8 +16,8 @@ module              what it holds
 ``simulate``        :func:`design_partitions`, :func:`simulate_crowd`
 ==================  ==========================================================================
 
-``pyterrier_noise.crowd.pairwise`` (the old single module) still resolves every name for one
-release, with a DeprecationWarning.
+The old single module ``pyterrier_noise.pairwise`` resolves to this subpackage for one release,
+with a DeprecationWarning.
 """
 from .read import COLUMNS, COLUMN_ALIASES, read_pairwise
 from .aggregate import METHODS, document_scores, aggregate, ratio_matrix_scores, to_categories
