@@ -1,4 +1,34 @@
-"""Judge-error models: seeded replicate qrels from flips, disagreement models, confusion judges and pool reductions."""
-from .models import (JUDGES, WEBBER_TREC6, PerturbationWarning, sdt_rates, sdt_params, meta_ap_weight, meta_ap, inclusion_probabilities, weighted_subset, ReplicateSet, JudgmentPerturbation, RandomFlips, RankBiasedFlips, FlipRateModel, MetarankLogisticModel, sample_for_dual_assessment, ConfusionJudge, PoolDepthReduction, RandomRemoval, Chain, deeply_judged_runs)
+"""Judge-error models: seeded replicate qrels from flips, disagreement models, confusion judges and pool reductions.
 
-__all__ = ['JUDGES', 'WEBBER_TREC6', 'PerturbationWarning', 'sdt_rates', 'sdt_params', 'meta_ap_weight', 'meta_ap', 'inclusion_probabilities', 'weighted_subset', 'ReplicateSet', 'JudgmentPerturbation', 'RandomFlips', 'RankBiasedFlips', 'FlipRateModel', 'MetarankLogisticModel', 'sample_for_dual_assessment', 'ConfusionJudge', 'PoolDepthReduction', 'RandomRemoval', 'Chain', 'deeply_judged_runs']
+Each model turns one set of judgments into many *replicates* -- versions of the qrels that a
+different (noisier, shallower, sparser) judging process could have produced: a
+``(n_judgments, n_replicates)`` label matrix over the rows of a JudgmentTable (``NaN`` =
+unjudged) that ``AlignedRuns.evaluate`` scores for every run, topic and replicate at once.
+
+* :mod:`.flips` -- :class:`RandomFlips` (Li & Smucker 2014; Rashidi, Zobel & Moffat 2023,
+  Sec. 3.1) and :class:`RankBiasedFlips` (Rashidi et al. 2023, Eq. 1, Figs 2-3), with
+  :func:`sdt_rates` / :func:`sdt_params` (seed000 Sec. 2.1); :mod:`.metaap` (meta-AP, Aslam et
+  al. 2005) and :mod:`.sampling` (weighted subsets, Rashidi et al. 2023, Fig. 3) serve them;
+* :mod:`.disagreement` -- :class:`FlipRateModel`, :class:`MetarankLogisticModel` and
+  :func:`sample_for_dual_assessment` (Webber et al. 2012, Sec. 3.2-3.3);
+* :mod:`.confusion` -- :class:`ConfusionJudge` (Goldberg et al. 2017, Table 1, Sec. 4.1);
+* :mod:`.pools` -- :class:`PoolDepthReduction` (Yang 2019, Sec. 4.6), :class:`RandomRemoval`;
+* :mod:`.base` -- :class:`JudgmentPerturbation` (the three forms every model offers) and
+  :class:`Chain`; :mod:`.replicates` -- :class:`ReplicateSet`;
+* :mod:`.stream` -- the one seeded random scheme, and what a replicate depends on.
+"""
+from .._warnings import PerturbationWarning
+from .base import Chain, JudgmentPerturbation
+from .confusion import ConfusionJudge
+from .disagreement import FlipRateModel, MetarankLogisticModel, sample_for_dual_assessment
+from .flips import JUDGES, WEBBER_TREC6, RandomFlips, RankBiasedFlips, sdt_params, sdt_rates
+from .metaap import META_AP_DEPTH, RUN_ORDERS, meta_ap, meta_ap_weight
+from .pools import PoolDepthReduction, RandomRemoval, deeply_judged_runs
+from .replicates import ReplicateSet
+from .sampling import inclusion_probabilities, weighted_subset
+
+__all__ = ['JUDGES', 'WEBBER_TREC6', 'META_AP_DEPTH', 'RUN_ORDERS', 'PerturbationWarning', 'sdt_rates', 'sdt_params',
+           'meta_ap_weight', 'meta_ap', 'inclusion_probabilities', 'weighted_subset', 'ReplicateSet',
+           'JudgmentPerturbation', 'RandomFlips', 'RankBiasedFlips', 'FlipRateModel', 'MetarankLogisticModel',
+           'sample_for_dual_assessment', 'ConfusionJudge', 'PoolDepthReduction', 'RandomRemoval', 'Chain',
+           'deeply_judged_runs']
