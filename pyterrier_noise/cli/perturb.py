@@ -121,7 +121,7 @@ def _model_from_args(args: argparse.Namespace) -> JudgmentPerturbation:
 
 def _cmd_perturb(args: argparse.Namespace) -> int:
     model = _model_from_args(args)
-    n = check_int("--replicates", args.replicates)
+    n = check_int("--replicates", args.replicates, 1)
     reps = model.replicates(args.qrels, n, start=args.start)
     out = Path(args.out)
     reps.write_trec(out, progress=True)

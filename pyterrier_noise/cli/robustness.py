@@ -113,7 +113,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     if margs.runs is None:
         margs.runs = runs
     model = _model_from_args(margs)
-    n = check_int("--replicates", args.replicates)
+    n = check_int("--replicates", args.replicates, 1)
     res = robustness_experiment(runs, None, qrels, args.measures, model, n_replicates=n, seed=args.seed,
                                 baseline=baseline, test=args.test, correction=args.correction, alpha=args.alpha,
                                 ties=args.ties, verbose=True)
