@@ -1,4 +1,4 @@
-"""Tests for pyterrier_noise.correction.estimates (Goldberg et al. 2017, metric correction for noisy judges).
+"""Tests for pyterrier_noise.correction (Goldberg et al. 2017, metric correction for noisy judges).
 
 Reference values are the seed notes' (shared/spec/seed001-metric-correction.md, Sec 9, 10, 13),
 recomputed there with numpy/scipy; the paper's unreproducible p = 0.841 is replaced by 0.854.
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pyterrier_noise.correction.estimates import (
+from pyterrier_noise.correction import (
     CorrectionWarning, JudgeCalibration, compare, correct_experiment, correct_per_query, correct_summary,
     corrected_dcg, corrected_from_mass, corrected_metric, corrected_precision, corrected_rbp, label_mass,
 )
@@ -102,14 +102,14 @@ def test_ebay_comparisons(ebay):
 
 def test_ebay_bootstrap(ebay):
     cal, _, _ = ebay
-    boot = correct_summary(0.6260, 0.414, 10278, cal, se="bootstrap", n_boot=40_000, seed=7)
+    boot = correct_summary(0.6260, 0.414, 10278, cal, se="bootstrap", n_replicates=40_000, seed=7)
     # notes Sec 9: Alg 1 SE ~ 0.0975 (200k draws); larger than Eq 7's 0.0903 because 1/D is convex
     assert boot.se == pytest.approx(0.0975, abs=0.003)
     assert boot.se > boot.delta_se
     assert boot.replicates.shape == (40_000,)
-    again = correct_summary(0.6260, 0.414, 10278, cal, se="bootstrap", n_boot=40_000, seed=7)
+    again = correct_summary(0.6260, 0.414, 10278, cal, se="bootstrap", n_replicates=40_000, seed=7)
     np.testing.assert_array_equal(boot.replicates, again.replicates)
-    other = correct_summary(0.6260, 0.414, 10278, cal, se="bootstrap", n_boot=40_000, seed=8)
+    other = correct_summary(0.6260, 0.414, 10278, cal, se="bootstrap", n_replicates=40_000, seed=8)
     assert not np.array_equal(boot.replicates, other.replicates)
 
 
@@ -139,7 +139,7 @@ def test_p_at_1_vector_t4():
     per_query = correct_per_query(values, cal, ddof=0)
     assert per_query.se == pytest.approx(0.031138, abs=1e-6)
     # topic-resampling + calibration-redraw bootstrap: notes give Alg 1 SE ~ 0.0313
-    boot = correct_per_query(values, cal, ddof=0, se="bootstrap", n_boot=4000, seed=1)
+    boot = correct_per_query(values, cal, ddof=0, se="bootstrap", n_replicates=4000, seed=1)
     assert boot.se == pytest.approx(0.0313, abs=0.0015)
     assert boot.ci_low < 0.571429 < boot.ci_high
 
@@ -343,7 +343,7 @@ def test_perfect_judge_changes_nothing():
         np.testing.assert_allclose(est.per_query, est.naive_per_query)
         assert all(v == 0 for k, v in est.var_terms.items() if k != "query")
         assert est.se == pytest.approx(est.naive_se)
-    boot = corrected_dcg(labels, calibration=cal, se="bootstrap", n_boot=3000, seed=2)
+    boot = corrected_dcg(labels, calibration=cal, se="bootstrap", n_replicates=3000, seed=2)
     idx = np.random.default_rng(3).integers(0, 30, size=(3000, 30))       # plain topic bootstrap
     plain = boot.naive_per_query.to_numpy()[idx].mean(axis=1).std(ddof=1)
     assert boot.se == pytest.approx(plain, rel=0.08)
@@ -396,6 +396,49 @@ def test_run_frame_uses_trec_eval_order_and_matches_ir_measures():
     w = cal.corrected_gains([0, 1]).to_numpy()
     judged = q0.merge(qrels, on=["qid", "docno"], how="left")["label"].notna().to_numpy()
     assert est.per_query["q0"] == pytest.approx(np.sum(np.where(judged, w[lab.astype(int)], 0.0)) / 5)
+
+
+def test_run_is_ranked_by_the_engine_with_float32_ties():
+    """Scores equal in single precision are tied and ordered by docno descending, as trec_eval, pytrec_eval
+    and the engine do: a perfect judge then gives exactly evaluate()'s P@1 (a float64 sort gave 0.0)."""
+    from pyterrier_noise.measures import evaluate
+    run = pd.DataFrame({"qid": ["1", "1", "2", "2"], "docno": ["a", "b", "a", "b"],
+                        "score": [1 + 2 ** -30, 1.0, 1 + 2 ** -30, 1.0]})
+    qrels = pd.DataFrame({"qid": ["1", "1", "2", "2"], "docno": ["a", "b", "a", "b"], "label": [0, 1, 0, 1]})
+    perfect = JudgeCalibration(np.diag([10, 10]))
+    est = corrected_precision(run, qrels, calibration=perfect, k=1)
+    ev = evaluate({"run": run}, qrels, ["P@1"], perquery=True).set_index("qid")["value"]
+    assert ev.tolist() == [1.0, 1.0]
+    assert est.value == 1.0 == est.naive_value
+    np.testing.assert_array_equal(est.per_query.to_numpy(), ev.reindex(est.per_query.index).to_numpy())
+    # DCG and RBP rank the same way: b (relevant) first
+    assert corrected_dcg(run, qrels, calibration=perfect, k=2).value == pytest.approx(1.0)
+    assert corrected_rbp(run, qrels, calibration=perfect, p=0.5, k=2).value == pytest.approx(0.5)
+
+
+def test_seed_defaults_to_0_and_n_boot_is_a_deprecated_alias():
+    cal = JudgeCalibration.binary(**EBAY)
+    a = correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_replicates=500)
+    again = correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_replicates=500, seed=0)
+    np.testing.assert_array_equal(a.replicates, again.replicates)
+    fresh = correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_replicates=500, seed=None)
+    assert not np.array_equal(a.replicates, fresh.replicates)
+    with pytest.warns(DeprecationWarning, match="n_boot is deprecated; use n_replicates") as record:
+        old = correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_boot=500)
+    assert record[0].filename == __file__
+    np.testing.assert_array_equal(old.replicates, a.replicates)
+    labels = np.array([[1, 0], [0, 0], [1, 1]])
+    est = corrected_precision(labels, calibration=cal, k=2)
+    other = corrected_precision(1 - labels, calibration=cal, k=2)
+    with pytest.warns(DeprecationWarning, match="n_boot"):
+        c_old = compare(est, other, se="bootstrap", n_boot=200)
+    assert c_old == compare(est, other, se="bootstrap", n_replicates=200)
+    with pytest.warns(DeprecationWarning, match="n_boot"):
+        corrected_dcg(labels, calibration=cal, se="bootstrap", n_boot=200)
+    with pytest.raises(TypeError, match="n_bootstrap"):
+        corrected_precision(labels, calibration=cal, k=2, n_bootstrap=10)
+    with pytest.raises(InputError, match="n_replicates must be an integer >= 2"):
+        correct_per_query([0.5, 0.2], cal, n_replicates=1)
 
 
 def test_unjudged_policies_and_label_errors():
@@ -543,8 +586,8 @@ def test_compare_bootstrap_agrees_with_delta_when_calibration_is_large():
     b = corrected_precision((rng.random((200, 5)) < 0.5).astype(int), calibration=cal, k=5)
     for mode in ("shared", "independent"):
         delta = compare(a, b, calibration=mode)
-        boot = compare(a, b, calibration=mode, se="bootstrap", n_boot=3000, seed=4)
+        boot = compare(a, b, calibration=mode, se="bootstrap", n_replicates=3000, seed=4)
         assert boot.paired and boot.se_method == "bootstrap"
         assert boot.se == pytest.approx(delta.se, rel=0.1)
-        assert boot == compare(a, b, calibration=mode, se="bootstrap", n_boot=3000, seed=4)
+        assert boot == compare(a, b, calibration=mode, se="bootstrap", n_replicates=3000, seed=4)
     assert compare(a, b, calibration="shared").se < compare(a, b, calibration="independent").se

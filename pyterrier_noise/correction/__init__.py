@@ -1,4 +1,18 @@
-"""Noisy-judge metric correction (Goldberg et al. 2017)."""
-from .estimates import (CorrectionWarning, JudgeCalibration, CorrectedEstimate, Comparison, MassCorrection, corrected_precision, corrected_dcg, corrected_rbp, corrected_metric, correct_per_query, correct_summary, correct_experiment, compare, label_mass, corrected_from_mass)
+"""Noisy-judge metric correction (Goldberg et al. 2017, "Drawing Sound Conclusions from Noisy Judgments").
 
-__all__ = ['CorrectionWarning', 'JudgeCalibration', 'CorrectedEstimate', 'Comparison', 'MassCorrection', 'corrected_precision', 'corrected_dcg', 'corrected_rbp', 'corrected_metric', 'correct_per_query', 'correct_summary', 'correct_experiment', 'compare', 'label_mass', 'corrected_from_mass']
+* :mod:`.calibration` -- :class:`JudgeCalibration`, the bronze judge's confusion matrix against a gold judge;
+* :mod:`.estimates` -- label mass (engine rank weights x label matrix), :func:`corrected_from_mass` and
+  the corrected P@k, DCG@k, RBP and any linear metric (:class:`CorrectedEstimate`);
+* :mod:`.experiment` -- the same correction from per-query values, summaries or ``pt.Experiment`` output;
+* :mod:`.compare` -- the corrected (and naive) comparison of two systems.
+"""
+from .._warnings import CorrectionWarning
+from .calibration import JudgeCalibration
+from .compare import Comparison, compare
+from .estimates import (CorrectedEstimate, MassCorrection, corrected_dcg, corrected_from_mass, corrected_metric,
+                        corrected_precision, corrected_rbp, label_mass)
+from .experiment import correct_experiment, correct_per_query, correct_summary
+
+__all__ = ['CorrectionWarning', 'JudgeCalibration', 'CorrectedEstimate', 'Comparison', 'MassCorrection',
+           'corrected_precision', 'corrected_dcg', 'corrected_rbp', 'corrected_metric', 'correct_per_query',
+           'correct_summary', 'correct_experiment', 'compare', 'label_mass', 'corrected_from_mass']

@@ -1,0 +1,74 @@
+"""Helpers shared by the correction modules: warnings that point at the user's call, the normal
+quantiles of the intervals and tests, and the deprecated keyword of the replicate count."""
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any, Union
+
+import numpy as np
+from scipy import stats
+
+from .._validation import announce, check_choice, check_int
+from .._warnings import CorrectionWarning, deprecated
+
+SeedLike = Union[int, np.random.Generator, None]
+
+_SINGULAR_DET = 1e-9        # |det J| below this: the judge carries no usable information
+_MAX_COND = 1e12            # condition number above this: the correction is numerically meaningless
+_NEAR_RANDOM_Z = 2.0        # warn when D / sd(D) < 2 (notes Sec 12.4, A9)
+_BOOT_CELLS = 2_000_000     # topic-resampling weights per chunk (replicates x topics)
+
+_PACKAGE = __name__.rpartition(".")[0]     # pyterrier_noise.correction
+
+
+def _stacklevel(start: int) -> int:
+    """Stack level of the first frame outside this subpackage (so warnings point at the user's call)."""
+    frame = sys._getframe(2)            # the caller of _warn / _announce
+    level = start
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, CorrectionWarning, stacklevel=_stacklevel(2))
+
+
+def _announce(message: str) -> None:
+    announce(message, stacklevel=_stacklevel(3))
+
+
+def _py(x: Any) -> Any:
+    """A numpy scalar as the plain Python value (for labels and messages)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _check_ddof(ddof: Any) -> int:
+    return check_choice("ddof", ddof, (0, 1))
+
+
+def _n_replicates(n_replicates: int, legacy: dict[str, Any], minimum: int = 2) -> int:
+    """The bootstrap replicate count, accepting the deprecated keyword ``n_boot`` (one release).
+
+    ``legacy`` is the public function's ``**kwargs``; any other keyword is a TypeError, as Python
+    would raise it."""
+    if "n_boot" in legacy:
+        deprecated("n_boot", "n_replicates", stacklevel=4)
+        n_replicates = legacy.pop("n_boot")
+    if legacy:
+        raise TypeError(f"unexpected keyword argument(s) {sorted(legacy)}")
+    return check_int("n_replicates", n_replicates, minimum)
+
+
+def _z(alpha: float) -> float:
+    return float(stats.norm.ppf(1.0 - alpha / 2.0))
+
+
+def _p_value(z: float, alternative: str) -> float:
+    if alternative == "two-sided":
+        return float(2.0 * stats.norm.sf(abs(z)))
+    if alternative == "greater":
+        return float(stats.norm.sf(z))
+    return float(stats.norm.cdf(z))
