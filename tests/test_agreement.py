@@ -1,4 +1,4 @@
-"""Tests for pyterrier_noise.stats.agreement: the worked examples of Yang (2019) Ch. 2.4.3 (corrected
+"""Tests for pyterrier_noise.stats.agreement and .reliability: the worked examples of Yang (2019) Ch. 2.4.3 (corrected
 values from the seed notes), brute-force checks, and the discrimination analyses of Ch. 4."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import scipy.stats as st
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
-from pyterrier_noise.stats.agreement import (consistent_discrimination, discrimination_agreement,
+from pyterrier_noise.stats import (consistent_discrimination, discrimination_agreement,
                                        discrimination_ratio, kendall_tau, krippendorff_alpha,
                                        pairwise_preference_units, rbo, spearman, tau_ap)
 from pyterrier_noise._validation import InputError
