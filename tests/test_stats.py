@@ -1,4 +1,4 @@
-"""Tests for pyterrier_noise.stats.tests: vectorised tests against scipy/statsmodels one at a time,
+"""Tests for pyterrier_noise.stats (tests, multiple, tukey, intervals, perquery): vectorised tests against scipy/statsmodels one at a time,
 brute-force resampling checks, and the thesis procedures (Yang 2019, Table 3.4, Fig. 3.8)."""
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from hypothesis import strategies as hst
 from hypothesis.extra.numpy import arrays
 from statsmodels.stats.multitest import multipletests
 
-from pyterrier_noise.stats import tests as stats
 from pyterrier_noise._validation import CoercionWarning, InputError
-from pyterrier_noise.stats.tests import (ALTERNATIVES, all_pairs, correct_pvalues, degradation_test,
+from pyterrier_noise.stats import _checks, tukey
+from pyterrier_noise.stats import tests as stats_tests
+from pyterrier_noise.stats import (ALTERNATIVES, all_pairs, correct_pvalues, degradation_test,
                                    mean_ci, paired_test, pairwise_significance, pvalue_quadrants,
                                    significant, tukey_hsd)
 
@@ -234,7 +235,7 @@ def test_tukey_replicates_and_interpolated_sf():
         np.testing.assert_allclose(reps[:, r], tukey_hsd(x[:, :, r]).pvalue)
     # more than 128 q values: sf interpolated from an exact grid (large df keeps scipy fast)
     q = np.linspace(0.05, 7.0, 200)
-    approx = stats._studentized_range_sf(q, 6, 50_000)
+    approx = tukey._studentized_range_sf(q, 6, 50_000)
     exact = st.studentized_range.sf(q[::17], 6, 50_000)
     np.testing.assert_allclose(approx[::17], exact, atol=5e-5)
 
@@ -391,6 +392,44 @@ def test_results_do_not_depend_on_block_size(monkeypatch):
         "tukey": lambda: tukey_hsd(x, "randomised", n_resamples=300).pvalue,
     }
     default = {k: f() for k, f in calls.items()}
-    monkeypatch.setattr(stats, "_BLOCK_ELEMENTS", 50)    # forces many small blocks
+    monkeypatch.setattr(_checks, "_BLOCK_ELEMENTS", 50)    # forces many small blocks
+    monkeypatch.setattr(stats_tests, "_PAIR_BLOCK_ELEMENTS", 2)  # and many blocks of the Gram t-test
     for k, f in calls.items():
         np.testing.assert_array_equal(f(), default[k], err_msg=k)
+
+
+def test_all_pairs_t_fast_path_equals_scipy_with_near_identical_and_identical_pairs():
+    """The Gram-matrix two-sided t-test against scipy.stats.ttest_rel, pair by pair, on data where
+    some pairs are identical (NaN, as scipy) and some differ by 1e-9 (where the Gram subtraction
+    would cancel and the differences are used instead)."""
+    rng = np.random.default_rng(21)
+    x = rng.normal(0.4, 0.2, size=(7, 25, 4))
+    x[3] = x[1]                                           # identical systems
+    x[4] = x[0] + 1e-9 * rng.normal(size=(25, 4))         # near-identical systems
+    x[5] = x[2] + 1e-3                                    # a constant shift: zero variance of the differences
+    x[6] = x[2] * (1 + 1e-12)
+    i, j, p = all_pairs(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # scipy's own cancellation warning
+        want = np.array([[st.ttest_rel(x[a, :, r], x[b, :, r]).pvalue for r in range(4)] for a, b in zip(i, j)])
+    np.testing.assert_array_equal(np.isnan(p), np.isnan(want))
+    assert np.isnan(p[list(zip(i, j)).index((1, 3))]).all()
+    np.testing.assert_allclose(p, want, rtol=1e-9, atol=0, equal_nan=True)
+    # one replicate axis or none: same numbers; other alternatives stay on the exact path
+    np.testing.assert_array_equal(all_pairs(x[..., 2]).pvalue, p[:, 2])
+    np.testing.assert_array_equal(all_pairs(x[..., None]).pvalue[..., 0], p)
+    less = all_pairs(x, alternative="less").pvalue
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want_less = np.array([[st.ttest_rel(x[a, :, r], x[b, :, r], alternative="less").pvalue for r in range(4)]
+                              for a, b in zip(i, j)])
+    np.testing.assert_allclose(less, want_less, rtol=1e-12, equal_nan=True)
+
+
+def test_old_module_paths_still_import():
+    with pytest.warns(DeprecationWarning, match="pyterrier_noise.stats.tukey_hsd"):
+        assert stats_tests.tukey_hsd is tukey_hsd
+    from pyterrier_noise.stats import agreement
+    with pytest.warns(DeprecationWarning, match="pyterrier_noise.stats.krippendorff_alpha"):
+        from pyterrier_noise.stats import krippendorff_alpha
+        assert agreement.krippendorff_alpha is krippendorff_alpha

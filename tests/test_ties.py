@@ -1,4 +1,4 @@
-"""Tests for pyterrier_noise.ties.transformers: banding, rounding, tie-breaking, tie statistics, bounds, brute force.
+"""Tests for pyterrier_noise.ties: banding, rounding, tie-breaking, tie statistics, bounds, brute force.
 
 Reference values are those of Yang (2019) thesis Ch. 3 as corrected in seed note 004a (Sec. 3, 7).
 """
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from pyterrier_noise._validation import CoercionWarning, InputError
-from pyterrier_noise.ties.transformers import (
+from pyterrier_noise.ties import (
     MAX_ORDERINGS,
     ScoreRounding,
     TieBanding,
@@ -172,12 +172,33 @@ def test_table_3_3(rho, d_rr, d_rbp5, d_rbp85, band):
 def test_table_3_3_frame():
     t = worst_case_table()
     assert list(t["rho"]) == ["1.1", "1.2", "1.4", "1.7", "2"]
-    got = t[["delta_rr", "delta_rbp(phi=0.5)", "delta_rbp(phi=0.85)"]].round(4).to_numpy()
+    got = t[["delta_rr", "delta_rbp(p=0.5)", "delta_rbp(p=0.85)"]].round(4).to_numpy()
     np.testing.assert_array_equal(got, np.array([row[1:4] for row in TABLE_3_3]))
     assert list(zip(t["first_multi_band_start"], t["first_multi_band_end"])) == [row[4] for row in TABLE_3_3]
     one = worst_case_table(rhos=[1])
-    assert one["delta_rr"].iloc[0] == 0 and one["delta_rbp(phi=0.5)"].iloc[0] == 0
+    assert one["delta_rr"].iloc[0] == 0 and one["delta_rbp(p=0.5)"].iloc[0] == 0
     assert one["first_multi_band_start"].isna().all()
+
+
+def test_rbp_persistence_is_p_and_phi_is_deprecated():
+    with pytest.warns(DeprecationWarning, match="p="):
+        old = worst_case_delta_rbp(2, phi=0.85)
+    assert old == worst_case_delta_rbp(2, 0.85) == worst_case_delta_rbp(2, p=0.85)
+    with pytest.raises(InputError, match="not both"):
+        worst_case_delta_rbp(2, 0.5, phi=0.85)
+    with pytest.warns(DeprecationWarning, match="ps="):
+        t = worst_case_table(rhos=[2], phis=[0.5])
+    assert t.equals(worst_case_table(rhos=[2], ps=[0.5]))
+
+
+def test_names_moved_out_of_transformers_still_import():
+    import pyterrier_noise.ties as ties
+    from pyterrier_noise.ties import transformers
+    assert sorted(ties.__all__) == sorted(set(ties.__all__))
+    for name in ties.__all__:
+        assert getattr(ties, name) is not None
+    with pytest.warns(DeprecationWarning, match="pyterrier_noise.ties.tie_stats"):
+        assert transformers.tie_stats is tie_stats
 
 
 def test_delta_rr_exact_fractions():
@@ -220,7 +241,7 @@ def test_delta_rr_equals_brute_force_over_all_gain_vectors():
 
 
 def test_bound_validation():
-    with pytest.raises(InputError, match="phi"):
+    with pytest.raises(InputError, match=r"\bp must"):
         worst_case_delta_rbp(1.5, 1.0)
     with pytest.raises(InputError, match="depth"):
         worst_case_delta_rbp(1.5, 0.5, depth=0)
@@ -321,6 +342,17 @@ def test_rank_strategy_uses_rank_labels():
         TieBreaker("rank")(t31_frame())
 
 
+def test_given_strategy_is_the_rank_column_then_row_order():
+    df = t31_frame().assign(rank=[0, 3, 2, 1, 5, 4, 6, 9, 8, 7])
+    with pytest.warns(DeprecationWarning, match="given"):
+        old = TieBreaker("rank")
+    assert old.strategy == "given" and repr(old) == "TieBreaker('given')"
+    assert TieBreaker("given")(df).equals(old(df))
+    assert list(TieBreaker("given")(df)["docno"]) == list("DCAHSMWJEB")
+    # without a rank column the given order is row order, as the engine's ties="given"
+    assert TieBreaker("given")(t31_frame()).equals(TieBreaker("input")(t31_frame()))
+
+
 def test_random_strategy_is_seeded_and_uniform():
     df = t31_frame()
     a = TieBreaker("random", seed=7)(df)
@@ -401,9 +433,19 @@ def test_banding_orders():
     labelled = df.assign(rank=[0, 1, 2, 9, 3, 8, 4, 5, 6, 7])
     by_rank = TieBanding(1.5)(labelled)
     assert list(by_rank["docno"]) == list("DHAMWBEJSC")
-    by_score = TieBanding(1.5, by="score")(labelled)
+    by_score = TieBanding(1.5, by="trec_eval")(labelled)
     assert list(by_score["docno"]) == list("DHCASMWJEB")
     assert list(by_score["band"]) == [1, 2, 3, 3, 4, 4, 4, 5, 5, 5]
+
+
+def test_band_order_old_names_are_deprecated_aliases():
+    labelled = t31_frame().assign(rank=[0, 1, 2, 9, 3, 8, 4, 5, 6, 7])
+    for old, new in (("rank", "given"), ("score", "trec_eval")):
+        with pytest.warns(DeprecationWarning, match=new):
+            t = TieBanding(1.5, by=old)
+        assert t.by == new
+        assert t(labelled).equals(TieBanding(1.5, by=new)(labelled))
+    assert TieBanding(1.5).by == "given"
 
 
 def test_banding_rho_one_keeps_order_and_removes_ties():
@@ -424,7 +466,7 @@ frames = st.lists(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(df=frames, rho=st.sampled_from([1, 1.1, 1.3, 1.62, 2, 3.5]))
 def test_banding_matches_per_query_bands(df, rho):
-    out = TieBanding(rho, by="score")(df)
+    out = TieBanding(rho, by="trec_eval")(df)
     ref = TieBreaker("trec_eval")(df)
     assert len(out) == len(df)
     assert list(out["docno"]) == list(ref["docno"]) and list(out["qid"]) == list(ref["qid"])
@@ -624,3 +666,14 @@ def test_tie_stats_trec_covid_runs():
     # coarser (float32) equality can only merge score groups
     f32 = tie_stats(runs, precision="float32").topics.set_index(["name", "qid"])["n_tied_docs"]
     assert (f32.sort_index() >= got.sort_index()).all()
+
+
+def test_tie_stats_in_chunks_equals_one_call():
+    from pyterrier_noise.ties import tie_stats_in_chunks
+    rng = np.random.default_rng(3)
+    runs = {f"r{k}": pd.DataFrame({"qid": np.repeat(["a", "b"], 20), "docno": [f"d{i}" for i in range(40)],
+                                   "score": rng.integers(0, 6, 40).astype(float)}) for k in range(5)}
+    whole = tie_stats(pd.concat([f.assign(name=n) for n, f in runs.items()], ignore_index=True))
+    chunked = tie_stats_in_chunks(runs, "float64", chunk=2, progress=False)
+    pd.testing.assert_frame_equal(chunked.topics, whole.topics)
+    pd.testing.assert_frame_equal(chunked.summary, whole.summary, check_dtype=False)

@@ -1,0 +1,215 @@
+"""Tie statistics of runs in the style of Yang (2019) thesis Sec. 3.2.1, Table 3.2."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from .._progress import progress_bar
+from .._validation import InputError, check_choice
+from ._frames import _check_unique, _codes, _numeric, _validate
+
+__all__ = ["PRECISIONS", "TieStats", "tie_stats", "tie_stats_in_chunks"]
+
+#: Score precisions in which equal scores are ties: float64 (exact) or float32 (trec_eval's).
+PRECISIONS = ("float64", "float32")
+
+
+@dataclass
+class TieStats:
+    """Tie statistics of one or more runs (Yang 2019 thesis, Sec. 3.2.1, Table 3.2).
+
+    Attributes:
+        topics: one row per (run, qid): ``n_docs``, ``n_tied_docs`` (documents whose score equals
+            another document's in the same ranking), ``n_tied_groups`` (groups of >= 2 equal
+            scores), ``largest_group``, ``first_tie_rank`` (1-based rank, in score order, where
+            the first tied group starts; NaN without ties) and ``has_ties``; with a ``rank``
+            column also ``n_contradictions`` (adjacent pairs, in score-then-rank order, whose
+            scores and rank labels imply opposite orders) and ``n_contradicted_docs`` (documents
+            in such a pair).
+        runs: one row per run: the same counts summed, ``n_topics``, ``n_topics_with_ties``,
+            ``share_topics_with_ties``, ``share_docs_tied``, ``mean_group_size`` (of tied
+            groups), ``largest_group``, ``gm_first_tie_rank`` (geometric mean over its topics
+            with ties) and ``has_ties`` (and the contradiction counterparts).
+        group_sizes: the histogram of tied-group sizes per run: ``size``, ``n_groups``.
+        summary: Table 3.2: rows ``"tied scores"`` (and ``"rank/score contradictions"`` with a
+            ``rank`` column); columns ``share_runs``, ``share_topics`` (run-topic pairs),
+            ``share_docs`` (fractions in [0, 1]) and ``gm_first_tie_rank`` (over all run-topic
+            pairs with ties).
+    """
+
+    topics: pd.DataFrame
+    runs: pd.DataFrame
+    group_sizes: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def _gmean_by(values: pd.Series, keys: list) -> pd.Series:
+    """Geometric mean per group, ignoring NaN (scipy.stats.gmean has no groupby form)."""
+    return np.exp(np.log(values).groupby(keys, sort=False).mean())
+
+
+def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
+              precision: Literal["float64", "float32"] = "float64") -> TieStats:
+    """Tie statistics of runs in the style of Yang (2019) thesis Table 3.2.
+
+    Ties are documents of the same ranking (run, qid) with equal scores -- in float64, or in
+    float32 with ``precision="float32"`` (trec_eval's precision).  Group sizes and the rank of the
+    first tie do not depend on how ties are ordered: a tied group starts at rank
+    ``1 + #(documents with a higher score)``.  If the frame has a ``rank`` column, rank/score
+    contradictions are counted too: after sorting by score descending then ``rank`` ascending (the
+    thesis's canonical order), an adjacent pair with a strictly higher score but a larger rank
+    label (e.g. LIAClass, topic 351, rank labels 1, 2, 3, 536, 4, 537, 5).
+
+    Args:
+        results: a results frame (``qid, docno, score`` [, ``rank``]); many runs may be stacked
+            with a run column.
+        run_column: the column naming the run.  If it is absent from the frame (the default
+            ``"name"`` often is), the whole frame is one run called ``"run"``; pass None to force
+            that.
+        precision: ``"float64"`` or ``"float32"``.
+
+    Returns:
+        A :class:`TieStats` with per-topic, per-run, group-size and summary frames.
+    """
+    _validate(results, "tie_stats", ["score"])
+    if len(results) == 0:
+        raise InputError("tie_stats: the results frame is empty; expected at least one ranked document")
+    precision = check_choice("precision", precision, PRECISIONS)
+    if run_column is not None and run_column in results.columns:
+        run = results[run_column]
+        rc = run_column
+    else:
+        run = pd.Series("run", index=results.index)
+        rc = run_column if run_column is not None else "name"
+    score = _numeric(results, "score", "tie_stats")
+    if precision == "float32":
+        score = score.astype(np.float32).astype(np.float64)
+    has_rank = "rank" in results.columns
+    df = pd.DataFrame({rc: run.to_numpy(), "qid": results["qid"].to_numpy(), "score": score,
+                       "docno": results["docno"].to_numpy()})
+    if has_rank:
+        df["rank"] = _numeric(results, "rank", "tie_stats")
+    _check_unique(df.set_axis(results.index), [rc, "qid", "docno"], "tie_stats")
+
+    topic_keys = [rc, "qid"]
+    g = df.groupby(topic_keys + ["score"], sort=False)
+    size = g["docno"].transform("size").to_numpy()
+    tied = size >= 2
+    # 1-based rank where each document's score group starts (competition rank, score descending)
+    start = df.groupby(topic_keys, sort=False)["score"].rank(method="min", ascending=False).to_numpy()
+    df["_tied"] = tied
+    df["_first_tie"] = np.where(tied, start, np.nan)
+    groups = g.size().rename("size").reset_index()
+    groups = groups[groups["size"] >= 2]
+    per_group = groups.groupby(topic_keys, sort=False)["size"].agg(["count", "max"])
+
+    t = df.groupby(topic_keys, sort=False).agg(n_docs=("docno", "size"), n_tied_docs=("_tied", "sum"),
+                                               first_tie_rank=("_first_tie", "min"))
+    t["n_tied_groups"] = per_group["count"].reindex(t.index, fill_value=0).astype(np.int64)
+    t["largest_group"] = per_group["max"].reindex(t.index, fill_value=1).astype(np.int64)
+    t["has_ties"] = t["n_tied_docs"] > 0
+    t["n_tied_docs"] = t["n_tied_docs"].astype(np.int64)
+
+    if has_rank:
+        order = np.lexsort((df["rank"].to_numpy(), -df["score"].to_numpy(), _codes(df["qid"]), _codes(df[rc])))
+        s = df.iloc[order]
+        same = (s[rc].to_numpy()[1:] == s[rc].to_numpy()[:-1]) & (s["qid"].to_numpy()[1:] == s["qid"].to_numpy()[:-1])
+        sc, rk = s["score"].to_numpy(), s["rank"].to_numpy()
+        contra = same & (sc[:-1] > sc[1:]) & (rk[:-1] > rk[1:])
+        in_pair = np.zeros(len(s), dtype=bool)
+        in_pair[:-1] |= contra
+        in_pair[1:] |= contra
+        pair_flag = np.append(contra, False)  # counted on the pair's first document
+        flags = pd.DataFrame({rc: s[rc].to_numpy(), "qid": s["qid"].to_numpy(),
+                              "n_contradictions": pair_flag, "n_contradicted_docs": in_pair})
+        c = flags.groupby(topic_keys, sort=False).sum()
+        t["n_contradictions"] = c["n_contradictions"].reindex(t.index, fill_value=0).astype(np.int64)
+        t["n_contradicted_docs"] = c["n_contradicted_docs"].reindex(t.index, fill_value=0).astype(np.int64)
+        t["has_contradictions"] = t["n_contradictions"] > 0
+    topics = t.reset_index()
+    cols = [rc, "qid", "n_docs", "n_tied_docs", "n_tied_groups", "largest_group", "first_tie_rank", "has_ties"]
+    if has_rank:
+        cols += ["n_contradictions", "n_contradicted_docs", "has_contradictions"]
+    topics = topics[cols]
+
+    by_run = topics.groupby(rc, sort=False)
+    runs = by_run.agg(n_topics=("qid", "size"), n_topics_with_ties=("has_ties", "sum"), n_docs=("n_docs", "sum"),
+                      n_tied_docs=("n_tied_docs", "sum"), n_tied_groups=("n_tied_groups", "sum"),
+                      largest_group=("largest_group", "max"))
+    runs["share_topics_with_ties"] = runs["n_topics_with_ties"] / runs["n_topics"]
+    runs["share_docs_tied"] = runs["n_tied_docs"] / runs["n_docs"]
+    tied_in_groups = groups.groupby(rc, sort=False)["size"].sum().reindex(runs.index, fill_value=0)
+    runs["mean_group_size"] = (tied_in_groups / runs["n_tied_groups"]).where(runs["n_tied_groups"] > 0)
+    runs["gm_first_tie_rank"] = _gmean_by(topics["first_tie_rank"], [topics[rc]]).reindex(runs.index)
+    runs["has_ties"] = runs["n_topics_with_ties"] > 0
+    if has_rank:
+        extra = by_run.agg(n_topics_with_contradictions=("has_contradictions", "sum"),
+                           n_contradictions=("n_contradictions", "sum"),
+                           n_contradicted_docs=("n_contradicted_docs", "sum"))
+        runs = runs.join(extra)
+        runs["share_topics_with_contradictions"] = runs["n_topics_with_contradictions"] / runs["n_topics"]
+        runs["share_docs_contradicted"] = runs["n_contradicted_docs"] / runs["n_docs"]
+        runs["has_contradictions"] = runs["n_topics_with_contradictions"] > 0
+    runs = runs.reset_index()
+
+    group_sizes = groups.groupby([rc, "size"], sort=True).size().rename("n_groups").reset_index()
+
+    def _share(num: float, den: float) -> float:
+        return float(num / den) if den else float("nan")
+
+    n_runs, n_topics, n_docs = len(runs), len(topics), float(topics["n_docs"].sum())
+    first = topics["first_tie_rank"].dropna()
+    rows = {"tied scores": {
+        "share_runs": _share(runs["has_ties"].sum(), n_runs),
+        "share_topics": _share(topics["has_ties"].sum(), n_topics),
+        "share_docs": _share(topics["n_tied_docs"].sum(), n_docs),
+        "gm_first_tie_rank": float(np.exp(np.log(first).mean())) if len(first) else float("nan")}}
+    if has_rank:
+        rows["rank/score contradictions"] = {
+            "share_runs": _share(runs["has_contradictions"].sum(), n_runs),
+            "share_topics": _share(topics["has_contradictions"].sum(), n_topics),
+            "share_docs": _share(topics["n_contradicted_docs"].sum(), n_docs),
+            "gm_first_tie_rank": float("nan")}
+    summary = pd.DataFrame.from_dict(rows, orient="index")
+    return TieStats(topics=topics, runs=runs, group_sizes=group_sizes, summary=summary)
+
+
+
+
+def tie_stats_in_chunks(runs: dict[str, pd.DataFrame], precision: Literal["float64", "float32"] = "float64",
+                        chunk: int = 8, *, progress: bool = True) -> TieStats:
+    """:func:`tie_stats` of many runs, a few runs at a time behind a progress bar; the per-topic,
+    per-run and group-size frames are concatenated and the Table 3.2 summary recomputed from them
+    (Yang 2019 thesis, Table 3.2).
+
+    Args:
+        runs: run name -> results frame.
+        precision: ``"float64"`` or ``"float32"`` (see :func:`tie_stats`).
+        chunk: runs per call of :func:`tie_stats`.
+        progress: show a progress bar (only when there is more than one chunk).
+    """
+    names = list(runs)
+    parts = []
+    for a in progress_bar(range(0, len(names), chunk), desc="tie statistics", unit="chunk",
+                          enabled=progress and len(names) > chunk):
+        frame = pd.concat([runs[n].assign(name=n) for n in names[a:a + chunk]], ignore_index=True)
+        parts.append(tie_stats(frame, run_column="name", precision=precision))
+    if len(parts) == 1:
+        return parts[0]
+    topics = pd.concat([p.topics for p in parts], ignore_index=True)
+    per_run = pd.concat([p.runs for p in parts], ignore_index=True)
+    sizes = pd.concat([p.group_sizes for p in parts], ignore_index=True)
+    first = topics["first_tie_rank"].dropna()
+    n_docs = float(topics["n_docs"].sum())
+    rows = {"tied scores": {"share_runs": per_run["has_ties"].mean(), "share_topics": topics["has_ties"].mean(),
+                            "share_docs": topics["n_tied_docs"].sum() / n_docs,
+                            "gm_first_tie_rank": float(np.exp(np.log(first).mean())) if len(first) else np.nan}}
+    if "has_contradictions" in topics.columns:
+        rows["rank/score contradictions"] = {
+            "share_runs": per_run["has_contradictions"].mean(), "share_topics": topics["has_contradictions"].mean(),
+            "share_docs": topics["n_contradicted_docs"].sum() / n_docs, "gm_first_tie_rank": np.nan}
+    summary = pd.DataFrame.from_dict(rows, orient="index").astype(float)
+    return TieStats(topics=topics, runs=per_run, group_sizes=sizes, summary=summary)
