@@ -26,10 +26,10 @@ from pyterrier_noise import AlignedRuns, MeasureSpec, evaluate
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.judges.models import PoolDepthReduction
 from pyterrier_noise.synthetic import make_collection
-from pyterrier_noise.experiments.uncertainty import (DEPTH_GRID, MAX_UNJUDGED, add_residual_columns, ap_bounds,
-                                         depth_experiment, depth_labels, match_phi, match_phi_many,
-                                         multiplicity_table, plot_phi_match, pool_entry_depth,
-                                         pool_multiplicity, scores_with_residuals)
+from pyterrier_noise.experiments import (DEPTH_GRID, MAX_UNJUDGED, add_residual_columns, ap_bounds,
+                                   depth_experiment, depth_labels, match_phi, match_phi_many,
+                                   multiplicity_table, plot_phi_match, pool_entry_depth,
+                                   pool_multiplicity, scores_with_residuals)
 from pyterrier_noise.cli.phi_match import register_cli
 
 
@@ -256,7 +256,7 @@ def test_plot_phi_match_writes_png(aligned, tmp_path):
 # scores with the matched residual
 
 def test_scores_with_residuals_matches_engine_measures(coll, aligned):
-    tab = scores_with_residuals(aligned, measures=["AP", "nDCG"], phi=0.98, perquery=True)
+    tab = scores_with_residuals(aligned, measures=["AP", "nDCG"], p=0.98, perquery=True)
     ref = evaluate(coll.runs, coll.qrels, ["AP", "nDCG", "RBPResidual(p=0.98)", "RBP(p=0.98)"], perquery=True)
     ref = ref.pivot_table(index=["name", "qid"], columns="measure", values="value")
     for m in ("AP", "nDCG"):
@@ -264,8 +264,8 @@ def test_scores_with_residuals_matches_engine_measures(coll, aligned):
         r = ref.reindex(sub.index)
         assert sub["value"].to_numpy() == pytest.approx(r[m].to_numpy())
         assert sub["residual"].to_numpy() == pytest.approx(r["RBPResidual(p=0.98)"].to_numpy())
-        assert sub["rbp"].to_numpy() == pytest.approx(r["RBP(p=0.98)"].to_numpy())
-    agg = scores_with_residuals(aligned, measures=["AP"], phi=0.98)
+        assert sub["base"].to_numpy() == pytest.approx(r["RBP(p=0.98)"].to_numpy())
+    agg = scores_with_residuals(aligned, measures=["AP"], p=0.98)
     per = tab[tab["measure"] == "AP"].groupby("name", sort=False)["residual"].mean()
     assert agg.set_index("name")["residual"].to_numpy() == pytest.approx(per.to_numpy())
 
@@ -276,12 +276,12 @@ def test_scores_with_residuals_uses_matched_phi(aligned):
     assert tab.attrs["phi"] == {"AP": ms["AP"].phi, "RR": ms["RR"].phi}
     for m in ("AP", "RR"):
         assert (tab[tab["measure"] == m]["phi"] == ms[m].phi).all()
-    both = scores_with_residuals(aligned, measures=["AP", "RR"], phi={"AP": 0.9, "RR": 0.5})
+    both = scores_with_residuals(aligned, measures=["AP", "RR"], p={"AP": 0.9, "RR": 0.5})
     assert both.attrs["phi"] == {"AP": 0.9, "RR": 0.5}
     with pytest.raises(InputError, match="strictly between 0 and 1"):
-        scores_with_residuals(aligned, measures=["AP"], phi=1.5)
+        scores_with_residuals(aligned, measures=["AP"], p=1.5)
     with pytest.raises(InputError, match="no persistence for measure"):
-        scores_with_residuals(aligned, measures=["AP", "RR"], phi={"AP": 0.9})
+        scores_with_residuals(aligned, measures=["AP", "RR"], p={"AP": 0.9})
 
 
 def test_residual_columns_on_pt_experiment(coll):
@@ -293,20 +293,20 @@ def test_residual_columns_on_pt_experiment(coll):
     m = match_phi(runs, coll.qrels, "AP", grid=DEPTH_GRID)
     exp = pt.Experiment([runs[n] for n in names], topics, coll.qrels, names=names,
                         eval_metrics=[AP, nDCG, m.residual_measure()])
-    out = add_residual_columns(exp, runs, coll.qrels, phi=m.phi)
+    out = add_residual_columns(exp, runs, coll.qrels, p=m.phi)
     col = f"AP RBPResidual(p={m.phi:g})"
     assert list(out.columns).index(col) == list(out.columns).index("AP") + 1
     # the residual pt.Experiment computed with RBPResidual(p=phi) is the added column
     assert out[col].to_numpy() == pytest.approx(out[str(m.residual_measure())].to_numpy())
     pq = pt.Experiment([runs[n] for n in names], topics, coll.qrels, names=names, eval_metrics=[AP, nDCG],
                        perquery=True)
-    out = add_residual_columns(pq, runs, coll.qrels, phi=0.9)
+    out = add_residual_columns(pq, runs, coll.qrels, p=0.9)
     assert len(out) == len(pq) and (out["phi"] == 0.9).all()
-    ref = scores_with_residuals(runs, coll.qrels, ["AP"], phi=0.9, perquery=True).set_index(["name", "qid"])
+    ref = scores_with_residuals(runs, coll.qrels, ["AP"], p=0.9, perquery=True).set_index(["name", "qid"])
     ap = out[out["measure"] == "AP"].set_index(["name", "qid"])
     assert ap["rbp_residual"].to_numpy() == pytest.approx(ref.reindex(ap.index)["residual"].to_numpy())
     with pytest.raises(InputError, match="is not among the runs"):
-        add_residual_columns(exp, {n: runs[n] for n in names[:2]}, coll.qrels, phi=0.9)
+        add_residual_columns(exp, {n: runs[n] for n in names[:2]}, coll.qrels, p=0.9)
 
 
 # ---------------------------------------------------------------------------------------------
