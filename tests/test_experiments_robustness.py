@@ -456,3 +456,15 @@ def test_cli_rank_biased_uses_the_evaluated_runs(coll, tmp_path, capsys):
     assert "RankBiasedFlips" in info
     labels = pd.read_csv(tmp_path / "rb" / "labels.tsv", sep="\t")
     assert len(labels) == 6 and labels["n_changed"].gt(0).all()
+
+
+def test_verbose_is_a_deprecated_alias_of_progress(small, noisy):
+    runs, qrels, topics = small
+    kw = dict(n_replicates=4, seed=3)
+    new = robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1), progress=False, **kw)
+    with pytest.warns(DeprecationWarning, match="verbose= is deprecated; use progress="):
+        old = robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1), verbose=False, **kw)
+    pd.testing.assert_frame_equal(new.pairs, old.pairs)
+    with pytest.warns(DeprecationWarning, match="verbose= is deprecated"):
+        RobustnessResult.from_arrays(noisy.true, noisy.values, noisy.names, noisy.topics, verbose=False)
+    assert noisy.params["rbo_p"] == 0.9                          # the package's RBO persistence
