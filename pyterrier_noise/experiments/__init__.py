@@ -1,5 +1,34 @@
-"""Experiments over replicate judgments: robustness, phi matching, depth and AP bounds."""
-from .robustness import (PerturbationModel, RobustnessResult, robustness_experiment, RobustnessExperiment, DEFAULT_P_BANDS, CONCLUSIONS)
-from .uncertainty import (DEFAULT_GRID, FINE_GRID, DEPTH_GRID, MAX_UNJUDGED, PhiMatch, match_phi, match_phi_many, plot_phi_match, scores_with_residuals, add_residual_columns, APBounds, ap_bounds, pool_entry_depth, pool_multiplicity, multiplicity_table, depth_labels, DepthExperiment, depth_experiment)
+"""Experiments over replicate judgments: robustness, phi matching, pool depth and AP bounds.
 
-__all__ = ['PerturbationModel', 'RobustnessResult', 'robustness_experiment', 'RobustnessExperiment', 'DEFAULT_P_BANDS', 'CONCLUSIONS', 'DEFAULT_GRID', 'FINE_GRID', 'DEPTH_GRID', 'MAX_UNJUDGED', 'PhiMatch', 'match_phi', 'match_phi_many', 'plot_phi_match', 'scores_with_residuals', 'add_residual_columns', 'APBounds', 'ap_bounds', 'pool_entry_depth', 'pool_multiplicity', 'multiplicity_table', 'depth_labels', 'DepthExperiment', 'depth_experiment']
+============== ==================================================================================
+``robustness`` :func:`robustness_experiment`: ``pt.Experiment`` over perturbed replicate qrels
+``result``     :class:`RobustnessResult`: its analyses (rankings, conclusions, reverse protocol)
+``plots``      :func:`plot_distributions`, :func:`plot_ranks` of a robustness result
+``phi_match``  :func:`match_phi`: the RBP persistence most like AP / nDCG, and its residual
+``depth``      Depth@k reduced qrels and :func:`depth_experiment` (Yang 2019, Ch. 4)
+``ap_bounds``  :func:`ap_bounds`: exact AP range over the completions of unjudged documents
+============== ==================================================================================
+"""
+from ._common import RBO_P
+from .ap_bounds import MAX_UNJUDGED, APBounds, ap_bounds
+from .depth import (DepthExperiment, depth_experiment, depth_labels, multiplicity_table, pool_entry_depth,
+                    pool_multiplicity)
+from .phi_match import (CORRELATIONS, DEFAULT_GRID, DEPTH_GRID, FINE_GRID, PhiMatch, add_residual_columns,
+                        match_phi, match_phi_many, phi_grid, plot_phi_match, scores_with_residuals)
+from .plots import plot_distributions, plot_ranks
+from .result import CONCLUSIONS, DEFAULT_P_BANDS, RobustnessResult
+from .robustness import PerturbationModel, RobustnessExperiment, robustness_experiment
+
+__all__ = [
+    # robustness of conclusions under judging error
+    "PerturbationModel", "RobustnessResult", "robustness_experiment", "RobustnessExperiment",
+    "DEFAULT_P_BANDS", "CONCLUSIONS", "RBO_P", "plot_distributions", "plot_ranks",
+    # phi matching
+    "DEFAULT_GRID", "FINE_GRID", "DEPTH_GRID", "CORRELATIONS", "phi_grid", "PhiMatch", "match_phi",
+    "match_phi_many", "plot_phi_match", "scores_with_residuals", "add_residual_columns",
+    # exact AP bounds
+    "MAX_UNJUDGED", "APBounds", "ap_bounds",
+    # pool depth
+    "pool_entry_depth", "pool_multiplicity", "multiplicity_table", "depth_labels",
+    "DepthExperiment", "depth_experiment",
+]

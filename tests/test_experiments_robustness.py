@@ -21,7 +21,7 @@ from statsmodels.stats.multitest import multipletests
 from pyterrier_noise import AlignedRuns, JudgmentTable, MeasureSpec
 from pyterrier_noise.cli import main
 from pyterrier_noise._validation import InputError
-from pyterrier_noise.experiments.robustness import CONCLUSIONS, RobustnessResult, robustness_experiment
+from pyterrier_noise.experiments import CONCLUSIONS, RobustnessResult, robustness_experiment
 from pyterrier_noise.synthetic import default_collection
 
 MEASURES = ["RBP(rel=1,p=0.8)", "AP", "nDCG@10"]
@@ -179,9 +179,10 @@ def test_pair_conclusions_partition_and_match_scipy_statsmodels(noisy):
     assert noisy.summary["lost"].gt(0).any()  # the noise did change conclusions
 
 
-def test_gram_t_test_equals_stats_all_pairs_on_hard_cases():
-    from pyterrier_noise.experiments.robustness import _all_pairs_t
-    from pyterrier_noise.stats.tests import all_pairs
+def test_all_pairs_t_test_equals_paired_test_on_hard_cases():
+    # the experiment's all-pairs t-test is stats.all_pairs(test="t"); the reference is each pair's
+    # stats.paired_test (scipy.stats.ttest_rel), on the cases where a Gram-matrix form would cancel
+    from pyterrier_noise.stats import all_pairs, paired_test
     rng = np.random.default_rng(3)
     X = rng.random((10, 25, 6))
     X[1] = X[0]                                   # identical systems: NaN, as scipy
@@ -190,7 +191,8 @@ def test_gram_t_test_equals_stats_all_pairs_on_hard_cases():
     X[4] = 0.0
     X[5] = 0.0                                    # identical zero systems
     X[6] = X[0] * (1 + 1e-7)
-    ours, ref = _all_pairs_t(X), all_pairs(X).pvalue
+    i, j = np.triu_indices(10, 1)
+    ours, ref = all_pairs(X, test="t").pvalue, paired_test(X[i], X[j], test="t", axis=1)
     assert np.array_equal(np.isnan(ours), np.isnan(ref))
     np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=0)
     assert np.isnan(ours[0]).all() and (ours[1] == 0).all()        # pairs (0, 1) and (0, 2)
@@ -346,15 +348,15 @@ def test_from_arrays_and_plots(noisy, tmp_path):
     again = RobustnessResult.from_arrays(noisy.true, noisy.values, noisy.names, noisy.topics, baseline=2,
                                          correction="holm", seed=7)
     pd.testing.assert_frame_equal(again.pairs, noisy.pairs)
-    ax = noisy.plot_distributions("AP")
-    assert len(ax.lines) >= 1 and ax.figure is not None
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2)
-    assert noisy.plot_distributions("AP", ax=axes[0], kind="violin") is axes[0]
-    assert noisy.plot_ranks(ir_measures.nDCG @ 10, ax=axes[1]) is axes[1]
-    plt.close(fig)
+    from matplotlib.figure import Figure
+    from pyterrier_noise import _plot
+    fig = noisy.plot_distributions("AP")
+    assert isinstance(fig, Figure) and len(fig.axes[0].lines) >= 1
+    fig = _plot.figure(8, 4)
+    axes = fig.subplots(1, 2)
+    assert noisy.plot_distributions("AP", ax=axes[0], kind="violin") is fig
+    assert noisy.plot_ranks(ir_measures.nDCG @ 10, ax=axes[1], save=tmp_path / "two.png") is fig
+    assert (tmp_path / "two.png").stat().st_size > 1000
     written = noisy.save(tmp_path)
     assert (tmp_path / "pairs.tsv").exists() and (tmp_path / "ranks-AP.png").stat().st_size > 1000
     assert len(written) == 8 + 2 * 3
@@ -454,3 +456,15 @@ def test_cli_rank_biased_uses_the_evaluated_runs(coll, tmp_path, capsys):
     assert "RankBiasedFlips" in info
     labels = pd.read_csv(tmp_path / "rb" / "labels.tsv", sep="\t")
     assert len(labels) == 6 and labels["n_changed"].gt(0).all()
+
+
+def test_verbose_is_a_deprecated_alias_of_progress(small, noisy):
+    runs, qrels, topics = small
+    kw = dict(n_replicates=4, seed=3)
+    new = robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1), progress=False, **kw)
+    with pytest.warns(DeprecationWarning, match="verbose= is deprecated; use progress="):
+        old = robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1), verbose=False, **kw)
+    pd.testing.assert_frame_equal(new.pairs, old.pairs)
+    with pytest.warns(DeprecationWarning, match="verbose= is deprecated"):
+        RobustnessResult.from_arrays(noisy.true, noisy.values, noisy.names, noisy.topics, verbose=False)
+    assert noisy.params["rbo_p"] == 0.9                          # the package's RBO persistence

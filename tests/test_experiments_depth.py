@@ -1,0 +1,175 @@
+"""Tests for pyterrier_noise.experiments.depth: Depth@k reduction and the pool-depth experiment
+(Yang 2019 thesis Sec. 4.6-4.9).
+
+Reference values: reduced-qrels scores against pytrec_eval (through ir_measures); the Depth@k pools
+against judges.PoolDepthReduction; Table 4.5 = (TP+FP)/N.
+"""
+from __future__ import annotations
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats as st
+
+from pyterrier_noise import AlignedRuns, MeasureSpec
+from pyterrier_noise._validation import InputError
+from pyterrier_noise.judges.models import PoolDepthReduction
+from pyterrier_noise.synthetic import make_collection
+from pyterrier_noise.experiments import (depth_experiment, depth_labels, multiplicity_table, pool_entry_depth,
+                                       pool_multiplicity)
+
+
+@pytest.fixture(scope="module")
+def coll():
+    return make_collection(n_topics=12, n_systems=14, n_docs_per_topic=200, depth=60, pool_depth=8, seed=7)
+
+
+@pytest.fixture(scope="module")
+def aligned(coll):
+    return AlignedRuns.build(coll.runs, coll.qrels)
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Depth@k reduction
+
+def test_pool_entry_depth_brute_force(coll, aligned):
+    entry = pool_entry_depth(aligned)
+    frame = aligned.table.frame
+    expected = {}
+    for run in coll.runs.values():                      # reference: loop over runs and their rows
+        r = run.sort_values(["qid", "score", "docno"], ascending=[True, False, False])
+        r = r.assign(pos=r.groupby("qid").cumcount() + 1)
+        for q, d, p in zip(r["qid"], r["docno"], r["pos"]):
+            expected[(q, d)] = min(p, expected.get((q, d), np.inf))
+    ref = np.array([expected.get((q, d), np.inf) for q, d in zip(frame["qid"], frame["docno"])])
+    assert np.array_equal(entry, ref)
+
+
+@pytest.mark.parametrize("k", [1, 3, 8, 20])
+def test_depth_labels_match_pool_depth_reduction(coll, aligned, k):
+    L = depth_labels(aligned, [k, 2 * k])
+    for col, depth in enumerate([k, 2 * k]):
+        model = PoolDepthReduction(aligned, depth).sample_labels(aligned.table, 1)[:, 0]
+        assert np.array_equal(np.isnan(L[:, col]), np.isnan(model))
+        assert np.array_equal(L[~np.isnan(model), col], model[~np.isnan(model)])
+
+
+def test_depth_labels_with_pool_subset_and_multiplicity(coll, aligned):
+    pool = list(coll.runs)[:3]
+    sub = AlignedRuns.build({n: coll.runs[n] for n in pool}, aligned.table)
+    assert np.array_equal(pool_entry_depth(aligned, pool), pool_entry_depth(sub))
+    mult = pool_multiplicity(aligned, 5, pool)
+    assert mult.max() <= 3 and np.array_equal(mult > 0, pool_entry_depth(aligned, pool) <= 5)
+    table = multiplicity_table(aligned, 5)
+    n_in_pool = int(((pool_multiplicity(aligned, 5) > 0) & ~np.isnan(aligned.table.labels)).sum())
+    assert table.iloc[-1]["count"] == n_in_pool == table["count"].iloc[:-1].sum()
+    with pytest.raises(InputError, match="not among the aligned runs"):
+        pool_entry_depth(aligned, ["nope"])
+    with pytest.raises(InputError, match="depths is empty"):
+        depth_labels(aligned, [])
+    with pytest.raises(InputError, match="positive integer"):
+        depth_labels(aligned, [0, 5])
+    with pytest.raises(InputError, match="distinct"):
+        depth_labels(aligned, [5, 5])
+
+
+def test_reduced_scores_equal_pytrec_eval(coll, aligned):
+    k = 3
+    L = depth_labels(aligned, [k])[:, 0]
+    keep = ~np.isnan(L)
+    qrels_k = aligned.table.frame.loc[keep, ["qid", "docno"]].assign(label=L[keep].astype(int))
+    out = aligned.evaluate([MeasureSpec("AP"), MeasureSpec("nDCG")], L)
+    qr = qrels_k.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    for r, name in enumerate(aligned.run_names[:4]):
+        run = coll.runs[name].rename(columns={"qid": "query_id", "docno": "doc_id"})
+        ref = {(str(x.measure), x.query_id): x.value
+               for x in ir_measures.iter_calc([ir_measures.AP, ir_measures.nDCG], qr, run)}
+        for t, q in enumerate(aligned.topics):
+            assert out[MeasureSpec("AP")][r, t, 0] == pytest.approx(ref[("AP", q)], abs=1e-9)
+            assert out[MeasureSpec("nDCG")][r, t, 0] == pytest.approx(ref[("nDCG", q)], abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# the depth experiment
+
+@pytest.fixture(scope="module")
+def experiment(aligned):
+    return depth_experiment(aligned, depths=(1, 2, 4, 8, 16), measures=("AP", "nDCG", "RBP(p=0.98)"))
+
+
+def test_depth_experiment_rbp_invariants(experiment):
+    rbp = experiment.scores["RBP(p=0.98)"]
+    res = experiment.residual
+    # more judgments: RBP never falls, its residual never grows (thesis Table 4.7, '> 0' column)
+    assert (np.diff(rbp, axis=2) >= -1e-12).all()
+    assert (np.diff(res, axis=2) <= 1e-12).all()
+    # and the rise is bounded by the residual at the shallower depth
+    assert (rbp[:, :, -1:] - rbp[:, :, :-1] <= res[:, :, :-1] + 1e-12).all()
+    mv = experiment.movement.set_index(["measure", "depth"])
+    assert (mv.loc["RBP(p=0.98)", "pct_fall"] == 0).all()
+    assert (mv.loc["RBP(p=0.98)", "covered"] == 1.0).all()
+    total = mv["pct_rise"] + mv["pct_same"] + mv["pct_fall"]
+    assert total.to_numpy() == pytest.approx(100.0)
+
+
+def test_depth_experiment_tables_are_consistent(experiment, aligned):
+    e = experiment
+    assert e.versions == ["k=1", "k=2", "k=4", "k=8", "k=16", "full"]
+    full = aligned.evaluate([MeasureSpec("AP")])[MeasureSpec("AP")][:, :, 0]
+    assert e.scores["AP"][:, :, -1] == pytest.approx(full)
+    for m in e.measures:
+        a = e.agreement[e.agreement["measure"] == m]
+        n = a[["TP", "FP", "FN", "TN"]].sum(axis=1)
+        assert (n == aligned.n_runs * (aligned.n_runs - 1) // 2).all()
+        # Table 4.5 is (TP + FP) / N of Table 4.6; the reference column is (TP + FN) / N
+        disc = e.discrimination.loc[m]
+        assert a["ratio"].to_numpy() == pytest.approx(disc.iloc[:-1].to_numpy())
+        assert ((a["TP"] + a["FN"]) / n).to_numpy() == pytest.approx(disc.iloc[-1])
+        c = e.consistency[e.consistency["measure"] == m]
+        assert c["count"].sum() == aligned.n_runs * (aligned.n_runs - 1) // 2
+    pool = e.pool
+    assert (np.diff(pool["judged"]) >= 0).all() and pool["judged"].iloc[-1] == int((~np.isnan(aligned.table.labels)).sum())
+    pts = e.points("AP")
+    assert len(pts) == aligned.n_runs * aligned.n_topics * len(e.depths)
+    assert pts["diff"].to_numpy() == pytest.approx((pts["score"] - pts["full"]).to_numpy())
+    row = e.movement[(e.movement["measure"] == "AP") & (e.movement["depth"] == "all")].iloc[0]
+    assert row["tau_diff"] == pytest.approx(st.kendalltau(pts["residual"], pts["diff"]).statistic)
+    with pytest.raises(InputError, match="not in this experiment"):
+        e.points("P@10")
+
+
+def test_depth_experiment_seeded(aligned):
+    kw = dict(depths=(2, 8), measures=("AP",), test="randomisation", n_resamples=500)
+    a = depth_experiment(aligned, seed=5, **kw)
+    b = depth_experiment(aligned, seed=5, **kw)
+    pd.testing.assert_frame_equal(a.discrimination, b.discrimination)
+    pd.testing.assert_frame_equal(a.agreement, b.agreement)
+
+
+def test_depth_experiment_plots_and_bad_input(experiment, aligned, tmp_path):
+    experiment.plot_movement(tmp_path / "movement.png")
+    assert (tmp_path / "movement.png").stat().st_size > 1000
+    assert len(experiment.plot_discrimination().axes) == 2
+    assert len(experiment.plot_consistency().axes) == len(experiment.measures)
+    with pytest.raises(InputError, match="residual_p"):
+        depth_experiment(aligned, depths=(1, 2), residual_p=1.0)
+    with pytest.raises(InputError, match="depths is empty"):
+        depth_experiment(aligned, depths=())
+    with pytest.raises(InputError, match="distinct"):
+        depth_experiment(aligned, depths=(2, 2), measures=("AP", "AP"))
+
+
+
+
+def test_depth_experiment_residual_p_is_a_deprecated_alias_of_p(aligned):
+    kw = dict(depths=(2, 8), measures=("AP",))
+    new = depth_experiment(aligned, p=0.9, **kw)
+    with pytest.warns(DeprecationWarning, match="residual_p= is deprecated; use p="):
+        old = depth_experiment(aligned, residual_p=0.9, **kw)
+    assert new.residual_p == old.residual_p == 0.9
+    np.testing.assert_array_equal(new.residual, old.residual)
+    pd.testing.assert_frame_equal(new.movement, old.movement)
+    assert depth_experiment(aligned, **kw).residual_p == 0.98      # the thesis's default
