@@ -123,4 +123,5 @@ def test_select_command_starts_without_unrelated_modules():
             "print(sorted(m for m in ('pyterrier_noise.judges.models', 'pyterrier_noise.ties.transformers', "
             "'pyterrier_noise.crowd', 'pyterrier_noise.selection.selector') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['pyterrier_noise.selection.selector']"
+    # the unrelated modules stay out; since the handlers import the library, even the selector does
+    assert out.strip() in ("['pyterrier_noise.selection.selector']", "[]")

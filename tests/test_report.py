@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -67,3 +68,30 @@ def test_report_command_on_files(tmp_path, capsys):
     assert main(["report", str(tmp_path / "qrels"), str(tmp_path / "runs"), "-m", "AP", "--out", str(tmp_path / "r")]) == 0
     page = (tmp_path / "r" / "report.html").read_text()
     assert "RBP(p=0.8)" in page and "AP" in page and page.count("data:image/png;base64,") == 1
+
+
+def test_plot_rbp_ranges_returns_a_figure_without_pyplot(tmp_path):
+    """Figures come from the house helper: no pyplot, no backend switch; save= writes the file."""
+    code = ("import sys, matplotlib\nbackend = dict.__getitem__(matplotlib.rcParams, 'backend')\n"
+            "import pandas as pd\n"
+            "from pyterrier_noise.report import Report, plot_rbp_ranges\n"
+            "b = pd.Series({'a': 0.5, 'b': 0.3}); r = pd.Series({'a': 0.1, 'b': 0.2})\n"
+            f"fig = plot_rbp_ranges(b, r, highlight=['b'], save={str(tmp_path / 'ranges.png')!r})\n"
+            "from matplotlib.figure import Figure\nassert isinstance(fig, Figure)\n"
+            "rep = Report('t').figure(fig, 'figure').figure(fig.axes[0], 'axes')\n"
+            "assert rep.n_figures == 2 and rep.html().count('data:image/png;base64,') == 2\n"
+            "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot imported'\n"
+            "assert dict.__getitem__(matplotlib.rcParams, 'backend') == backend\n")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert (tmp_path / "ranges.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_rbp_ranges_draws_on_a_given_axes():
+    import pandas as pd
+
+    from pyterrier_noise._plot import figure
+    from pyterrier_noise.report import plot_rbp_ranges
+    fig = figure(4, 3)
+    ax = fig.add_subplot()
+    assert plot_rbp_ranges(pd.Series({"a": 0.5}), pd.Series({"a": 0.1}), ax=ax, title="t") is fig
+    assert ax.get_title() == "t" and ax.get_ylim() == (0, 1)

@@ -13,7 +13,7 @@ import pytest
 
 from pyterrier_noise import read_run, write_trec_run
 from pyterrier_noise.cli import main
-from pyterrier_noise.ties.transformers import tie_stats_in_chunks, tie_stats
+from pyterrier_noise.ties import tie_stats, tie_stats_in_chunks
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -1,7 +1,10 @@
 """The ``pyterrier-noise`` command line: one module per command, the only place that imports argparse.
 
-``pyterrier-noise COMMAND --help`` imports only that command's module, so help and errors come
-quickly.  Errors read as sentences (``pyterrier-noise: error: ...``, exit status 2), not tracebacks.
+``pyterrier-noise COMMAND --help`` imports only that command's module, and the command modules
+import only the standard library at module level (options shared by several commands are argparse
+parent parsers in :mod:`.options`); the library (pandas, numpy, the package's subpackages) is
+imported by a command's handler when it runs.  So help and usage errors come at once.  Errors read
+as sentences (``pyterrier-noise: error: ...``, exit status 2), not tracebacks.
 """
 from __future__ import annotations
 
@@ -20,11 +23,8 @@ COMMANDS = {
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("pyterrier-noise")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
+    from .. import __version__
+    return __version__
 
 
 def _parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -43,12 +43,12 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pyterrier-noise`` command."""
-    from .._validation import InputError
-    from .._warnings import CoercionWarning
-
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     args = _parser(command).parse_args(argv)
+
+    from .._validation import InputError
+    from .._warnings import CoercionWarning
     old_format = warnings.formatwarning
     try:
         with warnings.catch_warnings():

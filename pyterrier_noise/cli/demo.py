@@ -14,14 +14,14 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
-import pandas as pd
-
-from .._validation import InputError
+from . import options
 
 
-def _load(qrels: str | None, runs: str | None, seed: int):
-    from ..io.trec import read_qrels, read_runs
+def _load(qrels: str | None, runs: str | None, seed: int) -> tuple:
+    from .._validation import InputError
+    from ..io import read_qrels, read_runs
     if (qrels is None) != (runs is None):
         raise InputError("give both --qrels and --runs for real data, or neither for the synthetic collection")
     if qrels is not None:
@@ -35,8 +35,8 @@ def _load(qrels: str | None, runs: str | None, seed: int):
 
 def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0) -> int:
     """Run the demonstration; returns the exit status."""
-    from ..measures.classes import evaluate
-    from ..report.html import Report, plot_rbp_ranges
+    from ..measures import evaluate
+    from ..report import Report, plot_rbp_ranges
     t0 = time.perf_counter()
     q, r, collection, what = _load(qrels, runs, seed)
     out.mkdir(parents=True, exist_ok=True)
@@ -93,10 +93,10 @@ def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed:
     return 0
 
 
-def _noisy_judges_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> None:
+def _noisy_judges_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
     """Part 2: judge error (seed 000's TPR 0.93 / FPR 0.07) and which conclusions move."""
-    from ..judges.models import RandomFlips
-    from ..experiments.robustness import robustness_experiment
+    from ..experiments import robustness_experiment
+    from ..judges import RandomFlips
     res = robustness_experiment(runs, None, qrels, ["RBP(p=0.8)", "AP", "nDCG@10"],
                                 RandomFlips(tpr=0.93, fpr=0.07), n_replicates=100, seed=1)
     cols = [c for c in ["measure", "kendall_tau", "rbo", "significant_pairs", "kept_significant", "lost",
@@ -113,20 +113,18 @@ def _noisy_judges_section(runs: dict, qrels: pd.DataFrame, out: Path, report) ->
                    "conclusions (shares of pair-replicate conclusions).")
     report.table(summary, caption="Robustness under random judge errors")
     try:
-        fig = res.plot_distributions("RBP(p=0.8)")
-        fig = getattr(fig, "figure", fig)
-        report.figure(fig, "RBP(p=0.8) of each system over the 100 replicates", name="replicate-distributions")
-        fig = res.plot_ranks("AP")
-        report.figure(getattr(fig, "figure", fig), "AP: the system's rank under the unperturbed qrels against its "
+        report.figure(res.plot_distributions("RBP(p=0.8)"), "RBP(p=0.8) of each system over the 100 replicates",
+                      name="replicate-distributions")
+        report.figure(res.plot_ranks("AP"), "AP: the system's rank under the unperturbed qrels against its "
                       "rank in each replicate", name="true-vs-observed-ranks")
     except Exception as exc:  # a plot must never stop the demonstration
         report.text(f"(plot unavailable: {exc})", note=True)
 
 
-def _selection_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> None:
+def _selection_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
     """Part 3: which documents to judge next -- pooling and Methods A, B, C replayed against the
     qrels (Moffat, Webber & Zobel 2007)."""
-    from ..selection.selector import compare_methods
+    from ..selection import compare_methods, plot_curves
     budget = max(100, len(qrels) // 2)
     checkpoints = sorted({budget // 4, budget // 2, budget})
     summary, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"), checkpoints=checkpoints,
@@ -144,19 +142,19 @@ def _selection_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> No
                    "Methods A, B and C: relevant documents found and residuals at each checkpoint.")
     report.table(shown, caption="Judging simulation", index=False)
     try:
-        from ..selection.selector import plot_curves
-        fig = plot_curves(summary, p_eval=0.8)
-        report.figure(getattr(fig, "figure", fig), "Relevant documents found and mean residual of the top systems "
+        report.figure(plot_curves(summary, p_eval=0.8), "Relevant documents found and mean residual of the top systems "
                       "against the number of judgments", name="selection-curves")
     except Exception as exc:  # a plot must never stop the demonstration
         report.text(f"(plot unavailable: {exc})", note=True)
 
 
-def _ties_section(runs: dict, qrels: pd.DataFrame, out: Path, report) -> None:
+def _ties_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
     """Part 4: what quantising scores does (tie-banding at rho = 2, Yang 2019 ch. 3)."""
-    from ..engine.align import AlignedRuns, MeasureSpec
+    import pandas as pd
+
     from .._plot import figure
-    from ..ties.transformers import TieBanding
+    from ..engine import AlignedRuns, MeasureSpec
+    from ..ties import TieBanding
     banded = {n: TieBanding(2)(r) for n, r in runs.items()}
     specs = [MeasureSpec("RBP", p=0.8), MeasureSpec("nDCG", cutoff=10)]
     orig = AlignedRuns.build(runs, qrels, on_topic_mismatch="ignore").evaluate(specs)
@@ -203,15 +201,17 @@ DEMO_EXAMPLES = """examples:
 """
 
 
-def register_cli(sub) -> None:
+def register_cli(sub: Any) -> None:
+    """Add the ``demo`` subcommand."""
     d = sub.add_parser("demo", help="run the demonstration and write a report",
                        description="Demonstrate the package offline on a synthetic collection (or on real "
                                    "data with --qrels and --runs) and write a report.",
-                       epilog=DEMO_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d.add_argument("--out", default="noise-demo", help="directory for the report (default: ./noise-demo)")
+                       epilog=DEMO_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       parents=[options.out(required=False, default="noise-demo",
+                                            help="directory for the report (default: ./noise-demo)"),
+                                options.seed(help="seed of the synthetic collection (default 0)")])
     d.add_argument("--qrels", default=None, help="qrels file of a real collection")
     d.add_argument("--runs", default=None, help="directory of run files of a real collection")
-    d.add_argument("--seed", type=int, default=0, help="seed of the synthetic collection")
     d.set_defaults(handler=_cmd_demo)
 
 

@@ -5,8 +5,9 @@ import argparse
 import json
 import math
 import sys
+from typing import Any
 
-from ..engine.align import TIE_POLICIES
+from . import options
 
 EVAL_EXAMPLES = """examples:
   pyterrier-noise eval qrels.txt run1.gz run2.gz -m 'RBP(p=0.8)' -m AP
@@ -20,20 +21,16 @@ printed beside it (text: '0.8010 +0.0015'; tsv/json: a 'residual' column).
 """
 
 
-def register_cli(sub) -> None:
-
+def register_cli(sub: Any) -> None:
+    """Add the ``eval`` subcommand."""
     e = sub.add_parser("eval", help="evaluate runs (RBP / INST with residuals, AP, nDCG, P, RR)",
                        description="Evaluate TREC runs against qrels with the aligned engine.",
-                       epilog=EVAL_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("qrels", help="TREC qrels file (plain or .gz)")
-    e.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
-    e.add_argument("-m", "--measure", action="append", required=True, dest="measures", metavar="MEASURE",
-                   help="measure in ir_measures syntax (repeatable)")
+                       epilog=EVAL_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       parents=[options.qrels_runs(), options.measures(), options.ties(help=(
+                           "tie policy (default: trec_eval, i.e. score then docno descending); expected, "
+                           "optimistic and pessimistic treat equal scores as unordered")),
+                           options.output_format(("text", "tsv", "json"))])
     e.add_argument("--per-query", action="store_true", help="one row per (run, topic, measure)")
-    e.add_argument("--ties", choices=list(TIE_POLICIES), default=None,
-                   help="tie policy (default: trec_eval, i.e. score then docno descending); expected, "
-                        "optimistic and pessimistic treat equal scores as unordered")
-    e.add_argument("--format", choices=["text", "tsv", "json"], default="text", help="output format")
     e.set_defaults(handler=_cmd_eval)
 
 

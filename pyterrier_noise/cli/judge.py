@@ -1,17 +1,10 @@
-"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.selection.session`."""
+"""``pyterrier-noise judge``: a resumable judging session (:class:`pyterrier_noise.selection.JudgingSession`)."""
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-
-from .._validation import InputError
-from ..io.trec import read_qrels, read_runs
-from .select import add_stop_arguments, stop_rule
-
-from ..selection.session import (JudgingSession, Oracle, QrelsOracle, TerminalOracle, read_docs_file, read_topics_file)
+from . import options
 
 
 # command line
@@ -43,7 +36,9 @@ def register_cli(subparsers: Any) -> None:
         description="Adaptive judgment selection (Moffat, Webber & Zobel 2007) in a durable session: the "
                     "selector proposes the document that matters most, a person (or --qrels) labels it, and "
                     "the label is saved in the SQLite session file before the next document is shown.",
-        epilog=JUDGE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=JUDGE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options.seed(help="seed for --tie-break random (default: 0)", default=None),
+                 options.selection_stop(), options.progress()])
     j.add_argument("runs", nargs="*", metavar="RUN",
                    help="TREC run files or directories of them (needed to create a session; optional to resume)")
     j.add_argument("--session", required=True, metavar="FILE.sqlite", help="the session file (created if absent)")
@@ -54,7 +49,6 @@ def register_cli(subparsers: Any) -> None:
     j.add_argument("--batch-size", type=int, default=None, help="documents proposed per update (default: 1)")
     j.add_argument("--tie-break", choices=["deterministic", "random"], default=None,
                    help="how equal weights are ordered (default: deterministic)")
-    j.add_argument("--seed", type=int, default=None, help="seed for --tie-break random (default: 0)")
     j.add_argument("--rel", type=float, default=None,
                    help="binary relevance: label >= REL is relevant (default: 1)")
     j.add_argument("--max-rel", type=float, default=None,
@@ -74,11 +68,11 @@ def register_cli(subparsers: Any) -> None:
     j.add_argument("--export", default=None, metavar="FILE",
                    help="write the judgments as TREC qrels to FILE and exit (no judging)")
     j.add_argument("--bounds", action="store_true", help="print the per-system RBP bounds at the end")
-    add_stop_arguments(j)
     j.set_defaults(handler=_cmd_judge)
 
 
 def _parse_labels(text: str) -> list[float]:
+    from .._validation import InputError
     out = []
     for part in text.split(","):
         try:
@@ -89,6 +83,13 @@ def _parse_labels(text: str) -> list[float]:
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
+    import sys
+    from pathlib import Path
+
+    from .._validation import InputError
+    from ..io import read_qrels, read_runs
+    from ..selection import (JudgingSession, Oracle, QrelsOracle, TerminalOracle, read_docs_file,
+                             read_topics_file)
     runs = read_runs(args.runs) if args.runs else None
     create = args.export is None
     if args.export is not None and not Path(args.session).exists():
@@ -113,7 +114,8 @@ def _cmd_judge(args: argparse.Namespace) -> int:
                   f"{len(s.run_names)} runs, {s.n_judged} judged so far"
                   + (f", budget {args.budget}" if args.budget is not None else ""))
         try:
-            report = s.run(oracle, budget=args.budget, progress=args.qrels is not None, stop=stop_rule(args))
+            report = s.run(oracle, budget=args.budget, progress=args.qrels is not None and args.progress,
+                           stop=options.stop_rule(args))
         except KeyboardInterrupt:
             print(f"\ninterrupted: {s.n_judged} judgments are saved in {args.session}; "
                   f"run the same command to resume", file=sys.stderr)

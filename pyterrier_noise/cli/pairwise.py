@@ -1,15 +1,10 @@
-"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.crowd`."""
+"""``pyterrier-noise pairwise simulate | aggregate``: pairwise crowd judgments (:mod:`pyterrier_noise.crowd`)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .._validation import InputError
-
-from ..crowd import (workers_path, METHODS, aggregate, position_bias, read_pairwise, simulate_crowd, to_categories, worker_quality)
+from . import options
 
 
 # command line
@@ -51,6 +46,7 @@ built-in synthetic collection, pyterrier_noise.synthetic.default_collection()).
 
 
 def _float_list(text: str, what: str) -> list[float]:
+    from .._validation import InputError
     try:
         vals = [float(v) for v in str(text).split(",")]
     except ValueError:
@@ -59,7 +55,11 @@ def _float_list(text: str, what: str) -> list[float]:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    from ..io.trec import write_trec_qrels
+    import numpy as np
+
+    from .._validation import InputError
+    from ..crowd import aggregate, position_bias, read_pairwise, to_categories, worker_quality, workers_path
+    from ..io import write_trec_qrels
     j = read_pairwise(args.judgments)
     if args.reference and args.proportions:
         raise InputError("give --reference or --proportions, not both")
@@ -89,6 +89,10 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .._validation import InputError
+    from ..crowd import simulate_crowd
     if args.qrels is None:
         from ..synthetic import default_collection
         qrels = default_collection().qrels
@@ -104,7 +108,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                        partitions=args.partitions, docs_per_group=args.docs_per_group, partners=args.partners,
                        accuracy=acc[0] if len(acc) == 1 else tuple(acc), left_bias=args.left_bias,
                        missing=missing[0] if len(missing) == 1 else tuple(missing),
-                       relevant_from=args.relevant_from, gold=not args.no_gold, seed=args.seed)
+                       relevant_from=args.rel, gold=not args.no_gold, seed=args.seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     j.to_csv(out, index=False, lineterminator="\n", sep="\t" if out.name.lower().endswith((".tsv", ".tsv.gz")) else ",")
@@ -128,7 +132,7 @@ def register_cli(subparsers: Any) -> None:
                     "and write a worker-quality table QRELS.workers.tsv beside them.",
         epilog=AGGREGATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("judgments", metavar="JUDGMENTS.csv", help="pairwise judgments (CSV, or TSV if .tsv)")
-    a.add_argument("--method", choices=list(METHODS), default="ratio",
+    a.add_argument("--method", choices=list(options.PAIRWISE_METHODS), default="ratio",
                    help="which answers make the scores (default: ratio)")
     a.add_argument("--out", required=True, metavar="QRELS", help="TREC qrels file to write")
     a.add_argument("--reference", metavar="QRELS", default=None,
@@ -155,7 +159,8 @@ def register_cli(subparsers: Any) -> None:
         "simulate", help="write a simulated crowd's pairwise judgments (seeded)",
         description="Simulate crowd workers answering preference, absolute and ratio questions about pairs of "
                     "documents in the thesis's design, with known true labels; writes a judgments CSV.",
-        epilog=SIMULATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=SIMULATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options.seed()])
     s.add_argument("qrels", nargs="?", default=None, metavar="QRELS",
                    help="true labels of the documents to judge (default: the synthetic collection's pooled qrels)")
     s.add_argument("--out", required=True, metavar="CSV", help="judgments file to write")
@@ -171,7 +176,7 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--left-bias", type=float, default=0.04, help="left-choice excess on equal pairs (default: 0.04)")
     s.add_argument("--missing", default="0", metavar="P|P1,P2,P3",
                    help="probability that an answer is missing, overall or per question (default: 0)")
-    s.add_argument("--relevant-from", type=float, default=1.0, help="lowest relevant label (default: 1)")
+    s.add_argument("--rel", type=float, default=1.0, help="lowest relevant label: label >= REL (default: 1)")
+    options.deprecated_alias(s, "--relevant-from", "--rel", dest="rel", type=float)
     s.add_argument("--no-gold", action="store_true", help="mark no gold pairs")
-    s.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     s.set_defaults(handler=_cmd_simulate)

@@ -1,4 +1,4 @@
-"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.judges.models`."""
+"""``pyterrier-noise perturb``: seeded replicate qrels under a judge-error model (:mod:`pyterrier_noise.judges`)."""
 from __future__ import annotations
 
 import argparse
@@ -6,13 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from ..engine.align import TIE_POLICIES
-from .._validation import InputError, check_int
-
-from ..judges.models import (JUDGES, ConfusionJudge, FlipRateModel, JudgmentPerturbation, META_AP_DEPTH, MetarankLogisticModel, PoolDepthReduction, RUN_ORDERS, RandomFlips, RandomRemoval, RankBiasedFlips, sdt_rates)
+from . import options
 
 
 # command line
@@ -46,7 +40,11 @@ summing to 1, or calibration counts (non-negative integers).
 
 
 def _read_matrix(path: str) -> Any:
-    from ..correction.estimates import JudgeCalibration
+    import numpy as np
+    import pandas as pd
+
+    from .._validation import InputError
+    from ..correction import JudgeCalibration
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{path}: no such matrix file")
@@ -69,7 +67,11 @@ def _read_matrix(path: str) -> Any:
     return pd.DataFrame(values, index=labels, columns=labels)
 
 
-def _model_from_args(args: argparse.Namespace) -> JudgmentPerturbation:
+def _model_from_args(args: argparse.Namespace) -> Any:
+    """The judge-error model (a :class:`~pyterrier_noise.judges.JudgmentPerturbation`) the options ask for."""
+    from .._validation import InputError
+    from ..judges import (JUDGES, ConfusionJudge, FlipRateModel, MetarankLogisticModel, PoolDepthReduction,
+                          RandomFlips, RandomRemoval, RankBiasedFlips, sdt_rates)
     model = args.model
 
     def rates() -> dict:
@@ -95,7 +97,7 @@ def _model_from_args(args: argparse.Namespace) -> JudgmentPerturbation:
         return value
 
     labels = {"rel": args.rel}
-    ties = args.ties if args.ties in RUN_ORDERS else "trec_eval"   # run order for meta-AP and pools
+    ties = args.ties if args.ties in options.RUN_ORDERS else "trec_eval"   # run order for meta-AP and pools
     if model == "random":
         return RandomFlips(**rates(), **labels, seed=args.seed)
     if model == "rank-biased":
@@ -120,11 +122,15 @@ def _model_from_args(args: argparse.Namespace) -> JudgmentPerturbation:
 
 
 def _cmd_perturb(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .._validation import check_int
+    from ..judges import ConfusionJudge
     model = _model_from_args(args)
     n = check_int("--replicates", args.replicates, 1)
     reps = model.replicates(args.qrels, n, start=args.start)
     out = Path(args.out)
-    reps.write_trec(out, progress=True)
+    reps.write_trec(out, progress=args.progress)
     manifest = {"model": repr(model), "qrels": str(args.qrels), "replicates": n, "start": args.start,
                 "seed": reps.seed, "files": [reps.file_names()[0], reps.file_names()[-1]]}
     (out / "manifest.json").write_bytes((json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
@@ -147,40 +153,9 @@ def register_cli(subparsers: Any) -> None:
         "perturb", help="write seeded replicate qrels under a judge-error model",
         description="Write N seeded replicates of QRELS under a judgment perturbation model as TREC qrels "
                     "files DIR/replicate-0001.qrels ...",
-        epilog=PERTURB_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=PERTURB_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options.replicates(), options.seed(), options.out(), options.progress(),
+                 options.perturbation_model()])
     p.add_argument("qrels", help="TREC qrels file (plain or .gz)")
-    p.add_argument("--model", required=True,
-                   choices=["random", "rank-biased", "flip-rate", "metarank", "confusion", "pool-depth", "removal"],
-                   help="perturbation model (see below)")
-    p.add_argument("--replicates", "-n", type=int, default=100, help="number of replicates (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--start", type=int, default=0, help="number of the first replicate minus one (default 0)")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--rel", type=float, default=1.0, help="binary relevance: label >= REL (default 1)")
-    g = p.add_argument_group("error rates (random, rank-biased)")
-    g.add_argument("--tpr", type=float, help="probability that a relevant judgment stays relevant")
-    g.add_argument("--fpr", type=float, help="probability that a non-relevant judgment becomes relevant")
-    g.add_argument("--disc", type=float, help="discriminability d' (with --bias)")
-    g.add_argument("--bias", type=float, help="judge criterion (with --disc); positive = conservative")
-    g.add_argument("--judge", help=f"a named judge: {', '.join(JUDGES)}")
-    g = p.add_argument_group("runs (rank-biased, metarank, pool-depth)")
-    g.add_argument("--runs", help="directory of TREC run files (or one file)")
-    g.add_argument("--meta-depth", type=int, default=META_AP_DEPTH, help="meta-AP depth N (default 1000)")
-    g.add_argument("--ties", choices=list(TIE_POLICIES), default="trec_eval",
-                   help="run order for meta-AP and pools: trec_eval (default) or given (the other policies "
-                        "order runs as trec_eval does)")
-    g.add_argument("--weighting", choices=["relative", "absolute"], default="relative",
-                   help="rank-biased: keep the rates' expected counts (relative) or use the weights as probabilities")
-    g.add_argument("--depth", type=int, help="pool-depth: pool depth k")
-    g = p.add_argument_group("disagreement models (flip-rate, metarank)")
-    g.add_argument("--alt-qrels", help="qrels of the alternative assessor (dual assessments)")
-    g.add_argument("--scope", choices=["per-topic", "universal"], default="per-topic", help="fit per topic or pooled")
-    g.add_argument("--improper", choices=["rate", "universal"], default="rate",
-                   help="metarank: what improper (separated) fits use (default: their empirical rate)")
-    g = p.add_argument_group("other models")
-    g.add_argument("--matrix", help="confusion: CSV/TSV confusion matrix or calibration counts")
-    g.add_argument("--sample-matrix", action="store_true",
-                   help="confusion: redraw the matrix from the calibration counts in every replicate")
-    g.add_argument("--fraction", type=float, help="removal: share of judgments made unjudged")
-    g.add_argument("--exact", action="store_true", help="removal: exactly round(fraction * n) per topic")
     p.set_defaults(handler=_cmd_perturb)

@@ -1,4 +1,5 @@
-"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.experiments.uncertainty`."""
+"""``pyterrier-noise phi-match``: the RBP persistence that best matches a recall metric
+(:func:`pyterrier_noise.experiments.match_phi_many`)."""
 from __future__ import annotations
 
 import argparse
@@ -6,12 +7,7 @@ import math
 import sys
 from typing import Any
 
-import numpy as np
-
-from ..engine.align import TIE_POLICIES, AlignedRuns
-from .._validation import InputError
-
-from ..experiments.uncertainty import (DEFAULT_GRID, DEPTH_GRID, FINE_GRID, CORRELATIONS, phi_grid, match_phi_many, plot_phi_match)
+from . import options
 
 
 # command line
@@ -36,7 +32,11 @@ per-topic search), depths (expected depths 2, 5, 10, 20, 50, 100, 200), a comma 
 """
 
 
-def _parse_grid(text: str) -> np.ndarray:
+def _parse_grid(text: str) -> Any:
+    import numpy as np
+
+    from .._validation import InputError
+    from ..experiments import DEFAULT_GRID, DEPTH_GRID, FINE_GRID
     named = {"default": DEFAULT_GRID, "fine": FINE_GRID, "depths": DEPTH_GRID}
     if text in named:
         return np.asarray(named[text])
@@ -56,21 +56,24 @@ def _parse_grid(text: str) -> np.ndarray:
                          "START:STOP:STEP") from None
 
 
-def _progress(total: int, desc: str) -> Any:
+def _phi_grid(grid: Any) -> Any:
+    """The validated grid (``experiments.phi_grid``)."""
     try:
-        import pyterrier as pt
-        return pt.tqdm(total=total, desc=desc, unit="step")
-    except ImportError:  # pragma: no cover - pyterrier is a dependency
-        from tqdm.auto import tqdm
-        return tqdm(total=total, desc=desc, unit="step")
+        from ..experiments import phi_grid
+    except ImportError:   # until the experiments subpackage exports it
+        from ..experiments.uncertainty import phi_grid
+    return phi_grid(grid)
 
 
 def _cmd_phi_match(args: argparse.Namespace) -> int:
-    from ..io.trec import read_qrels, read_run_arguments
-    grid = phi_grid(_parse_grid(args.grid))
+    from .._progress import progress_bar
+    from ..engine import AlignedRuns
+    from ..experiments import match_phi_many, plot_phi_match
+    from ..io import read_qrels, read_run_arguments
+    grid = _phi_grid(_parse_grid(args.grid))
     qrels = read_qrels(args.qrels)
     runs = read_run_arguments(args.runs)
-    bar = _progress(2, "phi-match")
+    bar = progress_bar(total=2, desc="phi-match", unit="step", enabled=args.progress)
     aligned = AlignedRuns.build(runs, qrels, ties=args.ties)
     bar.update(1)
     matches = match_phi_many(aligned, None, args.measures, grid, per_topic=args.per_topic,
@@ -119,21 +122,20 @@ def register_cli(subparsers: Any) -> None:
         "phi-match", help="the RBP persistence phi that best matches AP / nDCG (uncertainty of recall metrics)",
         description="Find the RBP persistence phi whose system ordering agrees best with a recall-based metric's "
                     "(Yang 2019, thesis Sec. 4.4-4.5); print the matched phi and the tau-against-phi curve.",
-        epilog=PHI_MATCH_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("qrels", help="TREC qrels file (plain or .gz)")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
-    p.add_argument("-m", "--measure", action="append", required=True, dest="measures", metavar="MEASURE",
-                   help="reference metric in ir_measures syntax: AP, nDCG, nDCG@10, P@10, RR ... (repeatable)")
+        epilog=PHI_MATCH_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options.qrels_runs(),
+                 options.measures(help="reference metric in ir_measures syntax: AP, nDCG, nDCG@10, P@10, RR ... "
+                                       "(repeatable)"),
+                 options.ties(options.TIE_POLICIES[:3], default="trec_eval",
+                              help="tie policy (default trec_eval: score, then docno descending)"),
+                 options.output_format(), options.progress()])
     p.add_argument("--per-topic", action="store_true", help="also match every topic separately (phi against R)")
     p.add_argument("--grid", default="default", help="phi values to try (see below; default: 0.50..0.99, 0.995, 0.999)")
-    p.add_argument("--correlation", choices=list(CORRELATIONS), default="kendall",
+    p.add_argument("--correlation", choices=list(options.CORRELATIONS), default="kendall",
                    help="agreement of orderings to maximise: Kendall's tau_b (default) or RBO")
     p.add_argument("--rbo-p", type=float, default=0.98, help="RBO persistence (default 0.98)")
     p.add_argument("--rel", type=float, default=1.0, help="RBP counts label >= REL as relevant (default 1)")
     p.add_argument("--max-rel", type=float, default=None,
                    help="graded RBP gains min(label, MAX_REL) / MAX_REL instead of binary")
-    p.add_argument("--ties", choices=list(TIE_POLICIES[:3]), default="trec_eval",
-                   help="tie policy (default trec_eval: score, then docno descending)")
-    p.add_argument("--format", choices=["text", "tsv"], default="text", help="output format")
     p.add_argument("--plot", metavar="FILE.png", default=None, help="write the tau-against-phi plot as a PNG")
     p.set_defaults(handler=_cmd_phi_match)

@@ -1,11 +1,10 @@
-"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.report.html`."""
+"""``pyterrier-noise report``: evaluate runs and write an HTML report (:mod:`pyterrier_noise.report`)."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-import pandas as pd
-
-from ..report.html import (Report, write_report)
+from . import options
 
 REPORT_EXAMPLES = """examples:
   pyterrier-noise report qrels.txt runs/ --out report-dir
@@ -14,27 +13,27 @@ REPORT_EXAMPLES = """examples:
 """
 
 
-# command line
-
-
-def register_cli(subparsers) -> None:
+def register_cli(subparsers: Any) -> None:
+    """Add the ``report`` subcommand."""
     p = subparsers.add_parser("report", help="write an HTML report of an evaluation with plots",
                               description="Evaluate runs and write a self-contained HTML report (tables and "
                                           "plots embedded) to OUT/report.html.",
-                              epilog=REPORT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("qrels", help="TREC qrels file")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="run files or directories of run files")
-    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
-                   help="extra measures besides RBP(p=0.8) (repeatable; ir_measures syntax)")
+                              epilog=REPORT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+                              parents=[options.qrels_runs(), options.measures(
+                                  required=False,
+                                  help="extra measures besides RBP(p=0.8) (repeatable; ir_measures syntax)"),
+                                  options.out(help="directory for report.html")])
     p.add_argument("--pooled", default=None,
                    help="CSV with columns run, contributed_judgments (yes/no), e.g. TREC-COVID's runs-metadata.csv")
-    p.add_argument("--out", required=True, help="directory for report.html")
     p.set_defaults(handler=_cmd_report)
 
 
-def _cmd_report(args) -> int:
-    from ..io.trec import read_qrels, read_run_arguments
-    from ..measures.classes import evaluate
+def _cmd_report(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..io import read_qrels, read_run_arguments
+    from ..measures import evaluate
+    from ..report import Report, write_report
     qrels = read_qrels(args.qrels)
     runs = read_run_arguments(args.runs)
     measures = ["RBP(p=0.8)"] + [m for m in (args.measures or []) if m != "RBP(p=0.8)"]

@@ -1,16 +1,10 @@
-"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.selection.selector`."""
+"""``pyterrier-noise select``: simulated judgment selection (pooling, Methods A, B, C; :mod:`pyterrier_noise.selection`)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from .._validation import InputError
-
-from ..selection.selector import (METHODS, StopRule, simulate)
+from . import options
 
 
 # command line
@@ -34,6 +28,7 @@ or the leading run is separated from every other (seed002 Sec. 4.11).
 
 
 def _read_pool_runs(value: str | None) -> list[str] | None:
+    from pathlib import Path
     if value is None:
         return None
     path = Path(value)
@@ -41,6 +36,7 @@ def _read_pool_runs(value: str | None) -> list[str] | None:
         text = path.read_text().splitlines()
         first = text[0] if text else ""
         if "," in first and "run" in [x.strip() for x in first.split(",")]:
+            import pandas as pd
             meta = pd.read_csv(path, dtype=str)
             if "contributed_judgments" in meta.columns:
                 flag = meta["contributed_judgments"].str.strip().str.lower().isin(["yes", "true", "1", "y"])
@@ -51,7 +47,13 @@ def _read_pool_runs(value: str | None) -> list[str] | None:
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
-    from ..io.trec import read_qrels, run_file_arguments
+    from pathlib import Path
+
+    import numpy as np
+
+    from .._validation import InputError
+    from ..io import read_qrels, run_file_arguments
+    from ..selection import simulate
     runs = run_file_arguments(args.runs)   # parsed by the engine's Arrow reader while aligning
     qrels = read_qrels(args.qrels)
     if args.budget is None and not args.checkpoints:
@@ -70,7 +72,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
     res = simulate(runs, qrels, method=args.method, checkpoints=cps, p_select=args.p, p_eval=p_eval,
                    pool_runs=_read_pool_runs(args.pool_runs), missing=args.missing, power=args.power,
                    batch_size=args.batch_size, tie_break=args.tie_break, seed=args.seed,
-                   per_topic_quota=args.per_topic_quota, progress=True, stop=stop_rule(args))
+                   per_topic_quota=args.per_topic_quota, progress=args.progress, stop=options.stop_rule(args))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     h = res.judgments[["step", "qid", "docno", "label"]].copy()
@@ -89,40 +91,22 @@ def _cmd_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_stop_arguments(parser: argparse.ArgumentParser) -> None:
-    """The --stop-* options of the select and judge commands (a :class:`StopRule`)."""
-    parser.add_argument("--stop-top-residual", type=float, default=None, metavar="EPS",
-                        help="stop early once the mean residual (RBP at --p) of the top runs by midpoint is <= EPS")
-    parser.add_argument("--stop-top-k", type=int, default=None, metavar="K",
-                        help="how many top runs --stop-top-residual averages (default: a third of the runs)")
-    parser.add_argument("--stop-leader", choices=["upper", "projected"], default=None,
-                        help="stop early once the leading run's base is above every other run's upper bound "
-                             "(or projected value)")
-
-
-def stop_rule(args: argparse.Namespace) -> StopRule | None:
-    """The :class:`StopRule` that parsed --stop-* options ask for, or None."""
-    if args.stop_top_residual is None and args.stop_leader is None:
-        if args.stop_top_k is not None:
-            raise InputError("--stop-top-k goes with --stop-top-residual")
-        return None
-    return StopRule(top_residual=args.stop_top_residual, top_k=args.stop_top_k, leader=args.stop_leader)
-
-
 def register_cli(subparsers: Any) -> None:
     """Add the ``select`` subcommand to the ``pyterrier-noise`` command line."""
     s = subparsers.add_parser(
         "select", help="simulate judgment selection (pooling, Methods A, B, C)",
         description="Choose documents to judge by pooling or Moffat, Webber & Zobel's (2007) Methods A, B "
                     "and C, simulating the assessor with qrels, and report the RBP residuals.",
-        epilog=SELECT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--method", choices=list(METHODS), default="C", help="selection method (default C)")
+        epilog=SELECT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options.out(), options.seed(help="seed for --tie-break random (default 0)"),
+                 options.selection_stop(), options.progress()])
+    s.add_argument("--method", choices=list(options.SELECTION_METHODS), default="C",
+                   help="selection method (default C)")
     s.add_argument("--p", type=float, default=0.8, help="RBP persistence used to select (default 0.8)")
     s.add_argument("--budget", type=int, default=None, help="number of judgments")
     s.add_argument("--checkpoints", default=None, help="judgment counts at which to report, e.g. 1000,2000,4000")
     s.add_argument("--qrels", required=True, help="qrels that play the assessor (TREC format)")
     s.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
-    s.add_argument("--out", required=True, help="output directory")
     s.add_argument("--pool-runs", default=None, help="runs that feed the pool: names a,b,c, a file of names, "
                                                      "or a runs-metadata CSV (contributed_judgments=yes)")
     s.add_argument("--missing", choices=["nonrel", "bypass"], default="nonrel",
@@ -133,6 +117,4 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--batch-size", type=int, default=1, help="documents per weight update (default 1, exact)")
     s.add_argument("--per-topic-quota", type=int, default=None, help="at most this many judgments per topic")
     s.add_argument("--tie-break", choices=["deterministic", "random"], default="deterministic")
-    s.add_argument("--seed", type=int, default=0, help="seed for --tie-break random")
-    add_stop_arguments(s)
     s.set_defaults(handler=_cmd_select)

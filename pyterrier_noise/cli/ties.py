@@ -1,12 +1,10 @@
-"""The ``pyterrier-noise`` command(s) of :mod:`pyterrier_noise.ties.transformers`."""
+"""``pyterrier-noise band | round | ties``: tied scores on purpose, and tie statistics (:mod:`pyterrier_noise.ties`)."""
 from __future__ import annotations
 
+import argparse
+from typing import Any
 
-import pandas as pd
-
-from .._validation import InputError
-
-from ..ties.transformers import (tie_stats_in_chunks, ScoreRounding, TieBanding, BAND_ORDERS, PRECISIONS, rho_label, tie_stats)
+from . import options
 
 
 # command line: pyterrier-noise band | round | ties
@@ -46,10 +44,11 @@ run), topics (one row per run and topic), sizes (histogram of tied-group sizes p
 """
 
 
-def _read_one_run(path: str):
+def _read_one_run(path: str) -> Any:
     from pathlib import Path
 
-    from ..io.trec import read_run
+    from .._validation import InputError
+    from ..io import read_run
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory; band and round take one run file")
@@ -62,20 +61,31 @@ def _run_tag(path: str) -> str:
     return name[:-3] if name.endswith(".gz") else name
 
 
-def _cmd_band(args) -> int:
-    from ..io.trec import write_trec_run
+def _rho_label(rho: Any) -> str:
+    """The exact growth factor as written in the output's run tag (``ties.rho_label``)."""
+    try:
+        from ..ties import rho_label
+    except ImportError:   # until the ties subpackage exports it
+        from ..ties.transformers import rho_label
+    return rho_label(rho)
+
+
+def _cmd_band(args: argparse.Namespace) -> int:
+    from ..io import write_trec_run
+    from ..ties import TieBanding
     banding = TieBanding(args.rho, by=args.by)
     run = _read_one_run(args.run)
     out = banding(run)
-    write_trec_run(out, args.out, tag=args.tag or f"{_run_tag(args.run)}_band{rho_label(banding.rho)}")
+    write_trec_run(out, args.out, tag=args.tag or f"{_run_tag(args.run)}_band{_rho_label(banding.rho)}")
     n_groups = int(out.groupby(["qid", "band"]).ngroups)
     print(f"{args.out}: {len(out)} documents of {out['qid'].nunique()} topics in {n_groups} bands "
           f"({banding!r})")
     return 0
 
 
-def _cmd_round(args) -> int:
-    from ..io.trec import write_trec_run
+def _cmd_round(args: argparse.Namespace) -> int:
+    from ..io import write_trec_run
+    from ..ties import ScoreRounding, tie_stats
     rounding = ScoreRounding(decimals=args.decimals, sig_digits=args.sig_digits, quantum=args.quantum)
     run = _read_one_run(args.run)
     out = rounding(run)
@@ -86,11 +96,15 @@ def _cmd_round(args) -> int:
     return 0
 
 
-def _cmd_ties(args) -> int:
+def _cmd_ties(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ..io.trec import list_run_files, read_runs
+    import pandas as pd
+
+    from .._validation import InputError
+    from ..io import list_run_files, read_runs
+    from ..ties import tie_stats_in_chunks
     files = []
     for item in args.runs:
         p = Path(item)
@@ -127,10 +141,8 @@ def _cmd_ties(args) -> int:
     return 0
 
 
-def register_cli(subparsers) -> None:
+def register_cli(subparsers: Any) -> None:
     """Add the ``band``, ``round`` and ``ties`` subcommands to ``pyterrier-noise``."""
-    import argparse
-
     p = subparsers.add_parser(
         "band", help="group a run's scores into geometric bands of ties (TieBanding)",
         description="Replace the scores of a TREC run by geometric bands of tied scores (Yang 2019 thesis, "
@@ -139,7 +151,7 @@ def register_cli(subparsers) -> None:
     p.add_argument("run", metavar="RUN", help="TREC run file (plain or .gz)")
     p.add_argument("--rho", required=True, help="growth factor >= 1 of the bands (1 = no ties), e.g. 1.5 or 3/2")
     p.add_argument("--out", required=True, help="output TREC run file (.gz to compress)")
-    p.add_argument("--by", choices=list(BAND_ORDERS), default="score",
+    p.add_argument("--by", choices=list(options.BAND_ORDERS), default="score",
                    help="the run order that decides the bands (default: score, then docno descending)")
     p.add_argument("--tag", default=None, help="run tag of the output (default: RUN's name + _band<rho>)")
     p.set_defaults(handler=_cmd_band)
@@ -162,11 +174,11 @@ def register_cli(subparsers) -> None:
         "ties", help="tie statistics of runs (thesis Table 3.2)",
         description="Count tied scores and rank/score contradictions in TREC runs (Yang 2019 thesis, "
                     "Sec. 3.2.1, Table 3.2).",
-        epilog=TIES_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=TIES_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options.output_format()])
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     p.add_argument("--level", choices=["summary", "runs", "topics", "sizes"], default="summary",
                    help="which table to print (default: summary)")
-    p.add_argument("--precision", choices=list(PRECISIONS), default="float64",
+    p.add_argument("--precision", choices=list(options.PRECISIONS), default="float64",
                    help="score equality in float64 (default) or float32 (trec_eval's)")
-    p.add_argument("--format", choices=["text", "tsv"], default="text", help="output format")
     p.set_defaults(handler=_cmd_ties)

@@ -2,20 +2,21 @@
 
 A :class:`Report` collects sections of text, tables and matplotlib figures; :meth:`Report.write`
 produces one HTML file with every figure embedded as a base64 PNG, so the page can be mailed or
-archived as it is.  :func:`plot_rbp_ranges` draws the RBP range of every system (base to base +
-residual), the picture of Moffat, Webber and Zobel (2007), Figures 1-3.
+archived as it is.  The figures themselves are drawn in :mod:`pyterrier_noise.report.figures`.
 """
 from __future__ import annotations
 
 import base64
 import html
 import io
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
+
+from .figures import plot_rbp_ranges
 
 
 _CSS = """
@@ -29,13 +30,6 @@ figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; 
 figcaption, .caption { color: #555; font-size: .9em; }
 .note { color: #555; font-style: italic; }
 """
-
-
-def _mpl():
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    return plt
 
 
 @dataclass
@@ -75,12 +69,18 @@ class Report:
         self.parts.append(body)
         return self
 
-    def figure(self, fig, caption: str, name: str | None = None) -> "Report":
-        """Embed a matplotlib figure as a PNG (the figure is closed afterwards)."""
-        plt = _mpl()
+    def figure(self, fig: Any, caption: str, name: str | None = None) -> "Report":
+        """Embed a matplotlib Figure (or the Figure of an Axes) as a PNG.
+
+        A figure that pyplot manages is released from pyplot afterwards; pyplot is never imported here.
+        """
+        if not hasattr(fig, "savefig"):   # an Axes
+            fig = fig.figure
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-        plt.close(fig)
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None and getattr(fig.canvas, "manager", None) is not None:
+            plt.close(fig)
         self.n_figures += 1
         ident = name or f"figure-{self.n_figures}"
         data = base64.b64encode(buf.getvalue()).decode("ascii")
@@ -99,35 +99,6 @@ class Report:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.html(), encoding="utf-8")
         return path
-
-
-def plot_rbp_ranges(base: pd.Series, residual: pd.Series, order: Sequence[str] | None = None,
-                    highlight: Sequence[str] = (), title: str | None = None, ax=None):
-    """RBP range per system: a bar from base to base + residual (Moffat, Webber & Zobel 2007, Fig. 1).
-
-    ``order`` (default: by base, best first) sets the x axis; systems in ``highlight`` are drawn in
-    a second colour (e.g. the runs that did not contribute to the pool).
-    """
-    plt = _mpl()
-    names = list(order) if order is not None else list(base.sort_values(ascending=False).index)
-    b = base.reindex(names).to_numpy(float)
-    r = residual.reindex(names).to_numpy(float)
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.28 * len(names) + 2), 4.0))
-    else:
-        fig = ax.figure
-    x = np.arange(len(names))
-    colours = np.where([n in set(highlight) for n in names], "#d95f02", "#1b9e77")
-    ax.vlines(x, b, b + r, colors=colours, linewidth=4, alpha=0.55)
-    ax.scatter(x, b, c=colours, s=14, zorder=3, label="base")
-    ax.set_xticks(x)
-    ax.set_xticklabels(names, rotation=90, fontsize=7)
-    ax.set_ylabel("RBP: base to base + residual")
-    ax.set_ylim(0, 1)
-    ax.grid(axis="y", alpha=0.3)
-    if title:
-        ax.set_title(title)
-    return fig
 
 
 def write_report(out: str | Path, scores: pd.DataFrame, highlight: Sequence[str] = (),

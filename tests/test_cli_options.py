@@ -1,0 +1,121 @@
+"""The command line's shape: quick help (no library import), shared options, house vocabulary."""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+import pyterrier_noise as pn
+from pyterrier_noise import cli
+from pyterrier_noise.cli import main, options
+
+HEAVY = ("pandas", "numpy", "pyterrier", "matplotlib", "scipy", "pyarrow")
+
+
+def _subparser(command: str) -> argparse.ArgumentParser:
+    parser = cli._parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command]
+
+
+@pytest.mark.parametrize("command", [None, *cli.COMMANDS])
+def test_help_imports_no_library(command):
+    """``--help`` answers from argparse alone: the command modules import the library in their handlers."""
+    argv = ["--help"] if command is None else [command, "--help"]
+    code = ("import sys\nfrom pyterrier_noise.cli import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "usage: pyterrier-noise" in res.stdout
+    assert res.stderr.strip().splitlines()[-1] == "[]", res.stderr
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pyterrier-noise {pn.__version__}"
+
+
+def _library(subpackage: str, name: str):
+    """A constant of the library: from the subpackage if it exports it, else from whichever of its
+    modules defines it (so the test survives a module being split)."""
+    import importlib
+    import pkgutil
+    package = importlib.import_module(f"pyterrier_noise.{subpackage}")
+    if hasattr(package, name):
+        return getattr(package, name)
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AssertionError(f"pyterrier_noise.{subpackage} has no {name}")
+
+
+@pytest.mark.parametrize("ours, subpackage, name", [
+    ("TIE_POLICIES", "engine", "TIE_POLICIES"), ("RUN_ORDERS", "judges", "RUN_ORDERS"),
+    ("JUDGE_NAMES", "judges", "JUDGES"), ("META_AP_DEPTH", "judges", "META_AP_DEPTH"),
+    ("TESTS", "stats", "TESTS"), ("CORRECTIONS", "stats", "CORRECTIONS"),
+    ("SELECTION_METHODS", "selection", "METHODS"), ("BAND_ORDERS", "ties", "BAND_ORDERS"),
+    ("PRECISIONS", "ties", "PRECISIONS"), ("CORRELATIONS", "experiments", "CORRELATIONS"),
+    ("PAIRWISE_METHODS", "crowd", "METHODS")])
+def test_choices_agree_with_the_library(ours, subpackage, name):
+    """options.py copies the library's choices so that building the parser imports nothing heavy."""
+    theirs = _library(subpackage, name)
+    assert getattr(options, ours) == (theirs if isinstance(theirs, int) else tuple(theirs))
+
+
+def _dests(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {a.dest: a for a in parser._actions if a.dest != "help"}
+
+
+def test_perturb_and_robustness_share_the_model_options():
+    perturb, robustness = _dests(_subparser("perturb")), _dests(_subparser("robustness"))
+    model = set(_dests(options.perturbation_model()))
+    assert model <= set(perturb) and model <= set(robustness)
+    for dest in model - {"ties", "model"}:
+        assert perturb[dest].option_strings == robustness[dest].option_strings
+        assert perturb[dest].default == robustness[dest].default
+    # robustness evaluates with --ties too: each measure's own policy unless given
+    assert perturb["ties"].default == "trec_eval" and robustness["ties"].default is None
+    # building robustness's parser does not change perturb's
+    assert _dests(_subparser("perturb"))["ties"].default == "trec_eval"
+
+
+@pytest.mark.parametrize("command", ["perturb", "robustness", "pairwise"])
+def test_house_vocabulary(command):
+    """--seed defaults to 0 and the number of replicates is --replicates wherever they appear."""
+    parser = _subparser(command)
+    if command == "pairwise":
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices["simulate"]
+    d = _dests(parser)
+    assert d["seed"].default == 0
+    if "replicates" in d:
+        assert "--replicates" in d["replicates"].option_strings
+
+
+@pytest.mark.parametrize("command", ["perturb", "robustness", "select", "judge", "phi-match"])
+def test_quiet_turns_progress_bars_off(command):
+    parser = _subparser(command)
+    required = {"perturb": ["q", "--model", "random", "--out", "o"],
+                "robustness": ["q", "r", "--model", "random", "-m", "AP", "--out", "o"],
+                "select": ["--qrels", "q", "r", "--out", "o"], "judge": ["--session", "s"],
+                "phi-match": ["q", "r", "-m", "AP"]}[command]
+    assert parser.parse_args(required).progress is True
+    assert parser.parse_args(required + ["--quiet"]).progress is False
+    assert parser.parse_args(required + ["--progress"]).progress is True
+
+
+def test_deprecated_alias_warns_on_stderr_and_is_hidden(capsys):
+    parser = _subparser("pairwise")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["simulate"]
+    assert sub.parse_args(["--out", "c.csv"]).rel == 1.0
+    assert sub.parse_args(["--out", "c.csv", "--rel", "2"]).rel == 2.0
+    capsys.readouterr()
+    assert sub.parse_args(["--out", "c.csv", "--relevant-from", "2"]).rel == 2.0
+    err = capsys.readouterr().err
+    assert "--relevant-from is deprecated; use --rel" in err
+    assert "--relevant-from" not in sub.format_help() and "--rel " in sub.format_help()
