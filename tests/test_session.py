@@ -22,7 +22,7 @@ from scipy import stats
 
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.io.trec import read_qrels
-from pyterrier_noise.selection.session import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
+from pyterrier_noise.selection import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
                                      SessionError, SessionLockedError, TerminalOracle, fingerprint_qrels,
                                      fingerprint_runs, read_docs_file, read_topics_file)
 from pyterrier_noise.synthetic import make_collection
@@ -158,12 +158,12 @@ def test_noisy_oracle_deterministic_per_key_and_order_free():
     truth = {("q%d" % (i % 7), "d%d" % i): float(i % 3 == 0) for i in range(600)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
     keys = list(truth)
-    a = NoisyOracle(base, tpr=0.7, fpr=0.2, seed=5)
+    a = NoisyOracle(base, tpr=0.7, fpr=0.2, seed=5, documents=keys)
     first = [a.judge(*k) for k in keys]
     again = [a.judge(*k) for k in keys]
-    backwards = [NoisyOracle(base, tpr=0.7, fpr=0.2, seed=5).judge(*k) for k in reversed(keys)][::-1]
+    backwards = [NoisyOracle(base, tpr=0.7, fpr=0.2, seed=5, documents=keys).judge(*k) for k in reversed(keys)][::-1]
     assert first == again == backwards
-    other = [NoisyOracle(base, tpr=0.7, fpr=0.2, seed=6).judge(*k) for k in keys]
+    other = [NoisyOracle(base, tpr=0.7, fpr=0.2, seed=6, documents=keys).judge(*k) for k in keys]
     assert other != first
 
 
@@ -172,15 +172,15 @@ def test_noisy_flip_rates_match_tpr_fpr():
     rel = {("q", f"r{i}"): 1.0 for i in range(n)}
     non = {("q", f"n{i}"): 0.0 for i in range(n)}
     truth = {**rel, **non}
-    o = NoisyOracle(CallableOracle(lambda q, d: truth[(q, d)]), tpr=0.93, fpr=0.07, seed=0)
+    o = NoisyOracle(CallableOracle(lambda q, d: truth[(q, d)]), tpr=0.93, fpr=0.07, seed=0, documents=list(truth))
     kept = sum(o.judge(*k) == 1.0 for k in rel)
     on = sum(o.judge(*k) == 1.0 for k in non)
     assert stats.binomtest(kept, n, 0.93).pvalue > 1e-4
     assert stats.binomtest(on, n, 0.07).pvalue > 1e-4
     # graded: a flipped-on document gets on_label, a flipped-off one off_label
-    g = NoisyOracle(CallableOracle(lambda q, d: 2.0), tpr=0.0, fpr=0.0, seed=0)
+    g = NoisyOracle(CallableOracle(lambda q, d: 2.0), tpr=0.0, fpr=0.0, seed=0, documents=[("q", "x")])
     assert g.judge("q", "x") == 0.0
-    g = NoisyOracle(CallableOracle(lambda q, d: 0.0), tpr=1.0, fpr=1.0, on_label=2, seed=0)
+    g = NoisyOracle(CallableOracle(lambda q, d: 0.0), tpr=1.0, fpr=1.0, on_label=2, seed=0, documents=[("q", "x")])
     assert g.judge("q", "x") == 2.0
 
 
@@ -189,17 +189,17 @@ def test_noisy_confusion_matrix():
     perm = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
     truth = {("q", f"d{i}"): float(i % 3) for i in range(30)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
-    o = NoisyOracle(base, confusion=perm, labels=labels, seed=2)
+    o = NoisyOracle(base, confusion=perm, labels=labels, seed=2, documents=list(truth))
     assert [o.judge(*k) for k in truth] == [float((int(v) + 2) % 3) for v in truth.values()]
     # sampled distribution of one row against the row (chi-square goodness of fit)
     m = np.array([[0.7, 0.2, 0.1], [0.3, 0.5, 0.2], [0.05, 0.15, 0.8]])
     frame = pd.DataFrame(m, index=labels, columns=labels)
     many = {("q", f"x{i}"): 1.0 for i in range(3000)}
-    o = NoisyOracle(CallableOracle(lambda q, d: many[(q, d)]), confusion=frame, seed=9)
+    o = NoisyOracle(CallableOracle(lambda q, d: many[(q, d)]), confusion=frame, seed=9, documents=list(many))
     counts = pd.Series([o.judge(*k) for k in many]).value_counts().reindex([0.0, 1.0, 2.0], fill_value=0)
     assert stats.chisquare(counts.to_numpy(), m[1] * 3000).pvalue > 1e-4
     with pytest.raises(InputError, match="not one of the confusion matrix labels"):
-        NoisyOracle(CallableOracle(lambda q, d: 5.0), confusion=m, seed=0).judge("q", "d")
+        NoisyOracle(CallableOracle(lambda q, d: 5.0), confusion=m, seed=0, documents=[("q", "d")]).judge("q", "d")
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -220,18 +220,18 @@ def test_noisy_oracle_validation(kwargs, match):
 def test_noisy_oracle_accepts_perturbation_models():
     class Flips:  # any object with the rates works
         tpr, fpr = 0.0, 1.0
-    o = NoisyOracle(CallableOracle(lambda q, d: 1.0), Flips())
+    o = NoisyOracle(CallableOracle(lambda q, d: 1.0), Flips(), documents=[("q", "d")])
     assert (o.tpr, o.fpr) == (0.0, 1.0) and o.judge("q", "d") == 0.0
     pm = pytest.importorskip("pyterrier_noise.judges.models")
     truth = {("q%d" % (i % 4), "d%d" % i): float(i % 3) for i in range(300)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
-    via_model = NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, on_label=2, seed=7))
-    direct = NoisyOracle(base, tpr=0.8, fpr=0.2, on_label=2, seed=7)
+    via_model = NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, on_label=2, seed=7), documents=list(truth))
+    direct = NoisyOracle(base, tpr=0.8, fpr=0.2, on_label=2, seed=7, documents=list(truth))
     assert (via_model.seed, via_model.on_label) == (7, 2.0)
     assert [via_model.judge(*k) for k in truth] == [direct.judge(*k) for k in truth]
     m = np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.0, 0.2, 0.8]])
-    via_model = NoisyOracle(base, pm.ConfusionJudge(m, labels=[0, 1, 2], seed=3))
-    direct = NoisyOracle(base, confusion=m, labels=[0, 1, 2], seed=3)
+    via_model = NoisyOracle(base, pm.ConfusionJudge(m, labels=[0, 1, 2], seed=3), documents=list(truth))
+    direct = NoisyOracle(base, confusion=m, labels=[0, 1, 2], seed=3, documents=list(truth))
     assert [via_model.judge(*k) for k in truth] == [direct.judge(*k) for k in truth]
     with pytest.raises(InputError, match="fixed seed"):
         NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, seed=None))
@@ -504,7 +504,7 @@ def test_batches_resume_mid_batch(tmp_path, coll):
 _CHILD = """
 import sys, time
 from pyterrier_noise.synthetic import make_collection
-from pyterrier_noise.selection.session import JudgingSession, QrelsOracle, NoisyOracle
+from pyterrier_noise.selection import JudgingSession, QrelsOracle, NoisyOracle
 c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
 oracle = NoisyOracle(QrelsOracle(c.true_qrels), tpr=0.8, fpr=0.1, seed=4)
 def slow(q, d):
