@@ -237,6 +237,102 @@ def test_noisy_oracle_accepts_perturbation_models():
         NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, seed=None))
 
 
+def _noisy_labels_by_table(oracle, model, seed):
+    """What the judges' model draws over the oracle's table: {(qid, docno): label}."""
+    table = oracle.table
+    lab = model.sample_labels(table, 1, seed=seed)[:, 0]
+    f = table.frame
+    return dict(zip(zip(f["qid"], f["docno"]), lab.tolist()))
+
+
+@pytest.mark.parametrize("kind", ["flips", "confusion", "removal"])
+def test_noisy_oracle_gives_the_judges_sample_labels_in_any_order(coll, kind):
+    """One random scheme: NoisyOracle answers exactly model.sample_labels(table, 1, seed) -- the
+    judges' stream over the oracle's table -- whichever order the documents are asked in."""
+    judges = pytest.importorskip("pyterrier_noise.judges")
+    from pyterrier_noise.engine import JudgmentTable
+    q = coll.true_qrels
+    model = {"flips": lambda: judges.RandomFlips(tpr=0.7, fpr=0.2, seed=11),
+             "confusion": lambda: judges.ConfusionJudge(np.array([[0.8, 0.2], [0.3, 0.7]]), labels=[0, 1], seed=11),
+             "removal": lambda: judges.RandomRemoval(0.3, seed=11)}[kind]()
+    if kind == "confusion":
+        q = q.assign(label=(q["label"] >= 1).astype(float))
+    keys = list(zip(q["qid"], q["docno"]))
+    want = model.sample_labels(JudgmentTable.from_qrels(q), 1, seed=11)[:, 0]
+    f = JudgmentTable.from_qrels(q).frame
+    expected = dict(zip(zip(f["qid"], f["docno"]), [None if y != y else y for y in want.tolist()]))
+    forward = NoisyOracle(QrelsOracle(q), model)
+    got_forward = {k: forward.judge(*k) for k in keys}
+    rng = np.random.default_rng(0)
+    backward = NoisyOracle(QrelsOracle(q), model)
+    got_shuffled = {keys[i]: backward.judge(*keys[i]) for i in rng.permutation(len(keys))}
+    assert got_forward == got_shuffled == expected
+    assert sum(got_forward[k] != lab for k, lab in zip(keys, q["label"])) > 0   # the model did something
+
+
+def test_noisy_oracle_in_a_session_draws_over_qrels_and_candidates(tmp_path, coll):
+    """With missing="nonrel" the table is the qrels extended by every retrieved document (label 0),
+    and the session's labels are the judges' sample over that table, also after a resume."""
+    judges = pytest.importorskip("pyterrier_noise.judges")
+    model = judges.RandomFlips(tpr=0.8, fpr=0.1, seed=4)
+    oracle = NoisyOracle(QrelsOracle(coll.true_qrels), model)
+    with JudgingSession(tmp_path / "a.sqlite", coll.runs, method="C", p=0.8) as s:
+        s.run(oracle, budget=15)
+    retrieved = pd.concat([r[["qid", "docno"]] for r in coll.runs.values()]).drop_duplicates()
+    assert len(oracle.table) == len(pd.concat([coll.true_qrels[["qid", "docno"]], retrieved]).drop_duplicates())
+    expected = _noisy_labels_by_table(oracle, model, 4)
+    again = NoisyOracle(QrelsOracle(coll.true_qrels), judges.RandomFlips(tpr=0.8, fpr=0.1, seed=4))
+    with JudgingSession(tmp_path / "b.sqlite", coll.runs, method="C", p=0.8) as s:
+        s.run(again, budget=7)
+    with JudgingSession(tmp_path / "b.sqlite") as s:
+        s.run(again, budget=15)
+        h = s.history
+    assert all(expected[(q, d)] == y for q, d, y in zip(h["qid"], h["docno"], h["label"]))
+    with JudgingSession(tmp_path / "a.sqlite") as s:
+        assert s.history[["qid", "docno", "label"]].equals(h[["qid", "docno", "label"]])
+    with pytest.raises(InputError, match="change its draws"):
+        again.bind([("no-such-topic", "d1")])
+    with pytest.raises(InputError, match="not in its table"):
+        NoisyOracle(CallableOracle(lambda q, d: 1.0), tpr=0.9, fpr=0.1, documents=[("q", "a")]).judge("q", "b")
+
+
+def test_keyboard_interrupt_propagates_and_the_session_keeps_its_steps(tmp_path, coll):
+    base = QrelsOracle(coll.qrels)
+    calls = {"n": 0}
+
+    def oracle(q, d):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return base.judge(q, d)
+    path = tmp_path / "ki.sqlite"
+    s = JudgingSession(path, coll.runs, method="A")
+    with pytest.raises(KeyboardInterrupt):
+        s.run(oracle, budget=10)
+    assert s.n_judged == 3 and not s.closed       # interrupted while asking: nothing in doubt
+    s.run(base, budget=5)
+    assert s.n_judged == 5
+    # an interrupt in the middle of committing a judgment: rolled back, passed on (not a
+    # SessionError), and the session closed since its selector is ahead of the file
+    real, writes = s._write, {"n": 0}
+
+    def interrupted_write(fn):
+        writes["n"] += 1
+        if writes["n"] == 2:   # the first serves the document, the second commits its judgment
+            def cut(c):
+                fn(c)
+                raise KeyboardInterrupt
+            return real(cut)
+        return real(fn)
+    s._write = interrupted_write
+    with pytest.raises(KeyboardInterrupt):
+        s.run(base, budget=8)
+    assert s.closed
+    with JudgingSession(path) as again:
+        assert again.n_judged == 5
+        assert again.run(base, budget=8).n_judged == 8
+
+
 def test_callable_oracle_validates():
     assert CallableOracle(lambda q, d: np.int64(2)).judge("q", "d") == 2.0
     assert CallableOracle(lambda q, d: None).judge("q", "d") is None

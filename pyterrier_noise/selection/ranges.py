@@ -7,15 +7,12 @@ residual, projected = base / judged mass.  W(i) = (1-p) p^i is the engine's
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..engine import MeasureSpec, gains, rbp_weights
-
-if TYPE_CHECKING:
-    from .selector import JudgmentSelector
 
 
 def _gain_fn(rel: float, max_rel: float | None, p: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -25,7 +22,7 @@ def _gain_fn(rel: float, max_rel: float | None, p: float) -> Callable[[np.ndarra
     return lambda y: gains(np.asarray(y, dtype=np.float64), spec)
 
 
-def _bounds_arrays(sel: "JudgmentSelector", ps: Sequence[float]) -> dict[float, dict[str, np.ndarray]]:
+def _bounds_arrays(sel: Any, ps: Sequence[float]) -> dict[float, dict[str, np.ndarray]]:
     """RBP base / residual / projected (n_runs, n_topics) at each p, summed over the positions of
     the judged documents only (seed002 Sec. 1.2): base = sum W(i) u_i over judged positions,
     residual = 1 - judged mass (the tail after the run included), projected = base / judged mass
@@ -53,7 +50,7 @@ def _bounds_arrays(sel: "JudgmentSelector", ps: Sequence[float]) -> dict[float, 
     return out
 
 
-def _bounds_frame(sel: "JudgmentSelector", p: float) -> pd.DataFrame:
+def _bounds_frame(sel: Any, p: float) -> pd.DataFrame:
     res = _bounds_arrays(sel, [p])[p]
     S, T = sel._S, sel._T
     base, resid, proj = res["base"], res["residual"], res["projected"]

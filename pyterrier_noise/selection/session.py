@@ -1,24 +1,11 @@
-"""Oracles and durable judging sessions for adaptive judgment selection.
+"""Durable judging sessions for adaptive judgment selection.
 
 Moffat, Webber & Zobel (SIGIR 2007), "Strategic system comparisons via targeted relevance
 judgments", Sec. 3-4 (seed note 002, Sec. 2.7 pseudo-code, Sec. 4 features 5-6, Sec. 5 A6): a
 selector (pooling, Methods A, B, C; :class:`pyterrier_noise.selection.JudgmentSelector`) proposes
-the unjudged ``(qid, docno)`` with the highest weight, an *oracle* labels it, the label is recorded
-and the weights are updated.  This module supplies the oracles and makes the loop durable.
-
-Oracles (``oracle.judge(qid, docno) -> label`` or ``None`` for "cannot judge, bypass it"):
-
-* :class:`QrelsOracle` -- labels from qrels; a document without a judgment is non-relevant
-  (``missing="nonrel"``, the paper's default: it uses up budget) or bypassed (``missing="bypass"``,
-  the paper's Table 2: it stays unjudged and is removed from the candidates);
-* :class:`NoisyOracle` -- another oracle seen through a judge-error model: binary flips with a true
-  and a false positive rate (random qrel flips, Rashidi, Zobel & Moffat 2023; seed000 Sec. 2) or a confusion
-  matrix over graded labels (rows = true label, columns = observed; seed001 Sec. 1).  The error is
-  drawn from a generator seeded by ``(seed, qid, docno)``, so a document always gets the same noisy
-  label, whatever the order of the questions -- replaying a session replays its labels;
-* :class:`CallableOracle` -- any function ``fn(qid, docno)``, e.g. a person behind a web form;
-* :class:`TerminalOracle` -- a person at the terminal: shows the topic, the document and its text,
-  accepts a label from a given set, ``s`` to skip (bypass), ``q`` to quit cleanly.
+the unjudged ``(qid, docno)`` with the highest weight, an oracle (:mod:`.oracles`,
+:mod:`.terminal`) labels it, the label is recorded and the weights are updated.  This module makes
+the loop durable; :mod:`.store` holds the file's schema, fingerprints and blobs.
 
 :class:`JudgingSession` keeps a selector in a SQLite file (standard library ``sqlite3``, WAL
 journal, ``synchronous=FULL``).  The file records the configuration, the runs (and a SHA-256
@@ -30,8 +17,10 @@ judgment and, resumed, continues with exactly the documents an uninterrupted ses
 judged.  One process at a time may hold a session (SQLite's exclusive lock; a second opener gets
 :class:`SessionLockedError`).
 
-Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...`` (see
-:func:`register_cli`).
+A ``KeyboardInterrupt`` passes through :meth:`JudgingSession.run` as it is: every committed step
+is saved, and a step cut off in the middle of its write closes the session (reopen it to resume).
+
+Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...``.
 """
 from __future__ import annotations
 

@@ -2,15 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from .._validation import InputError, check_choice, check_int, check_number
 from .ranges import _proj_fallback, _projection
-
-if TYPE_CHECKING:
-    from .selector import JudgmentSelector
 
 __all__ = ["StopRule"]
 
@@ -50,8 +47,9 @@ class StopRule:
         if self.leader is not None:
             check_choice("StopRule leader", self.leader, ("upper", "projected"))
 
-    def reason(self, selector: "JudgmentSelector") -> str | None:
-        """Why judging should stop now (a sentence), or None to go on."""
+    def reason(self, selector: Any) -> str | None:
+        """Why judging should stop now (a sentence), or None to go on; ``selector`` is a
+        :class:`~pyterrier_noise.selection.JudgmentSelector`."""
         S, T = selector._S, selector._T
         base_q = selector._base.reshape(S, T)
         mass_q = selector._mass.reshape(S, T)
