@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from scipy.stats import wilcoxon
 
 from pyterrier_noise._validation import CoercionWarning, InputError
-from pyterrier_noise.selection.selector import (JudgmentSelector, compare_methods, depth_pool, qrels_oracle, rbp_pool,
-                                       separation, simulate)
+from pyterrier_noise.selection import (JudgmentSelector, compare_methods, depth_pool, qrels_oracle, rbp_pool,
+                                      separation, simulate)
 from pyterrier_noise.synthetic import make_collection
 
 # seed002 Sec. 2.8: the paper's Table 1 (one query, p = 0.8, ranks 1-8)
@@ -597,7 +597,7 @@ def _leader_separated(sel, kind):
 
 @pytest.mark.parametrize("method", ["A", "C"])
 def test_stop_rule_top_residual_fires_at_the_first_judgment_that_meets_it(method):
-    from pyterrier_noise.selection.selector import StopRule
+    from pyterrier_noise.selection import StopRule
     runs, qrels = small_collection(31, n_runs=6, n_topics=3)
     free = JudgmentSelector(runs, p=0.8, method=method)
     free.judge(qrels, 60)
@@ -620,7 +620,7 @@ def _replayed(runs, qrels, method, n):
 
 @pytest.mark.parametrize("kind", ["upper", "projected"])
 def test_stop_rule_leader_separated(kind):
-    from pyterrier_noise.selection.selector import StopRule
+    from pyterrier_noise.selection import StopRule
     runs, qrels = small_collection(32, n_runs=4, n_topics=2, n_docs=15, depth=10)
     best = max(runs, key=lambda r: 0)  # make one run clearly the best: its documents are all relevant
     q = qrels.copy()
@@ -634,7 +634,7 @@ def test_stop_rule_leader_separated(kind):
 
 
 def test_stop_rule_checked_before_the_first_judgment_and_validated():
-    from pyterrier_noise.selection.selector import StopRule
+    from pyterrier_noise.selection import StopRule
     runs, qrels = small_collection(33)
     sel = JudgmentSelector(runs, p=0.8, method="B")
     assert sel.judge(qrels, 10, stop=StopRule(top_residual=1.0)) == 0 and sel.stopped is not None
@@ -652,7 +652,7 @@ def test_stop_rule_checked_before_the_first_judgment_and_validated():
 def test_simulate_and_command_line_stop_early(tmp_path, capsys):
     from pyterrier_noise.cli import main
     from pyterrier_noise.io.trec import write_trec_qrels, write_trec_run
-    from pyterrier_noise.selection.selector import StopRule
+    from pyterrier_noise.selection import StopRule
     runs, qrels = small_collection(34, n_runs=6)
     rule = StopRule(top_residual=0.3)
     res = simulate(runs, qrels, method="C", checkpoints=[10, 20, 400], p_eval=[0.8], stop=rule)
@@ -671,3 +671,38 @@ def test_simulate_and_command_line_stop_early(tmp_path, capsys):
     j = pd.read_csv(tmp_path / "out" / "judgments.tsv", sep="\t", dtype={"qid": str, "docno": str})
     assert list(j["docno"]) == list(res.judgments["docno"])
     assert main(argv[:-2] + ["--stop-top-k", "2"]) == 2
+
+
+def test_queue_is_the_static_order_and_methods_b_c_have_none():
+    c = make_collection(n_topics=4, n_systems=5, n_docs_per_topic=40, depth=15, seed=2)
+    sel = JudgmentSelector(c.runs, method="pool", per_topic_quota=3)
+    q = sel.queue()
+    assert list(q.columns) == ["qid", "docno", "depth", "weight"]
+    assert q.groupby("qid").size().max() == 3
+    first = q.iloc[0]
+    assert sel.propose(1)[0] == (first["qid"], first["docno"], first["weight"])
+    sel.record(first["qid"], first["docno"], 1)
+    assert len(sel.queue()) == len(q) - 1   # one judged, and its topic has one fewer left
+    assert list(JudgmentSelector(c.runs, method="A").queue().columns) == ["qid", "docno", "weight"]
+    with pytest.raises(InputError, match="no static queue"):
+        JudgmentSelector(c.runs, method="C").queue()
+
+
+def test_plots_return_figures_without_pyplot(tmp_path):
+    import subprocess
+    import sys
+    code = (
+        "import sys\n"
+        "from pyterrier_noise.synthetic import make_collection\n"
+        "from pyterrier_noise.selection import compare_methods, plot_curves, plot_ranges, simulate\n"
+        "c = make_collection(n_topics=4, n_systems=6, n_docs_per_topic=40, depth=15, seed=2)\n"
+        "summary, res = compare_methods(c.runs, c.qrels, methods=('A', 'C'), checkpoints=(20, 40), p_eval=[0.8])\n"
+        f"fig = plot_curves(summary, save={str(tmp_path / 'curves.png')!r})\n"
+        "sb = res['C'].selector.system_bounds()\n"
+        f"fig2 = plot_ranges(sb, order_by=res['C'].reference, save={str(tmp_path / 'ranges.png')!r})\n"
+        "from matplotlib.figure import Figure\n"
+        "assert isinstance(fig, Figure) and isinstance(fig2, Figure)\n"
+        "assert 'matplotlib.pyplot' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert (tmp_path / "curves.png").stat().st_size > 0 and (tmp_path / "ranges.png").stat().st_size > 0

@@ -22,7 +22,7 @@ from scipy import stats
 
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.io.trec import read_qrels
-from pyterrier_noise.selection.session import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
+from pyterrier_noise.selection import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
                                      SessionError, SessionLockedError, TerminalOracle, fingerprint_qrels,
                                      fingerprint_runs, read_docs_file, read_topics_file)
 from pyterrier_noise.synthetic import make_collection
@@ -158,12 +158,12 @@ def test_noisy_oracle_deterministic_per_key_and_order_free():
     truth = {("q%d" % (i % 7), "d%d" % i): float(i % 3 == 0) for i in range(600)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
     keys = list(truth)
-    a = NoisyOracle(base, tpr=0.7, fpr=0.2, seed=5)
+    a = NoisyOracle(base, tpr=0.7, fpr=0.2, seed=5, documents=keys)
     first = [a.judge(*k) for k in keys]
     again = [a.judge(*k) for k in keys]
-    backwards = [NoisyOracle(base, tpr=0.7, fpr=0.2, seed=5).judge(*k) for k in reversed(keys)][::-1]
+    backwards = [NoisyOracle(base, tpr=0.7, fpr=0.2, seed=5, documents=keys).judge(*k) for k in reversed(keys)][::-1]
     assert first == again == backwards
-    other = [NoisyOracle(base, tpr=0.7, fpr=0.2, seed=6).judge(*k) for k in keys]
+    other = [NoisyOracle(base, tpr=0.7, fpr=0.2, seed=6, documents=keys).judge(*k) for k in keys]
     assert other != first
 
 
@@ -172,15 +172,15 @@ def test_noisy_flip_rates_match_tpr_fpr():
     rel = {("q", f"r{i}"): 1.0 for i in range(n)}
     non = {("q", f"n{i}"): 0.0 for i in range(n)}
     truth = {**rel, **non}
-    o = NoisyOracle(CallableOracle(lambda q, d: truth[(q, d)]), tpr=0.93, fpr=0.07, seed=0)
+    o = NoisyOracle(CallableOracle(lambda q, d: truth[(q, d)]), tpr=0.93, fpr=0.07, seed=0, documents=list(truth))
     kept = sum(o.judge(*k) == 1.0 for k in rel)
     on = sum(o.judge(*k) == 1.0 for k in non)
     assert stats.binomtest(kept, n, 0.93).pvalue > 1e-4
     assert stats.binomtest(on, n, 0.07).pvalue > 1e-4
     # graded: a flipped-on document gets on_label, a flipped-off one off_label
-    g = NoisyOracle(CallableOracle(lambda q, d: 2.0), tpr=0.0, fpr=0.0, seed=0)
+    g = NoisyOracle(CallableOracle(lambda q, d: 2.0), tpr=0.0, fpr=0.0, seed=0, documents=[("q", "x")])
     assert g.judge("q", "x") == 0.0
-    g = NoisyOracle(CallableOracle(lambda q, d: 0.0), tpr=1.0, fpr=1.0, on_label=2, seed=0)
+    g = NoisyOracle(CallableOracle(lambda q, d: 0.0), tpr=1.0, fpr=1.0, on_label=2, seed=0, documents=[("q", "x")])
     assert g.judge("q", "x") == 2.0
 
 
@@ -189,17 +189,17 @@ def test_noisy_confusion_matrix():
     perm = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
     truth = {("q", f"d{i}"): float(i % 3) for i in range(30)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
-    o = NoisyOracle(base, confusion=perm, labels=labels, seed=2)
+    o = NoisyOracle(base, confusion=perm, labels=labels, seed=2, documents=list(truth))
     assert [o.judge(*k) for k in truth] == [float((int(v) + 2) % 3) for v in truth.values()]
     # sampled distribution of one row against the row (chi-square goodness of fit)
     m = np.array([[0.7, 0.2, 0.1], [0.3, 0.5, 0.2], [0.05, 0.15, 0.8]])
     frame = pd.DataFrame(m, index=labels, columns=labels)
     many = {("q", f"x{i}"): 1.0 for i in range(3000)}
-    o = NoisyOracle(CallableOracle(lambda q, d: many[(q, d)]), confusion=frame, seed=9)
+    o = NoisyOracle(CallableOracle(lambda q, d: many[(q, d)]), confusion=frame, seed=9, documents=list(many))
     counts = pd.Series([o.judge(*k) for k in many]).value_counts().reindex([0.0, 1.0, 2.0], fill_value=0)
     assert stats.chisquare(counts.to_numpy(), m[1] * 3000).pvalue > 1e-4
     with pytest.raises(InputError, match="not one of the confusion matrix labels"):
-        NoisyOracle(CallableOracle(lambda q, d: 5.0), confusion=m, seed=0).judge("q", "d")
+        NoisyOracle(CallableOracle(lambda q, d: 5.0), confusion=m, seed=0, documents=[("q", "d")]).judge("q", "d")
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -220,21 +220,117 @@ def test_noisy_oracle_validation(kwargs, match):
 def test_noisy_oracle_accepts_perturbation_models():
     class Flips:  # any object with the rates works
         tpr, fpr = 0.0, 1.0
-    o = NoisyOracle(CallableOracle(lambda q, d: 1.0), Flips())
+    o = NoisyOracle(CallableOracle(lambda q, d: 1.0), Flips(), documents=[("q", "d")])
     assert (o.tpr, o.fpr) == (0.0, 1.0) and o.judge("q", "d") == 0.0
     pm = pytest.importorskip("pyterrier_noise.judges.models")
     truth = {("q%d" % (i % 4), "d%d" % i): float(i % 3) for i in range(300)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
-    via_model = NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, on_label=2, seed=7))
-    direct = NoisyOracle(base, tpr=0.8, fpr=0.2, on_label=2, seed=7)
+    via_model = NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, on_label=2, seed=7), documents=list(truth))
+    direct = NoisyOracle(base, tpr=0.8, fpr=0.2, on_label=2, seed=7, documents=list(truth))
     assert (via_model.seed, via_model.on_label) == (7, 2.0)
     assert [via_model.judge(*k) for k in truth] == [direct.judge(*k) for k in truth]
     m = np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.0, 0.2, 0.8]])
-    via_model = NoisyOracle(base, pm.ConfusionJudge(m, labels=[0, 1, 2], seed=3))
-    direct = NoisyOracle(base, confusion=m, labels=[0, 1, 2], seed=3)
+    via_model = NoisyOracle(base, pm.ConfusionJudge(m, labels=[0, 1, 2], seed=3), documents=list(truth))
+    direct = NoisyOracle(base, confusion=m, labels=[0, 1, 2], seed=3, documents=list(truth))
     assert [via_model.judge(*k) for k in truth] == [direct.judge(*k) for k in truth]
     with pytest.raises(InputError, match="fixed seed"):
         NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, seed=None))
+
+
+def _noisy_labels_by_table(oracle, model, seed):
+    """What the judges' model draws over the oracle's table: {(qid, docno): label}."""
+    table = oracle.table
+    lab = model.sample_labels(table, 1, seed=seed)[:, 0]
+    f = table.frame
+    return dict(zip(zip(f["qid"], f["docno"]), lab.tolist()))
+
+
+@pytest.mark.parametrize("kind", ["flips", "confusion", "removal"])
+def test_noisy_oracle_gives_the_judges_sample_labels_in_any_order(coll, kind):
+    """One random scheme: NoisyOracle answers exactly model.sample_labels(table, 1, seed) -- the
+    judges' stream over the oracle's table -- whichever order the documents are asked in."""
+    judges = pytest.importorskip("pyterrier_noise.judges")
+    from pyterrier_noise.engine import JudgmentTable
+    q = coll.true_qrels
+    model = {"flips": lambda: judges.RandomFlips(tpr=0.7, fpr=0.2, seed=11),
+             "confusion": lambda: judges.ConfusionJudge(np.array([[0.8, 0.2], [0.3, 0.7]]), labels=[0, 1], seed=11),
+             "removal": lambda: judges.RandomRemoval(0.3, seed=11)}[kind]()
+    if kind == "confusion":
+        q = q.assign(label=(q["label"] >= 1).astype(float))
+    keys = list(zip(q["qid"], q["docno"]))
+    want = model.sample_labels(JudgmentTable.from_qrels(q), 1, seed=11)[:, 0]
+    f = JudgmentTable.from_qrels(q).frame
+    expected = dict(zip(zip(f["qid"], f["docno"]), [None if y != y else y for y in want.tolist()]))
+    forward = NoisyOracle(QrelsOracle(q), model)
+    got_forward = {k: forward.judge(*k) for k in keys}
+    rng = np.random.default_rng(0)
+    backward = NoisyOracle(QrelsOracle(q), model)
+    got_shuffled = {keys[i]: backward.judge(*keys[i]) for i in rng.permutation(len(keys))}
+    assert got_forward == got_shuffled == expected
+    assert sum(got_forward[k] != lab for k, lab in zip(keys, q["label"])) > 0   # the model did something
+
+
+def test_noisy_oracle_in_a_session_draws_over_qrels_and_candidates(tmp_path, coll):
+    """With missing="nonrel" the table is the qrels extended by every retrieved document (label 0),
+    and the session's labels are the judges' sample over that table, also after a resume."""
+    judges = pytest.importorskip("pyterrier_noise.judges")
+    model = judges.RandomFlips(tpr=0.8, fpr=0.1, seed=4)
+    oracle = NoisyOracle(QrelsOracle(coll.true_qrels), model)
+    with JudgingSession(tmp_path / "a.sqlite", coll.runs, method="C", p=0.8) as s:
+        s.run(oracle, budget=15)
+    retrieved = pd.concat([r[["qid", "docno"]] for r in coll.runs.values()]).drop_duplicates()
+    assert len(oracle.table) == len(pd.concat([coll.true_qrels[["qid", "docno"]], retrieved]).drop_duplicates())
+    expected = _noisy_labels_by_table(oracle, model, 4)
+    again = NoisyOracle(QrelsOracle(coll.true_qrels), judges.RandomFlips(tpr=0.8, fpr=0.1, seed=4))
+    with JudgingSession(tmp_path / "b.sqlite", coll.runs, method="C", p=0.8) as s:
+        s.run(again, budget=7)
+    with JudgingSession(tmp_path / "b.sqlite") as s:
+        s.run(again, budget=15)
+        h = s.history
+    assert all(expected[(q, d)] == y for q, d, y in zip(h["qid"], h["docno"], h["label"]))
+    with JudgingSession(tmp_path / "a.sqlite") as s:
+        assert s.history[["qid", "docno", "label"]].equals(h[["qid", "docno", "label"]])
+    with pytest.raises(InputError, match="change its draws"):
+        again.bind([("no-such-topic", "d1")])
+    with pytest.raises(InputError, match="not in its table"):
+        NoisyOracle(CallableOracle(lambda q, d: 1.0), tpr=0.9, fpr=0.1, documents=[("q", "a")]).judge("q", "b")
+
+
+def test_keyboard_interrupt_propagates_and_the_session_keeps_its_steps(tmp_path, coll):
+    base = QrelsOracle(coll.qrels)
+    calls = {"n": 0}
+
+    def oracle(q, d):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return base.judge(q, d)
+    path = tmp_path / "ki.sqlite"
+    s = JudgingSession(path, coll.runs, method="A")
+    with pytest.raises(KeyboardInterrupt):
+        s.run(oracle, budget=10)
+    assert s.n_judged == 3 and not s.closed       # interrupted while asking: nothing in doubt
+    s.run(base, budget=5)
+    assert s.n_judged == 5
+    # an interrupt in the middle of committing a judgment: rolled back, passed on (not a
+    # SessionError), and the session closed since its selector is ahead of the file
+    real, writes = s._write, {"n": 0}
+
+    def interrupted_write(fn):
+        writes["n"] += 1
+        if writes["n"] == 2:   # the first serves the document, the second commits its judgment
+            def cut(c):
+                fn(c)
+                raise KeyboardInterrupt
+            return real(cut)
+        return real(fn)
+    s._write = interrupted_write
+    with pytest.raises(KeyboardInterrupt):
+        s.run(base, budget=8)
+    assert s.closed
+    with JudgingSession(path) as again:
+        assert again.n_judged == 5
+        assert again.run(base, budget=8).n_judged == 8
 
 
 def test_callable_oracle_validates():
@@ -504,7 +600,7 @@ def test_batches_resume_mid_batch(tmp_path, coll):
 _CHILD = """
 import sys, time
 from pyterrier_noise.synthetic import make_collection
-from pyterrier_noise.selection.session import JudgingSession, QrelsOracle, NoisyOracle
+from pyterrier_noise.selection import JudgingSession, QrelsOracle, NoisyOracle
 c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
 oracle = NoisyOracle(QrelsOracle(c.true_qrels), tpr=0.8, fpr=0.1, seed=4)
 def slow(q, d):

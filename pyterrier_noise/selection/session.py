@@ -1,24 +1,11 @@
-"""Oracles and durable judging sessions for adaptive judgment selection.
+"""Durable judging sessions for adaptive judgment selection.
 
 Moffat, Webber & Zobel (SIGIR 2007), "Strategic system comparisons via targeted relevance
 judgments", Sec. 3-4 (seed note 002, Sec. 2.7 pseudo-code, Sec. 4 features 5-6, Sec. 5 A6): a
 selector (pooling, Methods A, B, C; :class:`pyterrier_noise.selection.JudgmentSelector`) proposes
-the unjudged ``(qid, docno)`` with the highest weight, an *oracle* labels it, the label is recorded
-and the weights are updated.  This module supplies the oracles and makes the loop durable.
-
-Oracles (``oracle.judge(qid, docno) -> label`` or ``None`` for "cannot judge, bypass it"):
-
-* :class:`QrelsOracle` -- labels from qrels; a document without a judgment is non-relevant
-  (``missing="nonrel"``, the paper's default: it uses up budget) or bypassed (``missing="bypass"``,
-  the paper's Table 2: it stays unjudged and is removed from the candidates);
-* :class:`NoisyOracle` -- another oracle seen through a judge-error model: binary flips with a true
-  and a false positive rate (random qrel flips, Rashidi, Zobel & Moffat 2023; seed000 Sec. 2) or a confusion
-  matrix over graded labels (rows = true label, columns = observed; seed001 Sec. 1).  The error is
-  drawn from a generator seeded by ``(seed, qid, docno)``, so a document always gets the same noisy
-  label, whatever the order of the questions -- replaying a session replays its labels;
-* :class:`CallableOracle` -- any function ``fn(qid, docno)``, e.g. a person behind a web form;
-* :class:`TerminalOracle` -- a person at the terminal: shows the topic, the document and its text,
-  accepts a label from a given set, ``s`` to skip (bypass), ``q`` to quit cleanly.
+the unjudged ``(qid, docno)`` with the highest weight, an oracle (:mod:`.oracles`,
+:mod:`.terminal`) labels it, the label is recorded and the weights are updated.  This module makes
+the loop durable; :mod:`.store` holds the file's schema, fingerprints and blobs.
 
 :class:`JudgingSession` keeps a selector in a SQLite file (standard library ``sqlite3``, WAL
 journal, ``synchronous=FULL``).  The file records the configuration, the runs (and a SHA-256
@@ -30,644 +17,40 @@ judgment and, resumed, continues with exactly the documents an uninterrupted ses
 judged.  One process at a time may hold a session (SQLite's exclusive lock; a second opener gets
 :class:`SessionLockedError`).
 
-Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...`` (see
-:func:`register_cli`).
+A ``KeyboardInterrupt`` passes through :meth:`JudgingSession.run` as it is: every committed step
+is saved, and a step cut off in the middle of its write closes the session (reopen it to resume).
+
+Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...``.
 """
 from __future__ import annotations
 
-import builtins
-import hashlib
-import io
+from __future__ import annotations
+
 import json
 import math
 import numbers
 import os
 import sqlite3
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple, Optional, TextIO, Union
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 import pandas as pd
 
+from .._progress import progress_bar
 from .._validation import InputError, check_probability
-from ..io.trec import read_qrels, read_runs, write_trec_qrels
-from .selector import StopRule
+from ..io import read_qrels, read_runs, write_trec_qrels
+from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label
+from .stopping import StopRule
+from .store import (_FORMAT, _SCHEMA, SessionError, SessionLockedError, _canonical_runs, _fingerprint_canonical,
+                    _now, _pack_qrels, _pack_runs, _unpack_qrels, _unpack_runs, fingerprint_qrels, fingerprint_runs)
 
-__all__ = [
-    "Oracle", "QrelsOracle", "NoisyOracle", "CallableOracle", "TerminalOracle", "QuitJudging",
-    "JudgingSession", "JudgingEvent", "RunReport", "SessionError", "SessionLockedError",
-    "fingerprint_runs", "fingerprint_qrels", "read_topics_file", "read_docs_file", 
-]
+__all__ = ["JudgingSession", "JudgingEvent", "RunReport"]
 
 PathLike = Union[str, os.PathLike]
-Label = Optional[float]
 
-
-class SessionError(InputError):
-    """A judging session cannot do what was asked (wrong file, other runs, a document not proposed...)."""
-
-
-class SessionLockedError(SessionError):
-    """Another process (or another open :class:`JudgingSession`) holds the session file."""
-
-
-class QuitJudging(Exception):
-    """Raised by an oracle to end :meth:`JudgingSession.run` cleanly (every judgment so far is saved)."""
-
-
-def _check_label(value: Any, what: str) -> float:
-    """A label must be a finite real number (bool and numpy numbers are accepted)."""
-    if isinstance(value, (bool, np.bool_)):
-        value = int(value)
-    if not isinstance(value, numbers.Real):
-        raise InputError(f"{what}: expected a finite number as the label, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise InputError(f"{what}: expected a finite number as the label, got {value!r}")
-    return v
-
-
-# ---------------------------------------------------------------------------------------------
-# oracles
-
-class Oracle:
-    """Base class of the oracles of the selection loop (Moffat et al. 2007, Sec. 3; seed002 Sec. 2.7).
-
-    ``judge(qid, docno, **context)`` returns the label (a float) or ``None`` when the document cannot
-    be judged, in which case the session bypasses it (seed002 Sec. 5 A6).  ``context`` carries
-    ``weight``, ``n_judged`` and ``budget`` for oracles that show them (:class:`TerminalOracle`);
-    the others ignore it.  An oracle may raise :class:`QuitJudging` to end the session cleanly.
-    """
-
-    def judge(self, qid: str, docno: str, **context: Any) -> Label:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def __call__(self, qid: str, docno: str, **context: Any) -> Label:
-        return self.judge(qid, docno, **context)
-
-
-class QrelsOracle(Oracle):
-    """Labels from qrels: the simulation oracle of Moffat et al. 2007, Sec. 5 (seed002 Sec. 3.2).
-
-    Args:
-        qrels: anything :func:`pyterrier_noise.read_qrels` reads (frame ``qid, docno, label``, TREC
-            file, ir_datasets dataset...).
-        missing: what a document without a judgment is: ``"nonrel"`` (label ``nonrel_label``; it
-            uses up budget, as in the paper's Figures 1-3 and Tables 3-5) or ``"bypass"`` (``None``:
-            the session skips it without counting it, as in the paper's Table 2; seed002 Sec. 5 A6).
-        nonrel_label: the label given to missing documents under ``missing="nonrel"``.
-
-    ``n_asked`` and ``n_missing`` count the questions and the documents that had no judgment.
-    """
-
-    def __init__(self, qrels: Any, missing: str = "nonrel", nonrel_label: float = 0.0) -> None:
-        if missing not in ("nonrel", "bypass"):
-            raise InputError(f"argument 'missing': expected 'nonrel' or 'bypass', got {missing!r}")
-        q = read_qrels(qrels)
-        self.missing = missing
-        self.nonrel_label = _check_label(nonrel_label, "argument 'nonrel_label'")
-        # one hash lookup per question; the table is built once, at C speed
-        self._labels: dict[tuple[str, str], float] = dict(
-            zip(zip(q["qid"].tolist(), q["docno"].tolist()), q["label"].astype(float).tolist()))
-        self.n_asked = 0
-        self.n_missing = 0
-
-    def judge(self, qid: str, docno: str, **context: Any) -> Label:
-        self.n_asked += 1
-        label = self._labels.get((str(qid), str(docno)))
-        if label is None:
-            self.n_missing += 1
-            return None if self.missing == "bypass" else self.nonrel_label
-        return label
-
-    def __len__(self) -> int:
-        return len(self._labels)
-
-    def __repr__(self) -> str:
-        return f"QrelsOracle({len(self._labels)} judgments, missing={self.missing!r})"
-
-
-def _key_uniform(seed: int, qid: str, docno: str) -> float:
-    """A uniform draw fixed by ``(seed, qid, docno)``: the key is hashed into a seeded generator.
-
-    Hand-written because the noise must not depend on the order of the questions (a replayed or
-    resumed session asks them again, maybe in another process); numpy seeds from the hash words.
-    """
-    digest = hashlib.sha256(f"{qid}\x1f{docno}".encode("utf-8")).digest()
-    words = np.frombuffer(digest[:16], dtype="<u4").tolist()
-    return float(np.random.default_rng(np.random.SeedSequence([seed, *words])).random())
-
-
-class NoisyOracle(Oracle):
-    """Another oracle seen through a judge-error model (seed002 Sec. 4 feature 6, an extension).
-
-    Either binary flips -- a truly relevant document (label >= ``rel``) is judged relevant with
-    probability ``tpr`` and a non-relevant one with probability ``fpr`` (random qrel flips with the
-    TPR/FPR of Rashidi, Zobel & Moffat 2023; seed000 Sec. 2.1) -- or a confusion matrix over graded labels,
-    ``confusion[i, j] = P(observed label j | true label i)`` (rows = true, columns = observed,
-    row-stochastic; seed001 Sec. 1), or a model from :mod:`pyterrier_noise.perturbation` that
-    carries one of these (``tpr``/``fpr`` attributes, or a confusion matrix and its labels).
-
-    The error for a document is drawn from a generator seeded by ``(seed, qid, docno)`` (one
-    uniform per document, compared with the cumulative row of the error model), so the same
-    document always gets the same noisy label: the judge is consistent, and replaying or resuming
-    a session reproduces its labels.  A ``None`` from the wrapped oracle (bypass) passes through.
-
-    Args:
-        oracle: the oracle giving the true labels.
-        model: a perturbation model (``RandomFlips(tpr, fpr)`` or ``ConfusionJudge``), instead of the
-            keyword arguments below.
-        tpr, fpr: flip rates in [0, 1]; a relevant document judged non-relevant gets label
-            ``off_label`` (0), a non-relevant one judged relevant gets ``on_label`` (default ``rel``).
-        confusion: a k x k row-stochastic matrix (array or frame indexed by the labels).
-        labels: the k labels of the matrix's rows and columns (taken from the frame's index).
-        rel: binary relevance threshold for the flips (default 1).
-        seed: non-negative integer (default: the model's seed, else 0).
-
-    Example: ``NoisyOracle(QrelsOracle(qrels), RandomFlips(tpr=0.93, fpr=0.07, seed=1))`` is the
-    "smart neutral" judge of seed000 Sec. 2.1 answering from ``qrels``.
-    """
-
-    def __init__(self, oracle: Oracle | Callable, model: Any = None, *, tpr: float | None = None,
-                 fpr: float | None = None, confusion: Any = None, labels: Sequence[float] | None = None,
-                 rel: float | None = None, on_label: float | None = None, off_label: float | None = None,
-                 seed: int | None = None) -> None:
-        self.oracle = _as_oracle(oracle)
-        if model is not None:
-            if tpr is not None or fpr is not None or confusion is not None:
-                raise InputError("NoisyOracle: give either a model or tpr/fpr or confusion, not several")
-            found = _from_model(model)
-            tpr, fpr, confusion = found["tpr"], found["fpr"], found["confusion"]
-            labels = found["labels"] if labels is None else labels
-            rel = found["rel"] if rel is None else rel
-            on_label = found["on_label"] if on_label is None else on_label
-            off_label = found["off_label"] if off_label is None else off_label
-            seed = found["seed"] if seed is None else seed
-        if confusion is not None and (tpr is not None or fpr is not None):
-            raise InputError("NoisyOracle: give either tpr and fpr or a confusion matrix, not both")
-        if confusion is None and (tpr is None or fpr is None):
-            raise InputError("NoisyOracle: give both 'tpr' and 'fpr' (flip rates) or a 'confusion' matrix")
-        seed = 0 if seed is None else seed
-        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise InputError(f"argument 'seed': expected a non-negative integer, got {seed!r}")
-        self.seed = int(seed)
-        self.rel = _check_label(1 if rel is None else rel, "argument 'rel'")
-        self.on_label = self.rel if on_label is None else _check_label(on_label, "argument 'on_label'")
-        self.off_label = _check_label(0 if off_label is None else off_label, "argument 'off_label'")
-        if self.rel <= 0 or not 0 <= self.off_label < self.rel or self.on_label < self.rel:
-            raise InputError(f"NoisyOracle: expected rel > 0, 0 <= off_label < rel <= on_label (a flip crosses the "
-                             f"relevance threshold), got rel={self.rel:g}, off_label={self.off_label:g}, "
-                             f"on_label={self.on_label:g}")
-        self.tpr = self.fpr = None
-        self.confusion = self.labels = None
-        if confusion is None:
-            self.tpr = _rate("tpr", tpr)
-            self.fpr = _rate("fpr", fpr)
-        else:
-            self.labels, self.confusion = _confusion(confusion, labels)
-            self._cum = np.cumsum(self.confusion, axis=1)
-            self._row = {v: i for i, v in enumerate(self.labels.tolist())}
-
-    def judge(self, qid: str, docno: str, **context: Any) -> Label:
-        true = self.oracle.judge(qid, docno, **context)
-        if true is None:
-            return None
-        true = _check_label(true, f"wrapped oracle, qid {qid!r} docno {docno!r}")
-        u = _key_uniform(self.seed, str(qid), str(docno))
-        if self.confusion is None:
-            if true >= self.rel:
-                return true if u < self.tpr else self.off_label
-            return self.on_label if u < self.fpr else true
-        row = self._row.get(true)
-        if row is None:
-            raise InputError(f"NoisyOracle: qid {qid!r} docno {docno!r} has label {true:g}, which is not "
-                             f"one of the confusion matrix labels {self.labels.tolist()}")
-        j = min(int(np.searchsorted(self._cum[row], u, side="right")), len(self.labels) - 1)
-        return float(self.labels[j])
-
-    def __repr__(self) -> str:
-        what = (f"tpr={self.tpr}, fpr={self.fpr}" if self.confusion is None
-                else f"confusion over labels {self.labels.tolist()}")
-        return f"NoisyOracle({self.oracle!r}, {what}, seed={self.seed})"
-
-
-def _rate(name: str, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not 0 <= float(value) <= 1:
-        raise InputError(f"argument {name!r}: expected a probability in [0, 1], got {value!r}")
-    return float(value)
-
-
-def _confusion(confusion: Any, labels: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(confusion, pd.DataFrame):
-        if labels is None:
-            labels = list(confusion.index)
-            if [float(c) for c in confusion.columns] != [float(i) for i in labels]:
-                raise InputError("argument 'confusion': the frame's columns must be the same labels as its "
-                                 f"index (true labels = rows), got index {list(confusion.index)} and "
-                                 f"columns {list(confusion.columns)}")
-        confusion = confusion.to_numpy()
-    try:
-        m = np.asarray(confusion, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"argument 'confusion': expected a square matrix of probabilities, got {confusion!r}") from None
-    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 1:
-        raise InputError(f"argument 'confusion': expected a square k x k matrix, got shape {m.shape}")
-    if not np.isfinite(m).all() or (m < 0).any():
-        i, j = np.argwhere(~(np.isfinite(m) & (m >= 0)))[0]
-        raise InputError(f"argument 'confusion': row {i}, column {j}: expected a probability, got {m[i, j]!r}")
-    sums = m.sum(axis=1)
-    bad = np.flatnonzero(np.abs(sums - 1.0) > 1e-9)
-    if bad.size:
-        raise InputError(f"argument 'confusion': row {bad[0]} sums to {sums[bad[0]]!r}; every row (true label) "
-                         f"must sum to 1 (rows = true labels, columns = observed labels)")
-    if labels is None:
-        labels = list(range(m.shape[0]))
-    lab = np.array([_check_label(v, "argument 'labels'") for v in labels], dtype=np.float64)
-    if lab.size != m.shape[0]:
-        raise InputError(f"argument 'labels': the matrix is {m.shape[0]} x {m.shape[0]} but {lab.size} labels "
-                         f"were given")
-    if np.unique(lab).size != lab.size:
-        raise InputError(f"argument 'labels': the labels must be distinct, got {lab.tolist()}")
-    return lab, m
-
-
-def _from_model(model: Any) -> dict[str, Any]:
-    """The error rates of a :mod:`pyterrier_noise.perturbation` model (``RandomFlips``, ``ConfusionJudge``),
-    or of any object with ``tpr``/``fpr`` or a ``confusion``/``matrix`` attribute."""
-    found = {"tpr": None, "fpr": None, "confusion": None, "labels": getattr(model, "labels", None),
-             "rel": getattr(model, "rel", None), "on_label": getattr(model, "on_label", None),
-             "off_label": getattr(model, "off_label", None), "seed": None}
-    name = type(model).__name__
-    if type(model).__module__.startswith("pyterrier_noise.judges"):  # imported only when given one (it loads pyterrier)
-        from ..judges import models as pm
-        if isinstance(model, pm.RandomFlips):
-            found.update(tpr=model.tpr, fpr=model.fpr)
-        elif isinstance(model, pm.ConfusionJudge):
-            if getattr(model, "sample_matrix", False):
-                raise InputError("NoisyOracle: ConfusionJudge(sample_matrix=True) redraws its matrix per replicate; "
-                                 "a session needs one judge -- use sample_matrix=False")
-            found.update(confusion=model.matrix, labels=model.labels)
-        else:
-            raise InputError(f"NoisyOracle: {name} is not supported; it places errors using more than the document's "
-                             f"own label (use RandomFlips or ConfusionJudge)")
-        if model.seed is None:
-            raise InputError(f"NoisyOracle: the {name} model has seed=None; a session's judge needs a fixed seed "
-                             f"so that replaying it gives the same labels (pass seed=...)")
-        found["seed"] = model.seed
-        return found
-    if hasattr(model, "tpr") and hasattr(model, "fpr"):
-        found.update(tpr=model.tpr, fpr=model.fpr)
-        return found
-    for attr in ("confusion", "matrix"):
-        m = getattr(model, attr, None)
-        if m is not None:
-            found.update(confusion=m)
-            return found
-    raise InputError(f"NoisyOracle: cannot read error rates from {name}; expected a model with 'tpr' and 'fpr' "
-                     f"or a 'confusion' matrix (and 'labels')")
-
-
-class CallableOracle(Oracle):
-    """Any function ``fn(qid, docno) -> label or None`` as an oracle (seed002 Sec. 4 feature 6).
-
-    For a person in the loop behind another interface.  ``fn`` may raise :class:`QuitJudging`; a
-    returned label is checked (a finite number, or ``None`` to bypass the document).
-    """
-
-    def __init__(self, fn: Callable[[str, str], Label]) -> None:
-        if not callable(fn):
-            raise InputError(f"CallableOracle: expected a function fn(qid, docno), got {fn!r}")
-        self.fn = fn
-
-    def judge(self, qid: str, docno: str, **context: Any) -> Label:
-        value = self.fn(qid, docno)
-        if value is None:
-            return None
-        return _check_label(value, f"oracle {getattr(self.fn, '__name__', self.fn)!r} for qid {qid!r} "
-                                   f"docno {docno!r}")
-
-    def __repr__(self) -> str:
-        return f"CallableOracle({getattr(self.fn, '__name__', self.fn)!r})"
-
-
-def _as_oracle(oracle: Any) -> Oracle:
-    if isinstance(oracle, Oracle):
-        return oracle
-    if callable(oracle):
-        return CallableOracle(oracle)
-    raise InputError(f"expected an oracle (QrelsOracle, NoisyOracle, ...) or a function fn(qid, docno), "
-                     f"got {oracle!r}")
-
-
-def _fmt_label(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
-class TerminalOracle(Oracle):
-    """A person at the terminal (seed002 Sec. 4 feature 6: the human in the selection loop).
-
-    Shows the judgment number, the topic id and text, the docno, the selection weight and the
-    document text, then reads a label.  Accepted answers: one of ``labels``, ``s`` (skip: the
-    session bypasses the document), ``q`` (quit: :class:`QuitJudging`, every judgment so far is
-    saved; end of input counts as quit).  Anything else is refused with a message and asked again.
-
-    Args:
-        labels: the allowed labels (numbers), e.g. ``(0, 1)`` or ``(0, 1, 2)``.
-        topics: topic texts: a mapping ``qid -> text`` or a frame with ``qid`` and ``query``
-            (PyTerrier's topics frame; ``title`` or ``text`` also work).
-        text: the document text: a mapping ``docno -> text`` or a function ``fn(docno)``.
-        max_chars: the document text is cut after this many characters.
-        input_fn: reads an answer given a prompt (default: the built-in ``input``).
-        output: where to write (default: ``sys.stdout``).
-    """
-
-    def __init__(self, labels: Sequence[float] = (0, 1), topics: Any = None,
-                 text: Mapping[str, str] | Callable[[str], Optional[str]] | None = None, max_chars: int = 2000,
-                 input_fn: Callable[[str], str] | None = None, output: TextIO | None = None) -> None:
-        if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence) or len(labels) == 0:
-            raise InputError(f"argument 'labels': expected a non-empty sequence of numbers, got {labels!r}")
-        labs = [_check_label(v, "argument 'labels'") for v in labels]
-        if len(set(labs)) != len(labs):
-            raise InputError(f"argument 'labels': the labels must be distinct, got {list(labels)}")
-        self.labels = labs
-        self._answers = {_fmt_label(v): v for v in labs}
-        self.topics = _topic_texts(topics)
-        if text is not None and not (isinstance(text, Mapping) or callable(text)):
-            raise InputError(f"argument 'text': expected a mapping docno -> text or a function fn(docno), got {text!r}")
-        self.text = text
-        if isinstance(max_chars, bool) or not isinstance(max_chars, numbers.Integral) or max_chars < 1:
-            raise InputError(f"argument 'max_chars': expected a positive integer, got {max_chars!r}")
-        self.max_chars = int(max_chars)
-        self.input_fn = input_fn
-        self.output = output
-
-    def _parse(self, answer: str) -> tuple[str, Label]:
-        a = answer.strip().lower()
-        if a in ("s", "skip"):
-            return "skip", None
-        if a in ("q", "quit", "exit"):
-            return "quit", None
-        if a in self._answers:
-            return "label", self._answers[a]
-        try:
-            v = float(a)
-        except ValueError:
-            return "bad", None
-        return ("label", v) if v in self.labels else ("bad", None)
-
-    def judge(self, qid: str, docno: str, weight: float | None = None, n_judged: int | None = None,
-              budget: int | None = None, **context: Any) -> Label:
-        out = self.output if self.output is not None else sys.stdout
-        read = self.input_fn if self.input_fn is not None else builtins.input
-        head = []
-        if n_judged is not None:
-            head.append(f"judgment {n_judged + 1}" + (f" of {budget}" if budget is not None else ""))
-        head.append(f"topic {qid}")
-        head.append(f"document {docno}")
-        if weight is not None:
-            head.append(f"weight {weight:.4g}")
-        lines = ["", "-" * 72, " | ".join(head)]
-        topic = self.topics.get(str(qid))
-        if topic:
-            lines.append(f"topic:    {topic}")
-        body = self._document(str(docno))
-        if body:
-            body = body if len(body) <= self.max_chars else body[:self.max_chars] + " [...]"
-            lines.append(f"document: {body}")
-        out.write("\n".join(lines) + "\n")
-        choices = "/".join(self._answers)
-        prompt = f"label [{choices}], s = skip, q = quit > "
-        while True:
-            try:
-                answer = read(prompt)
-            except EOFError:
-                out.write("\n")
-                raise QuitJudging("end of input") from None
-            kind, value = self._parse(answer)
-            if kind == "label":
-                return value
-            if kind == "skip":
-                return None
-            if kind == "quit":
-                raise QuitJudging("quit at the prompt")
-            out.write(f"  {answer.strip()!r} is not an answer: type one of the labels "
-                      f"{', '.join(self._answers)}, or s to skip this document, or q to quit\n")
-        # unreachable
-
-    def _document(self, docno: str) -> str | None:
-        if self.text is None:
-            return None
-        t = self.text.get(docno) if isinstance(self.text, Mapping) else self.text(docno)
-        return None if t is None else " ".join(str(t).split())
-
-    def __repr__(self) -> str:
-        return f"TerminalOracle(labels={self.labels})"
-
-
-def _topic_texts(topics: Any) -> dict[str, str]:
-    if topics is None:
-        return {}
-    if isinstance(topics, pd.DataFrame):
-        col = next((c for c in ("query", "title", "text") if c in topics.columns), None)
-        if "qid" not in topics.columns or col is None:
-            raise InputError(f"argument 'topics': a topics frame needs columns 'qid' and 'query', found "
-                             f"{list(topics.columns)}")
-        return dict(zip(topics["qid"].astype(str), topics[col].astype(str)))
-    if isinstance(topics, Mapping):
-        return {str(k): str(v) for k, v in topics.items()}
-    raise InputError(f"argument 'topics': expected a frame (qid, query) or a mapping qid -> text, got {topics!r}")
-
-
-def read_topics_file(path: PathLike) -> pd.DataFrame:
-    """Read topics for the judging prompt: TREC (``<top>``), TREC XML (``<topic>``) or one per line.
-
-    One-per-line files hold ``qid<TAB>text`` or ``qid text`` (PyTerrier's ``singleline``).  Returns
-    a ``qid, query`` frame.  The TREC formats are parsed by ``pyterrier.io.read_topics``.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such topics file")
-    raw = _read_text(p)
-    if "<top>" in raw or "<topic " in raw or "<topic>" in raw:
-        import pyterrier as pt
-        fmt = "trec" if "<top>" in raw else "trecxml"
-        frame = pt.io.read_topics(str(p), format=fmt)
-        return frame[["qid", "query"]].astype(str)
-    rows = []
-    for i, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        sep = "\t" if "\t" in line else " "
-        qid, _, text = line.strip().partition(sep)
-        if not text:
-            raise InputError(f"{p} line {i}: expected 'qid<TAB>text' or 'qid text', got {line!r}")
-        rows.append((qid, text.strip()))
-    if not rows:
-        raise InputError(f"{p}: the topics file is empty")
-    return pd.DataFrame(rows, columns=["qid", "query"])
-
-
-def read_docs_file(path: PathLike) -> dict[str, str]:
-    """Read document texts for the judging prompt: TREC ``<DOC><DOCNO>...`` (plain or gzip) or TSV.
-
-    TSV lines are ``docno<TAB>text``.  Returns ``{docno: text}`` (the whole file is held in memory).
-    """
-    import re
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such document file")
-    raw = _read_text(p)
-    if "<DOC>" in raw[:10000] or "<doc>" in raw[:10000]:
-        docs = {}
-        for m in re.finditer(r"<DOC>(.*?)</DOC>", raw, flags=re.S | re.I):
-            body = m.group(1)
-            d = re.search(r"<DOCNO>\s*(.*?)\s*</DOCNO>", body, flags=re.S | re.I)
-            if d is None:
-                continue
-            text = re.sub(r"<[^>]+>", " ", body[:d.start()] + body[d.end():])
-            docs[d.group(1)] = " ".join(text.split())
-        if not docs:
-            raise InputError(f"{p}: found no <DOC> with a <DOCNO>")
-        return docs
-    docs = {}
-    for i, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        docno, tab, text = line.partition("\t")
-        if not tab:
-            raise InputError(f"{p} line {i}: expected 'docno<TAB>text', got {line[:80]!r}")
-        docs[docno.strip()] = text
-    return docs
-
-
-def _read_text(p: Path) -> str:
-    data = p.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        import gzip
-        data = gzip.decompress(data)
-    return data.decode("utf-8", errors="replace")
-
-
-# ---------------------------------------------------------------------------------------------
-# fingerprints and compact storage of runs / qrels
-
-def _canonical_runs(runs: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
-    """Columns of all runs with canonical string tables (sorted uniques + codes)."""
-    names = list(runs)
-    sizes = np.array([len(runs[n]) for n in names], dtype=np.int64)
-    qid = np.concatenate([runs[n]["qid"].to_numpy(dtype=object) for n in names])
-    docno = np.concatenate([runs[n]["docno"].to_numpy(dtype=object) for n in names])
-    qid_c, qid_u = pd.factorize(qid, sort=True)
-    doc_c, doc_u = pd.factorize(docno, sort=True)
-    return {"names": names, "sizes": sizes, "qid_u": list(qid_u), "qid_c": qid_c.astype(np.int64),
-            "docno_u": list(doc_u), "docno_c": doc_c.astype(np.int64),
-            "score": np.concatenate([runs[n]["score"].to_numpy(dtype=np.float64) for n in names]),
-            "rank": np.concatenate([runs[n]["rank"].to_numpy(dtype=np.int64) for n in names])}
-
-
-def _joined(strings: Sequence[str]) -> bytes:
-    return "\x00".join(strings).encode("utf-8")
-
-
-def fingerprint_runs(runs: Any) -> str:
-    """SHA-256 of the runs' ``(run, qid, docno, rank, score)`` rows, sorted: independent of the order of
-    the runs and of the rows, sensitive to any change in them.
-
-    ``runs`` is anything :func:`pyterrier_noise.read_runs` reads.  Sorting is done on integer codes
-    of the sorted unique strings (``pandas.factorize``), so it stays fast for TREC-size run sets.
-    """
-    return _fingerprint_canonical(_canonical_runs(read_runs(runs)))
-
-
-def _fingerprint_canonical(c: dict[str, Any]) -> str:
-    names = np.array(c["names"], dtype=object)
-    order_names = np.argsort(names, kind="stable")
-    name_rank = np.empty(len(order_names), dtype=np.int64)
-    name_rank[order_names] = np.arange(len(order_names))
-    run_c = np.repeat(name_rank, c["sizes"])
-    # one integer key for (run, qid, docno): at most runs x topics x documents, far below 2**63
-    key = (run_c * len(c["qid_u"]) + c["qid_c"]) * len(c["docno_u"]) + c["docno_c"]
-    order = np.argsort(key, kind="stable")
-    if (np.diff(key[order]) == 0).any():  # a document twice in a ranking: rank and score break the tie
-        order = np.lexsort((c["score"], c["rank"], key))
-    h = hashlib.sha256(b"pyterrier-noise runs v1\x00")
-    h.update(_joined([str(x) for x in names[order_names]]) + b"\x01")
-    h.update(_joined(c["qid_u"]) + b"\x01")
-    h.update(_joined(c["docno_u"]) + b"\x01")
-    for arr in (run_c[order], c["qid_c"][order], c["docno_c"][order], c["rank"][order]):
-        h.update(arr.astype("<i8").tobytes())
-    h.update(c["score"][order].astype("<f8").tobytes())
-    return h.hexdigest()
-
-
-def fingerprint_qrels(qrels: Any) -> str:
-    """SHA-256 of the ``(qid, docno, label)`` rows of qrels, sorted (row order does not matter)."""
-    q = read_qrels(qrels)
-    order = np.lexsort((q["label"].to_numpy(), q["docno"].to_numpy(dtype=str), q["qid"].to_numpy(dtype=str)))
-    q = q.iloc[order]
-    h = hashlib.sha256(b"pyterrier-noise qrels v1\x00")
-    h.update(_joined(q["qid"].tolist()) + b"\x01")
-    h.update(_joined(q["docno"].tolist()) + b"\x01")
-    h.update(q["label"].to_numpy(dtype="<f8").tobytes())
-    return h.hexdigest()
-
-
-def _u8(strings: Sequence[str]) -> np.ndarray:
-    data = _joined(strings)
-    if data.count(b"\x00") != max(len(strings) - 1, 0):
-        raise SessionError("a qid, docno or run name contains a NUL character, which a session file cannot store")
-    return np.frombuffer(data, dtype=np.uint8)
-
-
-def _strings(u8: np.ndarray, n: int) -> np.ndarray:
-    if n == 0:
-        return np.array([], dtype=object)
-    out = np.array(bytes(u8).decode("utf-8").split("\x00"), dtype=object)
-    if len(out) != n:
-        raise SessionError("the session file is damaged: a string table has the wrong length")
-    return out
-
-
-def _pack_runs(c: dict[str, Any]) -> bytes:
-    """The runs (canonical columns, :func:`_canonical_runs`) as a compressed ``.npz`` blob, without pickle."""
-    buf = io.BytesIO()
-    np.savez_compressed(buf, names=_u8(c["names"]), n_names=len(c["names"]), sizes=c["sizes"],
-                        qid_u=_u8(c["qid_u"]), n_qid=len(c["qid_u"]), qid_c=c["qid_c"].astype(np.int32),
-                        docno_u=_u8(c["docno_u"]), n_docno=len(c["docno_u"]), docno_c=c["docno_c"].astype(np.int32),
-                        score=c["score"], rank=c["rank"])
-    return buf.getvalue()
-
-
-def _unpack_runs(blob: bytes) -> dict[str, pd.DataFrame]:
-    z = np.load(io.BytesIO(blob), allow_pickle=False)
-    names = _strings(z["names"], int(z["n_names"]))
-    qid = _strings(z["qid_u"], int(z["n_qid"]))[z["qid_c"]]
-    docno = _strings(z["docno_u"], int(z["n_docno"]))[z["docno_c"]]
-    bounds = np.concatenate([[0], np.cumsum(z["sizes"])])
-    score, rank = z["score"], z["rank"]
-    return {str(n): pd.DataFrame({"qid": qid[a:b], "docno": docno[a:b], "score": score[a:b], "rank": rank[a:b]})
-            for n, a, b in zip(names, bounds[:-1], bounds[1:])}
-
-
-def _pack_qrels(q: pd.DataFrame) -> bytes:
-    buf = io.BytesIO()
-    np.savez_compressed(buf, qid=_u8(q["qid"].tolist()), docno=_u8(q["docno"].tolist()), n=len(q),
-                        label=q["label"].to_numpy(dtype=np.float64))
-    return buf.getvalue()
-
-
-def _unpack_qrels(blob: bytes) -> pd.DataFrame:
-    z = np.load(io.BytesIO(blob), allow_pickle=False)
-    n = int(z["n"])
-    return pd.DataFrame({"qid": _strings(z["qid"], n), "docno": _strings(z["docno"], n), "label": z["label"]})
-
-
-# ---------------------------------------------------------------------------------------------
-# the durable session
 
 class JudgingEvent(NamedTuple):
     """One committed step of a session: ``action`` is ``"judge"`` or ``"bypass"`` (label NaN)."""
@@ -692,27 +75,12 @@ class RunReport:
     detail: str | None = None
 
 
-_FORMAT = "pyterrier-noise judging session 1"
 
 #: configuration keys and their defaults for a new session
 DEFAULTS: dict[str, Any] = {"method": "C", "p": 0.8, "power": 3.0, "residual_scope": "query",
                             "score_scope": "system", "batch_size": 1, "tie_break": "deterministic",
                             "seed": 0, "pool_runs": None, "per_topic_quota": None, "rel": 1.0, "max_rel": None,
                             "ties": "trec_eval"}
-
-_SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE blobs(name TEXT PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE served(id INTEGER PRIMARY KEY, qid TEXT NOT NULL, docno TEXT NOT NULL, weight REAL,
-                    time TEXT NOT NULL, UNIQUE(qid, docno));
-CREATE TABLE events(seq INTEGER PRIMARY KEY, action TEXT NOT NULL CHECK(action IN ('judge', 'bypass')),
-                    qid TEXT NOT NULL, docno TEXT NOT NULL, label REAL, weight REAL, time TEXT NOT NULL,
-                    UNIQUE(qid, docno));
-"""
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _normalise_config(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -826,6 +194,7 @@ class JudgingSession:
         self._factory = selector_factory or _default_factory
         self._conn: sqlite3.Connection | None = None
         self._selector: Any = None
+        self._docs: pd.DataFrame | None = None
         self._broken: BaseException | None = None
         self._pending: dict[tuple[str, str], float] = {}
         self._handled: dict[tuple[str, str], tuple[int, str, float]] = {}
@@ -996,6 +365,14 @@ class JudgingSession:
             self._selector = sel
         return self._selector
 
+    def _documents(self) -> pd.DataFrame:
+        """Every ``(qid, docno)`` the stored runs retrieved (cached): the table a NoisyOracle draws over."""
+        if self._docs is None:
+            runs = _unpack_runs(self._blob("runs"))
+            both = pd.concat([r[["qid", "docno"]] for r in runs.values()], ignore_index=True)
+            self._docs = both.drop_duplicates(ignore_index=True)
+        return self._docs
+
     def _blob(self, name: str) -> bytes:
         row = self._conn.execute("SELECT data FROM blobs WHERE name=?", (name,)).fetchone()
         if row is None:
@@ -1087,14 +464,27 @@ class JudgingSession:
         """Record a judgment of a served document; committed before this returns (seed002 Sec. 2.7)."""
         q, d, w = self._take(qid, docno)
         lab = _check_label(label, f"label for qid {q!r} docno {d!r}")
-        self.selector.record(q, d, lab)  # validates before it changes anything
+        self._step(lambda sel: sel.record(q, d, lab))  # validates before it changes anything
         return self._commit_or_break("judge", q, d, lab, w)
 
     def bypass(self, qid: str, docno: str) -> JudgingEvent:
         """Bypass a served document: not judged, not counted, removed from the candidates (seed002 A6)."""
         q, d, w = self._take(qid, docno)
-        self.selector.bypass(q, d)
+        self._step(lambda sel: sel.bypass(q, d))
         return self._commit_or_break("bypass", q, d, math.nan, w)
+
+    def _step(self, fn: Callable[[Any], Any]) -> None:
+        """Apply a step to the selector; an interrupt (KeyboardInterrupt) in the middle of it leaves the
+        selector in doubt, so the session refuses to go on (the file holds every earlier step)."""
+        sel = self.selector
+        try:
+            fn(sel)
+        except Exception:
+            raise
+        except BaseException as exc:
+            if self._broken is None:
+                self._broken = exc
+            raise
 
     def _commit_or_break(self, action: str, q: str, d: str, label: float, weight: float) -> JudgingEvent:
         try:
@@ -1129,6 +519,8 @@ class JudgingSession:
                     c.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+            if not isinstance(exc, Exception):   # KeyboardInterrupt, SystemExit: rolled back, then passed on
+                raise
             raise SessionError(f"{self.path}: could not save the step ({exc}); every earlier step is saved -- "
                                f"open the session again to continue") from exc
 
@@ -1156,10 +548,10 @@ class JudgingSession:
         if on_step is not None and not callable(on_step):
             raise InputError(f"argument 'on_step': expected a function fn(event), got {on_step!r}")
         judged = bypassed = 0
-        bar = None
-        if progress:
-            bar = _tqdm(total=budget, initial=min(self._n_judged, budget) if budget is not None else self._n_judged,
-                        desc="judging", unit="judgment")
+        if isinstance(oracle, NoisyOracle):   # its replicate is drawn over every document the runs retrieved
+            oracle.bind(self._documents())
+        bar = progress_bar(total=budget, initial=min(self._n_judged, budget) if budget is not None else self._n_judged,
+                           desc="judging", unit="judgment", enabled=bool(progress))
         reason, detail = "budget", None
         try:
             while True:
@@ -1190,13 +582,17 @@ class JudgingSession:
                 else:
                     event = self.record(q, d, label)
                     judged += 1
-                    if bar is not None:
-                        bar.update(1)
+                    bar.update(1)
                 if on_step is not None:
                     on_step(event)
+        except KeyboardInterrupt:
+            # every committed step is saved; a step cut off mid-write left the selector ahead of the
+            # file, so the session is closed (reopen it to resume) -- the interrupt itself goes on
+            if self._broken is not None:
+                self._close_quietly()
+            raise
         finally:
-            if bar is not None:
-                bar.close()
+            bar.close()
         return RunReport(judged, bypassed, self._n_judged, reason, detail)
 
     # -- results -------------------------------------------------------------------------
@@ -1276,10 +672,13 @@ def _package_version() -> str:
         return "unknown"
 
 
-def _tqdm(**kw: Any) -> Any:
-    try:
-        import pyterrier as pt
-        return pt.tqdm(**kw)
-    except ImportError:  # pragma: no cover
-        from tqdm.auto import tqdm
-        return tqdm(**kw)
+
+
+def __getattr__(name: str) -> Any:
+    """Names that lived in this module before the selection subpackage was split (the oracles, the
+    terminal and the storage) still resolve here, from the subpackage."""
+    moved = {"QrelsOracle", "CallableOracle", "TerminalOracle", "read_topics_file", "read_docs_file"}
+    if name in moved:
+        from .. import selection
+        return getattr(selection, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,112 @@
+"""The contribution structure of judgment selection: c[s,d] = (1-p) p^(rank-1) as sparse rows.
+
+Moffat, Webber & Zobel (SIGIR 2007), Sec. 3 (seed002 Sec. 2): document ``d`` at 1-based rank ``b``
+of run ``s`` carries its share ``(1-p) p^(b-1)`` of the run's RBP residual.  The weights are the
+engine's :func:`~pyterrier_noise.engine.rbp_weights`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .._validation import InputError
+from ..engine import AlignedRuns, JudgmentTable, are_run_paths, rbp_weights
+from ..io import read_qrels, read_runs
+
+
+def _empty_table(topics: Sequence[str]) -> JudgmentTable:
+    empty = pd.DataFrame({"qid": pd.Series([], dtype=object), "docno": pd.Series([], dtype=object),
+                          "label": pd.Series([], dtype=np.float64)})
+    return JudgmentTable._from_frame(empty, list(topics))
+
+
+def _aligned_for(runs: Any, qrels: pd.DataFrame | None, topics: Sequence[str] | None = None,
+                 ties: str = "trec_eval") -> AlignedRuns:
+    """Align runs to qrels (or to nothing) with a table row for every retrieved document; the topics
+    are those the runs answer unless given.  Run files (a directory, a file or a list of them) go
+    straight to the engine's Arrow reader."""
+    if isinstance(runs, AlignedRuns):
+        return runs
+    if not isinstance(runs, Mapping) and not are_run_paths(runs):
+        runs = read_runs(runs)
+    if not runs:
+        raise InputError("argument 'runs': expected at least one run, got none")
+    if qrels is None or len(qrels) == 0:
+        table = _empty_table(topics if topics is not None else [])
+    else:
+        table = JudgmentTable.from_qrels(read_qrels(qrels), topics)
+    return AlignedRuns.build(runs, table, ties=ties, topics="runs" if topics is None else list(topics),
+                             on_topic_mismatch="ignore", include_unjudged=True, keep_docnos=False)
+
+
+
+
+@dataclass
+class _Contributions:
+    """Contributions c[s,d] = (1-p) p^(rank-1) of every (run, topic, position) as sparse rows.
+
+    Rows are the aligned judgment table's rows (one per (topic, document)), columns the segments
+    ``run * n_topics + topic``.  ``all_*`` covers every run (for the state updates that evaluate
+    all runs), ``pool_*`` only the runs that feed the pool (for the weights).
+    """
+
+    all_ptr: np.ndarray
+    all_seg: np.ndarray
+    all_run: np.ndarray
+    all_c: np.ndarray
+    all_pos: np.ndarray
+    pool: sp.csr_matrix
+    pool_run: np.ndarray
+    pool_pos: np.ndarray    # 0-based rank of each pool entry
+    candidate: np.ndarray   # (J,) bool: retrieved by at least one pool run
+
+
+def _contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
+    """Built once per (alignment, p, pool runs) and kept in the alignment's cache, so that several
+    selectors (methods) on one alignment share it."""
+    key = ("selection-contributions", float(p), pool_mask.tobytes())
+    hit = aligned._cache.get(key)
+    if hit is None:
+        hit = aligned._cache[key] = _build_contributions(aligned, p, pool_mask)
+    return hit
+
+
+def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
+    n_seg = aligned.n_segments
+    J = len(aligned.table)
+    seg = np.repeat(np.arange(n_seg, dtype=np.int64), aligned.seg_len)
+    jidx = aligned.jidx
+    if (jidx < 0).any():
+        raise InputError("argument 'runs': an AlignedRuns given to the selector must be built with "
+                         "include_unjudged=True (every retrieved document needs a table row)")
+    # CSR by table row, segments ascending within a row (i.e. run order, the topic being fixed).
+    # The permutation is the stable argsort of jidx, found by scipy's O(n) COO -> CSR counting
+    # sort (several times faster than a comparison sort of 10^6+ keys): each position's index
+    # rides along as the data (exact in float64), and as a document appears at most once per
+    # ranking every (row, segment) pair is unique, so the canonical CSR order is the stable order.
+    n_pos = len(jidx)
+    by_row = sp.coo_matrix((np.arange(1, n_pos + 1, dtype=np.float64), (jidx, seg)), shape=(J, n_seg)).tocsr()
+    order = by_row.data.astype(np.int64) - 1
+    segs, ptr = by_row.indices.astype(np.int64), by_row.indptr.astype(np.int64)
+    pos = aligned.pos[order].astype(np.int64)
+    # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
+    vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
+    run = segs // aligned.n_topics
+    keep = pool_mask[run]
+    if keep.all():
+        pool = sp.csr_matrix((vals, segs, ptr), shape=(J, n_seg))
+        pool_run, pool_pos = run, pos
+    else:
+        rows = np.repeat(np.arange(J, dtype=np.int64), np.diff(ptr))
+        pptr = np.zeros(J + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows[keep], minlength=J), out=pptr[1:])
+        pool = sp.csr_matrix((vals[keep], segs[keep], pptr), shape=(J, n_seg))
+        pool_run, pool_pos = run[keep], pos[keep]
+    candidate = np.diff(pool.indptr) > 0
+    return _Contributions(ptr, segs, run, vals, pos, pool, pool_run, pool_pos, candidate)
+
+

@@ -1,0 +1,77 @@
+"""RBP ranges of the runs from the judgments a selector holds: base, residual, upper, projected.
+
+Moffat, Webber & Zobel (SIGIR 2007), Sec. 2 (seed002 Sec. 1.2): base = sum of W(i) u_i over the
+judged positions, residual = 1 - judged mass (the tail after the run included), upper = base +
+residual, projected = base / judged mass.  W(i) = (1-p) p^i is the engine's
+:func:`~pyterrier_noise.engine.rbp_weights`.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..engine import MeasureSpec, gains, rbp_weights
+
+
+def _gain_fn(rel: float, max_rel: float | None, p: float) -> Callable[[np.ndarray], np.ndarray]:
+    """Gain in [0, 1] of a label: the engine's :func:`~pyterrier_noise.engine.gains` for RBP at
+    ``p`` (binary ``label >= rel``, or graded ``clip(label, 0, max_rel) / max_rel``)."""
+    spec = MeasureSpec("RBP", p=p, rel=rel, max_rel=max_rel)
+    return lambda y: gains(np.asarray(y, dtype=np.float64), spec)
+
+
+def _bounds_arrays(sel: Any, ps: Sequence[float]) -> dict[float, dict[str, np.ndarray]]:
+    """RBP base / residual / projected (n_runs, n_topics) at each p, summed over the positions of
+    the judged documents only (seed002 Sec. 1.2): base = sum W(i) u_i over judged positions,
+    residual = 1 - judged mass (the tail after the run included), projected = base / judged mass
+    (NaN when nothing is judged).  Equal to the engine's RBP value / residual / projected."""
+    ct = sel._contrib
+    rows = np.flatnonzero(sel._judged)
+    lens = ct.all_ptr[rows + 1] - ct.all_ptr[rows]
+    offs = np.zeros(len(rows), dtype=np.int64)
+    np.cumsum(lens[:-1], out=offs[1:])
+    idx = np.repeat(ct.all_ptr[rows] - offs, lens) + np.arange(int(lens.sum()))
+    seg = ct.all_seg[idx]
+    gain = np.repeat(sel._gain(sel._labels[rows]), lens)
+    pos = ct.all_pos[idx]
+    n_rank = int(pos.max(initial=-1)) + 1
+    n_seg = sel._S * sel._T
+    out = {}
+    for p in ps:
+        w = rbp_weights(p, n_rank)[pos]   # the engine's W(i) = (1-p) p^i, looked up per judged position
+        mass = np.bincount(seg, weights=w, minlength=n_seg)
+        base = np.bincount(seg, weights=w * gain, minlength=n_seg)
+        proj = _projection(base, mass)
+        shape = (sel._S, sel._T)
+        out[p] = {"base": base.reshape(shape), "residual": np.maximum(1.0 - mass, 0.0).reshape(shape),
+                  "projected": proj.reshape(shape)}
+    return out
+
+
+def _bounds_frame(sel: Any, p: float) -> pd.DataFrame:
+    res = _bounds_arrays(sel, [p])[p]
+    S, T = sel._S, sel._T
+    base, resid, proj = res["base"], res["residual"], res["projected"]
+    return pd.DataFrame({"name": np.repeat(np.asarray(sel.run_names, dtype=object), T),
+                         "qid": np.tile(np.asarray(sel.topics, dtype=object), S),
+                         "base": base.ravel(), "residual": resid.ravel(), "upper": (base + resid).ravel(),
+                         "projected": proj.ravel()})
+
+
+def _projection(base: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """RBP projected value base / judged mass (seed002 Sec. 1.2), NaN where nothing is judged."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
+
+
+def _proj_fallback(base: np.ndarray, resid: np.ndarray, proj: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(proj), base + resid / 2.0, proj)
+
+
+def _system_means(b: pd.DataFrame) -> pd.DataFrame:
+    b = b.assign(projected=_proj_fallback(b["base"].to_numpy(), b["residual"].to_numpy(), b["projected"].to_numpy()))
+    out = b.groupby("name", sort=False)[["base", "residual", "upper", "projected"]].mean().reset_index()
+    return out
+

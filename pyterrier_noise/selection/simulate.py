@@ -1,0 +1,243 @@
+"""Replaying judgment selection against an oracle and measuring it (Moffat, Webber & Zobel 2007,
+Sec. 5 and Tables 2-5; seed002 Sec. 3.2)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._progress import progress_bar
+from .._validation import InputError, announce, check_choice, check_probability
+from ..engine import AlignedRuns, MeasureSpec
+from ..io import read_qrels
+from .contributions import _aligned_for
+from .ranges import _bounds_arrays, _proj_fallback
+from .selector import METHODS, JudgmentSelector, _labels_for
+from .stopping import StopRule
+
+__all__ = ["qrels_oracle", "SimulationResult", "separation", "simulate", "compare_methods"]
+
+
+def qrels_oracle(qrels: Any, missing: str = "nonrel") -> Callable[[str, str], float | None]:
+    """The minimal oracle: look the label up in qrels; a document without a judgment is
+    non-relevant (``missing="nonrel"``) or cannot be judged (``"bypass"``: returns None)."""
+    check_choice("missing", missing, ("nonrel", "bypass"))
+    q = read_qrels(qrels)
+    table = dict(zip(zip(q["qid"], q["docno"]), q["label"].astype(float)))
+    default = 0.0 if missing == "nonrel" else None
+
+    def oracle(qid: str, docno: str) -> float | None:
+        return table.get((str(qid), str(docno)), default)
+
+    oracle.qrels = q  # type: ignore[attr-defined]
+    oracle.missing = missing  # type: ignore[attr-defined]
+    return oracle
+
+
+@dataclass
+class SimulationResult:
+    """What :func:`simulate` measured at each checkpoint.
+
+    ``summary``: one row per (checkpoint, p_eval): judgments, handled (judged + bypassed),
+    relevant (found), mean_residual (all runs), top_residual (mean residual of the top runs by the
+    reference), separated (share of top-run pairs whose mean base of one is above the other's mean
+    upper bound), sig_base_base / sig_base_upper / sig_base_projected (share of top-run pairs
+    significant by a one-tailed paired Wilcoxon test, Moffat et al. 2007 Table 5).
+    ``systems``: per (checkpoint, p_eval, run) mean base, residual, upper, projected.
+    ``judgments``: the selector's history; ``topic_counts``: judgments per topic per checkpoint;
+    ``top_runs``: the runs of the top group; ``reference``: the reference score of every run.
+    ``stopped``: why a :class:`StopRule` ended the simulation early (None: it did not).
+    """
+
+    method: str
+    p_select: float
+    summary: pd.DataFrame
+    systems: pd.DataFrame
+    judgments: pd.DataFrame
+    bypassed: pd.DataFrame
+    topic_counts: pd.DataFrame
+    top_runs: list
+    reference: pd.Series | None
+    per_query: dict = field(default_factory=dict, repr=False)
+    selector: Any = field(default=None, repr=False)
+    stopped: str | None = None
+
+
+def separation(per_query: Mapping[str, np.ndarray], alpha: float = 0.05, significance: bool = True) -> dict[str, float]:
+    """How well a group of runs is separated (Moffat et al. 2007, Sec. 5 and Table 5).
+
+    ``per_query``: ``base``, ``residual`` and ``projected`` arrays (n_runs, n_topics) for the runs
+    of the group.  For each unordered pair, A is the run with the higher mean base.  Returns the
+    share of pairs with mean base(A) > mean upper(B) (``separated``) and the share significant at
+    ``alpha`` by ``scipy.stats.wilcoxon(x, y, alternative="greater")`` over topics with
+    y = base(B), upper(B) or projected(B) (a topic with nothing judged uses the midpoint; a pair
+    whose differences are all zero is not significant).  ``significance=False`` skips the tests.
+    """
+    missing = [k for k in ("base", "residual", "projected") if k not in per_query]
+    if missing:
+        raise InputError(f"separation: per_query is missing {missing}; expected base, residual and projected")
+    base = np.asarray(per_query["base"], dtype=np.float64)
+    resid = np.asarray(per_query["residual"], dtype=np.float64)
+    proj_raw = np.asarray(per_query["projected"], dtype=np.float64)
+    if base.ndim != 2 or resid.shape != base.shape or proj_raw.shape != base.shape:
+        raise InputError(f"separation: expected base, residual and projected of one shape (runs, topics), got "
+                         f"{base.shape}, {resid.shape}, {proj_raw.shape}")
+    if not (0 < alpha < 1):
+        raise InputError(f"argument 'alpha': expected a number in (0, 1), got {alpha!r}")
+    proj = _proj_fallback(base, resid, proj_raw)
+    n = base.shape[0]
+    if n < 2:
+        return dict(pairs=0, separated=np.nan, sig_base_base=np.nan, sig_base_upper=np.nan, sig_base_projected=np.nan)
+    i, j = np.triu_indices(n, k=1)
+    mb = base.mean(axis=1)
+    hi = np.where(mb[i] >= mb[j], i, j)
+    lo = np.where(mb[i] >= mb[j], j, i)
+    upper = base + resid
+    out = dict(pairs=len(i), separated=float(np.mean(mb[hi] > upper[lo].mean(axis=1))))
+    if not significance:
+        return dict(out, sig_base_base=np.nan, sig_base_upper=np.nan, sig_base_projected=np.nan)
+    from scipy.stats import wilcoxon
+    for name, other in (("sig_base_base", base), ("sig_base_upper", upper), ("sig_base_projected", proj)):
+        d = base[hi] - other[lo]
+        nonzero = (d != 0).any(axis=1)
+        pv = np.ones(len(d))
+        if nonzero.any():
+            with np.errstate(all="ignore"):
+                import warnings
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    res = wilcoxon(d[nonzero], alternative="greater", axis=1)
+            pv[nonzero] = np.nan_to_num(np.asarray(res.pvalue, dtype=np.float64), nan=1.0)
+        out[name] = float(np.mean(pv < alpha))
+    return out
+
+
+def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Sequence[int] = (1000, 2000, 5000),
+             p_select: float = 0.8, p_eval: Sequence[float] = (0.5, 0.8, 0.95), pool_runs: Sequence[str] | None = None,
+             missing: str = "nonrel", reference_qrels: Any = None, reference_measure: Any = "AP",
+             top_fraction: float = 1 / 3, power: float = 3, residual_scope: str = "query",
+             score_scope: str = "system", batch_size: int = 1, tie_break: str = "deterministic", seed: int = 0,
+             per_topic_quota: Any = None, rel: float = 1.0, max_rel: float | None = None, alpha: float = 0.05,
+             significance: bool = True, keep_per_query: bool = False, progress: bool = False,
+             stop: StopRule | None = None) -> SimulationResult:
+    """Replay judgment selection against an oracle and measure it at each checkpoint.
+
+    Moffat, Webber & Zobel 2007, Sec. 5 (seed002 Sec. 3.2): the oracle's labels are revealed only
+    for the selected documents; everything else is unjudged.  ``oracle_or_qrels``: qrels (a
+    missing judgment is non-relevant, or bypassed with ``missing="bypass"``, the paper's Table 2) or
+    any callable ``oracle(qid, docno) -> label or None`` (None: apply ``missing``).
+    ``reference_qrels`` (default: the oracle's qrels) rank the runs by ``reference_measure`` (the
+    paper: official MAP) to find the top group (``top_fraction`` of the runs).  ``runs`` may be an
+    :class:`AlignedRuns` built with ``include_unjudged=True`` (reused across methods).
+    ``significance=False`` skips the Wilcoxon tests (their columns are NaN); ``keep_per_query``
+    keeps the per-(run, topic) arrays in ``per_query[(checkpoint, p)]``.  ``stop``: a
+    :class:`StopRule`; when it fires the simulation is measured there (a last row whose
+    ``judgments`` is below its ``checkpoint``) and ends, and ``result.stopped`` says why.
+    """
+    from ..measures import to_spec   # here: the measures load ir_measures
+    check_choice("missing", missing, ("nonrel", "bypass"))
+    cps = _checkpoints(checkpoints)
+    p_select = check_probability("p_select", p_select)
+    p_eval = [check_probability("p_eval", x) for x in (p_eval if isinstance(p_eval, Sequence) else [p_eval])]
+    if not p_eval:
+        raise InputError("argument 'p_eval': expected at least one persistence")
+    if not 0 < top_fraction <= 1:
+        raise InputError(f"argument 'top_fraction': expected a number in (0, 1], got {top_fraction!r}")
+
+    oracle_fn: Callable | None = None
+    oracle_q: pd.DataFrame | None = None
+    if callable(oracle_or_qrels) and not isinstance(oracle_or_qrels, pd.DataFrame):
+        oracle_fn = oracle_or_qrels
+        oracle_q = getattr(oracle_or_qrels, "qrels", None)
+    else:
+        oracle_q = read_qrels(oracle_or_qrels)
+    ref_q = read_qrels(reference_qrels) if reference_qrels is not None else oracle_q
+
+    aligned = runs if isinstance(runs, AlignedRuns) else _aligned_for(runs, ref_q)
+    sel = JudgmentSelector(aligned, p=p_select, method=method, power=power, residual_scope=residual_scope,
+                           score_scope=score_scope, batch_size=batch_size, tie_break=tie_break, seed=seed,
+                           pool_runs=pool_runs, per_topic_quota=per_topic_quota, rel=rel, max_rel=max_rel)
+    S = aligned.n_runs
+
+    # the reference ranking of the runs and the top group
+    reference = None
+    top = np.arange(S)
+    if ref_q is not None:
+        spec, _ = to_spec(reference_measure) if not isinstance(reference_measure, MeasureSpec) else (reference_measure, None)
+        ref_labels = _labels_for(sel, ref_q)
+        ref_scores = aligned.evaluate([spec], ref_labels)[spec][:, :, 0].mean(axis=1)
+        reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
+        n_top = max(2, int(round(S * top_fraction)))
+        top = np.lexsort((np.arange(S), -ref_scores))[:n_top]
+    else:
+        announce("simulate: no reference qrels (a callable oracle without .qrels and no reference_qrels): "
+                 "the top group is all runs")
+
+    oracle = oracle_fn if oracle_fn is not None else oracle_q
+    bar = progress_bar(total=cps[-1], desc=f"select {method}", unit="judgment", enabled=bool(progress))
+    summary, systems, counts, per_query = [], [], [], {}
+    gain = sel._gain
+    for cp in cps:
+        while sel.n_judged < cp:
+            before = sel.n_judged
+            if not sel.judge(oracle, min(max(100, sel.batch_size), cp - sel.n_judged), missing=missing, stop=stop) \
+                    or sel.stopped is not None:
+                bar.update(sel.n_judged - before)
+                break
+            bar.update(sel.n_judged - before)
+        # measure
+        arrays = _bounds_arrays(sel, p_eval)
+        judged = sel.history["label"].to_numpy(dtype=np.float64)
+        n_rel = int((gain(judged) > 0).sum()) if len(judged) else 0
+        handled = sel.n_judged + len(sel.bypassed)
+        for p in p_eval:
+            base, resid, proj = (arrays[p][k] for k in ("base", "residual", "projected"))
+            sep = separation({"base": base[top], "residual": resid[top], "projected": proj[top]}, alpha=alpha,
+                             significance=significance)
+            summary.append(dict(method=method, checkpoint=cp, judgments=sel.n_judged, handled=handled, relevant=n_rel,
+                                p_eval=p, mean_residual=float(resid.mean()), top_residual=float(resid[top].mean()),
+                                **{k: v for k, v in sep.items() if k != "pairs"}))
+            pb = base.mean(axis=1)
+            pr = resid.mean(axis=1)
+            pj = _proj_fallback(base, resid, proj).mean(axis=1)
+            systems.append(pd.DataFrame({"method": method, "checkpoint": cp, "judgments": sel.n_judged, "p_eval": p,
+                                         "name": aligned.run_names, "base": pb, "residual": pr, "upper": pb + pr,
+                                         "projected": pj}))
+            if keep_per_query:
+                per_query[(cp, p)] = {"base": base.copy(), "residual": resid.copy(), "projected": proj.copy()}
+        counts.append(pd.DataFrame({"checkpoint": cp, "qid": sel.topics, "judgments": sel.topic_counts.to_numpy()}))
+        if sel.stopped is not None:
+            break
+    bar.close()
+    return SimulationResult(method=method, p_select=p_select, summary=pd.DataFrame(summary),
+                            systems=pd.concat(systems, ignore_index=True), judgments=sel.history,
+                            bypassed=sel.bypassed, topic_counts=pd.concat(counts, ignore_index=True),
+                            top_runs=[aligned.run_names[i] for i in top], reference=reference,
+                            per_query=per_query, selector=sel, stopped=sel.stopped)
+
+
+def _checkpoints(checkpoints: Any) -> list[int]:
+    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
+        checkpoints = [checkpoints]
+    try:
+        cps = sorted({int(x) for x in checkpoints})
+    except (TypeError, ValueError):
+        raise InputError(f"argument 'checkpoints': expected a budget or a list of positive integers, "
+                         f"got {checkpoints!r}") from None
+    if not cps or cps[0] < 1:
+        raise InputError(f"argument 'checkpoints': expected positive integers, got {checkpoints!r}")
+    return cps
+
+
+def compare_methods(runs: Any, qrels: Any, methods: Sequence[str] = METHODS, checkpoints: Sequence[int] = (1000, 2000),
+                    **kwargs: Any) -> tuple[pd.DataFrame, dict[str, SimulationResult]]:
+    """Run :func:`simulate` for several methods on one alignment; returns the stacked summaries
+    and ``{method: SimulationResult}``.  ``kwargs`` go to :func:`simulate`."""
+    q = read_qrels(qrels)
+    ref = kwargs.get("reference_qrels")
+    aligned = _aligned_for(runs, read_qrels(ref) if ref is not None else q)
+    results = {m: simulate(aligned, q, method=m, checkpoints=checkpoints, **kwargs) for m in methods}
+    return pd.concat([r.summary for r in results.values()], ignore_index=True), results
+

@@ -1,0 +1,281 @@
+"""The selection queue's weights: the static order (pooling, Method A) and the exactly tracked head
+of the adaptive queue (Methods B and C), Moffat, Webber & Zobel 2007, Sec. 3-4 (seed002 Sec. 2.7).
+
+A mixin of :class:`~pyterrier_noise.selection.JudgmentSelector`: the methods read and update the
+selector's state (labels, judged mass, base, availability); see the selector module's docstring
+for how the exact greedy order is found fast.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+# relative slack when comparing a bound or a BLAS estimate with an exact weight: far above the
+# rounding error of a sum of a few hundred positive terms (~1e-13), far below any real difference
+_SLACK = 1e-9
+
+
+class _QueueWeights:
+    """Weight maintenance of the selection queue (mixed into JudgmentSelector)."""
+
+    # -- static methods (pooling, Method A) -----------------------------------------------------
+
+    def _build_static(self) -> None:
+        pool = self._contrib.pool
+        J = self._J
+        nz = np.flatnonzero(np.diff(pool.indptr) > 0)
+        starts = pool.indptr[nz]
+        w = np.zeros(J)
+        depth = np.full(J, np.iinfo(np.int64).max, dtype=np.int64)
+        if self.method == "A":
+            # per-row sums in CSR order (reduceat: each row's sum depends on that row only)
+            if len(nz):
+                w[nz] = np.add.reduceat(pool.data, starts)
+            key = (self._tiekey, -w)
+        else:
+            # pooling: the weight is the largest contribution, i.e. the best rank any pool run gives
+            # the document; ties by depth, then the first run (in run order) reaching that depth,
+            # then qid / docno (seed002 A3) -- entries are in run order within a row
+            first_run = np.zeros(J, dtype=np.int64)
+            if len(nz):
+                pos = self._contrib.pool_pos
+                depth[nz] = np.minimum.reduceat(pos, starts)
+                row_of = np.repeat(np.arange(J), np.diff(pool.indptr))
+                idx = np.flatnonzero(pos == depth[row_of])
+                _, first = np.unique(row_of[idx], return_index=True)
+                first_run[nz] = self._contrib.pool_run[idx[first]]
+                w[nz] = (1.0 - self.p) * self.p ** depth[nz].astype(np.float64)
+            if self.tie_break == "random":
+                key = (self._tiekey, depth)
+            else:
+                key = (self._tiekey, first_run, depth)
+        cand = self._contrib.candidate
+        order = np.lexsort(key)
+        self._order = order[cand[order]]
+        self._static_w = w
+        self._static_depth = depth
+        self._ptr = 0
+
+    def _propose_static(self, n: int) -> np.ndarray:
+        order, avail = self._order, self._avail
+        ptr = self._ptr
+        while ptr < len(order) and not avail[order[ptr]]:
+            ptr += 1
+        self._ptr = ptr
+        out: list[np.ndarray] = []
+        got = 0
+        width = max(4 * n, 64)
+        pos = ptr
+        while got < n and pos < len(order):
+            chunk = order[pos:pos + width]
+            ok = chunk[avail[chunk]]
+            out.append(ok[:n - got])
+            got += min(len(ok), n - got)
+            pos += width
+            width *= 2
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+    # -- dynamic methods (B, C): run factors ----------------------------------------------------
+
+    def _init_factors(self) -> None:
+        """Factor of segment (s, q) = X[q, s] * g[s]: X holds what depends on the topic, g what
+        depends on the run only (seed002 Sec. 2.7, "factor(s, q)")."""
+        S, T = self._S, self._T
+        C = self.method == "C" and self.power > 0
+        self._c_query = C and self.score_scope == "query"
+        self._c_system = C and self.score_scope == "system"
+        self._inv_T = 1.0 / T
+        self._x_query = self.residual_scope == "query" or (C and self.score_scope == "query")
+        self._g_const = not (self.residual_scope == "system" or (C and self.score_scope == "system"))
+        # residuals only fall; Method C's midpoints rise when a relevant document is found
+        self._x_grows = C and self.score_scope == "query"
+        self._g_grows = C and self.score_scope == "system"
+        self._XT = np.ones((T, S))
+        self._g = np.ones(S)
+        if self._x_query:
+            self._XT[:] = self._x_values(self._mass.reshape(S, T), self._base.reshape(S, T)).T
+        if not self._g_const:
+            self._g[:] = self._g_values(self._msum, self._bsum)
+        # rows by decreasing Method A weight (sum of contributions, an upper bound on any weight
+        # divided by the largest factor): a refresh only computes the prefix that can matter
+        pool = self._contrib.pool
+        nz = np.flatnonzero(np.diff(pool.indptr) > 0)
+        A = np.zeros(self._J)
+        if len(nz):
+            A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
+        order = nz[np.argsort(-A[nz], kind="stable")]
+        self._a_order = order
+        self._a_sorted = A[order]
+        self._a_matrix = pool[order]
+        self._seg_pool = np.repeat(self._pool_mask, T)
+
+    def _x_values(self, mass: np.ndarray, base: np.ndarray | None) -> np.ndarray:
+        r = 1.0 - mass
+        np.maximum(r, 0.0, out=r)
+        if self._c_query:
+            mid = base + 0.5 * r
+            return (r * mid ** self.power) if self.residual_scope == "query" else mid ** self.power
+        return r if self.residual_scope == "query" else np.ones_like(r)
+
+    def _g_values(self, msum: np.ndarray, bsum: np.ndarray) -> np.ndarray:
+        r = 1.0 - msum * self._inv_T
+        np.maximum(r, 0.0, out=r)
+        if self._c_system:
+            mid = bsum * self._inv_T + 0.5 * r
+            return (r * mid ** self.power) if self.residual_scope == "system" else mid ** self.power
+        return r if self.residual_scope == "system" else np.ones_like(r)
+
+    def _exact(self, rows: np.ndarray) -> np.ndarray:
+        """Current weight of each row, summed exactly (math.fsum) so that it does not depend on
+        the summation order: the same state always gives the same bits."""
+        ptr, data, prun = self._contrib.pool.indptr, self._contrib.pool.data, self._contrib.pool_run
+        XT, g, topic = self._XT, self._g, self._topic
+        out = []
+        for j in rows.tolist():  # only the few rows tied at the top: never a hot loop
+            lo, hi = ptr[j], ptr[j + 1]
+            run = prun[lo:hi]
+            out.append(math.fsum((data[lo:hi] * (XT[topic[j], run] * g[run])).tolist()))
+        return np.asarray(out, dtype=np.float64)
+
+    def _factor_flat(self) -> np.ndarray:
+        """f[s * T + q] for every segment."""
+        return (self._XT * self._g[None, :]).T.ravel()
+
+    def _refresh(self, n: int) -> None:
+        """Rebuild the head: the available candidates of largest weight, as a dense (head x runs)
+        matrix.  Weights are computed for a prefix of the rows by decreasing Method A weight,
+        long enough that no row beyond it (weight <= A * largest factor) can enter the head."""
+        S, T = self._S, self._T
+        f = self._factor_flat()
+        fmax = float(f[self._seg_pool].max()) if self._seg_pool.any() else 0.0
+        n_avail = int(np.count_nonzero(self._avail))
+        k = min(max(self.head_size, 4 * n) * self._head_scale, n_avail)
+        W, order, A = self._a_matrix, self._a_order, self._a_sorted
+        n_rows = len(order)
+        m = min(n_rows, max(8 * k, 8192, self._prefix))
+        while True:
+            sub = sp.csr_matrix((W.data[:W.indptr[m]], W.indices[:W.indptr[m]], W.indptr[:m + 1]),
+                                shape=(m, W.shape[1]))
+            v = sub @ f
+            rows = order[:m]
+            v[~self._avail[rows]] = -np.inf
+            outside = float(A[m]) * fmax if m < n_rows else -np.inf
+            n_ok = int(np.count_nonzero(np.isfinite(v)))
+            if k == 0 or n_ok < k:
+                tau = -np.inf
+            else:
+                tau = float(-np.partition(-v, k - 1)[k - 1])
+            if m == n_rows or (n_ok >= k and outside * (1 + _SLACK) < tau * (1 - _SLACK)):
+                break
+            m = min(n_rows, 4 * m)
+        self._prefix = m   # the prefix needed only grows as weights fall: start there next time
+        if n_ok <= k:
+            keep = np.isfinite(v)
+            rest_in = -np.inf
+        else:
+            keep = v >= tau
+            below = v[(~keep) & np.isfinite(v)]
+            rest_in = float(below.max()) if len(below) else -np.inf
+        rows = np.sort(rows[keep])   # table order: grouped by topic
+        rest = max(rest_in, outside)
+        # dense contributions of the head rows
+        pool = self._contrib.pool
+        lens = pool.indptr[rows + 1] - pool.indptr[rows]
+        offs = np.zeros(len(rows), dtype=np.int64)
+        np.cumsum(lens[:-1], out=offs[1:])
+        idx = np.repeat(pool.indptr[rows] - offs, lens) + np.arange(int(lens.sum()))
+        C = np.zeros((len(rows), S))
+        C[np.repeat(np.arange(len(rows)), lens), self._contrib.pool_run[idx]] = pool.data[idx]
+        topic = self._topic[rows]
+        U = C * self._XT[topic]
+        hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
+        hpos[rows] = np.arange(len(rows))
+        g0 = np.where(self._pool_mask, self._g, 0.0)
+        XT0 = self._XT
+        with np.errstate(divide="ignore"):
+            inv_g0 = np.where(g0 > 0, 1.0 / np.where(g0 > 0, g0, 1.0), 0.0)
+            inv_x0 = np.where(XT0 > 0, 1.0 / np.where(XT0 > 0, XT0, 1.0), 0.0)
+        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos,
+                          block=np.searchsorted(topic, np.arange(T + 1)), rest=rest,
+                          inv_g0=inv_g0, inv_x0=inv_x0, dirty_all=False, dirty=set())
+
+    def _growth(self) -> float:
+        """Upper bound on the growth of any segment's factor since the last refresh: w <= w0 *
+        max(f / f0) for every row outside the head."""
+        h = self._head
+        rho = 1.0
+        if self._x_grows:
+            rho *= float((self._XT * h["inv_x0"]).max())
+        if self._g_grows:
+            rho *= float((self._g * h["inv_g0"]).max())
+        return rho
+
+    def _head_weights(self) -> np.ndarray:
+        h = self._head
+        if h["dirty_all"]:
+            np.dot(h["U"], self._g, out=h["w"])
+            h["dirty_all"] = False
+            h["dirty"].clear()
+        elif h["dirty"]:
+            for t in h["dirty"]:  # the topics judged since the last proposal (usually one)
+                a, b = h["block"][t], h["block"][t + 1]
+                h["w"][a:b] = h["U"][a:b] @ self._g
+            h["dirty"].clear()
+        return h["w"]
+
+    def _propose_dynamic(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact top ``n``: the head's best, provided they beat the bound on every other
+        candidate; otherwise rebuild the head (bigger if a fresh head cannot decide, i.e. weights
+        tie across its boundary)."""
+        fresh = False
+        while True:
+            if self._head is None:
+                self._refresh(n)
+                fresh = True
+            w = self._head_weights()
+            rest = self._head["rest"]
+            if n == 1:
+                best = int(w.argmax()) if len(w) else -1
+                tau = float(w[best]) if len(w) else 0.0
+                m = 1 if tau > 0 else 0
+            else:
+                m = min(n, int(np.count_nonzero(w > 0)))
+                tau = float(-np.partition(-w, m - 1)[m - 1]) if m else 0.0
+            if rest == -np.inf:  # the head holds every available candidate
+                if m == 0:
+                    return np.zeros(0, dtype=np.int64), np.zeros(0)
+                break
+            if m == n and rest * self._growth() * (1 + _SLACK) < tau * (1 - _SLACK):
+                break
+            if fresh:
+                self._head_scale *= 4
+            self._hpos[self._head["rows"]] = -1
+            self._head = None
+        if n == 1 and np.count_nonzero(w >= tau * (1 - _SLACK)) == 1:
+            rows = self._head["rows"][best:best + 1]
+            return rows, self._exact(rows)
+        cand = np.flatnonzero(w >= tau * (1 - _SLACK))
+        rows = self._head["rows"][cand]
+        exact = self._exact(rows)
+        order = np.lexsort((self._tiekey[rows], -exact))[:m]
+        return rows[order], exact[order]
+
+
+    def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray) -> None:
+        """Only the factors of the runs that retrieved the judged document change: in its topic
+        (X) and, for run-level scopes, the run's factor in every topic (g)."""
+        h = self._head
+        if self._x_query:
+            self._XT[t, runs] = self._x_values(self._mass[segs], self._base[segs] if self._c_query else None)
+            if h is not None:
+                a, b = h["block"][t], h["block"][t + 1]
+                if b > a:
+                    np.multiply(h["C"][a:b], self._XT[t], out=h["U"][a:b])
+                    h["dirty"].add(t)
+        if not self._g_const:
+            self._g[runs] = self._g_values(self._msum[runs], self._bsum[runs])
+            if h is not None:
+                h["dirty_all"] = True
+
