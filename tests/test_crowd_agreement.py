@@ -33,7 +33,7 @@ def test_judgment_alpha_thesis_table_2_12():
     assert round(judgment_alpha(qs), 3) == 0.353
     assert judgment_alpha(qs, tie="missing") == pytest.approx(0.5)
     # a second topic is just more units: same as building them by hand with agreement's helper
-    from pyterrier_noise.stats.agreement import krippendorff_alpha, pairwise_preference_units
+    from pyterrier_noise.stats import krippendorff_alpha, pairwise_preference_units
     qs2 = [pd.concat([q, q.assign(qid="2", label=q.label[::-1].to_numpy())]) for q in qs]
     units = pd.concat([pairwise_preference_units(np.array(raters).T).units,
                        pairwise_preference_units(np.array(raters)[:, ::-1].T).units])

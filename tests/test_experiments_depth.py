@@ -14,7 +14,7 @@ import scipy.stats as st
 
 from pyterrier_noise import AlignedRuns, MeasureSpec
 from pyterrier_noise._validation import InputError
-from pyterrier_noise.judges.models import PoolDepthReduction
+from pyterrier_noise.judges import PoolDepthReduction
 from pyterrier_noise.synthetic import make_collection
 from pyterrier_noise.experiments import (depth_experiment, depth_labels, multiplicity_table, pool_entry_depth,
                                        pool_multiplicity)

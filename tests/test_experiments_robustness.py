@@ -294,7 +294,7 @@ def test_true_p_given_observed_band_table(noisy):
 
 
 def test_same_seed_same_result_and_chunking_does_not_matter(small):
-    from pyterrier_noise.judges.models import RandomFlips
+    from pyterrier_noise.judges import RandomFlips
     runs, qrels, topics = small
     kw = dict(n_replicates=23, baseline=0, correction="bonferroni")
     a = robustness_experiment(runs, topics, qrels, ["AP", "P@10"], RandomFlips(0.93, 0.07), seed=5, **kw)

@@ -18,7 +18,7 @@ from scipy.special import expit
 import pyterrier_noise as pn
 from pyterrier_noise import AlignedRuns, InputError, JudgmentTable, MeasureSpec
 from pyterrier_noise.cli import main
-from pyterrier_noise.correction.estimates import JudgeCalibration
+from pyterrier_noise.correction import JudgeCalibration
 from pyterrier_noise.judges import (
     JUDGES, Chain, ConfusionJudge, FlipRateModel, MetarankLogisticModel, PerturbationWarning,
     PoolDepthReduction, RandomFlips, RandomRemoval, RankBiasedFlips, ReplicateSet, deeply_judged_runs,
@@ -896,8 +896,9 @@ def test_write_trec_progress_bar(coll, tmp_path):
 
 def test_public_names_and_the_old_module():
     import pyterrier_noise.judges as judges
-    import pyterrier_noise.judges.models as models
     assert len(set(judges.__all__)) == len(judges.__all__)
+    with pytest.warns(DeprecationWarning, match="pyterrier_noise.judges"):
+        models = pn.perturbation                    # the module's name before the layout
     for name in judges.__all__:
         assert getattr(models, name) is getattr(judges, name)
     assert judges.PerturbationWarning is pn.PerturbationWarning

@@ -222,7 +222,7 @@ def test_noisy_oracle_accepts_perturbation_models():
         tpr, fpr = 0.0, 1.0
     o = NoisyOracle(CallableOracle(lambda q, d: 1.0), Flips(), documents=[("q", "d")])
     assert (o.tpr, o.fpr) == (0.0, 1.0) and o.judge("q", "d") == 0.0
-    pm = pytest.importorskip("pyterrier_noise.judges.models")
+    pm = pytest.importorskip("pyterrier_noise.judges")
     truth = {("q%d" % (i % 4), "d%d" % i): float(i % 3) for i in range(300)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
     via_model = NoisyOracle(base, pm.RandomFlips(tpr=0.8, fpr=0.2, on_label=2, seed=7), documents=list(truth))

@@ -424,12 +424,3 @@ def test_all_pairs_t_fast_path_equals_scipy_with_near_identical_and_identical_pa
         want_less = np.array([[st.ttest_rel(x[a, :, r], x[b, :, r], alternative="less").pvalue for r in range(4)]
                               for a, b in zip(i, j)])
     np.testing.assert_allclose(less, want_less, rtol=1e-12, equal_nan=True)
-
-
-def test_old_module_paths_still_import():
-    with pytest.warns(DeprecationWarning, match="pyterrier_noise.stats.tukey_hsd"):
-        assert stats_tests.tukey_hsd is tukey_hsd
-    from pyterrier_noise.stats import agreement
-    with pytest.warns(DeprecationWarning, match="pyterrier_noise.stats.krippendorff_alpha"):
-        from pyterrier_noise.stats import krippendorff_alpha
-        assert agreement.krippendorff_alpha is krippendorff_alpha

@@ -191,15 +191,6 @@ def test_rbp_persistence_is_p_and_phi_is_deprecated():
     assert t.equals(worst_case_table(rhos=[2], ps=[0.5]))
 
 
-def test_names_moved_out_of_transformers_still_import():
-    import pyterrier_noise.ties as ties
-    from pyterrier_noise.ties import transformers
-    assert sorted(ties.__all__) == sorted(set(ties.__all__))
-    for name in ties.__all__:
-        assert getattr(ties, name) is not None
-    with pytest.warns(DeprecationWarning, match="pyterrier_noise.ties.tie_stats"):
-        assert transformers.tie_stats is tie_stats
-
 
 def test_delta_rr_exact_fractions():
     assert worst_case_delta_rr(1.1) == pytest.approx(float(Fraction(1, 264)), rel=1e-12)

@@ -33,12 +33,14 @@ TESTS = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
 CORRECTIONS = ("bonferroni", "holm", "fdr_bh")
 #: selection.METHODS
 SELECTION_METHODS = ("pool", "A", "B", "C")
-#: ties.transformers.BAND_ORDERS and PRECISIONS
-BAND_ORDERS = ("rank", "score", "input")
+#: ties.BAND_ORDERS, BAND_ORDER_ALIASES and PRECISIONS
+BAND_ORDERS = ("given", "trec_eval", "input")
+#: the band command's own words (its pinned contract) for two of those orders
+BAND_ORDER_ALIASES = {"rank": "given", "score": "trec_eval"}
 PRECISIONS = ("float64", "float32")
-#: experiments.uncertainty.CORRELATIONS
+#: experiments.CORRELATIONS
 CORRELATIONS = ("kendall", "rbo")
-#: crowd.pairwise.METHODS
+#: crowd.METHODS
 PAIRWISE_METHODS = ("preference", "absolute", "ratio", "combined")
 #: perturbation models of ``perturb`` and ``robustness``
 MODELS = ("random", "rank-biased", "flip-rate", "metarank", "confusion", "pool-depth", "removal")

@@ -58,10 +58,7 @@ def _parse_grid(text: str) -> Any:
 
 def _phi_grid(grid: Any) -> Any:
     """The validated grid (``experiments.phi_grid``)."""
-    try:
-        from ..experiments import phi_grid
-    except ImportError:   # until the experiments subpackage exports it
-        from ..experiments.uncertainty import phi_grid
+    from ..experiments import phi_grid
     return phi_grid(grid)
 
 

@@ -18,9 +18,9 @@ BAND_EXAMPLES = """examples:
 Band g = [b_g, b_{g+1} - 1] with b_1 = 1, b_{g+1} = ceil(rho * b_g) (Yang 2019 thesis, Sec. 3.3.1),
 computed exactly (--rho 1.1 means 11/10; fractions such as 3/2 work too).  Every document of band g
 gets the score 1/g, so the bands are groups of tied scores: evaluate the output with --ties
-expected (or optimistic / pessimistic).  Bands follow the run's order: --by score (default) is
-score descending then docno descending, the order trec_eval evaluates the original run in; --by
-rank uses the file's rank column; --by input the line order.
+expected (or optimistic / pessimistic).  Bands follow the run's order: --by score (default; also
+called trec_eval) is score descending then docno descending, the order trec_eval evaluates the
+original run in; --by rank (also called given) uses the file's rank column; --by input the line order.
 """
 
 ROUND_EXAMPLES = """examples:
@@ -63,17 +63,14 @@ def _run_tag(path: str) -> str:
 
 def _rho_label(rho: Any) -> str:
     """The exact growth factor as written in the output's run tag (``ties.rho_label``)."""
-    try:
-        from ..ties import rho_label
-    except ImportError:   # until the ties subpackage exports it
-        from ..ties.transformers import rho_label
+    from ..ties import rho_label
     return rho_label(rho)
 
 
 def _cmd_band(args: argparse.Namespace) -> int:
     from ..io import write_trec_run
     from ..ties import TieBanding
-    banding = TieBanding(args.rho, by=args.by)
+    banding = TieBanding(args.rho, by=options.BAND_ORDER_ALIASES.get(args.by, args.by))
     run = _read_one_run(args.run)
     out = banding(run)
     write_trec_run(out, args.out, tag=args.tag or f"{_run_tag(args.run)}_band{_rho_label(banding.rho)}")
@@ -151,7 +148,7 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("run", metavar="RUN", help="TREC run file (plain or .gz)")
     p.add_argument("--rho", required=True, help="growth factor >= 1 of the bands (1 = no ties), e.g. 1.5 or 3/2")
     p.add_argument("--out", required=True, help="output TREC run file (.gz to compress)")
-    p.add_argument("--by", choices=list(options.BAND_ORDERS), default="score",
+    p.add_argument("--by", choices=[*options.BAND_ORDER_ALIASES, *options.BAND_ORDERS], default="score",
                    help="the run order that decides the bands (default: score, then docno descending)")
     p.add_argument("--tag", default=None, help="run tag of the output (default: RUN's name + _band<rho>)")
     p.set_defaults(handler=_cmd_band)

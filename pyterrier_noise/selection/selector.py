@@ -638,15 +638,3 @@ def _labels_for(sel: JudgmentSelector, qrels: pd.DataFrame) -> np.ndarray:
     ok = rows >= 0
     out[rows[ok]] = qrels["label"].to_numpy(dtype=np.float64)[ok]
     return out
-
-
-
-def __getattr__(name: str) -> Any:
-    """Names that lived in this module before the selection subpackage was split (the pools, the
-    simulation and the plots) still resolve here, from the subpackage."""
-    moved = {"depth_pool", "rbp_pool", "qrels_oracle", "simulate", "SimulationResult", "compare_methods",
-             "separation", "plot_ranges", "plot_curves"}
-    if name in moved:
-        from .. import selection
-        return getattr(selection, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

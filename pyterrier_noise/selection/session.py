@@ -131,7 +131,7 @@ def _normalise_config(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def _default_factory(runs: dict[str, pd.DataFrame], **config: Any) -> Any:
     try:
-        from ..selection.selector import JudgmentSelector
+        from .selector import JudgmentSelector
     except ImportError as exc:  # pragma: no cover - depends on the checkout
         raise SessionError(f"the selector module pyterrier_noise.selection is not available ({exc})") from None
     return JudgmentSelector(runs, **config)
@@ -670,15 +670,3 @@ def _package_version() -> str:
         return str(__version__)
     except ImportError:  # pragma: no cover
         return "unknown"
-
-
-
-
-def __getattr__(name: str) -> Any:
-    """Names that lived in this module before the selection subpackage was split (the oracles, the
-    terminal and the storage) still resolve here, from the subpackage."""
-    moved = {"QrelsOracle", "CallableOracle", "TerminalOracle", "read_topics_file", "read_docs_file"}
-    if name in moved:
-        from .. import selection
-        return getattr(selection, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

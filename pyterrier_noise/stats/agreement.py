@@ -385,19 +385,3 @@ def rbo(x: object, y: object, p: float = 0.9,
     overlap = np.cumsum(counts[:, 1:k + 1], axis=-1).astype(float).reshape(xs.shape[:-1] + (k,))
     out = _rbo_core(overlap, k, k, p, variant)
     return float(out) if np.ndim(out) == 0 else out
-
-
-# ------------------------------------------------------------------------------------------------
-# names that lived here before the module was split (kept importable for one release)
-
-_MOVED = ("krippendorff_alpha", "PreferenceUnits", "pairwise_preference_units", "discrimination_ratio",
-          "consistent_discrimination", "discrimination_agreement")
-
-
-def __getattr__(name: str) -> object:
-    if name in _MOVED:
-        from .._warnings import deprecated
-        from . import reliability
-        deprecated(f"pyterrier_noise.stats.agreement.{name}", f"pyterrier_noise.stats.{name}")
-        return getattr(reliability, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

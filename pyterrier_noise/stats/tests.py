@@ -359,21 +359,3 @@ def _all_pairs_t_gram(x: np.ndarray) -> np.ndarray:
             p[k, q] = _p_t(d, "two-sided")
         out[b0:b0 + step] = p.T
     return out
-
-
-# ------------------------------------------------------------------------------------------------
-# names that lived here before the module was split (kept importable for one release)
-
-_MOVED = {"significant": "multiple",
-          "tukey_hsd": "tukey", "ConfidenceInterval": "intervals", "mean_ci": "intervals",
-          "pairwise_significance": "perquery", "degradation_test": "perquery", "pvalue_quadrants": "perquery"}
-
-
-def __getattr__(name: str) -> object:
-    if name in _MOVED:
-        import importlib
-
-        from .._warnings import deprecated
-        deprecated(f"pyterrier_noise.stats.tests.{name}", f"pyterrier_noise.stats.{name}")
-        return getattr(importlib.import_module(f".{_MOVED[name]}", __package__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

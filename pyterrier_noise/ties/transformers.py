@@ -240,22 +240,3 @@ class TieBreaker(pt.Transformer):
             return _finish(inp, perm, pos)
         n = np.bincount(qcode)[qcode[perm]]
         return _finish(inp, perm, pos, score=(n - pos).astype(np.float64))
-
-
-
-
-# ------------------------------------------------------------------------------------------------
-# names that lived here before the module was split (kept importable for one release)
-
-_MOVED = {"band_boundaries": "banding", "first_multi_doc_band": "banding", "worst_case_delta_rr": "banding",
-          "worst_case_delta_rbp": "banding", "worst_case_table": "banding", "BAND_ORDERS": "banding",
-          "round_scores": "rounding", "tie_stats": "stats", "TieStats": "stats", "tie_stats_in_chunks": "stats",
-          "expected_by_enumeration": "expected", "TieRange": "expected", "MAX_ORDERINGS": "expected"}
-
-
-def __getattr__(name: str) -> object:
-    if name in _MOVED:
-        import importlib
-        deprecated(f"pyterrier_noise.ties.transformers.{name}", f"pyterrier_noise.ties.{name}")
-        return getattr(importlib.import_module(f".{_MOVED[name]}", __package__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
