@@ -43,7 +43,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._validation import InputError, announce
-from ..io import list_run_files, read_runs, read_trec_run, run_name
+from ..io import list_run_files, read_runs, read_trec_run, run_file_columns, run_name
 from . import kernels
 from .kernels import position_weights
 from .spec import CWL_DEPTH, GROUPED_POLICIES, NONLINEAR, TIE_POLICIES, MeasureSpec
@@ -117,7 +117,8 @@ def _align_job(i: int) -> dict:
 
 
 def _columns_from_frames(frames: list[pd.DataFrame]):
-    """(run index, qid codes, qid uniques, docno codes, docno uniques, score, rank) of frames."""
+    """(run index, qid codes, qid uniques, docno codes, docno uniques, score, rank) of frames: the
+    columns :func:`~pyterrier_noise.io.run_file_columns` reads from files."""
     lengths = np.array([len(f) for f in frames], dtype=np.int64)
     run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
     qcodes, quniq = pd.factorize(np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames]))
@@ -127,90 +128,13 @@ def _columns_from_frames(frames: list[pd.DataFrame]):
     return run_idx, qcodes, np.asarray(quniq, dtype=object), dcodes, np.asarray(duniq, dtype=object), score, rank
 
 
-_RUN_COLUMNS = ["qid", "q0", "docno", "rank", "score", "tag"]
-
-
-def _arrow_run_table(path):
-    """One TREC run file (plain or gzip) as an Arrow table of qid, docno, rank, score, or None when
-    it is not a plain single-delimiter run with finite numbers (the caller then uses the validating
-    pandas reader, which names the offending line).  Decompression and parsing release the GIL, so
-    several files are read at once in threads."""
-    import gzip
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None   # the pandas reader says what is wrong with the path
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError):
-            return None
-    first = data[: data.find(b"\n")] if b"\n" in data else data
-    if first.count(b"\t") == 5 and b" " not in first.strip():
-        delim = "\t"
-    elif first.count(b" ") == 5 and b"\t" not in first and all(first.strip().split(b" ")):
-        delim = " "
-    else:
-        return None
-    words = pa.dictionary(pa.int32(), pa.string())   # encoded while parsing, in this thread
-    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
-                                  column_types={"qid": words, "docno": words,
-                                                "rank": pa.float64(), "score": pa.float64()})
-    try:
-        t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=_RUN_COLUMNS, use_threads=False),
-                          parse_options=pcsv.ParseOptions(delimiter=delim), convert_options=convert)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-    if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
-        return None
-    return t
-
-
-def _columns_from_files(paths: list, n_threads: int = 1) -> tuple | None:
-    """The columns of :func:`_columns_from_frames` read straight from TREC run files with Arrow's
-    CSV parser, whose strings never become Python objects (dictionary-encoded instead), ``n_threads``
-    files at a time.  Returns None where a file is not a plain single-delimiter TREC run."""
-    try:
-        import pyarrow as pa
-    except ImportError:
-        return None
-    if n_threads > 1 and len(paths) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(min(n_threads, len(paths))) as pool:
-            tables = list(pool.map(_arrow_run_table, paths))
-    else:
-        tables = [_arrow_run_table(p) for p in paths]
-    if any(t is None for t in tables):
-        return None
-    lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
-    tb = pa.concat_tables(tables)
-    score = tb.column("score").to_numpy()
-    rank = tb.column("rank").to_numpy()
-    if not (np.isfinite(score).all() and np.isfinite(rank).all()):
-        return None
-    run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
-    qcodes, quniq = _unified_codes(tb.column("qid"))
-    dcodes, duniq = _unified_codes(tb.column("docno"))
-    return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - 1
-
-
-def _unified_codes(column) -> tuple[np.ndarray, np.ndarray]:
-    """(code of every row, distinct strings) of a dictionary-encoded Arrow column whose chunks
-    (one or more per file) each have their own dictionary."""
-    unified = column.unify_dictionaries()
-    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks])
-    return codes, np.asarray(unified.chunks[0].dictionary.to_pylist(), dtype=object)
-
-
 def _align_chunk(names: list[str], items: list, are_files: bool, table: "JudgmentTable", ties: str,
                  keep_docnos: bool, include_unjudged: bool, n_threads: int = 1,
                  topics_from_runs: bool = False) -> dict:
     """Position arrays of some runs: their segments are numbered from 0 within the chunk.
 
     ``topics_from_runs``: the topics are those the runs answer (natural order), not the table's."""
-    cols = _columns_from_files(items, n_threads) if are_files else None
+    cols = run_file_columns(items, n_threads) if are_files else None
     if cols is None:
         frames = [read_trec_run(p) for p in items] if are_files else items
         cols = _columns_from_frames(frames)
