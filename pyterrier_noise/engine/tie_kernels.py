@@ -33,7 +33,7 @@ and one sort of the judged positions per ordering -- no Python loop per group, s
   enumerating the distinct arrangements of every tied group whose documents have different gains
   (all other positions are fixed), vectorised over the arrangements; a ranking (for one version
   of the judgments) with more than :data:`INST_MAX_ORDERINGS` distinct arrangements is refused
-  with an :class:`~pyterrier_noise.errors.InputError` (use the optimistic and pessimistic bounds
+  with an :class:`~pyterrier_noise._validation.InputError` (use the optimistic and pessimistic bounds
   there).
 * The linear measures (RBP, P, DCG, nDCG, INSQ) are exact with the mean weight of each group's
   positions; the engine does that itself, and :func:`evaluate_tied` gives the same numbers.
