@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import pyterrier_noise as pn
+import pyterrier_noise.measures  # noqa: F401  (registers the measures with ir_measures)
 from pyterrier_noise import MeasureSpec
 from conftest import random_collection
 
@@ -110,3 +111,61 @@ def test_ties_option_applies_to_every_measure():
     s = MeasureSpec("RBP", p=0.8)
     np.testing.assert_allclose(a["value"], b.evaluate([s])[s][0, :, 0])
     assert pn.to_spec(pn.RBPBase(p=0.8, ties="expected"))[1] == "expected"
+
+
+_ORDER_SCRIPT = r"""
+import json, warnings
+warnings.simplefilter("ignore")
+import ir_measures, pandas as pd
+import pyterrier_noise as pn
+import pyterrier_noise.measures
+qrels = pd.DataFrame({"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "a", "d"],
+                      "relevance": [1, 0, 2, 1, 0]})
+run = pd.DataFrame({"query_id": ["1", "1", "1", "2", "2", "2"], "doc_id": ["a", "b", "x", "d", "a", "y"],
+                    "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0]})
+measures = [pn.INSQUpper(T=2), pn.RBPBase(p=0.8), pn.INSTResidual(T=1), pn.RBPProjected(p=0.5),
+            pn.RBPResidual(p=0.8), pn.INSTBase(T=1), pn.RBPUpper(p=0.95, ties="given"), ir_measures.AP]
+seen = []
+for m in ir_measures.iter_calc(measures, qrels, run):
+    if str(m.measure) not in seen:
+        seen.append(str(m.measure))
+# only package measures: with measures of several providers ir_measures' FallbackEvaluator keys
+# the aggregate dict by its own set of the measures, which no provider can order
+agg = [str(m) for m in ir_measures.calc_aggregate(measures[:-1], qrels, run)]
+qr = qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+rn = run.rename(columns={"query_id": "qid", "doc_id": "docno"})
+ev = list(pn.evaluate({"r": rn}, qr, measures[:-1])["measure"])
+print(json.dumps([seen, agg, ev]))
+"""
+
+
+@pytest.mark.slow
+def test_measure_order_does_not_depend_on_the_hash_seed():
+    """ir_measures hands providers a set of measures: the order of iter_calc / calc_aggregate (and so
+    of pt.Experiment's per-query columns) must not follow the hash order, which changes with
+    PYTHONHASHSEED; evaluate() keeps the order asked."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = str(Path(__file__).resolve().parents[1])
+    outs = []
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        res = subprocess.run([sys.executable, "-c", _ORDER_SCRIPT], env=env, capture_output=True, text=True,
+                             check=True, timeout=300)
+        outs.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    assert outs[0] == outs[1] == outs[2]
+    seen, agg, ev = outs[0]
+    assert len(seen) == 8 and len(agg) == 7
+    assert ev == [str(m) for m in [pn.INSQUpper(T=2), pn.RBPBase(p=0.8), pn.INSTResidual(T=1),
+                                   pn.RBPProjected(p=0.5), pn.RBPResidual(p=0.8), pn.INSTBase(T=1),
+                                   pn.RBPUpper(p=0.95, ties="given")]]
+
+
+def test_provider_keeps_the_order_asked_and_sorts_a_set_canonically():
+    from pyterrier_noise.measures.provider import _in_order
+    asked = [pn.INSQUpper(T=2), pn.RBPBase(p=0.8), pn.RBPBase(p=0.5)]
+    assert _in_order(asked) == asked
+    assert _in_order(set(asked)) == [pn.RBPBase(p=0.5), pn.RBPBase(p=0.8), pn.INSQUpper(T=2)]

@@ -1,5 +1,13 @@
-"""The aligned engine: runs aligned to a judgment table once, every measure value computed here."""
-from .align import (TIE_POLICIES, GROUPED_POLICIES, NONLINEAR, CWL_DEPTH, are_run_paths, inst_utility, MeasureSpec, JudgmentTable, gains, rbp_weights, position_weights, AlignedRuns)
+"""The aligned engine: runs aligned to a judgment table once, every measure value computed here.
+
+Modules: :mod:`.spec` (MeasureSpec and the constants), :mod:`.table` (JudgmentTable), :mod:`.kernels`
+(gains, rank weights, INST's recurrence, AP / RR / nDCG kernels), :mod:`.tie_kernels` (expected,
+optimistic and pessimistic tie handling) and :mod:`.align` (AlignedRuns: building and evaluating).
+"""
+from .spec import (TIE_POLICIES, GROUPED_POLICIES, NONLINEAR, CWL_DEPTH, MeasureSpec)
+from .table import JudgmentTable
+from .kernels import (gains, rbp_weights, position_weights, inst_utility)
 from .tie_kernels import (evaluate_tied, expected_ap, INST_MAX_ORDERINGS, MODES)
+from .align import (are_run_paths, AlignedRuns)
 
 __all__ = ['TIE_POLICIES', 'GROUPED_POLICIES', 'NONLINEAR', 'CWL_DEPTH', 'are_run_paths', 'inst_utility', 'MeasureSpec', 'JudgmentTable', 'gains', 'rbp_weights', 'position_weights', 'AlignedRuns', 'evaluate_tied', 'expected_ap', 'INST_MAX_ORDERINGS', 'MODES']

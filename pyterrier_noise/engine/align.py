@@ -1,5 +1,9 @@
 """The aligned evaluation engine: align runs to a judgment table once, evaluate many label versions.
 
+This module builds :class:`AlignedRuns` (reading, ordering, judgment lookup) and dispatches every
+measure to its kernel (:mod:`.kernels`, :mod:`.tie_kernels`); :class:`MeasureSpec` and the constants
+live in :mod:`.spec`, :class:`JudgmentTable` in :mod:`.table`.
+
 DESIGN.md, "align once, evaluate many times".  :class:`AlignedRuns` holds every ranked position of
 every (run, topic) *segment* as flat arrays ordered by (segment, position), with, for each position,
 the index of its judgment in a judgment table (or -1).  A *version* of the judgments is a label
@@ -20,9 +24,9 @@ Tie policies (``ties=``):
     the run's ``rank`` column (input order where ranks are equal or absent);
 ``"expected"``
     the exact expected value over all orderings of each group of tied scores (linear measures here;
-    AP and RR by closed form and INST by bounded enumeration in :mod:`pyterrier_noise.tie_kernels`);
+    AP and RR by closed form and INST by bounded enumeration in :mod:`pyterrier_noise.engine.tie_kernels`);
 ``"optimistic"`` / ``"pessimistic"``
-    the best and worst orderings of every tied group (:mod:`pyterrier_noise.tie_kernels`);  For linear
+    the best and worst orderings of every tied group (:mod:`pyterrier_noise.engine.tie_kernels`);  For linear
     measures every tied document gets the mean weight of the positions its group spans (with a
     cutoff, only the positions above the cutoff count), which is rbp_eval's treatment when no
     cutoff splits a group (Moffat & Webber's rbp_eval; Yang 2019 thesis, Sec. 3.3).
@@ -37,25 +41,16 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.special import zeta
 
-from .._validation import InputError, announce, check_probability
+from .._validation import InputError, announce
+from ..io import list_run_files, read_runs, read_trec_run, run_file_columns, run_name
+from . import kernels
+from .kernels import position_weights
+from .spec import CWL_DEPTH, GROUPED_POLICIES, NONLINEAR, TIE_POLICIES, MeasureSpec
+from .table import JudgmentTable, _natural_sort
+from .tie_kernels import evaluate_tied
 
-TIE_POLICIES = ("trec_eval", "given", "expected", "optimistic", "pessimistic")
-#: policies that treat groups of equal scores as unordered (they keep tie-group boundaries)
-GROUPED_POLICIES = ("expected", "optimistic", "pessimistic")
-#: measures whose value is not a weighted sum over ranks (their expected value needs its own kernel)
-NONLINEAR = ("AP", "RR", "INST")
-#: cwl_eval evaluates C/W/L measures over exactly this many ranks (padding or truncating).
-CWL_DEPTH = 1000
-
-
-def _natural_sort(values: Sequence[str]) -> list[str]:
-    """Numeric order for numeric qids (as trec_eval and rbp_eval print them), else lexicographic."""
-    vals = list(values)
-    if all(v.isdigit() for v in vals):
-        return sorted(vals, key=int)
-    return sorted(vals)
+__all__ = ["are_run_paths", "AlignedRuns"]
 
 
 def are_run_paths(runs) -> bool:
@@ -91,143 +86,6 @@ def _lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None)
     return np.where(hit, loc, -1)
 
 
-def inst_utility(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str) -> np.ndarray:
-    """INST expected utility per document (Moffat et al. 2015; C/W/L) from a dense gain array
-    ``(depth, units, R)`` whose unjudged in-run positions hold the bound's fill (0 lower, 1 upper).
-
-    C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2; ``tail="cwl"`` normalises over the array's ranks
-    (cwl_eval's 1,000), ``tail="exact"`` adds the closed-form infinite tail after each run's ``n_run``
-    ranks (seed004a Sec. 1.9 (b)).  Ranks are the first axis, so running sums add whole rows."""
-    depth = G.shape[0]
-    rank_col = np.arange(depth, dtype=np.float64)[:, None, None]
-    S = np.cumsum(G, axis=0)
-    x = rank_col + 1.0 + 2.0 * spec.T - S
-    C = ((x - 1.0) / x) ** 2
-    del x
-    P = np.empty_like(G)
-    P[0] = 1.0
-    np.cumprod(C[:-1], axis=0, out=P[1:])
-    if spec.tail == "cwl":
-        return np.einsum("ksr,ksr->sr", P, G) / P.sum(axis=0)
-    n_units = G.shape[1]
-    in_run = np.arange(depth)[:, None] < n_run[None, :]
-    P *= in_run[:, :, None]
-    n = n_run.astype(np.float64)[:, None]
-    idx = np.maximum(n_run - 1, 0)
-    ix = np.arange(n_units)
-    has = n_run[:, None] > 0
-    S_n = np.where(has, S[idx, ix], 0.0)
-    C_n = np.where(has, C[idx, ix], 1.0)
-    P_n = np.where(has, P[idx, ix], 1.0)
-    P_next = P_n * C_n
-    if bound == "lower":
-        c = 2.0 * spec.T - S_n
-        tail_mass = P_next * (n + c) ** 2 * zeta(2.0, n + c)
-        tail_gain = 0.0
-    else:
-        kappa = n + 2.0 * spec.T - S_n
-        tail_mass = P_next / (1.0 - ((kappa - 1.0) / kappa) ** 2)
-        tail_gain = tail_mass
-    return (np.einsum("ksr,ksr->sr", P, G) + tail_gain) / (P.sum(axis=0) + tail_mass)
-
-
-# ----------------------------------------------------------------------------------------------
-# measure specifications
-
-
-@dataclass(frozen=True)
-class MeasureSpec:
-    """What the engine computes for one measure column.
-
-    ``family``: RBP, INST, INSQ, AP, nDCG, P, RR, DCG.  ``component``: value (the base / lower
-    bound), residual, upper (value + residual) or projected (RBP only: base / judged weight).
-    Relevance: binary ``label >= rel`` unless ``max_rel`` is set, in which case the gain is
-    ``clip(label, 0, max_rel) / max_rel`` (ir_measures / cwl_eval semantics).
-    """
-
-    family: str
-    component: str = "value"
-    p: float | None = None
-    T: float | None = None
-    rel: float = 1.0
-    max_rel: float | None = None
-    cutoff: int | None = None
-    tail: str = "cwl"  # INST / INSQ: "cwl" (1,000 ranks, cwl_eval) or "exact" (infinite tail)
-
-    def validate(self) -> "MeasureSpec":
-        if self.family not in ("RBP", "INST", "INSQ", "AP", "nDCG", "P", "RR", "DCG"):
-            raise InputError(f"unknown measure family {self.family!r}")
-        if self.component not in ("value", "residual", "upper", "projected"):
-            raise InputError(f"unknown component {self.component!r}")
-        if self.component != "value" and self.family not in ("RBP", "INST", "INSQ"):
-            raise InputError(f"{self.family} has no {self.component}: only RBP, INST and INSQ have residuals")
-        if self.component == "projected" and self.family != "RBP":
-            raise InputError("only RBP has a projected value")
-        if self.family == "RBP":
-            check_probability("RBP persistence p", self.p)
-        if self.family in ("INST", "INSQ"):
-            if self.T is None or not np.isfinite(self.T) or self.T <= 0:
-                raise InputError(f"{self.family} needs T > 0, got T={self.T!r}")
-            if self.family == "INST" and self.T < 0.25:
-                raise InputError(f"INST needs T >= 0.25 for its continuation probabilities to be valid, got {self.T}")
-            if self.tail not in ("cwl", "exact"):
-                raise InputError(f"tail must be 'cwl' or 'exact', got {self.tail!r}")
-            if self.cutoff is not None:
-                raise InputError(f"{self.family} has no cutoff: its user model decides how deep to look")
-        if self.cutoff is not None and (int(self.cutoff) != self.cutoff or self.cutoff <= 0):
-            raise InputError(f"cutoff must be a positive integer, got {self.cutoff!r}")
-        if self.max_rel is not None and not self.max_rel > 0:
-            raise InputError(f"max_rel must be positive, got {self.max_rel!r}")
-        if self.family == "P" and self.cutoff is None:
-            raise InputError("P needs a cutoff, e.g. P@10")
-        return self
-
-    @property
-    def graded(self) -> bool:
-        return self.max_rel is not None or self.family in ("nDCG", "DCG")
-
-
-# ----------------------------------------------------------------------------------------------
-# the judgment table
-
-
-@dataclass
-class JudgmentTable:
-    """Judgments sorted by (topic, docno): row j is one (qid, docno) with its label.
-
-    ``topic_index[j]`` is the topic of row j; rows of a topic are contiguous, starting at
-    ``topic_start[t]``.
-    """
-
-    frame: pd.DataFrame
-    topics: list[str]
-    topic_index: np.ndarray
-    topic_start: np.ndarray
-    labels: np.ndarray
-
-    @classmethod
-    def from_qrels(cls, qrels: pd.DataFrame, topics: Sequence[str] | None = None) -> "JudgmentTable":
-        from ..io.trec import read_qrels
-        return cls._from_frame(read_qrels(qrels), topics)
-
-    @classmethod
-    def _from_frame(cls, q: pd.DataFrame, topics: Sequence[str] | None = None) -> "JudgmentTable":
-        """From a validated ``qid, docno, label`` frame (labels may be NaN: unjudged rows)."""
-        topics = _natural_sort(pd.unique(q["qid"])) if topics is None else list(topics)
-        order = {t: i for i, t in enumerate(topics)}
-        tix = q["qid"].map(order)
-        keep = tix.notna().to_numpy()
-        q = q[keep]
-        tix = tix[keep].to_numpy(dtype=np.int64)
-        perm = np.lexsort((q["docno"].to_numpy(), tix))
-        q = q.iloc[perm].reset_index(drop=True)
-        tix = tix[perm]
-        start = np.searchsorted(tix, np.arange(len(topics) + 1))
-        return cls(q, topics, tix, start, q["label"].to_numpy(dtype=np.float64))
-
-    def __len__(self) -> int:
-        return len(self.frame)
-
 
 # ----------------------------------------------------------------------------------------------
 # alignment of a chunk of runs (runs are independent, so chunks can go to separate processes)
@@ -259,7 +117,8 @@ def _align_job(i: int) -> dict:
 
 
 def _columns_from_frames(frames: list[pd.DataFrame]):
-    """(run index, qid codes, qid uniques, docno codes, docno uniques, score, rank) of frames."""
+    """(run index, qid codes, qid uniques, docno codes, docno uniques, score, rank) of frames: the
+    columns :func:`~pyterrier_noise.io.run_file_columns` reads from files."""
     lengths = np.array([len(f) for f in frames], dtype=np.int64)
     run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
     qcodes, quniq = pd.factorize(np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames]))
@@ -269,98 +128,20 @@ def _columns_from_frames(frames: list[pd.DataFrame]):
     return run_idx, qcodes, np.asarray(quniq, dtype=object), dcodes, np.asarray(duniq, dtype=object), score, rank
 
 
-_RUN_COLUMNS = ["qid", "q0", "docno", "rank", "score", "tag"]
-
-
-def _arrow_run_table(path):
-    """One TREC run file (plain or gzip) as an Arrow table of qid, docno, rank, score, or None when
-    it is not a plain single-delimiter run with finite numbers (the caller then uses the validating
-    pandas reader, which names the offending line).  Decompression and parsing release the GIL, so
-    several files are read at once in threads."""
-    import gzip
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None   # the pandas reader says what is wrong with the path
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError):
-            return None
-    first = data[: data.find(b"\n")] if b"\n" in data else data
-    if first.count(b"\t") == 5 and b" " not in first.strip():
-        delim = "\t"
-    elif first.count(b" ") == 5 and b"\t" not in first and all(first.strip().split(b" ")):
-        delim = " "
-    else:
-        return None
-    words = pa.dictionary(pa.int32(), pa.string())   # encoded while parsing, in this thread
-    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
-                                  column_types={"qid": words, "docno": words,
-                                                "rank": pa.float64(), "score": pa.float64()})
-    try:
-        t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=_RUN_COLUMNS, use_threads=False),
-                          parse_options=pcsv.ParseOptions(delimiter=delim), convert_options=convert)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-    if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
-        return None
-    return t
-
-
-def _columns_from_files(paths: list, n_threads: int = 1) -> tuple | None:
-    """The columns of :func:`_columns_from_frames` read straight from TREC run files with Arrow's
-    CSV parser, whose strings never become Python objects (dictionary-encoded instead), ``n_threads``
-    files at a time.  Returns None where a file is not a plain single-delimiter TREC run."""
-    try:
-        import pyarrow as pa
-    except ImportError:
-        return None
-    if n_threads > 1 and len(paths) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(min(n_threads, len(paths))) as pool:
-            tables = list(pool.map(_arrow_run_table, paths))
-    else:
-        tables = [_arrow_run_table(p) for p in paths]
-    if any(t is None for t in tables):
-        return None
-    lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
-    tb = pa.concat_tables(tables)
-    score = tb.column("score").to_numpy()
-    rank = tb.column("rank").to_numpy()
-    if not (np.isfinite(score).all() and np.isfinite(rank).all()):
-        return None
-    run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
-    qcodes, quniq = _unified_codes(tb.column("qid"))
-    dcodes, duniq = _unified_codes(tb.column("docno"))
-    return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - 1
-
-
-def _unified_codes(column) -> tuple[np.ndarray, np.ndarray]:
-    """(code of every row, distinct strings) of a dictionary-encoded Arrow column whose chunks
-    (one or more per file) each have their own dictionary."""
-    unified = column.unify_dictionaries()
-    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks])
-    return codes, np.asarray(unified.chunks[0].dictionary.to_pylist(), dtype=object)
-
-
 def _align_chunk(names: list[str], items: list, are_files: bool, table: "JudgmentTable", ties: str,
                  keep_docnos: bool, include_unjudged: bool, n_threads: int = 1,
                  topics_from_runs: bool = False) -> dict:
     """Position arrays of some runs: their segments are numbered from 0 within the chunk.
 
     ``topics_from_runs``: the topics are those the runs answer (natural order), not the table's."""
-    from ..io.trec import read_trec_run
-    cols = _columns_from_files(items, n_threads) if are_files else None
+    cols = run_file_columns(items, n_threads) if are_files else None
     if cols is None:
         frames = [read_trec_run(p) for p in items] if are_files else items
         cols = _columns_from_frames(frames)
         del frames
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
     if topics_from_runs:
-        table = JudgmentTable._from_frame(table.frame, _natural_sort([str(q) for q in quniq]))
+        table = JudgmentTable.from_frame(table.frame, _natural_sort([str(q) for q in quniq]))
 
     n_topics = len(table.topics)
     # topic of every row, through the (few) distinct qid strings
@@ -482,51 +263,6 @@ def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarr
     return JudgmentTable(frame, list(table.topics), topic_index, start, labels), inverse[len(jkey):]
 
 
-# ----------------------------------------------------------------------------------------------
-# aligned runs
-
-
-def gains(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
-    """Gain in [0, 1] (binary or scaled graded) for RBP / INST / INSQ / P / RR / AP; 0 when unjudged."""
-    with np.errstate(invalid="ignore"):
-        if spec.max_rel is not None:
-            g = np.clip(labels, 0.0, spec.max_rel) / spec.max_rel
-        else:
-            g = (labels >= spec.rel).astype(np.float64)
-    return np.where(np.isnan(labels), 0.0, g)
-
-
-def rbp_weights(p: float, length: int) -> np.ndarray:
-    """RBP's weight of each 0-based rank, ``(1 - p) p^i`` (Moffat and Zobel 2008, Eq 2): the one
-    place the package computes them."""
-    return (1.0 - p) * p ** np.arange(length, dtype=np.float64)
-
-
-def position_weights(spec: MeasureSpec, length: int) -> np.ndarray:
-    """Weight of each 0-based position (0 beyond the cutoff) for linear measures."""
-    i = np.arange(length, dtype=np.float64)
-    if spec.family == "RBP":
-        w = rbp_weights(spec.p, length)
-    elif spec.family == "P":
-        w = np.full(length, 1.0 / spec.cutoff)
-    elif spec.family in ("DCG", "nDCG"):
-        w = 1.0 / np.log2(i + 2.0)
-    elif spec.family == "INSQ":
-        # P(i) = (2T / (i + 2T - 1))^2 for 1-based i (C(i) = ((i+2T-1)/(i+2T))^2), normalised
-        # over cwl_eval's 1,000 ranks, or over all ranks (Hurwitz zeta) for the exact tail
-        two_t = 2.0 * spec.T
-        w = 1.0 / (i + two_t) ** 2
-        if spec.tail == "cwl":
-            w = np.where(i < CWL_DEPTH, w, 0.0) / (1.0 / (np.arange(CWL_DEPTH) + two_t) ** 2).sum()
-        else:
-            w = w / zeta(2.0, two_t)
-    else:
-        raise AssertionError(spec.family)
-    if spec.cutoff is not None:
-        w = np.where(i < spec.cutoff, w, 0.0)
-    return w
-
-
 @dataclass
 class AlignedRuns:
     """Runs aligned to a judgment table (DESIGN.md: "align once, evaluate many times").
@@ -572,7 +308,6 @@ class AlignedRuns:
         ``n_jobs``: processes aligning a large input, or threads reading its run files when the
         alignment is one piece (default: the machine's cores; 1 = neither).
         """
-        from ..io.trec import list_run_files, run_name, read_runs
         if ties not in TIE_POLICIES:
             raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
         if on_topic_mismatch not in ("warn", "error", "ignore"):
@@ -712,8 +447,12 @@ class AlignedRuns:
     def max_len(self) -> int:
         return int(self.seg_len.max()) if len(self.seg_len) else 0
 
-    def _judged(self) -> dict:
-        """Positions that have a row in the judgment table, with a fixed CSR structure."""
+    def judged_positions(self) -> dict:
+        """The positions that have a row in the judgment table, computed once and cached.
+
+        A dict of arrays over those positions in (segment, position) order: ``rows`` (index into
+        the position arrays), ``seg``, ``pos``, ``jidx``, ``gstart``, ``gend``; ``indptr`` (CSR
+        pointer from segments to them) and ``nonempty`` (segments holding at least one)."""
         c = self._cache.get("judged")
         if c is None:
             jp = np.flatnonzero(self.jidx >= 0)
@@ -728,8 +467,18 @@ class AlignedRuns:
             self._cache["judged"] = c
         return c
 
+    #: the former private name of :meth:`judged_positions`
+    _judged = judged_positions
+
+    def cached(self, key, make):
+        """``make()`` computed once per key and kept with these aligned runs (derived arrays that
+        depend only on the alignment, e.g. a capability's contribution matrices)."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
     def _sparse(self, data: np.ndarray) -> sp.csr_matrix:
-        j = self._judged()
+        j = self.judged_positions()
         return sp.csr_matrix((data, j["jidx"], j["indptr"]), shape=(self.n_segments, len(self.table)))
 
     # -- labels -------------------------------------------------------------------------------
@@ -745,14 +494,7 @@ class AlignedRuns:
             raise InputError(f"label matrix must have shape (n_judgments={len(self.table)}, R), got {labels.shape}")
         return labels
 
-    @staticmethod
-    def _gain(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
-        return gains(labels, spec)
-
     # -- weights for linear measures ------------------------------------------------------------
-
-    def _position_weights(self, spec: MeasureSpec, length: int) -> np.ndarray:
-        return position_weights(spec, length)
 
     def _effective_weights(self, spec: MeasureSpec) -> np.ndarray:
         """Weight of each judged position: its own weight, or under ``expected`` ties the mean
@@ -760,9 +502,9 @@ class AlignedRuns:
         key = ("w", spec.family, spec.p, spec.T, spec.cutoff, spec.tail)
         w_eff = self._cache.get(key)
         if w_eff is None:
-            j = self._judged()
+            j = self.judged_positions()
             length = max(self.max_len, 1)
-            w = self._position_weights(spec, length)
+            w = position_weights(spec, length)
             if self.ties == "expected":
                 # suffix sums are accurate for rapidly decaying weights (RBP deep in a ranking)
                 tail = np.zeros(length + 1)
@@ -773,13 +515,6 @@ class AlignedRuns:
                 w_eff = w[j["pos"]]
             self._cache[key] = w_eff
         return w_eff
-
-    def _total_weight(self, spec: MeasureSpec) -> np.ndarray:
-        """Total weight available in each segment's ranking (before the tail), per segment."""
-        length = max(self.max_len, 1)
-        w = self._position_weights(spec, length)
-        cw = np.concatenate([[0.0], np.cumsum(w)])
-        return cw[self.seg_len]
 
     # -- evaluation ---------------------------------------------------------------------------
 
@@ -794,18 +529,10 @@ class AlignedRuns:
         specs = [m.validate() for m in measures]
         R = L.shape[1]
         out = {s: np.empty((self.n_segments, R)) for s in specs}
-        if self.ties in ("optimistic", "pessimistic") or (
-                self.ties == "expected" and any(s.family in NONLINEAR for s in specs)):
-            try:
-                from .. import tie_kernels  # noqa: F401
-            except ImportError:
-                raise InputError(f"ties={self.ties!r} for {', '.join(sorted({s.family for s in specs}))} "
-                                 f"needs the tie-aware kernels, which are not in this version yet; "
-                                 f"ties='expected' works for the linear measures RBP, P, DCG, nDCG and INSQ") from None
         # versions are processed in chunks so that the largest temporary stays near chunk_elements
         cost = max(len(self.table), self.n_segments)
         if any(s.family in ("AP", "RR") for s in specs):
-            cost = max(cost, len(self._judged()["rows"]))
+            cost = max(cost, len(self.judged_positions()["rows"]))
         if any(s.family == "INST" for s in specs):
             cost = max(cost, self.n_segments * max(CWL_DEPTH, self.max_len))
         per = max(1, chunk_elements // cost)
@@ -819,24 +546,23 @@ class AlignedRuns:
     def _evaluate_chunk(self, specs: list[MeasureSpec], L: np.ndarray) -> dict[MeasureSpec, np.ndarray]:
         out: dict[MeasureSpec, np.ndarray] = {}
         judged = (~np.isnan(L)).astype(np.float64)
-        gains: dict = {}
+        gain_of: dict = {}
         inst_bounds: dict = {}  # INST bounds shared by its value / residual / upper columns
 
         def gain(spec):
             k = (spec.rel, spec.max_rel) if spec.family not in ("nDCG", "DCG") else ("linear",)
-            if k not in gains:
+            if k not in gain_of:
                 if spec.family in ("nDCG", "DCG"):
-                    gains[k] = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))
+                    gain_of[k] = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))
                 else:
-                    gains[k] = self._gain(L, spec)
-            return gains[k]
+                    gain_of[k] = kernels.gains(L, spec)
+            return gain_of[k]
 
         for spec in specs:
             fam = spec.family
             if self.ties in ("optimistic", "pessimistic") or (self.ties == "expected" and fam in NONLINEAR):
                 # tie-aware kernels over tie groups (expected values of the non-linear measures by
                 # closed form; best and worst orderings of every group for every measure)
-                from ..engine.tie_kernels import evaluate_tied
                 out[spec] = evaluate_tied(self, spec, L, self.ties)
                 continue
             if fam in ("RBP", "P", "DCG", "INSQ"):
@@ -857,122 +583,20 @@ class AlignedRuns:
                         out[spec] = np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
             elif fam == "nDCG":
                 M = self._sparse(self._effective_weights(spec))
-                dcg = M @ gain(spec)
-                idcg = self._ideal_dcg(spec, gain(spec))
-                topic_of_seg = np.tile(np.arange(self.n_topics), self.n_runs)
-                ideal = idcg[topic_of_seg]
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    out[spec] = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+                out[spec] = kernels.ndcg(self, spec, M @ gain(spec), gain(spec))
             elif fam == "AP":
-                out[spec] = self._ap(spec, gain(spec))
+                out[spec] = kernels.average_precision(self, spec, gain(spec))
             elif fam == "RR":
-                out[spec] = self._rr(spec, gain(spec))
+                out[spec] = kernels.reciprocal_rank(self, spec, gain(spec))
             elif fam == "INST":
                 key = (spec.T, spec.rel, spec.max_rel, spec.tail)
                 need_upper = any(s.family == "INST" and (s.T, s.rel, s.max_rel, s.tail) == key
                                  and s.component != "value" for s in specs)
                 if key not in inst_bounds:
-                    inst_bounds[key] = self._inst_bounds(spec, L, need_upper)
+                    inst_bounds[key] = kernels.inst_bounds(self, spec, L, need_upper)
                 lower, upper = inst_bounds[key]
                 out[spec] = {"value": lower, "residual": None if upper is None else upper - lower,
                              "upper": upper}[spec.component]
             else:
                 raise AssertionError(fam)
         return out
-
-    def _topic_sum(self, values: np.ndarray) -> np.ndarray:
-        """Sum a (n_judgments, R) matrix over the rows of each topic -> (n_topics, R)."""
-        csum = np.zeros((len(values) + 1, values.shape[1]))
-        np.cumsum(values, axis=0, out=csum[1:])
-        st = self.table.topic_start
-        return csum[st[1:]] - csum[st[:-1]]
-
-    def _ideal_dcg(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
-        """Ideal DCG per (topic, version): judged gains of the topic sorted descending
-        (trec_eval's ndcg / ndcg_cut), vectorised through a padded (topics, max_judged, R) array."""
-        st = self.table.topic_start
-        sizes = np.diff(st)
-        width = int(sizes.max()) if len(sizes) else 0
-        if spec.cutoff is not None:
-            width_out = min(width, spec.cutoff)
-        else:
-            width_out = width
-        pad = np.zeros((self.n_topics, max(width, 1), g.shape[1]))
-        within = np.arange(len(g)) - st[self.table.topic_index]
-        pad[self.table.topic_index, within] = g
-        pad = -np.sort(-pad, axis=1)[:, :width_out]
-        disc = 1.0 / np.log2(np.arange(width_out) + 2.0)
-        return np.einsum("tkr,k->tr", pad, disc)
-
-    def _cumulative_in_segment(self, rel: np.ndarray) -> np.ndarray:
-        """Running count of relevant judged positions within each segment, inclusive (int32: exact)."""
-        j = self._judged()
-        cs = np.cumsum(rel, axis=0, dtype=np.int32)
-        ne = j["nonempty"]
-        first = j["indptr"][ne]
-        before = cs[first] - rel[first]
-        return cs - np.repeat(before, np.diff(j["indptr"])[ne], axis=0)
-
-    def _ap(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
-        """Average precision as trec_eval computes it (map / map_cut): sum of precision at each
-        relevant retrieved rank over the number of relevant judgments R of the topic."""
-        j = self._judged()
-        rel = g[j["jidx"]] > 0
-        if spec.cutoff is not None:
-            rel[j["pos"] >= spec.cutoff] = False
-        within = self._cumulative_in_segment(rel)
-        contrib = (within * rel) / (j["pos"][:, None] + 1.0)
-        num = self._segment_sum(contrib)
-        n_rel = self._topic_sum((g > 0).astype(np.float64))
-        topic_of_seg = np.tile(np.arange(self.n_topics), self.n_runs)
-        denom = n_rel[topic_of_seg]
-        return np.where(denom > 0, num / np.where(denom > 0, denom, 1.0), 0.0)
-
-    def _rr(self, spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
-        """Reciprocal rank of the first relevant document (trec_eval recip_rank)."""
-        j = self._judged()
-        rel = g[j["jidx"]] > 0
-        inv = np.where(rel, 1.0 / (j["pos"][:, None] + 1.0), 0.0)
-        if spec.cutoff is not None:
-            inv[j["pos"] >= spec.cutoff] = 0.0
-        out = np.zeros((self.n_segments, g.shape[1]))
-        ne = j["nonempty"]
-        if len(ne):
-            out[ne] = np.maximum.reduceat(inv, j["indptr"][ne], axis=0)
-        return out
-
-    def _segment_sum(self, values: np.ndarray) -> np.ndarray:
-        j = self._judged()
-        out = np.zeros((self.n_segments, values.shape[1]))
-        ne = j["nonempty"]
-        if len(ne):
-            out[ne] = np.add.reduceat(values, j["indptr"][ne], axis=0)
-        return out
-
-    def _inst_bounds(self, spec: MeasureSpec, L: np.ndarray, need_upper: bool = True):
-        """INST (Moffat et al. 2015) in the C/W/L framework (Azzopardi et al. 2019).
-
-        C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2 with S_i the gain accumulated to rank i
-        inclusive.  Lower bound: unjudged and padded ranks gain 0; upper: they gain 1.
-        ``tail="cwl"``: exactly cwl_eval (1,000 ranks, weights normalised over them).
-        ``tail="exact"``: the run's own ranks plus the closed-form infinite tail (seed004a Sec. 1.9 (b)).
-        """
-        j = self._judged()
-        R = L.shape[1]
-        depth = CWL_DEPTH if spec.tail == "cwl" else max(self.max_len, 1)
-        g = self._gain(L, spec)
-        judged = ~np.isnan(L)
-        ok = j["pos"] < depth
-        rows_seg, rows_pos, rows_j = j["seg"][ok], j["pos"][ok], j["jidx"][ok]
-        n_run = np.minimum(self.seg_len, depth)
-        ranks = np.arange(depth)
-        in_run = ranks[None, :] < n_run[:, None]
-        results = {}
-        for bound in ("lower", "upper") if need_upper else ("lower",):
-            fill = 0.0 if bound == "lower" else 1.0
-            G = np.full((depth, self.n_segments, R), fill)
-            if spec.tail == "exact":
-                G[~in_run.T] = 0.0  # beyond the run: handled by the closed-form tail
-            G[rows_pos, rows_seg] = np.where(judged[rows_j], g[rows_j], fill)
-            results[bound] = inst_utility(G, spec, n_run, bound)
-        return results["lower"], results.get("upper")

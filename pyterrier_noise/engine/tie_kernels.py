@@ -33,7 +33,7 @@ and one sort of the judged positions per ordering -- no Python loop per group, s
   enumerating the distinct arrangements of every tied group whose documents have different gains
   (all other positions are fixed), vectorised over the arrangements; a ranking (for one version
   of the judgments) with more than :data:`INST_MAX_ORDERINGS` distinct arrangements is refused
-  with an :class:`~pyterrier_noise.errors.InputError` (use the optimistic and pessimistic bounds
+  with an :class:`~pyterrier_noise._validation.InputError` (use the optimistic and pessimistic bounds
   there).
 * The linear measures (RBP, P, DCG, nDCG, INSQ) are exact with the mean weight of each group's
   positions; the engine does that itself, and :func:`evaluate_tied` gives the same numbers.
@@ -68,11 +68,12 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 from scipy.special import digamma, gammaln
 
-from ..engine.align import inst_utility, CWL_DEPTH, MeasureSpec
 from .._validation import InputError
+from .kernels import gains, ideal_dcg, inst_utility, position_weights, segment_sum, topic_sum
+from .spec import CWL_DEPTH, MeasureSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..engine.align import AlignedRuns
+    from .align import AlignedRuns
 
 __all__ = ["evaluate_tied", "expected_ap", "INST_MAX_ORDERINGS", "MODES"]
 
@@ -101,7 +102,7 @@ def _groups(aligned: "AlignedRuns") -> dict:
     """
     c = aligned._cache.get("tie_groups")
     if c is None:
-        j = aligned._judged()
+        j = aligned.judged_positions()
         seg, gs, ge = j["seg"], j["gstart"], j["gend"]
         n = len(seg)
         new = np.ones(n, dtype=bool)
@@ -169,7 +170,7 @@ def _arranged_positions(aligned: "AlignedRuns", grp: dict, key: np.ndarray, labe
     strictly before the row's key.  Rows in single-document groups keep their position.
     Returns (n_rows, R) int64; unlabelled rows get -1.
     """
-    j = aligned._judged()
+    j = aligned.judged_positions()
     n, R = labelled.shape
     newpos = np.repeat(j["pos"][:, None], R, axis=1)
     mr = grp["multi_rows"]
@@ -200,11 +201,11 @@ def _value_key(gain: np.ndarray) -> np.ndarray:
 
 def _row_gains(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gains over the table (J, R), over the judged rows (n_rows, R), and the labelled mask of the rows."""
-    j = aligned._judged()
+    j = aligned.judged_positions()
     if spec.family in ("nDCG", "DCG"):
         g = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))     # trec_eval's linear gains
     else:
-        g = aligned._gain(L, spec)
+        g = gains(L, spec)
     labelled = ~np.isnan(L[j["jidx"]])
     return g, g[j["jidx"]], labelled
 
@@ -256,8 +257,8 @@ def evaluate_tied(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, mode
 # AP and RR (binary relevance: gain > 0, as trec_eval's relevance level)
 
 def _relevance(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray):
-    g = aligned._gain(L, spec)
-    j = aligned._judged()
+    g = gains(L, spec)
+    j = aligned.judged_positions()
     grp = _groups(aligned)
     rel = (g[j["jidx"]] > 0).astype(np.float64)
     r = _group_sum(grp, rel)                       # relevant documents in each group
@@ -285,7 +286,7 @@ def _ap(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, mode: str) -> 
         contrib = m + (c - p0) * (_harmonic(p0 + m) - _harmonic(p0))
     contrib = np.where(r > 0, contrib, 0.0)
     num = _segment_total(aligned, grp, contrib)
-    n_rel = aligned._topic_sum((g > 0).astype(np.float64))
+    n_rel = topic_sum(aligned.table, (g > 0).astype(np.float64))
     denom = n_rel[np.tile(np.arange(aligned.n_topics), aligned.n_runs)]
     return np.where(denom > 0, num / np.where(denom > 0, denom, 1.0), 0.0)
 
@@ -341,10 +342,10 @@ def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
 # linear measures: RBP, P, DCG, nDCG, INSQ
 
 def _linear(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, mode: str) -> np.ndarray:
-    j = aligned._judged()
+    j = aligned.judged_positions()
     grp = _groups(aligned)
     length = max(aligned.max_len, 1)
-    w = aligned._position_weights(spec, length)
+    w = position_weights(spec, length)
     g, grow, lab = _row_gains(aligned, spec, L)
     labf = lab.astype(np.float64)
 
@@ -366,12 +367,12 @@ def _linear(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, mode: str)
         g_up = grow
 
     def seg_sum(x):
-        return aligned._segment_sum(x)
+        return segment_sum(aligned, x)
 
     value = seg_sum(w_val * grow * labf)
     if spec.component == "value":
         if spec.family == "nDCG":
-            ideal = aligned._ideal_dcg(spec, g)[np.tile(np.arange(aligned.n_topics), aligned.n_runs)]
+            ideal = ideal_dcg(aligned, spec, g)[np.tile(np.arange(aligned.n_topics), aligned.n_runs)]
             return np.where(ideal > 0, value / np.where(ideal > 0, ideal, 1.0), 0.0)
         return value
     if spec.component == "projected":
@@ -386,7 +387,7 @@ def _linear(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, mode: str)
 
 
 # ------------------------------------------------------------------------------------------------
-# INST (C/W/L, Moffat et al. 2015; Azzopardi et al. 2019) -- mirrors AlignedRuns._inst_bounds
+# INST (C/W/L, Moffat et al. 2015; Azzopardi et al. 2019) -- mirrors kernels.inst_bounds
 
 def _inst_depth(aligned: "AlignedRuns", spec: MeasureSpec) -> int:
     return CWL_DEPTH if spec.tail == "cwl" else max(aligned.max_len, 1)
@@ -400,7 +401,7 @@ def _inst_eu(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str) ->
 def _dense_gains(aligned: "AlignedRuns", spec: MeasureSpec, positions: np.ndarray, values: np.ndarray,
                  labelled: np.ndarray, fill: float) -> np.ndarray:
     """Dense (depth, n_segments, R) gains: labelled rows at ``positions``, free in-run positions = fill."""
-    j = aligned._judged()
+    j = aligned.judged_positions()
     depth = _inst_depth(aligned, spec)
     R = labelled.shape[1]
     G = np.full((depth, aligned.n_segments, R), fill)
@@ -458,7 +459,7 @@ def _inst_expected(aligned: "AlignedRuns", spec: MeasureSpec, grp: dict, grow: n
     distinct arrangement of a multiset is equally likely), rows are evaluated together on a dense
     (depth, rows) array, and averaged.
     """
-    j = aligned._judged()
+    j = aligned.judged_positions()
     n_seg, R = aligned.n_segments, lab.shape[1]
     depth = _inst_depth(aligned, spec)
     G0 = _dense_gains(aligned, spec, np.repeat(j["pos"][:, None], R, axis=1), grow, lab, fill)

@@ -1,47 +1,29 @@
-"""Reading runs and qrels from every form the ecosystem uses, with validation.
+"""TREC text files: reading runs and qrels (plain or gzip, spaces or tabs) with file-and-line
+errors, naming and listing run files, and writing runs and qrels.
 
 Runs come back as PyTerrier result frames ``qid, docno, score, rank`` (``rank`` 0-based, as in
 PyTerrier; TREC files are 1-based and converted here), qrels as ``qid, docno, label`` frames.
-
-Accepted inputs
----------------
-* PyTerrier frames (``qid, docno, score[, rank]`` / ``qid, docno, label``);
-* ir_measures frames (``query_id, doc_id, score`` / ``query_id, doc_id, relevance``) and iterables
-  of ir_measures / ir_datasets namedtuples (``ScoredDoc``, ``Qrel``, ``TrecQrel``);
-* TREC files, plain or gzip, columns separated by spaces or tabs (the qrels iteration column may
-  hold anything, e.g. ``0.5``);
-* directories of run files (a run's name is its file name without ``.gz``);
-* ``ir_datasets`` datasets (anything with ``qrels_iter()``, including
-  ``ir_datasets.create_dataset(qrels_trec=...)``) and ``pt.get_dataset(...).get_qrels()``;
-* pytrec_eval-style dicts ``{qid: {docno: value}}``.
-
-Bad input raises :class:`~pyterrier_noise.errors.InputError` naming the file and line (or column
-and row) and what was expected; coercions (duplicate judgments, negative labels) are announced
-with counts.
+Bad input raises :class:`~pyterrier_noise._validation.InputError` naming the file and line.
 """
 from __future__ import annotations
 
 import gzip
 import io
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Union
+from typing import Union
 
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce
+from .._validation import InputError
+from .frames import QRELS_COLUMNS, RUN_COLUMNS, _clean_qrels, _clean_run
 
 PathLike = Union[str, os.PathLike]
-RunsInput = Any  # a frame, a path, a directory, a list of those, or a mapping name -> any of those
-QrelsInput = Any
 
-RUN_COLUMNS = ["qid", "docno", "score", "rank"]
-QRELS_COLUMNS = ["qid", "docno", "label"]
-
-_RUN_ALIASES = {"query_id": "qid", "doc_id": "docno"}
-_QRELS_ALIASES = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
+#: the six whitespace-separated fields of a TREC run line
+TREC_RUN_FIELDS = ["qid", "q0", "docno", "rank", "score", "tag"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -63,7 +45,8 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def run_name(path: Path) -> str:
-    name = path.name
+    """A run's name: its file name without ``.gz``."""
+    name = Path(path).name
     return name[:-3] if name.endswith(".gz") else name
 
 
@@ -125,7 +108,7 @@ def read_trec_run(path: PathLike) -> pd.DataFrame:
     if not data.strip():
         raise InputError(f"{path}: the run is empty (expected lines 'qid Q0 docno rank score tag')")
     df = _parse_table(
-        data, path, names=["qid", "q0", "docno", "rank", "score", "tag"], usecols=[0, 2, 3, 4],
+        data, path, names=TREC_RUN_FIELDS, usecols=[0, 2, 3, 4],
         dtype={"qid": str, "docno": str, "rank": np.float64, "score": np.float64},
         what="a TREC run line 'qid Q0 docno rank score tag'", numeric={3: "rank", 4: "score"})
     df = df[RUN_COLUMNS]
@@ -152,192 +135,15 @@ def read_trec_qrels(path: PathLike) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------------------------
-# frames and iterables
-
-def _rename(df: pd.DataFrame, aliases: dict[str, str]) -> pd.DataFrame:
-    ren = {a: b for a, b in aliases.items() if a in df.columns and b not in df.columns}
-    return df.rename(columns=ren) if ren else df
-
-
-def _require(df: pd.DataFrame, cols: list[str], source: str, kind: str) -> None:
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise InputError(
-            f"{source}: {kind} frame is missing column(s) {missing}; found {list(df.columns)} "
-            f"(expected {cols}, or ir_measures' names)")
-
-
-def _numeric_column(df: pd.DataFrame, col: str, source: str) -> np.ndarray:
-    values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"{source}: column {col!r}, row {i} (qid={df['qid'].iloc[i]!r}, docno={df['docno'].iloc[i]!r}): "
-            f"expected a finite number, got {df[col].iloc[i]!r} ({int(bad.sum())} such row(s))")
-    return values
-
-
-def _as_str(series: pd.Series) -> pd.Series:
-    if series.dtype == object or pd.api.types.is_string_dtype(series.dtype):
-        return series.astype(str)
-    return series.astype(str)
-
-
-def _clean_qrels(df: pd.DataFrame, source: str) -> pd.DataFrame:
-    df = _rename(df, _QRELS_ALIASES)
-    _require(df, QRELS_COLUMNS, source, "qrels")
-    out = pd.DataFrame({"qid": _as_str(df["qid"]).to_numpy(), "docno": _as_str(df["docno"]).to_numpy(),
-                        "label": _numeric_column(df, "label", source)})
-    if len(out) == 0:
-        raise InputError(f"{source}: the qrels are empty (expected at least one judgment)")
-    dup = out.duplicated(["qid", "docno"], keep="last")
-    if dup.any():
-        first = out[dup].iloc[0]
-        announce(f"{source}: {int(dup.sum())} duplicate judgment(s) for the same (qid, docno), e.g. "
-                 f"qid={first.qid!r} docno={first.docno!r}; kept the last of each, as pytrec_eval does")
-        out = out[~dup].reset_index(drop=True)
-    neg = out["label"].to_numpy() < 0
-    if neg.any():
-        announce(f"{source}: {int(neg.sum())} negative label(s) clipped to 0 (judged non-relevant), "
-                 f"as trec_eval treats them")
-        out.loc[neg, "label"] = 0.0
-    out.attrs["source"] = source
-    return out
-
-
-def _clean_run(df: pd.DataFrame, source: str) -> pd.DataFrame:
-    df = _rename(df, _RUN_ALIASES)
-    _require(df, ["qid", "docno", "score"], source, "run")
-    out = pd.DataFrame({"qid": _as_str(df["qid"]).to_numpy(), "docno": _as_str(df["docno"]).to_numpy(),
-                        "score": _numeric_column(df, "score", source)})
-    if "rank" in df.columns:
-        rank = pd.to_numeric(df["rank"], errors="coerce").to_numpy(dtype=np.float64)
-        if not np.isfinite(rank).all():
-            i = int(np.flatnonzero(~np.isfinite(rank))[0])
-            raise InputError(f"{source}: column 'rank', row {i}: expected an integer, got {df['rank'].iloc[i]!r}")
-        out["rank"] = rank.astype(np.int64)
-    else:
-        out["rank"] = np.arange(len(out), dtype=np.int64)  # input order
-    if len(out) == 0:
-        raise InputError(f"{source}: the run is empty (expected at least one ranked document)")
-    out.attrs["source"] = source
-    return out
-
-
-def _namedtuples_to_frame(items: Iterable, kind: str) -> pd.DataFrame:
-    rows = list(items)
-    if not rows:
-        return pd.DataFrame(columns=QRELS_COLUMNS if kind == "qrels" else RUN_COLUMNS)
-    first = rows[0]
-    if hasattr(first, "_fields"):
-        fields = list(first._fields)
-        df = pd.DataFrame.from_records(rows, columns=fields)
-    elif isinstance(first, Mapping):
-        df = pd.DataFrame.from_records(rows)
-    else:
-        raise InputError(f"cannot read {kind} from an iterable of {type(first).__name__}; "
-                         f"expected namedtuples with query_id/doc_id fields")
-    return df
-
-
-def _dict_of_dicts(d: Mapping, value_col: str) -> pd.DataFrame:
-    records = [(str(q), str(doc), v) for q, docs in d.items() for doc, v in docs.items()]
-    return pd.DataFrame.from_records(records, columns=["qid", "docno", value_col])
-
-
-def read_qrels(source: QrelsInput) -> pd.DataFrame:
-    """Read qrels from any supported form into a ``qid, docno, label`` frame.
-
-    Example::
-
-        qrels = read_qrels("../shared/data/trec-covid-round1/qrels-rnd1.txt")
-    """
-    if isinstance(source, pd.DataFrame):
-        return _clean_qrels(source, source.attrs.get("source", "qrels frame"))
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir():
-            raise InputError(f"{path}: is a directory, expected a qrels file")
-        return read_trec_qrels(path)
-    if hasattr(source, "qrels_iter"):  # an ir_datasets dataset
-        if hasattr(source, "has_qrels") and not source.has_qrels():
-            raise InputError(f"{source!r}: this ir_datasets dataset provides no qrels")
-        return _clean_qrels(_namedtuples_to_frame(source.qrels_iter(), "qrels"), "ir_datasets qrels")
-    if hasattr(source, "get_qrels"):  # a PyTerrier dataset
-        return read_qrels(source.get_qrels())
-    if isinstance(source, Mapping):
-        return _clean_qrels(_dict_of_dicts(source, "label"), "qrels dict")
-    if isinstance(source, Iterable):
-        return _clean_qrels(_namedtuples_to_frame(source, "qrels"), "qrels iterable")
-    raise InputError(f"cannot read qrels from {type(source).__name__}; expected a frame, a TREC file, "
-                     f"an ir_datasets dataset or an iterable of Qrel namedtuples")
-
-
-def read_run(source: Any, name: str | None = None) -> pd.DataFrame:
-    """Read one run from a frame, TREC file (plain or gzip), dict or iterable of ScoredDocs.
-
-    Returns a PyTerrier frame ``qid, docno, score, rank`` (``rank`` 0-based).
-    """
-    if isinstance(source, pd.DataFrame):
-        return _clean_run(source, name or source.attrs.get("source", "run frame"))
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir():
-            raise InputError(f"{path}: is a directory; use read_runs() for a directory of runs")
-        return read_trec_run(path)
-    if isinstance(source, Mapping):
-        return _clean_run(_dict_of_dicts(source, "score"), name or "run dict")
-    if isinstance(source, Iterable):
-        return _clean_run(_namedtuples_to_frame(source, "run"), name or "run iterable")
-    raise InputError(f"cannot read a run from {type(source).__name__}; expected a frame or a TREC run file")
+# run files
 
 
 def list_run_files(directory: Path) -> list[Path]:
+    """The run files of a directory (hidden files skipped), sorted by name."""
     files = sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith("."))
     if not files:
         raise InputError(f"{directory}: the directory holds no run files")
     return files
-
-
-def read_runs(source: RunsInput, n_jobs: int | None = None) -> dict[str, pd.DataFrame]:
-    """Read several runs into ``{name: frame}``.
-
-    ``source`` may be a directory of TREC run files, a list of files, a mapping of names to
-    frames or files, a single frame (with a ``name`` column for several systems) or one file.
-    A run's name is its file name without ``.gz``. Files are parsed in parallel processes when
-    there are many (``n_jobs``; default: all cores).
-    """
-    if isinstance(source, pd.DataFrame):
-        if "name" in source.columns:
-            return {str(n): read_run(g.drop(columns="name"), name=str(n))
-                    for n, g in source.groupby("name", sort=False)}
-        return {"run": read_run(source, name="run")}
-    if isinstance(source, Mapping):
-        return {str(k): read_run(v, name=str(k)) for k, v in source.items()}
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir():
-            return _read_run_files(list_run_files(path), n_jobs)
-        return {run_name(path): read_trec_run(path)}
-    if isinstance(source, Iterable):
-        items = list(source)
-        if all(isinstance(x, (str, os.PathLike)) for x in items):
-            files: list[Path] = []
-            for x in items:
-                p = Path(x)
-                files.extend(list_run_files(p) if p.is_dir() else [p])
-            return _read_run_files(files, n_jobs)
-        return {f"run{i}": read_run(x, name=f"run{i}") for i, x in enumerate(items)}
-    raise InputError(f"cannot read runs from {type(source).__name__}")
-
-
-def read_run_arguments(items: Iterable) -> dict[str, pd.DataFrame]:
-    """Runs named on a command line: each item a run file or a directory of them.
-
-    Two runs with the same name (file name without ``.gz``) are an error, never a silent overwrite.
-    """
-    return read_runs(run_file_arguments(items))
 
 
 def run_file_arguments(items: Iterable) -> list[Path]:
@@ -406,3 +212,15 @@ def _write_text(path: PathLike, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
+
+
+# the readers over every input form moved to :mod:`.read`; ``from pyterrier_noise.io.trec import
+# read_qrels`` keeps working (without an import cycle) until callers import from pyterrier_noise.io
+_MOVED_TO_READ = ("read_qrels", "read_run", "read_runs", "read_run_arguments", "RunsInput", "QrelsInput")
+
+
+def __getattr__(name: str):
+    if name in _MOVED_TO_READ:
+        from . import read
+        return getattr(read, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

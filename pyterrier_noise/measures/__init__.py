@@ -1,4 +1,13 @@
-"""ir_measures measures (RBP / INST / INSQ with residuals), the provider and evaluate()."""
-from .classes import (RBPBase, RBPResidual, RBPUpper, RBPProjected, INSTBase, INSTResidual, INSTUpper, INSQBase, INSQResidual, INSQUpper, ALL_MEASURES, with_residuals, to_spec, NoiseProvider, NoiseEvaluator, PROVIDER, evaluate, register)
+"""ir_measures measures (RBP / INST / INSQ with residuals), the provider and evaluate().
+
+Modules: :mod:`.classes` (the measure classes), :mod:`.provider` (the ir_measures provider and
+:func:`register`) and :mod:`.evaluate` (:func:`evaluate`, :func:`to_spec`, :func:`with_residuals`).
+Importing this subpackage registers the measures with ir_measures (idempotent).
+"""
+from .classes import (RBPBase, RBPResidual, RBPUpper, RBPProjected, INSTBase, INSTResidual, INSTUpper, INSQBase, INSQResidual, INSQUpper, ALL_MEASURES)
+from .evaluate import (with_residuals, to_spec, evaluate)
+from .provider import (NoiseProvider, NoiseEvaluator, PROVIDER, register)
+
+register()
 
 __all__ = ['RBPBase', 'RBPResidual', 'RBPUpper', 'RBPProjected', 'INSTBase', 'INSTResidual', 'INSTUpper', 'INSQBase', 'INSQResidual', 'INSQUpper', 'ALL_MEASURES', 'with_residuals', 'to_spec', 'NoiseProvider', 'NoiseEvaluator', 'PROVIDER', 'evaluate', 'register']

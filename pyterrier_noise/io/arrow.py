@@ -1,0 +1,87 @@
+"""The fast reader of TREC run files: Arrow's CSV parser (multi-threadable, strings dictionary-encoded)
+for plain single-delimiter runs; anything irregular is left to :mod:`.trec`'s validating reader."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from .trec import TREC_RUN_FIELDS, PathLike
+
+__all__ = ["read_arrow_run", "run_file_columns"]
+
+
+def read_arrow_run(path: PathLike) -> pa.Table | None:
+    """One TREC run file (plain or gzip) as an Arrow table of qid, docno, rank, score, or None when
+    it is not a plain single-delimiter run with finite numbers (the caller then uses the validating
+    pandas reader, which names the offending line).  Decompression and parsing release the GIL, so
+    several files are read at once in threads."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None   # the pandas reader says what is wrong with the path
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError):
+            return None
+    first = data[: data.find(b"\n")] if b"\n" in data else data
+    if first.count(b"\t") == 5 and b" " not in first.strip():
+        delim = "\t"
+    elif first.count(b" ") == 5 and b"\t" not in first and all(first.strip().split(b" ")):
+        delim = " "
+    else:
+        return None
+    words = pa.dictionary(pa.int32(), pa.string())   # encoded while parsing, in this thread
+    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
+                                  column_types={"qid": words, "docno": words,
+                                                "rank": pa.float64(), "score": pa.float64()})
+    try:
+        t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=TREC_RUN_FIELDS, use_threads=False),
+                          parse_options=pcsv.ParseOptions(delimiter=delim), convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
+        return None
+    return t
+
+
+def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1) -> tuple | None:
+    """The runs of TREC run files as flat columns, read with Arrow's CSV parser, whose strings never
+    become Python objects (dictionary-encoded instead), ``n_threads`` files at a time.
+
+    Returns ``(run index, qid codes, qids, docno codes, docnos, score, rank)``: per line the index
+    of its file in ``paths``, codes into the distinct qid and docno strings (object arrays), the
+    score and the 0-based rank; or None where a file is not a plain single-delimiter TREC run with
+    finite numbers (then read it with :func:`~pyterrier_noise.io.read_trec_run`, which names the
+    offending line)."""
+    if n_threads > 1 and len(paths) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(min(n_threads, len(paths))) as pool:
+            tables = list(pool.map(read_arrow_run, paths))
+    else:
+        tables = [read_arrow_run(p) for p in paths]
+    if any(t is None for t in tables):
+        return None
+    lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
+    tb = pa.concat_tables(tables)
+    score = tb.column("score").to_numpy()
+    rank = tb.column("rank").to_numpy()
+    if not (np.isfinite(score).all() and np.isfinite(rank).all()):
+        return None
+    run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
+    qcodes, quniq = _unified_codes(tb.column("qid"))
+    dcodes, duniq = _unified_codes(tb.column("docno"))
+    return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - 1
+
+
+def _unified_codes(column) -> tuple[np.ndarray, np.ndarray]:
+    """(code of every row, distinct strings) of a dictionary-encoded Arrow column whose chunks
+    (one or more per file) each have their own dictionary."""
+    unified = column.unify_dictionaries()
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks])
+    return codes, np.asarray(unified.chunks[0].dictionary.to_pylist(), dtype=object)
