@@ -24,6 +24,7 @@ pyterrier as pt``, at ``pt.noise``.  Subpackages are imported on first use (PEP 
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 __version__ = "0.1.0"
@@ -31,7 +32,9 @@ __version__ = "0.1.0"
 SUBPACKAGES = ("io", "engine", "measures", "judges", "experiments", "selection", "correction", "ties",
                "stats", "crowd", "report", "synthetic", "cli")
 
-# public name -> the subpackage that defines it (kept in step with each subpackage's __all__ by a test)
+# public name -> the subpackage that defines it: the user-facing names of every capability (a test keeps
+# this table in step with the subpackages' __all__; names that two subpackages share, and constants and
+# helpers for the package's own use, are reached through their subpackage only)
 _NAMES: dict[str, str] = {}
 
 
@@ -42,10 +45,41 @@ def _register(sub: str, names: str) -> None:
 
 _register("_validation", "InputError")
 _register("_warnings", "NoiseWarning CoercionWarning PerturbationWarning CorrectionWarning")
-_register("io", "read_qrels read_run read_runs read_trec_qrels read_trec_run write_trec_qrels write_trec_run")
-_register("engine", "AlignedRuns JudgmentTable MeasureSpec TIE_POLICIES")
-_register("measures", "RBPBase RBPResidual RBPUpper RBPProjected INSTBase INSTResidual INSTUpper "
-                      "INSQBase INSQResidual INSQUpper evaluate to_spec with_residuals")
+_register("io", "read_arrow_run read_qrels read_run read_runs read_trec_qrels read_trec_run run_file_columns "
+                "TREC_RUN_FIELDS write_trec_qrels write_trec_run")
+_register("engine", "AlignedRuns evaluate_tied JudgmentTable MeasureSpec TIE_POLICIES")
+_register("measures", "evaluate INSQBase INSQResidual INSQUpper INSTBase INSTResidual INSTUpper RBPBase "
+                      "RBPProjected RBPResidual RBPUpper to_spec with_residuals")
+_register("judges", "Chain ConfusionJudge deeply_judged_runs FlipRateModel inclusion_probabilities JUDGES "
+                    "JudgmentPerturbation meta_ap meta_ap_weight MetarankLogisticModel PoolDepthReduction "
+                    "RandomFlips RandomRemoval RankBiasedFlips ReplicateSet sample_for_dual_assessment "
+                    "sdt_params sdt_rates WEBBER_TREC6 weighted_subset")
+_register("experiments", "add_residual_columns ap_bounds APBounds DEFAULT_GRID depth_experiment DEPTH_GRID "
+                         "depth_labels DepthExperiment FINE_GRID match_phi match_phi_many multiplicity_table "
+                         "PerturbationModel PhiMatch plot_distributions plot_phi_match plot_ranks "
+                         "pool_entry_depth pool_multiplicity robustness_experiment RobustnessExperiment "
+                         "RobustnessResult scores_with_residuals")
+_register("selection", "CallableOracle compare_methods depth_pool JudgingEvent JudgingSession "
+                       "JudgmentSelector NoisyOracle Oracle plot_curves plot_ranges qrels_oracle QrelsOracle "
+                       "QuitJudging rbp_pool read_docs_file read_topics_file RunReport separation "
+                       "SessionError SessionLockedError simulate SimulationResult StopRule TerminalOracle")
+_register("correction", "compare Comparison correct_experiment correct_per_query correct_summary "
+                        "corrected_dcg corrected_from_mass corrected_metric corrected_precision corrected_rbp "
+                        "CorrectedEstimate JudgeCalibration label_mass MassCorrection")
+_register("ties", "band_boundaries expected_by_enumeration first_multi_doc_band rho_label round_scores "
+                  "ScoreRounding tie_stats tie_stats_in_chunks TieBanding TieBreaker TieRange TieStats "
+                  "worst_case_delta_rbp worst_case_delta_rr worst_case_table")
+_register("stats", "all_pairs ALTERNATIVES ConfidenceInterval consistent_discrimination correct_pvalues "
+                   "CORRECTIONS degradation_test discrimination_agreement discrimination_ratio kendall_tau "
+                   "krippendorff_alpha mean_ci paired_test pairwise_preference_units pairwise_significance "
+                   "PairwiseResult PreferenceUnits pvalue_quadrants rbo significant spearman tau_ap TESTS "
+                   "tukey_hsd")
+_register("crowd", "absolute_inconsistency aggregate design_partitions document_agreement document_scores "
+                   "document_tau gold_accuracy judgment_alpha position_bias PositionBias ratio_matrix_scores "
+                   "read_pairwise simulate_crowd system_agreement SystemAgreement to_categories "
+                   "transitivity_inconsistency worker_quality workers_path")
+_register("report", "plot_rbp_ranges Report write_report")
+_register("synthetic", "default_collection make_collection SyntheticCollection")
 
 # old flat module names -> where they live now (deprecated aliases, one release)
 _OLD_MODULES = {"perturbation": "judges", "robustness": "experiments", "uncertainty": "experiments",
@@ -67,6 +101,12 @@ def __getattr__(name: str) -> Any:
         deprecated(f"pyterrier_noise.{name}", f"pyterrier_noise.{_OLD_MODULES[name]}")
         return importlib.import_module(f"{__name__}.{_OLD_MODULES[name]}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if "ir_measures" in sys.modules:
+    # ir_measures is in use (PyTerrier imports it): make the package's measure names known to
+    # ir_measures.parse_measure and pt.Experiment, as importing pyterrier_noise.measures does
+    importlib.import_module(f"{__name__}.measures")
 
 
 def __dir__() -> list[str]:

@@ -71,6 +71,8 @@ def test_no_private_name_crosses_a_subpackage():
             there = _subpackage(target)
             if there in SHARED_HELPERS or there == me:
                 continue
+            if target == "pyterrier_noise" and set(names) <= SHARED_HELPERS | {"__version__"}:
+                continue
             private = [n for n in names if n.startswith("_") and n != "__version__"]
             private += [target] if any(part.startswith("_") for part in target.split(".")[2:]) else []
             if private:

@@ -11,7 +11,6 @@ import pyterrier_noise.measures  # noqa: F401  (registers the measures with ir_m
 from pyterrier_noise import MeasureSpec
 from conftest import random_collection
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 def irm(qrels):
@@ -89,12 +88,14 @@ def test_pt_experiment_with_residual_columns_baseline_and_correction():
 def test_evaluate_frame_layout_and_means_over_all_qrels_topics():
     runs, qrels = random_collection(9, n_runs=2, n_topics=4)
     runs["run1"] = runs["run1"][runs["run1"]["qid"] != "4"]
-    res = pn.evaluate(runs, qrels, ["RBP(p=0.8)", "AP", pn.RBPUpper(p=0.8)], perquery=True)
+    with pytest.warns(pn.CoercionWarning, match="1 \\(run, topic\\) pair"):
+        res = pn.evaluate(runs, qrels, ["RBP(p=0.8)", "AP", pn.RBPUpper(p=0.8)], perquery=True)
     assert list(res.columns) == ["name", "qid", "measure", "value", "residual"]
     row = res[(res["name"] == "run1") & (res["qid"] == "4") & (res["measure"] == "RBP(p=0.8)")].iloc[0]
     assert (row["value"], row["residual"]) == (0.0, 1.0)
     assert res[res["measure"] == "AP"]["residual"].isna().all()
-    means = pn.evaluate(runs, qrels, ["RBP(p=0.8)"])
+    with pytest.warns(pn.CoercionWarning):
+        means = pn.evaluate(runs, qrels, ["RBP(p=0.8)"])
     m = means[means["name"] == "run1"].iloc[0]
     assert m["qid"] == "all"
     perq = res[(res["name"] == "run1") & (res["measure"] == "RBP(p=0.8)")]

@@ -15,7 +15,6 @@ import pytest
 
 from pyterrier_noise import AlignedRuns, MeasureSpec, read_qrels, read_runs
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 TOL = 1e-9
 
 

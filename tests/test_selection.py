@@ -530,7 +530,7 @@ def test_bad_input_raises_input_error():
 
 def test_command_line(tmp_path):
     from pyterrier_noise.cli import main
-    from pyterrier_noise.io.trec import write_trec_qrels, write_trec_run
+    from pyterrier_noise.io import write_trec_qrels, write_trec_run
     runs, qrels = small_collection(13)
     for name, f in runs.items():
         write_trec_run(f, tmp_path / f"{name}.gz")
@@ -556,7 +556,7 @@ def test_command_line_run_arguments(tmp_path, capsys):
     """select reads its RUN arguments (files or directories) straight into the engine; a missing path
     or two runs of one name are errors that say so."""
     from pyterrier_noise.cli import main
-    from pyterrier_noise.io.trec import write_trec_qrels, write_trec_run
+    from pyterrier_noise.io import write_trec_qrels, write_trec_run
     runs, qrels = small_collection(14)
     (tmp_path / "d").mkdir()
     for i, (name, f) in enumerate(runs.items()):
@@ -651,7 +651,7 @@ def test_stop_rule_checked_before_the_first_judgment_and_validated():
 
 def test_simulate_and_command_line_stop_early(tmp_path, capsys):
     from pyterrier_noise.cli import main
-    from pyterrier_noise.io.trec import write_trec_qrels, write_trec_run
+    from pyterrier_noise.io import write_trec_qrels, write_trec_run
     from pyterrier_noise.selection import StopRule
     runs, qrels = small_collection(34, n_runs=6)
     rule = StopRule(top_residual=0.3)

@@ -212,15 +212,3 @@ def _write_text(path: PathLike, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
-
-
-# the readers over every input form moved to :mod:`.read`; ``from pyterrier_noise.io.trec import
-# read_qrels`` keeps working (without an import cycle) until callers import from pyterrier_noise.io
-_MOVED_TO_READ = ("read_qrels", "read_run", "read_runs", "read_run_arguments", "RunsInput", "QrelsInput")
-
-
-def __getattr__(name: str):
-    if name in _MOVED_TO_READ:
-        from . import read
-        return getattr(read, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

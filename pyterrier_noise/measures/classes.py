@@ -123,17 +123,3 @@ ALL_MEASURES = [RBPBase, RBPResidual, RBPUpper, RBPProjected, INSTBase, INSTResi
 
 #: position of each measure name in :data:`ALL_MEASURES` (the providers' canonical order)
 MEASURE_ORDER = {m.NAME: i for i, m in enumerate(ALL_MEASURES)}
-
-
-# evaluate / to_spec / with_residuals moved to :mod:`.evaluate`, the provider and register() to
-# :mod:`.provider`; ``from pyterrier_noise.measures.classes import evaluate`` keeps working (without an
-# import cycle) until callers import from pyterrier_noise.measures
-_MOVED = {"evaluate": "evaluate", "to_spec": "evaluate", "with_residuals": "evaluate",
-          "NoiseProvider": "provider", "NoiseEvaluator": "provider", "PROVIDER": "provider", "register": "provider"}
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        import importlib
-        return getattr(importlib.import_module(f"{__package__}.{_MOVED[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

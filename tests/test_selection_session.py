@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from pyterrier_noise._validation import InputError
-from pyterrier_noise.io.trec import read_qrels
+from pyterrier_noise.io import read_qrels
 from pyterrier_noise.selection import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
                                      SessionError, SessionLockedError, TerminalOracle, fingerprint_qrels,
                                      fingerprint_runs, read_docs_file, read_topics_file)
