@@ -381,7 +381,7 @@ class RobustnessResult:
         """The multiset of true mapped p-values of every (pair, replicate) whose observed (raw,
         two-sided) p lies in ``[low, high]`` -- Rashidi et al. (2023) Fig. 12's window is the
         default; ``low=0, high=0.01`` is Fig. 14's filter.  The mapped p is the one-sided p, on
-        the true qrels, of "the pair's observed winner is better" (seed 000 Sec. 2.10): near 0 the
+        the true qrels, of "the pair's observed winner is better": near 0 the
         truth confirms the observation, above 0.5 it reverses it."""
         m = self._measure(measure)
         if not 0.0 <= low <= high <= 1.0:
@@ -459,7 +459,7 @@ def _shares(code: np.ndarray, k: int) -> np.ndarray:
 
 def _band_table(m: str, p_obs: np.ndarray, mapped: np.ndarray, edges: np.ndarray, alpha: float) -> pd.DataFrame:
     """True mapped p given the observed p band (Rashidi et al. 2023, Sec. 5.5, Figs 12-14; the outcome
-    classes of seed000 Sec. 2.10)."""
+    classes confirmed, unsubstantiated, reversed and significantly reversed)."""
     with np.errstate(invalid="ignore"):
         ok = ~np.isnan(mapped) & ~np.isnan(p_obs) & (p_obs >= edges[0]) & (p_obs <= edges[-1])
     po, mp = p_obs[ok], mapped[ok]

@@ -242,7 +242,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                     true[lab] = v[:, :, 0]
                     values[lab][:, :, c0:c1] = v[:, :, 1:]
             # realised error rates of each replicate (binary at label >= 1; Rashidi et al. 2023
-            # report nominal rates only, seed000 Sec. 5.18 recommends the realised ones)
+            # report nominal rates only; the realised ones show what a model actually did)
             with np.errstate(invalid="ignore"):
                 rel = L >= 1
                 judged = ~np.isnan(L)
