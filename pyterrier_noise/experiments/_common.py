@@ -57,9 +57,10 @@ def labelled_spec(measure: Any) -> tuple[str, MeasureSpec]:
 
 
 def measure_label(m: Any) -> str:
-    """Column label of a measure: a string as the user wrote it (``"RBP(p=0.8)"``; ir_measures
-    would print ``RBP``, hiding the default p), a measure object as ``str(measure)``."""
-    return m.strip() if isinstance(m, str) else str(m)
+    """Column label of a measure, as :func:`~pyterrier_noise.measures.evaluate` and
+    ``pt.Experiment`` label it: a string as the user wrote it (``"RBP(p=0.8)"``; ir_measures would
+    print ``RBP``, hiding the default p), a measure object as ``str(measure)``."""
+    return str(m)
 
 
 def spec_and_ties(measure: Any) -> tuple[MeasureSpec, str]:

@@ -36,6 +36,7 @@ from .._validation import InputError, check_probability
 from ..stats import (CORRECTIONS, TESTS, all_pairs, correct_pvalues, kendall_tau, paired_test, rbo,
                      significant, tau_ap)
 from ._common import RBO_P, measure_label, renamed
+from ._frame import check_frame_options, experiment_frame, styled
 from .plots import plot_distributions, plot_ranks
 
 __all__ = ["RobustnessResult", "DEFAULT_P_BANDS", "CONCLUSIONS"]
@@ -110,19 +111,24 @@ class RobustnessResult:
     @classmethod
     def from_arrays(cls, true: Mapping[str, np.ndarray], values: Mapping[str, np.ndarray],
                     names: Sequence[str], topics: Sequence[str], baseline: int | str | None = None,
-                    test: str = "t", correction: str | None = None, alpha: float = 0.05,
+                    test: str = "t", correction: str | None = None, correction_alpha: float | None = None,
                     seed: int | None = 0, rbo_p: float = RBO_P, rbo_variant: str = "ext",
                     p_bands: Sequence[float] = DEFAULT_P_BANDS, n_resamples: int = 10_000,
                     labels: pd.DataFrame | None = None, perquery: bool = False,
-                    progress: bool | None = None, verbose: bool | None = None) -> "RobustnessResult":
+                    round: int | Mapping[str, int] | None = None, highlight: str | None = None,
+                    progress: bool | None = None, alpha: float | None = None,
+                    verbose: bool | None = None) -> "RobustnessResult":
         """Analyse per-topic values under the true labels (``(S, T)`` per measure) and under R
         replicates (``(S, T, R)``): the tables of Rashidi, Zobel & Moffat (2023, Sec. 4-5) and
         Webber et al. (2012, Sec. 3.3 and 4.5).  :func:`robustness_experiment` calls this; it is
         public for replicate values computed elsewhere.  ``rbo_p`` defaults to 0.9 (:data:`RBO_P`:
         Webber et al. 2010 put ~86% of RBO's weight on the top 10).  ``progress`` shows a bar over
-        the measures (``verbose=`` is its deprecated old name).
+        the measures (``verbose=`` is its deprecated old name); ``correction_alpha`` is the
+        significance level (``alpha=`` is its deprecated old name); ``round`` and ``highlight``
+        shape :attr:`frame` as ``pt.Experiment``'s.
         """
         progress = bool(renamed("progress", progress, "verbose", verbose, default=False))
+        alpha = renamed("correction_alpha", correction_alpha, "alpha", alpha, default=0.05)
         names = [str(n) for n in names]
         topics = [str(t) for t in topics]
         measures = list(true)
@@ -166,7 +172,8 @@ class RobustnessResult:
         if correction is not None and correction not in CORRECTIONS:
             raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, "
                              f"got {correction!r}")
-        alpha = check_probability("alpha", alpha)
+        alpha = check_probability("correction_alpha", alpha)
+        check_frame_options(round, highlight, measures)
         rbo_p = check_probability("rbo_p", rbo_p)
         if rbo_variant not in ("ext", "min", "trunc"):
             raise InputError(f"rbo_variant must be 'ext', 'min' or 'trunc', got {rbo_variant!r}")
@@ -181,7 +188,7 @@ class RobustnessResult:
         params = dict(n_replicates=R, seed=seed, test=test, correction=correction, alpha=alpha,
                       rbo_p=rbo_p, rbo_variant=rbo_variant, p_bands=tuple(float(b) for b in bands),
                       n_resamples=n_resamples, baseline=None if b_idx is None else names[b_idx],
-                      tie_priority=priority)
+                      tie_priority=priority, round=round, highlight=highlight)
         res = cls(names, topics, measures, tv, vv, params, labels=labels)
         res._analyse(priority, design_seed, b_idx, progress)
         if perquery:
@@ -321,6 +328,28 @@ class RobustnessResult:
 
     # -- access -----------------------------------------------------------------------------------
 
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The ``pt.Experiment``-shaped table: one row per system, ``name``, one column per measure
+        (its mean under the unperturbed qrels, in the order asked), with a baseline the ``+``,
+        ``-``, ``p-value`` (and ``reject``, ``p-value corrected``) columns of ``pt.Experiment``,
+        then per measure ``<m> sd`` (sd of the mean over replicates), ``<m> rank`` (rank under the
+        unperturbed qrels), ``<m> rank held`` (share of replicates keeping that rank) and, with a
+        baseline, ``<m> kept`` (share of replicates keeping the conclusion against the baseline).
+        A new frame on every access."""
+        return experiment_frame(self)
+
+    def style(self, highlight: str | None = None) -> Any:
+        """:attr:`frame` as a pandas Styler, the best value of each measure marked as
+        ``pt.Experiment(highlight=...)`` marks it (``"bold"`` or ``"color"``; default: the
+        experiment's ``highlight``)."""
+        return styled(self, highlight if highlight is not None else self.params.get("highlight"))
+
+    def _repr_html_(self) -> str:
+        if self.params.get("highlight") is not None:
+            return self.style().to_html()
+        return self.frame._repr_html_()
+
     def frames(self) -> dict[str, pd.DataFrame]:
         """The summary frames by name (those that exist)."""
         out = {"summary": self.summary, "systems": self.systems, "rankings": self.rankings,
@@ -352,7 +381,7 @@ class RobustnessResult:
         """The multiset of true mapped p-values of every (pair, replicate) whose observed (raw,
         two-sided) p lies in ``[low, high]`` -- Rashidi et al. (2023) Fig. 12's window is the
         default; ``low=0, high=0.01`` is Fig. 14's filter.  The mapped p is the one-sided p, on
-        the true qrels, of "the pair's observed winner is better" (seed 000 Sec. 2.10): near 0 the
+        the true qrels, of "the pair's observed winner is better": near 0 the
         truth confirms the observation, above 0.5 it reverses it."""
         m = self._measure(measure)
         if not 0.0 <= low <= high <= 1.0:
@@ -393,8 +422,11 @@ class RobustnessResult:
         return plot_ranks(self, measure, ax=ax, save=save)
 
     def __repr__(self) -> str:
-        return (f"RobustnessResult({len(self.names)} systems, {len(self.topics)} topics, "
+        head = (f"RobustnessResult({len(self.names)} systems, {len(self.topics)} topics, "
                 f"{self.params['n_replicates']} replicates, measures {self.measures})")
+        if self.systems is None:
+            return head
+        return head + "\n" + self.frame.to_string(index=False)
 
 
 
@@ -427,7 +459,7 @@ def _shares(code: np.ndarray, k: int) -> np.ndarray:
 
 def _band_table(m: str, p_obs: np.ndarray, mapped: np.ndarray, edges: np.ndarray, alpha: float) -> pd.DataFrame:
     """True mapped p given the observed p band (Rashidi et al. 2023, Sec. 5.5, Figs 12-14; the outcome
-    classes of seed000 Sec. 2.10)."""
+    classes confirmed, unsubstantiated, reversed and significantly reversed)."""
     with np.errstate(invalid="ignore"):
         ok = ~np.isnan(mapped) & ~np.isnan(p_obs) & (p_obs >= edges[0]) & (p_obs <= edges[-1])
     po, mp = p_obs[ok], mapped[ok]

@@ -27,6 +27,7 @@ from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec
 from ..io import read_qrels, read_run
 from ..stats import CORRECTIONS, TESTS
 from ._common import RBO_P, measure_label, renamed, spec_and_ties
+from ._frame import check_frame_options
 from .result import DEFAULT_P_BANDS, RobustnessResult, _baseline_index
 
 __all__ = ["PerturbationModel", "robustness_experiment", "RobustnessExperiment"]
@@ -85,10 +86,12 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                           qrels: Any, eval_metrics: Sequence[Any], perturbation: PerturbationModel,
                           n_replicates: int = 100, seed: int | None = 0, names: Sequence[str] | None = None,
                           baseline: int | str | None = None, test: str = "t", correction: str | None = None,
-                          alpha: float = 0.05, perquery: bool = False, progress: bool | None = None,
-                          ties: str | None = None, rbo_p: float = RBO_P, rbo_variant: str = "ext",
-                          p_bands: Sequence[float] = DEFAULT_P_BANDS, n_resamples: int = 10_000,
-                          chunk_size: int = 50, verbose: bool | None = None) -> RobustnessResult:
+                          correction_alpha: float | None = None, perquery: bool = False,
+                          round: int | Mapping[str, int] | None = None, highlight: str | None = None,
+                          progress: bool | None = None, ties: str | None = None, rbo_p: float = RBO_P,
+                          rbo_variant: str = "ext", p_bands: Sequence[float] = DEFAULT_P_BANDS,
+                          n_resamples: int = 10_000, chunk_size: int = 50, on_topic_mismatch: str = "warn",
+                          alpha: float | None = None, verbose: bool | None = None) -> RobustnessResult:
     """``pt.Experiment`` under judging error: evaluate every system on ``n_replicates`` perturbed
     versions of the qrels and report what holds (Rashidi, Zobel & Moffat 2023, Sec. 4-5; Webber,
     Chandar & Carterette 2012, Sec. 3.3 and 4.5).
@@ -113,8 +116,13 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             ``"randomisation"``, ``"bootstrap"`` (:func:`pyterrier_noise.stats.paired_test`).
         correction: None, ``"bonferroni"``, ``"holm"`` or ``"fdr_bh"``: applied within each
             replicate over all pairs (``pairs``) and over the baseline comparisons (``baseline``).
-        alpha: significance level (``p < alpha``).
+        correction_alpha: significance level of every conclusion (``p < correction_alpha``; the
+            frame's ``reject`` column is statsmodels' ``p_corrected <= correction_alpha``), default
+            0.05 (``alpha=`` is its deprecated old name).
         perquery: also build the per-(system, topic, replicate) frame ``result.perquery``.
+        round, highlight: as ``pt.Experiment``'s, for ``result.frame`` (decimals of the measure
+            columns, an int or ``{measure: int}``) and its notebook rendering (``"bold"`` /
+            ``"color"``: the best value of each measure column).
         progress: progress bars over replicates and measures (``verbose=`` is its deprecated
             old name).
         ties: tie policy for every measure (default: each measure's own, usually ``trec_eval``).
@@ -124,11 +132,19 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         n_resamples: resamples of the randomisation / bootstrap tests.
         chunk_size: replicates sampled and evaluated per step (memory and progress only; the
             result does not depend on it).
+        on_topic_mismatch: ``"warn"`` (default), ``"error"`` or ``"ignore"`` for run topics without
+            qrels (not evaluated) and qrels topics a system does not answer (score 0, as
+            ``trec_eval -c``), as :func:`~pyterrier_noise.measures.evaluate` announces them; means
+            are over every evaluated qrels topic.
 
     Returns:
-        A :class:`RobustnessResult`.
+        A :class:`RobustnessResult`; ``result.frame`` (also its notebook / ``repr`` rendering) is
+        the ``pt.Experiment``-shaped table with the robustness columns beside it.
     """
     progress = bool(renamed("progress", progress, "verbose", verbose, default=False))
+    correction_alpha = renamed("correction_alpha", correction_alpha, "alpha", alpha, default=0.05)
+    if on_topic_mismatch not in ("warn", "error", "ignore"):
+        raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
     n_replicates = check_int("n_replicates", n_replicates)
     chunk_size = check_int("chunk_size", chunk_size)
     if not callable(getattr(perturbation, "sample_labels", None)):
@@ -141,7 +157,8 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                          f"(a callable test cannot be vectorised over replicates)")
     if correction is not None and correction not in CORRECTIONS:
         raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, got {correction!r}")
-    check_probability("alpha", alpha)
+    check_probability("correction_alpha", correction_alpha)
+    check_frame_options(round, highlight)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise InputError(f"seed must be a non-negative integer or None, got {seed!r}")
     metrics = list(eval_metrics) if not isinstance(eval_metrics, (str, bytes)) else [eval_metrics]
@@ -162,23 +179,35 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
 
     # judgment table over the evaluated topics (those of the topics frame that have qrels)
     q = read_qrels(qrels)
+    wanted = None
     if topics is not None:
         wanted = pd.unique(topics["qid"].astype(str))
         no_qrels = np.setdiff1d(wanted, q["qid"].unique())
-        if len(no_qrels):
-            announce(f"{len(no_qrels)} topic(s) of the topics frame have no qrels and are not evaluated "
-                     f"(e.g. qid {no_qrels[0]!r}; {len(no_qrels)} values changed)")
         q = q[q["qid"].isin(set(wanted))]
         if len(q) == 0:
             raise InputError("no qrels for any qid of the topics frame: nothing to evaluate")
+        if len(no_qrels) and on_topic_mismatch != "ignore":
+            msg = (f"{len(no_qrels)} of the {len(wanted)} topic(s) of the topics frame have no qrels and are "
+                   f"not evaluated (e.g. qid {no_qrels[0]!r}); means are over the {q['qid'].nunique()} "
+                   f"topic(s) with qrels")
+            if on_topic_mismatch == "error":
+                raise InputError(msg)
+            announce(msg)
     table = JudgmentTable.from_qrels(q.reset_index(drop=True))
     if len(table.topics) < 2:
         raise InputError(f"paired tests over topics need at least 2 topics with qrels, got {table.topics}")
-    keep = set(table.topics)
-    runs = {name: _as_run(res, name, keep) for name, res in zip(names, results)}
-    # align once per tie policy (normally one); all policies share the judgment table
+    runs = {name: _as_run(res, name) for name, res in zip(names, results)}
+    if wanted is not None:
+        # rows on topics outside the topics frame are announced here; rows on topics of the
+        # topics frame without qrels were announced above
+        runs = _on_topics(runs, set(wanted), set(table.topics), on_topic_mismatch)
+    # align once per tie policy (normally one); all policies share the judgment table.  The
+    # alignment announces run topics without qrels and qrels topics a run does not answer (the
+    # policy of evaluate), once
+    policies = list(dict.fromkeys(ties or own for _, own in parsed))
+    aligned = {pol: AlignedRuns.build(runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0
+                                      else "ignore") for k, pol in enumerate(policies)}
     policies = [ties or own for _, own in parsed]
-    aligned = {pol: AlignedRuns.build(runs, table, ties=pol) for pol in dict.fromkeys(policies)}
 
     S, T = len(names), len(table.topics)
     true = {lab: np.empty((S, T)) for lab in labels}
@@ -213,7 +242,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                     true[lab] = v[:, :, 0]
                     values[lab][:, :, c0:c1] = v[:, :, 1:]
             # realised error rates of each replicate (binary at label >= 1; Rashidi et al. 2023
-            # report nominal rates only, seed000 Sec. 5.18 recommends the realised ones)
+            # report nominal rates only; the realised ones show what a model actually did)
             with np.errstate(invalid="ignore"):
                 rel = L >= 1
                 judged = ~np.isnan(L)
@@ -228,9 +257,10 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     label_frame = pd.DataFrame({"replicate": np.arange(n_replicates),
                                 **{k: (v.astype(np.int64) if k.startswith("n_") else v) for k, v in rates.items()}})
     return RobustnessResult.from_arrays(
-        true, values, names, table.topics, baseline=baseline, test=test, correction=correction, alpha=alpha,
-        seed=seed, rbo_p=rbo_p, rbo_variant=rbo_variant, p_bands=p_bands, n_resamples=n_resamples,
-        labels=label_frame, perquery=perquery, progress=progress)
+        true, values, names, table.topics, baseline=baseline, test=test, correction=correction,
+        correction_alpha=correction_alpha, seed=seed, rbo_p=rbo_p, rbo_variant=rbo_variant, p_bands=p_bands,
+        n_resamples=n_resamples, labels=label_frame, perquery=perquery, round=round, highlight=highlight,
+        progress=progress)
 
 
 #: ``pt.Experiment``-style name for :func:`robustness_experiment`
@@ -241,8 +271,35 @@ def _ratio_vec(num: np.ndarray, den: float) -> np.ndarray:
     return num / den if den else np.full(num.shape, np.nan)
 
 
-def _as_run(frame: pd.DataFrame, name: str, topics: set) -> pd.DataFrame:
-    """The ``qid, docno, score, rank`` columns of a system's results on the evaluated topics.
+def _on_topics(runs: dict[str, pd.DataFrame], topics: set, evaluated: set, mode: str) -> dict[str, pd.DataFrame]:
+    """The runs' rows on the evaluated topics (those of the topics frame with qrels, as
+    pt.Experiment evaluates); rows of topics outside the topics frame (results frames given as
+    systems) are announced with counts and not evaluated."""
+    out, dropped, systems, example = {}, set(), 0, None
+    for name, run in runs.items():
+        on = run["qid"].isin(evaluated).to_numpy()
+        if on.all():
+            out[name] = run
+            continue
+        off = [t for t in pd.unique(run["qid"].to_numpy()[~on]) if t not in topics]
+        if off:
+            dropped.update(off)
+            systems += 1
+            example = example or (str(off[0]), name)
+        kept = run[on].reset_index(drop=True)
+        kept.attrs["source"] = run.attrs.get("source", f"system {name!r}")
+        out[name] = kept
+    if dropped and mode != "ignore":
+        msg = (f"{len(dropped)} topic(s) answered by the systems are not in the topics frame and are not "
+               f"evaluated (e.g. qid {example[0]!r} of system {example[1]!r}; {systems} system(s) affected)")
+        if mode == "error":
+            raise InputError(msg)
+        announce(msg, stacklevel=4)
+    return out
+
+
+def _as_run(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The ``qid, docno, score, rank`` columns of a system's results.
 
     Results that already have clean columns (string ids, finite float scores, integer ranks:
     what PyTerrier retrievers and :func:`~pyterrier_noise.io.read_runs` give) are used as they
@@ -255,8 +312,6 @@ def _as_run(frame: pd.DataFrame, name: str, topics: set) -> pd.DataFrame:
              and pdt.is_float_dtype(frame["score"]) and pdt.is_integer_dtype(frame["rank"])
              and bool(np.isfinite(frame["score"].to_numpy()).all()))
     run = frame[cols] if clean else read_run(frame, name=f"system {name!r}")
-    on_topics = run["qid"].isin(topics).to_numpy()
-    run = run if on_topics.all() else run[on_topics]
     run = run.reset_index(drop=True)
     run.attrs["source"] = f"system {name!r}"
     return run
