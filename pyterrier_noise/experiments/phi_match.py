@@ -565,7 +565,8 @@ def add_residual_columns(experiment: pd.DataFrame, runs: Any, qrels: Any = None,
     output).  Wide output (``pt.Experiment(...)``) gets, after each matchable measure column
     ``M``, a column ``"M RBPResidual(p=phi)"`` holding the mean residual over the qrels' topics;
     per-query output (``perquery=True``: ``name, qid, measure, value``) gets columns ``phi`` and
-    ``rbp_residual`` (NaN on rows of other measures).  Every input column and row is kept.
+    ``residual``, as :func:`pyterrier_noise.measures.evaluate` names it (NaN on rows of other measures;
+    the old name ``rbp_residual`` stays as a copy for one release).  Every input column and row is kept.
 
     Args:
         experiment: a ``pt.Experiment`` result frame.
@@ -617,7 +618,8 @@ def add_residual_columns(experiment: pd.DataFrame, runs: Any, qrels: Any = None,
         idx = pd.MultiIndex.from_arrays([out["name"].astype(str), out["qid"].astype(str), out["measure"].astype(str)])
         hit = key.reindex(idx)
         out["phi"] = hit["phi"].to_numpy()
-        out["rbp_residual"] = hit["residual"].to_numpy()
+        out["residual"] = hit["residual"].to_numpy()
+        out["rbp_residual"] = out["residual"]      # deprecated old name of ``residual`` (one release)
         return out
     for m in chosen:
         sub = table[table["measure"] == m].set_index("name")
