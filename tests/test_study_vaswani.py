@@ -338,15 +338,22 @@ def test_item7_robustness_experiment_speaks_pt_experiment(study):
 
 
 @lands(7, "one measure vocabulary across evaluate, robustness_experiment and pt.Experiment (measures helper)")
-def test_item7_one_measure_vocabulary(study):
+def test_item7_one_measure_vocabulary(study, tmp_path, capsys):
+    from pyterrier_noise.cli import main
     pt = study["pt"]
     names = ["RBP(p=0.8)", "RBPResidual(p=0.8)"]
     ev = pn.evaluate(study["runs"], study["qrels"], names)
-    table = pt.Experiment(list(study["pipelines"].values()), study["topics"], study["iqrels"], eval_metrics=names,
-                          names=NAMES).set_index("name")
     robust = pn.experiments.robustness_experiment(study["runs"], study["topics"], study["qrels"], names,
                                                   pn.judges.RandomFlips(tpr=0.9, fpr=0.0), n_replicates=3, seed=0)
     labels = list(dict.fromkeys(ev["measure"]))
+    pn.write_trec_run(study["runs"]["BM25"], tmp_path / "BM25")
+    capsys.readouterr()
+    assert main(["eval", str(study["dir"] / "qrels"), str(tmp_path / "BM25"), "-m", names[0], "-m", names[1],
+                 "--format", "tsv"]) == 0
+    cli = [line.split("\t")[2] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert cli == labels
+    table = pt.Experiment(list(study["pipelines"].values()), study["topics"], study["iqrels"], eval_metrics=names,
+                          names=NAMES).set_index("name")
     assert [c for c in table.columns if c in labels] == labels
     assert set(labels) <= set(pd.DataFrame(robust).columns)
     # "RBP(p=0.8)" means the base in every API
@@ -374,6 +381,15 @@ def test_item8_tie_aware_standard_measures_in_pt_experiment(study):
     # ties="trec_eval" is trec_eval's own AP
     assert table.loc["BM25", str(AP(ties="trec_eval"))] == pytest.approx(
         pytrec_ap(study["runs"]["BM25"], study["qrels"]).mean(), abs=1e-12)
+
+
+@lands(8, "optimistic / pessimistic documented in docs/measures.md and the README's --ties synopsis")
+def test_item8_tie_policies_are_documented():
+    measures_page = (ROOT / "docs" / "measures.md").read_text()
+    assert "optimistic" in measures_page and "pessimistic" in measures_page
+    synopsis = next(line for line in (ROOT / "README.md").read_text().splitlines() if "--ties" in line)
+    for policy in ("trec_eval", "given", "expected", "optimistic", "pessimistic"):
+        assert policy in synopsis, policy
 
 
 @lands(8, "tie errors naming the system as pt.Experiment names it (measures helper)")
