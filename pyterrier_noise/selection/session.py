@@ -24,12 +24,11 @@ Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...``.
 """
 from __future__ import annotations
 
-from __future__ import annotations
-
 import json
 import math
 import numbers
 import os
+import secrets
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from .._progress import progress_bar
 from .._validation import InputError, check_probability
 from ..io import read_qrels, read_runs, write_trec_qrels
 from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label
+from .durable import check_integrity, publish
 from .stopping import StopRule
 from .store import (_FORMAT, _SCHEMA, SessionError, SessionLockedError, _canonical_runs, _fingerprint_canonical,
                     _now, _pack_qrels, _pack_runs, _unpack_qrels, _unpack_runs, fingerprint_qrels, fingerprint_runs)
@@ -208,22 +208,32 @@ class JudgingSession:
             raise SessionError(f"{self.path}: no such session file (pass create=True to start a new session)")
         if not existed and not self.path.parent.is_dir():
             raise SessionError(f"{self.path}: the directory {self.path.parent} does not exist")
+        token = None
         try:
+            if not existed:
+                # built complete under a temporary name, then published without clobbering: a process
+                # that loses a creation race opens the winner's file like any other, and deletes nothing
+                token = self._publish_new(runs, initial_qrels, given)
             self._conn = self._connect(float(lock_timeout))
+            check_integrity(self._conn, self.path)
             meta = self._read_meta()
             if meta is None:
-                if existed and self.path.stat().st_size > 0 and self._has_tables():
+                if self.path.stat().st_size > 0 and self._has_tables():
                     raise SessionError(f"{self.path}: is a SQLite database but not a pyterrier-noise judging session")
                 if not create:
                     raise SessionError(f"{self.path}: the file holds no session (pass create=True to start one)")
-                self._create(runs, initial_qrels, given)
+                self._create(runs, initial_qrels, given)   # an empty file: filled in place, under the lock
+            elif token is not None and meta.get("creation_token") == token:
+                built = self._selector
+                self._reopen(meta, None, None, {})
+                if self._handled or self._pending:   # another process judged between publishing and opening
+                    built = None
+                self._selector = built
             else:
+                self._selector = None
                 self._reopen(meta, runs, initial_qrels, given)
         except BaseException:
             self._close_quietly()
-            if not existed:
-                for suffix in ("", "-wal", "-shm", "-journal"):
-                    Path(str(self.path) + suffix).unlink(missing_ok=True)
             raise
 
     # -- opening -------------------------------------------------------------------------
@@ -268,7 +278,10 @@ class JudgingSession:
                                f"expected {_FORMAT!r})")
         return meta
 
-    def _create(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
+    def _prepare(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> Callable[[sqlite3.Connection], None]:
+        """Validate a new session (bad settings fail before anything is written), build its selector
+        from the copy that is stored, exactly as a reopened session will, and return the writer of
+        its records."""
         if runs is None:
             raise SessionError(f"{self.path}: a new session needs the runs to select from (argument 'runs')")
         cfg = _normalise_config({**DEFAULTS, **given})
@@ -283,27 +296,36 @@ class JudgingSession:
         self.run_names = list(runs)
         self.fingerprint = fp
         self.initial_qrels = init
-        # build the selector first (bad settings fail before anything is written), from the copy that
-        # is stored, exactly as a reopened session will
         self._selector = self._factory(_unpack_runs(blob), initial_qrels=init, **cfg)
         meta = {"format": _FORMAT, "config": json.dumps(cfg, sort_keys=True), "run_names": json.dumps(self.run_names),
                 "runs_fingerprint": fp, "created": _now(), "package_version": _package_version(),
-                "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else ""}
-        c = self._conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            for stmt in _SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    c.execute(stmt)
-            c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
-            c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (blob,))
-            if init is not None:
-                c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (_pack_qrels(init),))
-            c.execute("COMMIT")
-        except BaseException:
-            if c.in_transaction:
-                c.execute("ROLLBACK")
-            raise
+                "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else "",
+                "creation_token": secrets.token_hex(16)}
+        self._token = meta["creation_token"]
+
+        def write(c: sqlite3.Connection) -> None:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                for stmt in _SCHEMA.strip().split(";"):
+                    if stmt.strip():
+                        c.execute(stmt)
+                c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+                c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (blob,))
+                if init is not None:
+                    c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (_pack_qrels(init),))
+                c.execute("COMMIT")
+            except BaseException:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+                raise
+        return write
+
+    def _publish_new(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> str | None:
+        write = self._prepare(runs, initial_qrels, given)
+        return self._token if publish(self.path, write) else None
+
+    def _create(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
+        self._prepare(runs, initial_qrels, given)(self._conn)
 
     def _reopen(self, meta: dict[str, str], runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
         cfg = {**DEFAULTS, **json.loads(meta["config"])}

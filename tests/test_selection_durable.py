@@ -1,0 +1,133 @@
+"""Judging sessions that cannot be lost: the creation race, damaged files, backups and recovery, the
+oracle's identity and SIGKILL at start-up (issue 14)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pyterrier_noise.selection import JudgingSession, QrelsOracle, SessionError
+from pyterrier_noise.synthetic import make_collection
+
+from test_selection_session import FakeSelector, _child_prelude, steps
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+
+
+@pytest.fixture(scope="module")
+def coll():
+    return make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
+
+
+_RACER = """
+import json, sys, time
+from pyterrier_noise.synthetic import make_collection
+from pyterrier_noise.selection import JudgingSession, QrelsOracle, SessionError, SessionLockedError
+c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
+qo = QrelsOracle(c.true_qrels)
+print("ready", flush=True)
+for line in sys.stdin:
+    path, t0 = line.split()
+    t0 = int(t0)
+    while time.time_ns() < t0:   # both racers spin on one shared start time
+        pass
+    started = time.time_ns()
+    events = []
+    out = {}
+    try:
+        with JudgingSession(path, runs=c.runs, selector_factory=FakeSelector) as s:
+            rep = s.run(qo, budget=15, on_step=lambda e: events.append([e.seq, e.action, e.qid, e.docno, e.label]))
+        out["ok"] = rep.n_judged
+    except SessionLockedError as e:
+        out["locked"] = str(e)
+    except SessionError as e:
+        out["refused"] = str(e)
+    out["events"] = events
+    out["started"] = started
+    print(json.dumps(out), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_creation_race_never_loses_the_winners_file(tmp_path, coll):
+    """Two processes create the same new session file at one instant, 50 times: the file and every
+    judgment any process reported survive; a process that cannot judge gets a clear refusal."""
+    code = _child_prelude(True, False) + _RACER
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=REPO) for _ in range(2)]
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready", p.stderr.read()
+        close = 0
+        diffs = []
+        for trial in range(50):
+            path = tmp_path / f"race{trial}.sqlite"
+            t0 = time.time_ns() + 100_000_000
+            for p in procs:
+                p.stdin.write(f"{path} {t0}\n")
+                p.stdin.flush()
+            outs = [json.loads(p.stdout.readline()) for p in procs]
+            diffs.append(outs[0]["started"] - outs[1]["started"])
+            close += abs(diffs[-1]) < 100_000
+            assert path.exists(), (trial, outs)
+            assert not list(tmp_path.glob(f".race{trial}.sqlite.*")), "a temporary file was left behind"
+            with JudgingSession(path, selector_factory=FakeSelector) as s:
+                h = s.history
+                assert sorted(s.judged_qrels(include_initial=False)["docno"]) == sorted(h["docno"])
+                got = [[int(r.seq), r.action, r.qid, r.docno, float(r.label)] for r in h.itertuples()]
+            for o in outs:
+                assert got[:len(o["events"])] == o["events"], (trial, o)   # every reported judgment is there
+                assert set(o) & {"ok", "locked", "refused"}
+                if "locked" in o:
+                    assert "open in another process" in o["locked"]
+            if any("ok" in o for o in outs):
+                assert len(got) == 15
+        print(f"{close} of 50 trials started within 0.1 ms", diffs)
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait(timeout=60)
+
+
+def test_losing_the_creation_race_opens_the_winners_file_and_deletes_nothing(tmp_path, coll, monkeypatch):
+    """Deterministic interleaving: another process publishes the file while this one is building its
+    copy; this one then treats the file as an existing session (it never deletes it)."""
+    import pyterrier_noise.selection.session as session_mod
+    path = tmp_path / "s.sqlite"
+    real = session_mod.publish
+
+    def racing_publish(p, write):
+        monkeypatch.setattr(session_mod, "publish", real)   # the winner publishes normally
+        with JudgingSession(p, runs=coll.runs, selector_factory=FakeSelector) as winner:
+            winner.run(QrelsOracle(coll.true_qrels), budget=7)
+        return real(p, write)
+
+    monkeypatch.setattr(session_mod, "publish", racing_publish)
+    # same runs and settings: the loser resumes the winner's session (its 7 judgments are there)
+    with JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector) as loser:
+        assert loser.n_judged == 7
+    monkeypatch.setattr(session_mod, "publish", real)
+    path.unlink()
+    monkeypatch.setattr(session_mod, "publish", racing_publish)
+    # other settings: a clear refusal, and the winner's file and judgments stay
+    with pytest.raises(SessionError, match="created with p=0.8, not 0.5"):
+        JudgingSession(path, runs=coll.runs, p=0.5, selector_factory=FakeSelector)
+    monkeypatch.setattr(session_mod, "publish", real)
+    with JudgingSession(path, selector_factory=FakeSelector) as s:
+        assert s.n_judged == 7
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["s.sqlite"]   # no temporary file left
+
+
+def test_a_failed_creation_leaves_nothing(tmp_path, coll):
+    with pytest.raises(SessionError, match="needs the runs"):
+        JudgingSession(tmp_path / "new.sqlite", selector_factory=FakeSelector)
+    with pytest.raises(Exception, match="'p'"):
+        JudgingSession(tmp_path / "new.sqlite", runs=coll.runs, p=1.5, selector_factory=FakeSelector)
+    assert list(tmp_path.iterdir()) == []
