@@ -131,3 +131,60 @@ def test_a_failed_creation_leaves_nothing(tmp_path, coll):
     with pytest.raises(Exception, match="'p'"):
         JudgingSession(tmp_path / "new.sqlite", runs=coll.runs, p=1.5, selector_factory=FakeSelector)
     assert list(tmp_path.iterdir()) == []
+
+
+def _judged_session(path, coll, budget=20):
+    with JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector) as s:
+        s.run(QrelsOracle(coll.true_qrels), budget=budget)
+        return steps(s)
+
+
+def _spoil(path, offset, n=3000):
+    data = bytearray(path.read_bytes())
+    data[offset:offset + n] = (b"\xde\xad\xbe\xef" * (n // 4 + 1))[:len(data[offset:offset + n])]
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("where", ["middle", "last page"])
+def test_damaged_file_is_detected_at_open_and_recovered(tmp_path, coll, where, capsys):
+    from pyterrier_noise import cli
+    path = tmp_path / "s.sqlite"
+    whole = _judged_session(path, coll)
+    size = path.stat().st_size
+    _spoil(path, size // 2 if where == "middle" else size - 4096 + 8, 4000)
+    with pytest.raises(SessionError) as err:
+        JudgingSession(path, selector_factory=FakeSelector)
+    msg = str(err.value)
+    assert "damaged" in msg and "--recover" in msg and "cannot repair" in msg
+    # the command line: a sentence and exit status 2, no traceback
+    code = cli.main(["judge", "--session", str(path), "--export", str(tmp_path / "q.txt")])
+    out = capsys.readouterr()
+    assert code == 2 and "Traceback" not in out.err and "damaged" in out.err
+    # recover what is readable: with the runs given in case their stored copy is the damaged part
+    code = cli.main(["judge", "--session", str(path), "--recover", str(tmp_path / "new.sqlite"),
+                     str(coll.write_trec(tmp_path / "c") / "runs")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    with JudgingSession(tmp_path / "new.sqlite", selector_factory=FakeSelector) as s:
+        got = steps(s)
+        assert got == whole[:len(got)] or set(got) <= set(whole)   # only judgments the file held
+        s.run(QrelsOracle(coll.true_qrels), budget=25)             # the recovered session judges on
+        assert s.n_judged == 25
+
+
+def test_backup_of_an_open_session_and_after_sigkill(tmp_path, coll, capsys):
+    from pyterrier_noise import cli
+    path = tmp_path / "s.sqlite"
+    with JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector) as s:
+        s.run(QrelsOracle(coll.true_qrels), budget=12)
+        s.backup(tmp_path / "b.sqlite")
+        with pytest.raises(SessionError, match="exists already"):
+            s.backup(tmp_path / "b.sqlite")
+        whole = steps(s)
+    with JudgingSession(tmp_path / "b.sqlite", selector_factory=FakeSelector) as b:
+        assert steps(b) == whole
+    assert not Path(str(tmp_path / "b.sqlite") + "-wal").exists()
+    assert cli.main(["judge", "--session", str(path), "--backup", str(tmp_path / "c.sqlite")]) == 0
+    assert "backed up" in capsys.readouterr().out
+    with JudgingSession(tmp_path / "c.sqlite", selector_factory=FakeSelector) as c:
+        assert steps(c) == whole

@@ -20,6 +20,10 @@ JUDGE_EXAMPLES = """examples:
   pyterrier-noise judge --session covid.sqlite --budget 2000 --stop-leader upper --topics topics.txt runs/
   # write the judgments made so far as TREC qrels, and exit
   pyterrier-noise judge --session covid.sqlite --export judged-qrels.txt
+  # a self-contained copy of the session (safe after a crash: includes the -wal file's judgments)
+  pyterrier-noise judge --session covid.sqlite --backup covid-backup.sqlite
+  # a damaged session file: copy its readable judgments into a new session
+  pyterrier-noise judge --session covid.sqlite --recover covid-recovered.sqlite
 
 At the prompt: type a label (one of --labels), s to skip the document (it is bypassed: not
 judged, not counted), q to quit.  Every judgment is saved before the next document is shown, so
@@ -67,6 +71,12 @@ def register_cli(subparsers: Any) -> None:
                    help="with --qrels: a document without a judgment is non-relevant (default) or bypassed")
     j.add_argument("--export", default=None, metavar="FILE",
                    help="write the judgments as TREC qrels to FILE and exit (no judging)")
+    j.add_argument("--backup", default=None, metavar="FILE",
+                   help="copy the session (every saved judgment, including those still in its -wal file) to "
+                        "the new file FILE through SQLite's backup API, and exit")
+    j.add_argument("--recover", default=None, metavar="NEW.sqlite",
+                   help="copy what can still be read of a damaged session into the new session NEW.sqlite "
+                        "(give RUN... too if the stored runs are unreadable), and exit")
     j.add_argument("--bounds", action="store_true", help="print the per-system RBP bounds at the end")
     j.set_defaults(handler=_cmd_judge)
 
@@ -91,9 +101,16 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     from ..selection import (JudgingSession, Oracle, QrelsOracle, TerminalOracle, read_docs_file,
                              read_topics_file)
     runs = read_runs(args.runs) if args.runs else None
-    create = args.export is None
-    if args.export is not None and not Path(args.session).exists():
-        raise InputError(f"--export: no session file {args.session}")
+    if args.recover is not None:
+        got = JudgingSession.recover(args.session, args.recover, runs=runs)
+        print(f"recovered {got['events']} judgments and bypasses into {args.recover}"
+              + (f" ({got['unreadable']} could not be read)" if got["unreadable"] else "")
+              + f"; judge on with --session {args.recover}")
+        return 0
+    create = args.export is None and args.backup is None
+    for flag, value in (("--export", args.export), ("--backup", args.backup)):
+        if value is not None and not Path(args.session).exists():
+            raise InputError(f"{flag}: no session file {args.session}")
     settings = {"method": args.method, "p": args.p, "power": args.power, "batch_size": args.batch_size,
                 "tie_break": args.tie_break, "seed": args.seed, "rel": args.rel, "max_rel": args.max_rel}
     init = read_qrels(args.initial_qrels) if args.initial_qrels else None
@@ -101,6 +118,10 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         if args.export is not None:
             q = s.export_qrels(args.export)
             print(f"wrote {len(q)} judgments to {args.export}")
+            return 0
+        if args.backup is not None:
+            s.backup(args.backup)
+            print(f"backed up {args.session} ({s.n_judged} judgments) to {args.backup}")
             return 0
         if args.budget is not None and args.budget < 0:
             raise InputError(f"--budget: expected a non-negative integer, got {args.budget}")

@@ -136,3 +136,69 @@ def readable_rows(conn: sqlite3.Connection, table: str, columns: str, order: str
         if row is not None:
             out.append(row)
     return out
+
+
+def recover(source: Path, dest: Path, schema: str, runs_blob: Callable[[], bytes] | None = None) -> dict[str, int]:
+    """Copy what can still be read of a damaged session file into a new session file ``dest``.
+
+    The settings, the runs (or ``runs_blob()`` when the stored copy is unreadable), the initial
+    qrels and every readable judgment and bypass, in order (renumbered), are written to a new file
+    published atomically.  Returns the counts: ``events`` copied, ``unreadable`` events skipped.
+    """
+    import hashlib
+    source, dest = Path(source), Path(dest)
+    if dest.exists():
+        raise SessionError(f"{dest}: exists already; --recover writes a new session file (choose another name)")
+    if not source.is_file():
+        raise SessionError(f"{source}: no such session file")
+    try:
+        conn = sqlite3.connect(str(source), isolation_level=None)
+    except sqlite3.Error as exc:
+        raise SessionError(f"{source}: cannot be read at all ({exc}); restore a backup") from None
+    try:
+        meta = dict(readable_rows(conn, "meta", "key, value", "key"))
+        if "config" not in meta or "run_names" not in meta:
+            raise SessionError(f"{source}: the session's settings cannot be read; nothing can be recovered -- "
+                               f"restore a backup, or start a new session with the exported judgments as initial qrels")
+        blobs = dict(readable_rows(conn, "blobs", "name, data", "name"))
+        runs = blobs.get("runs")
+        if runs is not None and meta.get("runs_blob_sha256") not in (None, hashlib.sha256(runs).hexdigest()):
+            runs = None
+        if runs is None:
+            if runs_blob is None:
+                raise SessionError(f"{source}: the runs stored in the session cannot be read; give the runs the session "
+                                   f"was created with (judge --recover NEW RUN...)")
+            runs = runs_blob()
+        if meta.get("initial_qrels_fingerprint") and "initial_qrels" not in blobs:
+            raise SessionError(f"{source}: the session's initial qrels cannot be read; start a new session with "
+                               f"your copy of them as initial qrels and the exported judgments")
+        try:
+            hi = conn.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+        except sqlite3.DatabaseError:
+            hi = 0
+        events = readable_rows(conn, "events", "seq, action, qid, docno, label, weight, time", "seq")
+    finally:
+        conn.close()
+    import json as _json
+    import secrets as _secrets
+    meta = {k: v for k, v in meta.items() if k not in ("creation_token",)}
+    meta["runs_blob_sha256"] = hashlib.sha256(runs).hexdigest()
+    meta["creation_token"] = _secrets.token_hex(16)
+    meta["recovered_from"] = _json.dumps({"file": str(source), "events": len(events)})
+
+    def write(c: sqlite3.Connection) -> None:
+        c.execute("BEGIN IMMEDIATE")
+        for stmt in schema.strip().split(";"):
+            if stmt.strip():
+                c.execute(stmt)
+        c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+        c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (runs,))
+        if "initial_qrels" in blobs:
+            c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (blobs["initial_qrels"],))
+        c.executemany("INSERT OR IGNORE INTO events(seq, action, qid, docno, label, weight, time) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)", [(i + 1, *row[1:]) for i, row in enumerate(events)])
+        c.execute("COMMIT")
+
+    if not publish(dest, write):
+        raise SessionError(f"{dest}: another process created this file meanwhile; nothing was overwritten")
+    return {"events": len(events), "unreadable": max(hi - len(events), 0)}

@@ -24,6 +24,7 @@ Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import numbers
@@ -42,7 +43,7 @@ from .._progress import progress_bar
 from .._validation import InputError, check_probability
 from ..io import read_qrels, read_runs, write_trec_qrels
 from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label
-from .durable import check_integrity, publish
+from .durable import backup as _backup, check_integrity, damaged_message, publish, recover as _recover
 from .stopping import StopRule
 from .store import (_FORMAT, _SCHEMA, SessionError, SessionLockedError, _canonical_runs, _fingerprint_canonical,
                     _now, _pack_qrels, _pack_runs, _unpack_qrels, _unpack_runs, fingerprint_qrels, fingerprint_runs)
@@ -232,6 +233,9 @@ class JudgingSession:
             else:
                 self._selector = None
                 self._reopen(meta, runs, initial_qrels, given)
+        except sqlite3.DatabaseError as exc:   # damage quick_check cannot see (e.g. inside a record)
+            self._close_quietly()
+            raise SessionError(damaged_message(self.path, str(exc))) from None
         except BaseException:
             self._close_quietly()
             raise
@@ -300,7 +304,7 @@ class JudgingSession:
         meta = {"format": _FORMAT, "config": json.dumps(cfg, sort_keys=True), "run_names": json.dumps(self.run_names),
                 "runs_fingerprint": fp, "created": _now(), "package_version": _package_version(),
                 "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else "",
-                "creation_token": secrets.token_hex(16)}
+                "creation_token": secrets.token_hex(16), "runs_blob_sha256": hashlib.sha256(blob).hexdigest()}
         self._token = meta["creation_token"]
 
         def write(c: sqlite3.Connection) -> None:
@@ -346,6 +350,9 @@ class JudgingSession:
                 raise SessionError(f"{self.path}: these runs are not the runs the session was created with{detail}; "
                                    f"runs fingerprint {fp[:12]}... != stored {meta['runs_fingerprint'][:12]}... "
                                    f"Reopen with the same runs, or without runs to use the stored copy")
+        want = meta.get("runs_blob_sha256")
+        if want is not None and hashlib.sha256(self._blob("runs")).hexdigest() != want:
+            raise SessionError(damaged_message(self.path, "the stored runs do not match their checksum"))
         init = None
         if meta["initial_qrels_fingerprint"]:
             init = _unpack_qrels(self._blob("initial_qrels"))
@@ -396,10 +403,29 @@ class JudgingSession:
         return self._docs
 
     def _blob(self, name: str) -> bytes:
-        row = self._conn.execute("SELECT data FROM blobs WHERE name=?", (name,)).fetchone()
+        try:
+            row = self._conn.execute("SELECT data FROM blobs WHERE name=?", (name,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(damaged_message(self.path, str(exc))) from None
         if row is None:
-            raise SessionError(f"{self.path}: the session file is damaged (no {name!r} stored)")
+            raise SessionError(damaged_message(self.path, f"no {name!r} stored"))
         return row[0]
+
+    def backup(self, path: PathLike) -> Path:
+        """Copy the session, with every committed judgment, to a new file ``path`` through SQLite's
+        online backup API (safe while the session is open; ``path`` must not exist)."""
+        self._check_open()
+        return _backup(self._conn, self.path, Path(path))
+
+    @staticmethod
+    def recover(path: PathLike, new_path: PathLike, runs: Any = None) -> dict[str, int]:
+        """Copy what can still be read of a damaged session file into a new session ``new_path``:
+        settings, runs (``runs``: the original runs, needed only when the stored copy is unreadable),
+        initial qrels and every readable judgment and bypass in order.  Returns the counts
+        ``{"events": copied, "unreadable": skipped}``; open ``new_path`` to go on judging."""
+        def blob() -> bytes:
+            return _pack_runs(_canonical_runs(read_runs(runs)))
+        return _recover(Path(path), Path(new_path), _SCHEMA, blob if runs is not None else None)
 
     # -- state ---------------------------------------------------------------------------
 
