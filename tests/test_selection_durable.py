@@ -188,3 +188,58 @@ def test_backup_of_an_open_session_and_after_sigkill(tmp_path, coll, capsys):
     assert "backed up" in capsys.readouterr().out
     with JudgingSession(tmp_path / "c.sqlite", selector_factory=FakeSelector) as c:
         assert steps(c) == whole
+
+
+def test_a_session_refuses_another_oracle_and_says_what_differs(tmp_path, coll):
+    from pyterrier_noise.selection import NoisyOracle
+    path = tmp_path / "s.sqlite"
+    with JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector) as s:
+        s.run(QrelsOracle(coll.true_qrels), budget=5)
+        s.run(QrelsOracle(coll.true_qrels), budget=7)   # the same oracle again: fine
+        with pytest.raises(SessionError, match=r"missing policy was 'nonrel', now 'bypass'"):
+            s.run(QrelsOracle(coll.true_qrels, missing="bypass"), budget=9)
+        with pytest.raises(SessionError, match=r"the qrels \(fingerprint\) was '[0-9a-f]{12}\.\.\.'"):
+            s.run(QrelsOracle(coll.qrels), budget=9)
+        with pytest.raises(SessionError, match="kind of oracle was 'qrels', now 'noisy'"):
+            s.run(NoisyOracle(QrelsOracle(coll.true_qrels), tpr=0.9, fpr=0.1, seed=1), budget=9)
+        s.run(lambda q, d: 0, budget=8)   # a function (or a person) is not checked
+        assert s.n_judged == 8
+    with JudgingSession(path, selector_factory=FakeSelector) as s:   # stored in the file
+        with pytest.raises(SessionError, match="another oracle"):
+            s.run(QrelsOracle(coll.true_qrels, missing="bypass"), budget=9)
+    noisy = tmp_path / "n.sqlite"
+    with JudgingSession(noisy, runs=coll.runs, selector_factory=FakeSelector) as s:
+        s.run(NoisyOracle(QrelsOracle(coll.true_qrels), tpr=0.9, fpr=0.1, seed=1), budget=3)
+        with pytest.raises(SessionError, match="noise seed was 1, now 2"):
+            s.run(NoisyOracle(QrelsOracle(coll.true_qrels), tpr=0.9, fpr=0.1, seed=2), budget=4)
+
+
+def test_select_and_judge_spend_no_judgment_on_a_topic_without_qrels(tmp_path, coll, capsys):
+    import pandas as pd
+
+    from pyterrier_noise import cli
+    from pyterrier_noise.io import write_trec_qrels
+    d = coll.write_trec(tmp_path / "c")
+    q = coll.true_qrels
+    topics = sorted(q["qid"].unique())
+    gone = topics[:2]   # two of the five topics lose every judgment
+    qrels = tmp_path / "partial.txt"
+    write_trec_qrels(q[~q["qid"].isin(gone)], qrels)
+    for flag, spent in (([], False), (["--judge-unknown-topics"], True)):
+        out = tmp_path / f"sel{len(flag)}"
+        with pytest.warns(Warning, match=r"2 of 5 topics of the runs have no judgment .*" + repr(gone[0])):
+            code = cli.main(["select", "--method", "C", "--budget", "40", "--qrels", str(qrels), str(d / "runs"),
+                             "--out", str(out)] + flag)
+        assert code == 0, capsys.readouterr().err
+        j = pd.read_csv(out / "judgments.tsv", sep="\t", dtype={"qid": str, "docno": str})
+        assert len(j) == 40
+        assert j["qid"].isin(gone).any() == spent
+    session = tmp_path / "s.sqlite"
+    with pytest.warns(Warning, match="no judgment is spent on them"):
+        code = cli.main(["judge", "--session", str(session), "--budget", "30", "--qrels", str(qrels), str(d / "runs")])
+    assert code == 0, capsys.readouterr().err
+    with JudgingSession(session) as s:
+        h = s.history
+        assert len(h) == 30 and not h["qid"].isin(gone).any()
+    # resuming with the same command is accepted (the quota is stored with the session)
+    assert cli.main(["judge", "--session", str(session), "--budget", "35", "--qrels", str(qrels), str(d / "runs")]) == 0

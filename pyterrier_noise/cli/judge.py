@@ -69,6 +69,9 @@ def register_cli(subparsers: Any) -> None:
                    help="take the labels from these qrels instead of asking a person (scripted sessions)")
     j.add_argument("--missing", choices=["nonrel", "bypass"], default="nonrel",
                    help="with --qrels: a document without a judgment is non-relevant (default) or bypassed")
+    j.add_argument("--judge-unknown-topics", action="store_true",
+                   help="with --qrels, for a new session: also judge topics of the runs on which the qrels hold no "
+                        "judgment (default: they are announced and get no judgment)")
     j.add_argument("--export", default=None, metavar="FILE",
                    help="write the judgments as TREC qrels to FILE and exit (no judging)")
     j.add_argument("--backup", default=None, metavar="FILE",
@@ -114,6 +117,14 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     settings = {"method": args.method, "p": args.p, "power": args.power, "batch_size": args.batch_size,
                 "tie_break": args.tie_break, "seed": args.seed, "rel": args.rel, "max_rel": args.max_rel}
     init = read_qrels(args.initial_qrels) if args.initial_qrels else None
+    oracle_qrels = read_qrels(args.qrels) if args.qrels is not None and create else None
+    if oracle_qrels is not None and runs is not None and not Path(args.session).exists():
+        from ..selection.simulate import unknown_topic_quota
+        topics = sorted({str(q) for r in runs.values() for q in r["qid"].unique()})
+        quota = unknown_topic_quota(topics, oracle_qrels["qid"], None,
+                                    "judge" if args.judge_unknown_topics else "skip", "judge")
+        if quota is not None:
+            settings["per_topic_quota"] = quota
     with JudgingSession(args.session, runs=runs, initial_qrels=init, create=create, **settings) as s:
         if args.export is not None:
             q = s.export_qrels(args.export)
@@ -126,7 +137,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         if args.budget is not None and args.budget < 0:
             raise InputError(f"--budget: expected a non-negative integer, got {args.budget}")
         if args.qrels is not None:
-            oracle: Oracle = QrelsOracle(args.qrels, missing=args.missing)
+            oracle: Oracle = QrelsOracle(oracle_qrels, missing=args.missing)
         else:
             topics = read_topics_file(args.topics) if args.topics else None
             docs = read_docs_file(args.docs) if args.docs else None

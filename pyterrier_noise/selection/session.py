@@ -595,6 +595,7 @@ class JudgingSession:
                 raise InputError(f"argument {name!r}: expected a non-negative integer or None, got {v!r}")
         if on_step is not None and not callable(on_step):
             raise InputError(f"argument 'on_step': expected a function fn(event), got {on_step!r}")
+        self._check_oracle(oracle)
         judged = bypassed = 0
         if isinstance(oracle, NoisyOracle):   # its replicate is drawn over every document the runs retrieved
             oracle.bind(self._documents())
@@ -642,6 +643,24 @@ class JudgingSession:
         finally:
             bar.close()
         return RunReport(judged, bypassed, self._n_judged, reason, detail)
+
+    def _check_oracle(self, oracle: Oracle) -> None:
+        """The first oracle with an identity (qrels, a noise model over them) is stored; a session
+        refuses to mix its answers with another's (a person or a function is not checked)."""
+        ident = oracle.identity() if hasattr(oracle, "identity") else None
+        if ident is None:
+            return
+        row = self._conn.execute("SELECT value FROM meta WHERE key='oracle'").fetchone()
+        if row is None:
+            text = json.dumps(ident, sort_keys=True)
+            self._write(lambda c: c.execute("INSERT INTO meta(key, value) VALUES ('oracle', ?)", (text,)))
+            return
+        stored = json.loads(row[0])
+        if stored != json.loads(json.dumps(ident, sort_keys=True)):
+            raise SessionError(f"{self.path}: this session was judged by another oracle: {_oracle_diff(stored, ident)}; "
+                               f"a session keeps one oracle -- run with the same one, or start a new session "
+                               f"file with this session's judgments as initial qrels (export them with "
+                               f"export_qrels / judge --export)")
 
     # -- results -------------------------------------------------------------------------
 
@@ -710,6 +729,24 @@ class JudgingSession:
         return (f"JudgingSession({str(self.path)!r}, method={self.config['method']!r}, p={self.config['p']}, "
                 f"{len(self.run_names)} runs, {self._n_judged} judged, {self._n_bypassed} bypassed"
                 f"{', closed' if self._conn is None else ''})")
+
+
+def _oracle_diff(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") -> str:
+    """What differs between two oracle identities, in words."""
+    names = {"qrels": "the qrels (fingerprint)", "missing": "the missing policy", "nonrel_label": "the label of "
+             "unjudged documents", "model": "the noise model", "seed": "the noise seed", "kind": "the kind of oracle"}
+    out = []
+    for key in sorted(set(stored) | set(now)):
+        a, b = stored.get(key), now.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out.append(_oracle_diff(a, b, prefix + "the underlying oracle's "))
+            continue
+        if key == "qrels":
+            a, b = (str(x)[:12] + "..." if x else x for x in (a, b))
+        out.append(f"{prefix}{names.get(key, key)} was {a!r}, now {b!r}")
+    return "; ".join(out)
 
 
 def _package_version() -> str:
