@@ -243,3 +243,100 @@ def test_select_and_judge_spend_no_judgment_on_a_topic_without_qrels(tmp_path, c
         assert len(h) == 30 and not h["qid"].isin(gone).any()
     # resuming with the same command is accepted (the quota is stored with the session)
     assert cli.main(["judge", "--session", str(session), "--budget", "35", "--qrels", str(qrels), str(d / "runs")]) == 0
+
+
+_KILLED = """
+import os, signal, sys
+import pyterrier_noise.selection.session as session_mod
+import pyterrier_noise.selection.durable as durable
+from pyterrier_noise.synthetic import make_collection
+from pyterrier_noise.selection import JudgingSession, QrelsOracle
+point = {point!r}
+def die(where):
+    if where == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+real_publish, real_link, real_connect = session_mod.publish, durable.os.link, session_mod.JudgingSession._connect
+def publish(path, write):
+    def w(c):
+        die("before writing")
+        write(c)
+        die("written, not closed")
+    return real_publish(path, w)
+def link(a, b):
+    die("before publishing")
+    real_link(a, b)
+    die("published, not opened")
+def connect(self, t):
+    c = real_connect(self, t)
+    die("opened")
+    return c
+session_mod.publish, durable.os.link, session_mod.JudgingSession._connect = publish, link, connect
+c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
+s = JudgingSession({path!r}, runs=c.runs, selector_factory=FakeSelector)
+s.run(QrelsOracle(c.true_qrels), budget=10, on_step=lambda e: die("step %d" % e.seq))
+print("finished", flush=True)
+"""
+
+
+@pytest.mark.parametrize("point", ["before writing", "written, not closed", "before publishing",
+                                   "published, not opened", "opened", "step 1", "step 6"])
+def test_sigkill_during_creation_and_start_up(tmp_path, coll, point):
+    """A SIGKILL at each step of creating a session: the path holds either nothing or a whole
+    session, and running again gives the session an uninterrupted run gives."""
+    path = tmp_path / "s.sqlite"
+    code = _child_prelude(True, False) + _KILLED.format(point=point, path=str(path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    published = point not in ("before writing", "written, not closed", "before publishing")
+    assert path.exists() == published
+    if published:
+        with JudgingSession(path, selector_factory=FakeSelector) as s:
+            assert s.n_judged == (int(point.split()[1]) if point.startswith("step") else 0)
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".s.sqlite.")]
+    assert len(leftovers) <= 2   # a killed creator's temporary file (and journal) stays; never the session
+    out = subprocess.run([sys.executable, "-c", _child_prelude(True, False) + _KILLED.format(point="", path=str(path))],
+                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert out.stdout.strip() == "finished", out.stderr
+    whole = _judged_session(tmp_path / "whole.sqlite", coll, budget=10)
+    with JudgingSession(path, selector_factory=FakeSelector) as s:
+        assert steps(s) == whole
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_from_start_up_loses_nothing(tmp_path, coll):
+    """Kills at random moments from the process's start (import, creation, judging): no reported
+    judgment is lost, a backup taken after the kill holds the -wal file's judgments, and the resumed
+    session equals an uninterrupted one."""
+    import numpy as np
+    rng = np.random.default_rng(14)
+    whole = _judged_session(tmp_path / "whole.sqlite", coll, budget=30)
+    code_for = _child_prelude(True, False) + """
+import time
+from pyterrier_noise.synthetic import make_collection
+from pyterrier_noise.selection import JudgingSession, QrelsOracle
+c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
+def slow(q, d, o=QrelsOracle(c.true_qrels)):
+    time.sleep(0.01)
+    return o.judge(q, d)
+s = JudgingSession({path!r}, runs=c.runs, selector_factory=FakeSelector)
+s.run(slow, budget=30, on_step=lambda e: print(e.seq, e.action, e.qid, e.docno, e.label, flush=True))
+"""
+    for trial in range(12):
+        path = tmp_path / f"k{trial}.sqlite"
+        child = subprocess.Popen([sys.executable, "-c", code_for.format(path=str(path))], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, cwd=REPO)
+        time.sleep(float(rng.uniform(0.0, 4.0)))   # a random moment: not measured, any moment must be safe
+        os.kill(child.pid, signal.SIGKILL)
+        rest, _ = child.communicate(timeout=60)
+        reported = [line.split() for line in rest.splitlines()]
+        if not path.exists():
+            assert not reported
+            continue
+        with JudgingSession(path, selector_factory=FakeSelector) as s:
+            s.backup(tmp_path / f"b{trial}.sqlite")
+            got = [list(map(str, (r.seq, r.action, r.qid, r.docno, r.label))) for r in s.history.itertuples()]
+            assert got[:len(reported)] == [[a, b, c_, d, str(float(e))] for a, b, c_, d, e in reported]
+            s.run(QrelsOracle(coll.true_qrels), budget=30)
+            assert steps(s) == whole
+        with JudgingSession(tmp_path / f"b{trial}.sqlite", selector_factory=FakeSelector) as b:
+            assert b.n_judged >= len(reported)
