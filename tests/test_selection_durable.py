@@ -318,12 +318,12 @@ c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool
 def slow(q, d, o=QrelsOracle(c.true_qrels)):
     time.sleep(0.01)
     return o.judge(q, d)
-s = JudgingSession({path!r}, runs=c.runs, selector_factory=FakeSelector)
+s = JudgingSession(PATH, runs=c.runs, selector_factory=FakeSelector)
 s.run(slow, budget=30, on_step=lambda e: print(e.seq, e.action, e.qid, e.docno, e.label, flush=True))
 """
     for trial in range(12):
         path = tmp_path / f"k{trial}.sqlite"
-        child = subprocess.Popen([sys.executable, "-c", code_for.format(path=str(path))], stdout=subprocess.PIPE,
+        child = subprocess.Popen([sys.executable, "-c", code_for.replace("PATH", repr(str(path)))], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, cwd=REPO)
         time.sleep(float(rng.uniform(0.0, 4.0)))   # a random moment: not measured, any moment must be safe
         os.kill(child.pid, signal.SIGKILL)
