@@ -20,6 +20,10 @@ JUDGE_EXAMPLES = """examples:
   pyterrier-noise judge --session covid.sqlite --budget 2000 --stop-leader upper --topics topics.txt runs/
   # write the judgments made so far as TREC qrels, and exit
   pyterrier-noise judge --session covid.sqlite --export judged-qrels.txt
+  # a self-contained copy of the session (safe after a crash: includes the -wal file's judgments)
+  pyterrier-noise judge --session covid.sqlite --backup covid-backup.sqlite
+  # a damaged session file: copy its readable judgments into a new session
+  pyterrier-noise judge --session covid.sqlite --recover covid-recovered.sqlite
 
 At the prompt: type a label (one of --labels), s to skip the document (it is bypassed: not
 judged, not counted), q to quit.  Every judgment is saved before the next document is shown, so
@@ -65,8 +69,17 @@ def register_cli(subparsers: Any) -> None:
                    help="take the labels from these qrels instead of asking a person (scripted sessions)")
     j.add_argument("--missing", choices=["nonrel", "bypass"], default="nonrel",
                    help="with --qrels: a document without a judgment is non-relevant (default) or bypassed")
+    j.add_argument("--judge-unknown-topics", action="store_true",
+                   help="with --qrels, for a new session: also judge topics of the runs on which the qrels hold no "
+                        "judgment (default: they are announced and get no judgment)")
     j.add_argument("--export", default=None, metavar="FILE",
                    help="write the judgments as TREC qrels to FILE and exit (no judging)")
+    j.add_argument("--backup", default=None, metavar="FILE",
+                   help="copy the session (every saved judgment, including those still in its -wal file) to "
+                        "the new file FILE through SQLite's backup API, and exit")
+    j.add_argument("--recover", default=None, metavar="NEW.sqlite",
+                   help="copy what can still be read of a damaged session into the new session NEW.sqlite "
+                        "(give RUN... too if the stored runs are unreadable), and exit")
     j.add_argument("--bounds", action="store_true", help="print the per-system RBP bounds at the end")
     j.set_defaults(handler=_cmd_judge)
 
@@ -91,21 +104,40 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     from ..selection import (JudgingSession, Oracle, QrelsOracle, TerminalOracle, read_docs_file,
                              read_topics_file)
     runs = read_runs(args.runs) if args.runs else None
-    create = args.export is None
-    if args.export is not None and not Path(args.session).exists():
-        raise InputError(f"--export: no session file {args.session}")
+    if args.recover is not None:
+        got = JudgingSession.recover(args.session, args.recover, runs=runs)
+        print(f"recovered {got['events']} judgments and bypasses into {args.recover}"
+              + (f" ({got['unreadable']} could not be read)" if got["unreadable"] else "")
+              + f"; judge on with --session {args.recover}")
+        return 0
+    create = args.export is None and args.backup is None
+    for flag, value in (("--export", args.export), ("--backup", args.backup)):
+        if value is not None and not Path(args.session).exists():
+            raise InputError(f"{flag}: no session file {args.session}")
     settings = {"method": args.method, "p": args.p, "power": args.power, "batch_size": args.batch_size,
                 "tie_break": args.tie_break, "seed": args.seed, "rel": args.rel, "max_rel": args.max_rel}
     init = read_qrels(args.initial_qrels) if args.initial_qrels else None
+    oracle_qrels = read_qrels(args.qrels) if args.qrels is not None and create else None
+    if oracle_qrels is not None and runs is not None and not Path(args.session).exists():
+        from ..selection.simulate import unknown_topic_quota
+        topics = sorted({str(q) for r in runs.values() for q in r["qid"].unique()})
+        quota = unknown_topic_quota(topics, oracle_qrels["qid"], None,
+                                    "judge" if args.judge_unknown_topics else "skip", "judge")
+        if quota is not None:
+            settings["per_topic_quota"] = quota
     with JudgingSession(args.session, runs=runs, initial_qrels=init, create=create, **settings) as s:
         if args.export is not None:
             q = s.export_qrels(args.export)
             print(f"wrote {len(q)} judgments to {args.export}")
             return 0
+        if args.backup is not None:
+            s.backup(args.backup)
+            print(f"backed up {args.session} ({s.n_judged} judgments) to {args.backup}")
+            return 0
         if args.budget is not None and args.budget < 0:
             raise InputError(f"--budget: expected a non-negative integer, got {args.budget}")
         if args.qrels is not None:
-            oracle: Oracle = QrelsOracle(args.qrels, missing=args.missing)
+            oracle: Oracle = QrelsOracle(oracle_qrels, missing=args.missing)
         else:
             topics = read_topics_file(args.topics) if args.topics else None
             docs = read_docs_file(args.docs) if args.docs else None

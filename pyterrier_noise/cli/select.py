@@ -72,7 +72,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
     res = simulate(runs, qrels, method=args.method, checkpoints=cps, p_select=args.p, p_eval=p_eval,
                    pool_runs=_read_pool_runs(args.pool_runs), missing=args.missing, power=args.power,
                    batch_size=args.batch_size, tie_break=args.tie_break, seed=args.seed,
-                   per_topic_quota=args.per_topic_quota, progress=args.progress, stop=options.stop_rule(args))
+                   per_topic_quota=args.per_topic_quota, progress=args.progress, stop=options.stop_rule(args),
+                   unknown_topics="judge" if args.judge_unknown_topics else "skip")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     h = res.judgments[["step", "qid", "docno", "label"]].copy()
@@ -111,6 +112,9 @@ def register_cli(subparsers: Any) -> None:
                                                      "or a runs-metadata CSV (contributed_judgments=yes)")
     s.add_argument("--missing", choices=["nonrel", "bypass"], default="nonrel",
                    help="a document the qrels do not judge: non-relevant (default) or skipped")
+    s.add_argument("--judge-unknown-topics", action="store_true",
+                   help="also judge topics of the runs on which the qrels hold no judgment (default: they are "
+                        "announced and get no judgment)")
     s.add_argument("--power", type=float, default=3.0, help="Method C's exponent (default 3)")
     s.add_argument("--p-eval", type=float, action="append", default=None,
                    help="extra persistence to evaluate at (repeatable)")

@@ -65,6 +65,11 @@ class Oracle:
     def __call__(self, qid: str, docno: str, **context: Any) -> Label:
         return self.judge(qid, docno, **context)
 
+    def identity(self) -> dict[str, Any] | None:
+        """What a judging session stores to recognise this oracle when it is resumed (``None``: a
+        person or a function, not checked)."""
+        return None
+
 
 class QrelsOracle(Oracle):
     """Labels from qrels: the simulation oracle of Moffat et al. 2007, Sec. 5 (seed002 Sec. 3.2).
@@ -103,6 +108,13 @@ class QrelsOracle(Oracle):
 
     def __len__(self) -> int:
         return len(self._labels)
+
+    def identity(self) -> dict[str, Any]:
+        from .store import fingerprint_qrels
+        if getattr(self, "_fingerprint", None) is None:
+            self._fingerprint = fingerprint_qrels(self.qrels)
+        return {"kind": "qrels", "qrels": self._fingerprint, "missing": self.missing,
+                "nonrel_label": self.nonrel_label}
 
     def __repr__(self) -> str:
         return f"QrelsOracle({len(self._labels)} judgments, missing={self.missing!r})"
@@ -295,6 +307,11 @@ class NoisyOracle(Oracle):
                              f"documents (the qrels, documents=, or those bound with bind()); its noisy label "
                              f"is drawn over that table")
         return None if y != y else float(y)
+
+    def identity(self) -> dict[str, Any] | None:
+        inner = self.oracle.identity()
+        return None if inner is None else {"kind": "noisy", "oracle": inner, "model": repr(self.model),
+                                           "seed": self.seed}
 
     def __repr__(self) -> str:
         what = (f"tpr={self.tpr}, fpr={self.fpr}" if self.tpr is not None

@@ -24,12 +24,12 @@ Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...``.
 """
 from __future__ import annotations
 
-from __future__ import annotations
-
+import hashlib
 import json
 import math
 import numbers
 import os
+import secrets
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +43,7 @@ from .._progress import progress_bar
 from .._validation import InputError, check_probability
 from ..io import read_qrels, read_runs, write_trec_qrels
 from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label
+from .durable import backup as _backup, check_integrity, damaged_message, publish, recover as _recover
 from .stopping import StopRule
 from .store import (_FORMAT, _SCHEMA, SessionError, SessionLockedError, _canonical_runs, _fingerprint_canonical,
                     _now, _pack_qrels, _pack_runs, _unpack_qrels, _unpack_runs, fingerprint_qrels, fingerprint_runs)
@@ -208,22 +209,35 @@ class JudgingSession:
             raise SessionError(f"{self.path}: no such session file (pass create=True to start a new session)")
         if not existed and not self.path.parent.is_dir():
             raise SessionError(f"{self.path}: the directory {self.path.parent} does not exist")
+        token = None
         try:
+            if not existed:
+                # built complete under a temporary name, then published without clobbering: a process
+                # that loses a creation race opens the winner's file like any other, and deletes nothing
+                token = self._publish_new(runs, initial_qrels, given)
             self._conn = self._connect(float(lock_timeout))
+            check_integrity(self._conn, self.path)
             meta = self._read_meta()
             if meta is None:
-                if existed and self.path.stat().st_size > 0 and self._has_tables():
+                if self.path.stat().st_size > 0 and self._has_tables():
                     raise SessionError(f"{self.path}: is a SQLite database but not a pyterrier-noise judging session")
                 if not create:
                     raise SessionError(f"{self.path}: the file holds no session (pass create=True to start one)")
-                self._create(runs, initial_qrels, given)
+                self._create(runs, initial_qrels, given)   # an empty file: filled in place, under the lock
+            elif token is not None and meta.get("creation_token") == token:
+                built = self._selector
+                self._reopen(meta, None, None, {})
+                if self._handled or self._pending:   # another process judged between publishing and opening
+                    built = None
+                self._selector = built
             else:
+                self._selector = None
                 self._reopen(meta, runs, initial_qrels, given)
+        except sqlite3.DatabaseError as exc:   # damage quick_check cannot see (e.g. inside a record)
+            self._close_quietly()
+            raise SessionError(damaged_message(self.path, str(exc))) from None
         except BaseException:
             self._close_quietly()
-            if not existed:
-                for suffix in ("", "-wal", "-shm", "-journal"):
-                    Path(str(self.path) + suffix).unlink(missing_ok=True)
             raise
 
     # -- opening -------------------------------------------------------------------------
@@ -268,7 +282,10 @@ class JudgingSession:
                                f"expected {_FORMAT!r})")
         return meta
 
-    def _create(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
+    def _prepare(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> Callable[[sqlite3.Connection], None]:
+        """Validate a new session (bad settings fail before anything is written), build its selector
+        from the copy that is stored, exactly as a reopened session will, and return the writer of
+        its records."""
         if runs is None:
             raise SessionError(f"{self.path}: a new session needs the runs to select from (argument 'runs')")
         cfg = _normalise_config({**DEFAULTS, **given})
@@ -283,27 +300,36 @@ class JudgingSession:
         self.run_names = list(runs)
         self.fingerprint = fp
         self.initial_qrels = init
-        # build the selector first (bad settings fail before anything is written), from the copy that
-        # is stored, exactly as a reopened session will
         self._selector = self._factory(_unpack_runs(blob), initial_qrels=init, **cfg)
         meta = {"format": _FORMAT, "config": json.dumps(cfg, sort_keys=True), "run_names": json.dumps(self.run_names),
                 "runs_fingerprint": fp, "created": _now(), "package_version": _package_version(),
-                "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else ""}
-        c = self._conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            for stmt in _SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    c.execute(stmt)
-            c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
-            c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (blob,))
-            if init is not None:
-                c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (_pack_qrels(init),))
-            c.execute("COMMIT")
-        except BaseException:
-            if c.in_transaction:
-                c.execute("ROLLBACK")
-            raise
+                "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else "",
+                "creation_token": secrets.token_hex(16), "runs_blob_sha256": hashlib.sha256(blob).hexdigest()}
+        self._token = meta["creation_token"]
+
+        def write(c: sqlite3.Connection) -> None:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                for stmt in _SCHEMA.strip().split(";"):
+                    if stmt.strip():
+                        c.execute(stmt)
+                c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+                c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (blob,))
+                if init is not None:
+                    c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (_pack_qrels(init),))
+                c.execute("COMMIT")
+            except BaseException:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+                raise
+        return write
+
+    def _publish_new(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> str | None:
+        write = self._prepare(runs, initial_qrels, given)
+        return self._token if publish(self.path, write) else None
+
+    def _create(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
+        self._prepare(runs, initial_qrels, given)(self._conn)
 
     def _reopen(self, meta: dict[str, str], runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
         cfg = {**DEFAULTS, **json.loads(meta["config"])}
@@ -324,6 +350,9 @@ class JudgingSession:
                 raise SessionError(f"{self.path}: these runs are not the runs the session was created with{detail}; "
                                    f"runs fingerprint {fp[:12]}... != stored {meta['runs_fingerprint'][:12]}... "
                                    f"Reopen with the same runs, or without runs to use the stored copy")
+        want = meta.get("runs_blob_sha256")
+        if want is not None and hashlib.sha256(self._blob("runs")).hexdigest() != want:
+            raise SessionError(damaged_message(self.path, "the stored runs do not match their checksum"))
         init = None
         if meta["initial_qrels_fingerprint"]:
             init = _unpack_qrels(self._blob("initial_qrels"))
@@ -374,10 +403,29 @@ class JudgingSession:
         return self._docs
 
     def _blob(self, name: str) -> bytes:
-        row = self._conn.execute("SELECT data FROM blobs WHERE name=?", (name,)).fetchone()
+        try:
+            row = self._conn.execute("SELECT data FROM blobs WHERE name=?", (name,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(damaged_message(self.path, str(exc))) from None
         if row is None:
-            raise SessionError(f"{self.path}: the session file is damaged (no {name!r} stored)")
+            raise SessionError(damaged_message(self.path, f"no {name!r} stored"))
         return row[0]
+
+    def backup(self, path: PathLike) -> Path:
+        """Copy the session, with every committed judgment, to a new file ``path`` through SQLite's
+        online backup API (safe while the session is open; ``path`` must not exist)."""
+        self._check_open()
+        return _backup(self._conn, self.path, Path(path))
+
+    @staticmethod
+    def recover(path: PathLike, new_path: PathLike, runs: Any = None) -> dict[str, int]:
+        """Copy what can still be read of a damaged session file into a new session ``new_path``:
+        settings, runs (``runs``: the original runs, needed only when the stored copy is unreadable),
+        initial qrels and every readable judgment and bypass in order.  Returns the counts
+        ``{"events": copied, "unreadable": skipped}``; open ``new_path`` to go on judging."""
+        def blob() -> bytes:
+            return _pack_runs(_canonical_runs(read_runs(runs)))
+        return _recover(Path(path), Path(new_path), _SCHEMA, blob if runs is not None else None)
 
     # -- state ---------------------------------------------------------------------------
 
@@ -547,6 +595,7 @@ class JudgingSession:
                 raise InputError(f"argument {name!r}: expected a non-negative integer or None, got {v!r}")
         if on_step is not None and not callable(on_step):
             raise InputError(f"argument 'on_step': expected a function fn(event), got {on_step!r}")
+        self._check_oracle(oracle)
         judged = bypassed = 0
         if isinstance(oracle, NoisyOracle):   # its replicate is drawn over every document the runs retrieved
             oracle.bind(self._documents())
@@ -594,6 +643,24 @@ class JudgingSession:
         finally:
             bar.close()
         return RunReport(judged, bypassed, self._n_judged, reason, detail)
+
+    def _check_oracle(self, oracle: Oracle) -> None:
+        """The first oracle with an identity (qrels, a noise model over them) is stored; a session
+        refuses to mix its answers with another's (a person or a function is not checked)."""
+        ident = oracle.identity() if hasattr(oracle, "identity") else None
+        if ident is None:
+            return
+        row = self._conn.execute("SELECT value FROM meta WHERE key='oracle'").fetchone()
+        if row is None:
+            text = json.dumps(ident, sort_keys=True)
+            self._write(lambda c: c.execute("INSERT INTO meta(key, value) VALUES ('oracle', ?)", (text,)))
+            return
+        stored = json.loads(row[0])
+        if stored != json.loads(json.dumps(ident, sort_keys=True)):
+            raise SessionError(f"{self.path}: this session was judged by another oracle: {_oracle_diff(stored, ident)}; "
+                               f"a session keeps one oracle -- run with the same one, or start a new session "
+                               f"file with this session's judgments as initial qrels (export them with "
+                               f"export_qrels / judge --export)")
 
     # -- results -------------------------------------------------------------------------
 
@@ -662,6 +729,24 @@ class JudgingSession:
         return (f"JudgingSession({str(self.path)!r}, method={self.config['method']!r}, p={self.config['p']}, "
                 f"{len(self.run_names)} runs, {self._n_judged} judged, {self._n_bypassed} bypassed"
                 f"{', closed' if self._conn is None else ''})")
+
+
+def _oracle_diff(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") -> str:
+    """What differs between two oracle identities, in words."""
+    names = {"qrels": "the qrels (fingerprint)", "missing": "the missing policy", "nonrel_label": "the label of "
+             "unjudged documents", "model": "the noise model", "seed": "the noise seed", "kind": "the kind of oracle"}
+    out = []
+    for key in sorted(set(stored) | set(now)):
+        a, b = stored.get(key), now.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out.append(_oracle_diff(a, b, prefix + "the underlying oracle's "))
+            continue
+        if key == "qrels":
+            a, b = (str(x)[:12] + "..." if x else x for x in (a, b))
+        out.append(f"{prefix}{names.get(key, key)} was {a!r}, now {b!r}")
+    return "; ".join(out)
 
 
 def _package_version() -> str:

@@ -114,6 +114,32 @@ def separation(per_query: Mapping[str, np.ndarray], alpha: float = 0.05, signifi
     return out
 
 
+def unknown_topic_quota(topics: Sequence[str], oracle_qids: Any, quota: Any, unknown_topics: str,
+                        who: str) -> Any:
+    """Announce the run topics without any oracle judgment (counts and which) and, for ``"skip"``,
+    give them a quota of 0 judgments (the other topics keep ``quota``)."""
+    known = set(pd.unique(np.asarray(oracle_qids, dtype=object).astype(str)))
+    unknown = [t for t in topics if t not in known]
+    if not unknown:
+        return quota
+    shown = ", ".join(repr(t) for t in unknown[:10]) + (", ..." if len(unknown) > 10 else "")
+    if unknown_topics == "judge":
+        announce(f"{who}: {len(unknown)} of {len(topics)} topics of the runs have no judgment in the oracle's qrels "
+                 f"(qid {shown}); they are judged all the same, every answer there following the missing policy")
+        return quota
+    announce(f"{who}: {len(unknown)} of {len(topics)} topics of the runs have no judgment in the oracle's qrels "
+             f"(qid {shown}); no judgment is spent on them ({len(topics) - len(unknown)} topics are judged; "
+             f"judge them all the same with --judge-unknown-topics / unknown_topics='judge')")
+    if isinstance(quota, Mapping):
+        out = {str(k): int(v) for k, v in quota.items()}
+    elif quota is None:
+        out = {}
+    else:
+        out = {t: int(quota) for t in topics}
+    out.update({t: 0 for t in unknown})
+    return out
+
+
 def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Sequence[int] = (1000, 2000, 5000),
              p_select: float = 0.8, p_eval: Sequence[float] = (0.5, 0.8, 0.95), pool_runs: Sequence[str] | None = None,
              missing: str = "nonrel", reference_qrels: Any = None, reference_measure: Any = "AP",
@@ -121,7 +147,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
              score_scope: str = "system", batch_size: int = 1, tie_break: str = "deterministic", seed: int = 0,
              per_topic_quota: Any = None, rel: float = 1.0, max_rel: float | None = None, alpha: float = 0.05,
              significance: bool = True, keep_per_query: bool = False, progress: bool = False,
-             stop: StopRule | None = None) -> SimulationResult:
+             stop: StopRule | None = None, unknown_topics: str = "skip") -> SimulationResult:
     """Replay judgment selection against an oracle and measure it at each checkpoint.
 
     Moffat, Webber & Zobel 2007, Sec. 5 (seed002 Sec. 3.2): the oracle's labels are revealed only
@@ -135,9 +161,13 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     keeps the per-(run, topic) arrays in ``per_query[(checkpoint, p)]``.  ``stop``: a
     :class:`StopRule`; when it fires the simulation is measured there (a last row whose
     ``judgments`` is below its ``checkpoint``) and ends, and ``result.stopped`` says why.
+    ``unknown_topics``: topics of the runs on which the oracle's qrels hold no judgment are announced
+    and get no judgment (``"skip"``, default; their quota is 0) or are judged like any other
+    (``"judge"``: every answer there is ``missing``).
     """
     from ..measures import to_spec   # here: the measures load ir_measures
     check_choice("missing", missing, ("nonrel", "bypass"))
+    check_choice("unknown_topics", unknown_topics, ("skip", "judge"))
     cps = _checkpoints(checkpoints)
     p_select = check_probability("p_select", p_select)
     p_eval = [check_probability("p_eval", x) for x in (p_eval if isinstance(p_eval, Sequence) else [p_eval])]
@@ -156,6 +186,9 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     ref_q = read_qrels(reference_qrels) if reference_qrels is not None else oracle_q
 
     aligned = runs if isinstance(runs, AlignedRuns) else _aligned_for(runs, ref_q)
+    if oracle_q is not None:
+        per_topic_quota = unknown_topic_quota(aligned.topics, oracle_q["qid"], per_topic_quota, unknown_topics,
+                                              "simulate")
     sel = JudgmentSelector(aligned, p=p_select, method=method, power=power, residual_scope=residual_scope,
                            score_scope=score_scope, batch_size=batch_size, tie_break=tie_break, seed=seed,
                            pool_runs=pool_runs, per_topic_quota=per_topic_quota, rel=rel, max_rel=max_rel)

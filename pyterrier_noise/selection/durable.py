@@ -1,0 +1,204 @@
+"""Keeping a judging session's file safe: atomic creation, integrity checks, online backups and
+recovery of the readable judgments from a damaged file (SQLite's backup API)."""
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .store import SessionError
+
+__all__: list[str] = []
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(str(directory), os.O_RDONLY)
+    except OSError:   # pragma: no cover - a platform without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:   # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _unlink_all(path: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        try:
+            os.unlink(str(path) + suffix)
+        except FileNotFoundError:
+            pass
+
+
+def publish(path: Path, write: Callable[[sqlite3.Connection], Any]) -> bool:
+    """Build a complete SQLite file under a temporary name beside ``path`` (``write(conn)`` fills it),
+    then publish it at ``path`` only if nothing is there yet (``os.link``: atomic and no-clobber).
+
+    Returns True when this call published the file, False when another file was already at ``path``
+    (this call's copy is then discarded).  Nothing but the temporary file is ever deleted.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.creating")
+    try:
+        conn = sqlite3.connect(str(tmp), isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=DELETE")
+            conn.execute("PRAGMA synchronous=FULL")
+            write(conn)
+        finally:
+            conn.close()
+        fd = os.open(str(tmp), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(str(tmp), str(path))
+            published = True
+        except FileExistsError:
+            published = False
+        except OSError:
+            # a file system without hard links: check, then rename (a narrow window remains there)
+            if path.exists():
+                published = False
+            else:
+                os.replace(str(tmp), str(path))
+                published = True
+        _fsync_dir(path.parent)
+        return published
+    except sqlite3.Error as exc:
+        raise SessionError(f"{path}: cannot create the session file ({exc})") from None
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot create the session file ({exc.strerror or exc})") from None
+    finally:
+        _unlink_all(tmp)
+
+
+def damaged_message(path: Path, detail: str) -> str:
+    return (f"{path}: the session file is damaged ({detail}). Opening it again cannot repair it. Copy the "
+            f"judgments that can still be read into a new session with `pyterrier-noise judge --session {path} "
+            f"--recover NEW.sqlite` (JudgingSession.recover(path, new_path)), then judge in the new file; keep the "
+            f"damaged file, and restore a backup (`judge --backup`) if you have one")
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+    """``PRAGMA quick_check`` (every page, b-tree and record format): a damaged file is an error that
+    says what to do, never a traceback."""
+    try:
+        rows = conn.execute("PRAGMA quick_check(5)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise SessionError(damaged_message(path, str(exc))) from None
+    problems = [str(r[0]) for r in rows if str(r[0]).lower() != "ok"]
+    if problems:
+        raise SessionError(damaged_message(path, "; ".join(problems)))
+
+
+def backup(conn: sqlite3.Connection, source: Path, dest: Path) -> Path:
+    """Copy the open session ``conn`` (with the judgments still in its -wal file) to ``dest``
+    through SQLite's online backup API; ``dest`` must not exist (published atomically)."""
+    dest = Path(dest)
+    if dest.exists():
+        raise SessionError(f"{dest}: exists already; a backup is written to a new file (choose another name)")
+    if not dest.parent.is_dir():
+        raise SessionError(f"{dest}: the directory {dest.parent} does not exist")
+    if dest.resolve() == Path(source).resolve():
+        raise SessionError(f"{dest}: is the session file itself")
+
+    def write(target: sqlite3.Connection) -> None:
+        conn.backup(target)
+        target.execute("PRAGMA journal_mode=DELETE")   # one self-contained file
+
+    if not publish(dest, write):
+        raise SessionError(f"{dest}: another process created this file meanwhile; nothing was overwritten")
+    return dest
+
+
+def readable_rows(conn: sqlite3.Connection, table: str, columns: str, order: str) -> list[tuple]:
+    """The rows of ``table`` that can still be read: all at once, else rowid by rowid, skipping damage."""
+    try:
+        return conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
+    except sqlite3.DatabaseError:
+        pass
+    out = []
+    try:
+        hi = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
+    except sqlite3.DatabaseError:
+        hi = 1_000_000
+    for rowid in range(1, hi + 1):
+        try:
+            row = conn.execute(f"SELECT {columns} FROM {table} WHERE rowid=?", (rowid,)).fetchone()
+        except sqlite3.DatabaseError:
+            continue
+        if row is not None:
+            out.append(row)
+    return out
+
+
+def recover(source: Path, dest: Path, schema: str, runs_blob: Callable[[], bytes] | None = None) -> dict[str, int]:
+    """Copy what can still be read of a damaged session file into a new session file ``dest``.
+
+    The settings, the runs (or ``runs_blob()`` when the stored copy is unreadable), the initial
+    qrels and every readable judgment and bypass, in order (renumbered), are written to a new file
+    published atomically.  Returns the counts: ``events`` copied, ``unreadable`` events skipped.
+    """
+    import hashlib
+    source, dest = Path(source), Path(dest)
+    if dest.exists():
+        raise SessionError(f"{dest}: exists already; --recover writes a new session file (choose another name)")
+    if not source.is_file():
+        raise SessionError(f"{source}: no such session file")
+    try:
+        conn = sqlite3.connect(str(source), isolation_level=None)
+    except sqlite3.Error as exc:
+        raise SessionError(f"{source}: cannot be read at all ({exc}); restore a backup") from None
+    try:
+        meta = dict(readable_rows(conn, "meta", "key, value", "key"))
+        if "config" not in meta or "run_names" not in meta:
+            raise SessionError(f"{source}: the session's settings cannot be read; nothing can be recovered -- "
+                               f"restore a backup, or start a new session with the exported judgments as initial qrels")
+        blobs = dict(readable_rows(conn, "blobs", "name, data", "name"))
+        runs = blobs.get("runs")
+        if runs is not None and meta.get("runs_blob_sha256") not in (None, hashlib.sha256(runs).hexdigest()):
+            runs = None
+        if runs is None:
+            if runs_blob is None:
+                raise SessionError(f"{source}: the runs stored in the session cannot be read; give the runs the session "
+                                   f"was created with (judge --recover NEW RUN...)")
+            runs = runs_blob()
+        if meta.get("initial_qrels_fingerprint") and "initial_qrels" not in blobs:
+            raise SessionError(f"{source}: the session's initial qrels cannot be read; start a new session with "
+                               f"your copy of them as initial qrels and the exported judgments")
+        try:
+            hi = conn.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+        except sqlite3.DatabaseError:
+            hi = 0
+        events = readable_rows(conn, "events", "seq, action, qid, docno, label, weight, time", "seq")
+    finally:
+        conn.close()
+    import json as _json
+    import secrets as _secrets
+    meta = {k: v for k, v in meta.items() if k not in ("creation_token",)}
+    meta["runs_blob_sha256"] = hashlib.sha256(runs).hexdigest()
+    meta["creation_token"] = _secrets.token_hex(16)
+    meta["recovered_from"] = _json.dumps({"file": str(source), "events": len(events)})
+
+    def write(c: sqlite3.Connection) -> None:
+        c.execute("BEGIN IMMEDIATE")
+        for stmt in schema.strip().split(";"):
+            if stmt.strip():
+                c.execute(stmt)
+        c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+        c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (runs,))
+        if "initial_qrels" in blobs:
+            c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (blobs["initial_qrels"],))
+        c.executemany("INSERT OR IGNORE INTO events(seq, action, qid, docno, label, weight, time) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)", [(i + 1, *row[1:]) for i, row in enumerate(events)])
+        c.execute("COMMIT")
+
+    if not publish(dest, write):
+        raise SessionError(f"{dest}: another process created this file meanwhile; nothing was overwritten")
+    return {"events": len(events), "unreadable": max(hi - len(events), 0)}
