@@ -68,12 +68,15 @@ def _rho_label(rho: Any) -> str:
 
 
 def _cmd_band(args: argparse.Namespace) -> int:
+    from .._output import atomic_file, check_output_file
     from ..io import write_trec_run
     from ..ties import TieBanding
     banding = TieBanding(args.rho, by=options.BAND_ORDER_ALIASES.get(args.by, args.by))
+    check_output_file(args.out)
     run = _read_one_run(args.run)
     out = banding(run)
-    write_trec_run(out, args.out, tag=args.tag or f"{_run_tag(args.run)}_band{_rho_label(banding.rho)}")
+    with atomic_file(args.out) as tmp:
+        write_trec_run(out, tmp, tag=args.tag or f"{_run_tag(args.run)}_band{_rho_label(banding.rho)}")
     n_groups = int(out.groupby(["qid", "band"]).ngroups)
     print(f"{args.out}: {len(out)} documents of {out['qid'].nunique()} topics in {n_groups} bands "
           f"({banding!r})")
@@ -81,12 +84,15 @@ def _cmd_band(args: argparse.Namespace) -> int:
 
 
 def _cmd_round(args: argparse.Namespace) -> int:
+    from .._output import atomic_file, check_output_file
     from ..io import write_trec_run
     from ..ties import ScoreRounding, tie_stats
     rounding = ScoreRounding(decimals=args.decimals, sig_digits=args.sig_digits, quantum=args.quantum)
+    check_output_file(args.out)
     run = _read_one_run(args.run)
     out = rounding(run)
-    write_trec_run(out, args.out, tag=args.tag or _run_tag(args.run))
+    with atomic_file(args.out) as tmp:
+        write_trec_run(out, tmp, tag=args.tag or _run_tag(args.run))
     ts = tie_stats(out.assign(name="run"))
     print(f"{args.out}: {len(out)} documents; {int(ts.runs['n_tied_docs'].iloc[0])} now share their score with "
           f"another document of the same topic ({rounding!r})")
