@@ -225,3 +225,15 @@ def test_rounding_at_the_limits_is_exact():
                 assert abs(Decimal(float(g)) - Decimal(float(v))) <= half + ulps, (d, g, v)
     assert np.all(np.isfinite(round_scores(x, quantum="1e-308")))
     assert round_scores(np.array([0.3, 0.7]), quantum="1e308").tolist() == [0.0, 0.0]
+
+
+def test_the_real_process_exits_2_with_one_sentence(files):
+    # through the interpreter, as a shell sees it: exit status 2 and one line on stderr
+    import subprocess
+    import sys
+    blocker = files / "a-file"
+    blocker.write_text("x\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    p = subprocess.run([sys.executable, "-m", "pyterrier_noise.cli", "round", "--quantum", "1e-320", str(files / "run1"),
+                        "--out", str(blocker / "x.run")], capture_output=True, text=True, env=env)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and p.stderr.startswith("pyterrier-noise: error:")
