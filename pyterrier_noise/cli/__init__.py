@@ -61,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             except BrokenPipeError:
                 return 0
+            except OSError as exc:   # an output (or input) the system refused: a sentence naming the path
+                where = f"{exc.filename}: " if exc.filename is not None else ""
+                print(f"pyterrier-noise: error: {where}{exc.strerror or exc}", file=sys.stderr)
+                return 2
     finally:
         warnings.formatwarning = old_format
 

@@ -33,13 +33,26 @@ def _load(qrels: str | None, runs: str | None, seed: int) -> tuple:
                                 f"to depth {c.params.get('pool_depth', '?')}")
 
 
-def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0) -> int:
-    """Run the demonstration; returns the exit status."""
-    from ..measures import evaluate
-    from ..report import Report, plot_rbp_ranges
+def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0,
+             force: bool = False) -> int:
+    """Run the demonstration; returns the exit status.  ``out`` is an output directory of the
+    house (``pyterrier_noise._output``): refused when it holds other files, replaced with ``force``."""
+    from .._output import OutputDirectory
+    directory = OutputDirectory(out, "demo", force=force)
     t0 = time.perf_counter()
     q, r, collection, what = _load(qrels, runs, seed)
-    out.mkdir(parents=True, exist_ok=True)
+    with directory.staging() as stage:
+        _demo(stage, q, r, collection, what)
+    directory.finish({"data": what})
+    print(f"Report: {Path(out) / 'report.html'}")
+    print(f"Done in {time.perf_counter() - t0:.1f} s.")
+    return 0
+
+
+def _demo(out: Path, q: Any, r: dict, collection: Any, what: str) -> None:
+    """The demonstration's five parts, writing into ``out``."""
+    from ..measures import evaluate
+    from ..report import Report, plot_rbp_ranges
     print(f"pyterrier-noise demo on the {what}")
     print()
     report = Report("pyterrier-noise demonstration")
@@ -87,10 +100,7 @@ def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed:
     print()
     _ties_section(r, q, out, report)
     print()
-    path = report.write(out / "report.html")
-    print(f"Report: {path}")
-    print(f"Done in {time.perf_counter() - t0:.1f} s.")
-    return 0
+    report.write(out / "report.html")
 
 
 def _noisy_judges_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
@@ -208,7 +218,7 @@ def register_cli(sub: Any) -> None:
                                    "data with --qrels and --runs) and write a report.",
                        epilog=DEMO_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
                        parents=[options.out(required=False, default="noise-demo",
-                                            help="directory for the report (default: ./noise-demo)"),
+                                            help="directory for the report (default: ./noise-demo)", force=True),
                                 options.seed(help="seed of the synthetic collection (default 0)")])
     d.add_argument("--qrels", default=None, help="qrels file of a real collection")
     d.add_argument("--runs", default=None, help="directory of run files of a real collection")
@@ -216,5 +226,5 @@ def register_cli(sub: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed)
+    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed, force=args.force)
 

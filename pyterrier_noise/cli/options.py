@@ -71,10 +71,15 @@ def measures(required: bool = True,
     return p
 
 
-def out(required: bool = True, help: str = "output directory", **kwargs: Any) -> argparse.ArgumentParser:
-    """``--out``."""
+def out(required: bool = True, help: str = "output directory", force: bool = False,
+        **kwargs: Any) -> argparse.ArgumentParser:
+    """``--out``, and with ``force`` the ``--force`` of an output directory (``pyterrier_noise._output``)."""
     p = _parent()
     p.add_argument("--out", required=required, help=help, **kwargs)
+    if force:
+        p.add_argument("--force", action="store_true",
+                       help="replace an earlier output of this command in --out (only the files its manifest.json "
+                            "lists); a directory holding other files is refused either way")
     return p
 
 

@@ -59,7 +59,9 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
     from .._validation import InputError
     from ..crowd import aggregate, position_bias, read_pairwise, to_categories, worker_quality, workers_path
+    from .._output import atomic_file, check_output_file
     from ..io import write_trec_qrels
+    check_output_file(args.out)
     j = read_pairwise(args.judgments)
     if args.reference and args.proportions:
         raise InputError("give --reference or --proportions, not both")
@@ -77,10 +79,12 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
         qrels = to_categories(qrels, reference=args.reference)
     elif args.proportions:
         qrels = to_categories(qrels, proportions=_float_list(args.proportions, "--proportions"))
-    write_trec_qrels(qrels, args.out)
     wq = worker_quality(j, gold_qrels=args.gold_qrels)
     wpath = workers_path(args.out)
-    wq.to_csv(wpath, sep="\t", index=False, na_rep="", lineterminator="\n")
+    with atomic_file(args.out) as tmp:
+        write_trec_qrels(qrels, tmp)
+    with atomic_file(wpath) as tmp:
+        wq.to_csv(tmp, sep="\t", index=False, na_rep="", lineterminator="\n")
     print(f"{args.out}: {len(qrels)} judgments, {qrels['qid'].nunique()} topics ({args.method})")
     print(f"{wpath}: {len(wq)} worker-topics, mean transitivity inconsistency "
           f"{wq['transitivity_inconsistency'].mean():.3f}, absolute inconsistency "
@@ -91,8 +95,10 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from .._output import atomic_file, check_output_file
     from .._validation import InputError
     from ..crowd import simulate_crowd
+    check_output_file(args.out)
     if args.qrels is None:
         from ..synthetic import default_collection
         qrels = default_collection().qrels
@@ -110,8 +116,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                        missing=missing[0] if len(missing) == 1 else tuple(missing),
                        relevant_from=args.rel, gold=not args.no_gold, seed=args.seed)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    j.to_csv(out, index=False, lineterminator="\n", sep="\t" if out.name.lower().endswith((".tsv", ".tsv.gz")) else ",")
+    with atomic_file(out) as tmp:
+        j.to_csv(tmp, index=False, lineterminator="\n",
+                 sep="\t" if out.name.lower().endswith((".tsv", ".tsv.gz")) else ",")
     print(f"{out}: {len(j)} answer sheets, {j['qid'].nunique()} topics, {j['group'].nunique()} groups, "
           f"{j['worker'].nunique()} workers")
     return 0

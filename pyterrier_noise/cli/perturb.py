@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,9 @@ examples:
   pyterrier-noise perturb qrels.txt --model pool-depth --depth 10 --runs runs/ --out reps10
   pyterrier-noise perturb qrels.txt --model removal --fraction 0.2 --replicates 50 --out reps
 
-Writes DIR/replicate-0001.qrels ... (TREC qrels; unjudged documents left out) and DIR/manifest.json.
+Writes DIR/replicate-0001.qrels ... (TREC qrels; unjudged documents left out) and DIR/manifest.json
+(listing every file written).  A DIR holding other files is refused; --force replaces an earlier
+perturb output (the files its manifest lists).
 The same seed gives byte-identical files.  A --matrix file is a CSV/TSV whose first column holds the
 true labels and whose header holds the observed labels; rows are probabilities P(observed | true)
 summing to 1, or calibration counts (non-negative integers).
@@ -124,16 +125,18 @@ def _model_from_args(args: argparse.Namespace) -> Any:
 def _cmd_perturb(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from .._output import OutputDirectory
     from .._validation import check_int
     from ..judges import ConfusionJudge
-    model = _model_from_args(args)
     n = check_int("--replicates", args.replicates, 1)
+    directory = OutputDirectory(args.out, "perturb", force=args.force)
+    model = _model_from_args(args)
     reps = model.replicates(args.qrels, n, start=args.start)
     out = Path(args.out)
-    reps.write_trec(out, progress=args.progress)
-    manifest = {"model": repr(model), "qrels": str(args.qrels), "replicates": n, "start": args.start,
-                "seed": reps.seed, "files": [reps.file_names()[0], reps.file_names()[-1]]}
-    (out / "manifest.json").write_bytes((json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
+    with directory.staging() as stage:
+        reps.write_trec(stage, progress=args.progress)
+    directory.finish({"model": repr(model), "qrels": str(args.qrels), "replicates": n, "start": args.start,
+                      "seed": reps.seed})
     msg = f"wrote {n} replicate(s) of {len(reps.table)} judgment(s) to {out}/ ({reps.file_names()[0]} ..): {model!r}"
     rates = reps.realised_rates(rel=args.rel)
     if isinstance(model, ConfusionJudge):
@@ -154,7 +157,7 @@ def register_cli(subparsers: Any) -> None:
         description="Write N seeded replicates of QRELS under a judgment perturbation model as TREC qrels "
                     "files DIR/replicate-0001.qrels ...",
         epilog=PERTURB_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[options.replicates(), options.seed(), options.out(), options.progress(),
+        parents=[options.replicates(), options.seed(), options.out(force=True), options.progress(),
                  options.perturbation_model()])
     p.add_argument("qrels", help="TREC qrels file (plain or .gz)")
     p.add_argument("--start", type=int, default=0, help="number of the first replicate minus one (default 0)")

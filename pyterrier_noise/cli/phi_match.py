@@ -63,10 +63,13 @@ def _phi_grid(grid: Any) -> Any:
 
 
 def _cmd_phi_match(args: argparse.Namespace) -> int:
+    from .._output import atomic_file, check_output_file
     from .._progress import progress_bar
     from ..engine import AlignedRuns
     from ..experiments import match_phi_many, plot_phi_match
     from ..io import read_qrels, read_run_arguments
+    if args.plot:
+        check_output_file(args.plot, "--plot")
     grid = _phi_grid(_parse_grid(args.grid))
     qrels = read_qrels(args.qrels)
     runs = read_run_arguments(args.runs)
@@ -105,7 +108,8 @@ def _cmd_phi_match(args: argparse.Namespace) -> int:
                 for r in m.per_topic.itertuples(index=False):
                     out.write(f"  {r.qid:>8}  {r.R:>6}  {r.phi:>6.3f}  {r.corr:>7.4f}  {r.mean_residual:>8.4f}\n")
     if args.plot:
-        plot_phi_match(list(matches.values()), args.plot)
+        with atomic_file(args.plot, "--plot") as tmp:
+            plot_phi_match(list(matches.values()), tmp)
     return 0
 
 

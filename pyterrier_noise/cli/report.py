@@ -22,18 +22,22 @@ def register_cli(subparsers: Any) -> None:
                               parents=[options.qrels_runs(), options.measures(
                                   required=False,
                                   help="extra measures besides RBP(p=0.8) (repeatable; ir_measures syntax)"),
-                                  options.out(help="directory for report.html")])
+                                  options.out(help="directory for report.html", force=True)])
     p.add_argument("--pooled", default=None,
                    help="CSV with columns run, contributed_judgments (yes/no), e.g. TREC-COVID's runs-metadata.csv")
     p.set_defaults(handler=_cmd_report)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     import pandas as pd
 
+    from .._output import OutputDirectory
     from ..io import read_qrels, read_run_arguments
     from ..measures import evaluate
     from ..report import Report, write_report
+    directory = OutputDirectory(args.out, "report", force=args.force)
     qrels = read_qrels(args.qrels)
     runs = read_run_arguments(args.runs)
     measures = ["RBP(p=0.8)"] + [m for m in (args.measures or []) if m != "RBP(p=0.8)"]
@@ -46,7 +50,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.pooled:
         meta = pd.read_csv(args.pooled)
         highlight = meta.loc[meta["contributed_judgments"].astype(str).str.lower() != "yes", "run"].astype(str).tolist()
-    path = write_report(args.out, wide, highlight=highlight,
-                        report=Report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics"))
-    print(f"Report: {path}")
+    with directory.staging() as stage:
+        written = write_report(stage, wide, highlight=highlight,
+                               report=Report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics"))
+    directory.finish()
+    print(f"Report: {Path(args.out) / written.name}")
     return 0

@@ -24,7 +24,9 @@ is replicate i of `pyterrier-noise perturb` with the same model and --seed.
 Writes to DIR: summary.tsv (one row per measure: ranking tau / tau_ap / RBO, pair conclusions),
 systems.tsv, rankings.tsv, pairs.tsv, rank_given_observed.tsv, p_given_observed.tsv, labels.tsv,
 baseline.tsv (with --baseline), experiment.json, and distributions-<measure>.png and
-ranks-<measure>.png (unless --no-plots).  The same seed gives byte-identical TSV files.
+ranks-<measure>.png (unless --no-plots), and manifest.json listing every file written.  The same
+seed gives byte-identical TSV files.  A DIR holding other files is refused; --force replaces an
+earlier robustness output (the files its manifest lists, so no old plot stays beside new tables).
 """
 
 
@@ -39,7 +41,7 @@ def register_cli(subparsers: Any) -> None:
         epilog=ROBUSTNESS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.qrels_runs(runs_dest="run_files"),
                  options.measures(help="measure in ir_measures syntax (repeatable), e.g. 'RBP(p=0.8)', AP, nDCG@10"),
-                 options.replicates(), options.seed(), options.out(), options.progress(),
+                 options.replicates(), options.seed(), options.out(force=True), options.progress(),
                  options.perturbation_model(for_robustness=True)])
     p.add_argument("--baseline", help="name of the baseline run (its file name without .gz)")
     p.add_argument("--test", choices=list(options.TESTS), default="t", help="paired test over topics (default t)")
@@ -55,11 +57,13 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from .._output import OutputDirectory
     from .._validation import InputError, check_int
     from ..experiments import robustness_experiment
     from ..io import read_qrels, read_runs, run_name
     from .perturb import _model_from_args
 
+    directory = OutputDirectory(args.out, "robustness", force=args.force)
     qrels = read_qrels(args.qrels)
     runs: dict[str, Any] = {}
     for item in args.run_files:
@@ -83,12 +87,14 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
                                 baseline=baseline, test=args.test, correction=args.correction, alpha=args.alpha,
                                 ties=args.ties, progress=args.progress)
     out = Path(args.out)
-    res.save(out, plots=not args.no_plots)
+    with directory.staging() as stage:
+        res.save(stage, plots=not args.no_plots)
     info = {"model": repr(model), "qrels": str(args.qrels), "runs": len(runs), "measures": res.measures,
             "replicates": n, "seed": args.seed, "baseline": baseline, "test": args.test,
             "correction": args.correction, "alpha": args.alpha, "ties": args.ties,
             "topics": len(res.topics)}
-    (out / "experiment.json").write_bytes((json.dumps(info, indent=1) + "\n").encode("utf-8"))
+    directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
+    directory.finish()
     cols = ["measure", "kendall_tau", "tau_ap", "rbo", "significant_pairs", "kept_significant", "lost",
             "reversed", "gained"]
     print(res.summary[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))

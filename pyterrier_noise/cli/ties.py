@@ -52,7 +52,23 @@ def _read_one_run(path: str) -> Any:
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory; band and round take one run file")
-    return read_run(p)
+    run = read_run(p)
+    dup = run.duplicated(["qid", "docno"]).to_numpy()
+    if dup.any():
+        i = int(dup.argmax())
+        raise InputError(f"{p}: qid {run['qid'].iloc[i]!r}, docno {run['docno'].iloc[i]!r} appears more than once "
+                         f"(ranking line {i + 1}; {int(dup.sum())} duplicate(s) in all); expected each document at "
+                         "most once per topic")
+    return run
+
+
+def _transform(fn: Any, run: Any, path: str) -> Any:
+    """``fn(run)``, its refusals prefixed by the run file's name (the rows they name are the file's)."""
+    from .._validation import InputError
+    try:
+        return fn(run)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
 
 
 def _run_tag(path: str) -> str:
@@ -68,12 +84,15 @@ def _rho_label(rho: Any) -> str:
 
 
 def _cmd_band(args: argparse.Namespace) -> int:
+    from .._output import atomic_file, check_output_file
     from ..io import write_trec_run
     from ..ties import TieBanding
     banding = TieBanding(args.rho, by=options.BAND_ORDER_ALIASES.get(args.by, args.by))
+    check_output_file(args.out)
     run = _read_one_run(args.run)
-    out = banding(run)
-    write_trec_run(out, args.out, tag=args.tag or f"{_run_tag(args.run)}_band{_rho_label(banding.rho)}")
+    out = _transform(banding, run, args.run)
+    with atomic_file(args.out) as tmp:
+        write_trec_run(out, tmp, tag=args.tag or f"{_run_tag(args.run)}_band{_rho_label(banding.rho)}")
     n_groups = int(out.groupby(["qid", "band"]).ngroups)
     print(f"{args.out}: {len(out)} documents of {out['qid'].nunique()} topics in {n_groups} bands "
           f"({banding!r})")
@@ -81,12 +100,15 @@ def _cmd_band(args: argparse.Namespace) -> int:
 
 
 def _cmd_round(args: argparse.Namespace) -> int:
+    from .._output import atomic_file, check_output_file
     from ..io import write_trec_run
     from ..ties import ScoreRounding, tie_stats
     rounding = ScoreRounding(decimals=args.decimals, sig_digits=args.sig_digits, quantum=args.quantum)
+    check_output_file(args.out)
     run = _read_one_run(args.run)
-    out = rounding(run)
-    write_trec_run(out, args.out, tag=args.tag or _run_tag(args.run))
+    out = _transform(rounding, run, args.run)
+    with atomic_file(args.out) as tmp:
+        write_trec_run(out, tmp, tag=args.tag or _run_tag(args.run))
     ts = tie_stats(out.assign(name="run"))
     print(f"{args.out}: {len(out)} documents; {int(ts.runs['n_tied_docs'].iloc[0])} now share their score with "
           f"another document of the same topic ({rounding!r})")

@@ -23,6 +23,7 @@ Every significance test is :mod:`pyterrier_noise.stats`' (``all_pairs``, ``paire
 """
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._output import atomic_write
 from .._progress import progress_bar
 from .._validation import InputError, check_probability
 from ..stats import (CORRECTIONS, TESTS, all_pairs, correct_pvalues, kendall_tau, paired_test, rbo,
@@ -395,21 +397,21 @@ class RobustnessResult:
 
     def save(self, directory: str | Path, plots: bool = True) -> list[Path]:
         """Write every frame as ``<name>.tsv`` (and, with ``plots``, the two plots per measure as
-        PNG) to ``directory``; returns the paths written.  Same result -> byte-identical TSVs."""
+        PNG) to ``directory``, each under a temporary name renamed into place; returns the paths
+        written.  Same result -> byte-identical TSVs."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name, frame in self.frames().items():
-            path = out / f"{name}.tsv"
-            frame.to_csv(path, sep="\t", index=False, lineterminator="\n")
-            written.append(path)
+            text = frame.to_csv(sep="\t", index=False, lineterminator="\n")
+            written.append(atomic_write(out / f"{name}.tsv", text.encode("utf-8")))
         if plots:
             for m in self.measures:
                 for kind, fn in (("distributions", plot_distributions), ("ranks", plot_ranks)):
-                    path = out / f"{kind}-{_safe_name(m)}.png"
+                    buf = io.BytesIO()
                     # no "Software" metadata: the same result gives the same PNG bytes
-                    fn(self, m).savefig(path, dpi=100, metadata={"Software": None})
-                    written.append(path)
+                    fn(self, m).savefig(buf, format="png", dpi=100, metadata={"Software": None})
+                    written.append(atomic_write(out / f"{kind}-{_safe_name(m)}.png", buf.getvalue()))
         return written
 
     def plot_distributions(self, measure: Any = None, ax: Any = None, kind: str = "box",

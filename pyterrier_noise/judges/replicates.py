@@ -8,6 +8,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
+from .._output import atomic_write
 from .._progress import progress_bar
 from .._validation import InputError, check_int, check_number
 from .._warnings import deprecated
@@ -83,7 +84,8 @@ class ReplicateSet:
         """Write each replicate as a TREC qrels file ``DIR/replicate-0001.qrels`` ... (``qid 0 docno label``).
 
         Unjudged rows are left out; integral labels are written as integers.  The bytes depend only
-        on the labels, so the same seed gives byte-identical files on any machine.
+        on the labels, so the same seed gives byte-identical files on any machine.  Each file is
+        written under a temporary name and renamed into place, so none is ever seen half written.
         """
         directory = Path(directory)
         if directory.exists() and not directory.is_dir():
@@ -104,9 +106,7 @@ class ReplicateSet:
         for i in range(self.n_replicates):
             keep = np.flatnonzero(judged[:, i])
             data = "".join(lines[codes[keep, i], keep]).encode("utf-8")
-            path = directory / names[i]
-            path.write_bytes(data)
-            paths.append(path)
+            paths.append(atomic_write(directory / names[i], data))
             bar.update(1)
         bar.close()
         return paths

@@ -12,6 +12,9 @@ from .._validation import InputError
 
 __all__ = ["round_scores"]
 
+#: the largest |decimals| (and 1e-MAX_DECIMALS the finest quantum) float64 arithmetic can use: 10**309 overflows
+MAX_DECIMALS = 308
+
 
 def round_scores(scores: np.ndarray | Sequence[float], *, decimals: int | None = None,
                  sig_digits: int | None = None, quantum: float | str | None = None) -> np.ndarray:
@@ -32,7 +35,14 @@ def round_scores(scores: np.ndarray | Sequence[float], *, decimals: int | None =
     if decimals is not None:
         if isinstance(decimals, bool) or not isinstance(decimals, Integral):
             raise InputError(f"decimals must be an integer (may be negative), got {decimals!r}")
-        return np.round(x, int(decimals))
+        d = int(decimals)
+        if abs(d) > MAX_DECIMALS:
+            raise InputError(f"decimals={d} is beyond what float64 scores can hold: 10**{abs(d)} overflows, so "
+                             f"every score would become NaN; the largest usable value is {MAX_DECIMALS} "
+                             f"(and the smallest -{MAX_DECIMALS})")
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.round(x, d)
+        return _fallback(out, x, lambda v: float(round(Fraction(v), d)))
     if sig_digits is not None:
         if isinstance(sig_digits, bool) or not isinstance(sig_digits, Integral) or sig_digits < 1:
             raise InputError(f"sig_digits must be a positive integer, got {sig_digits!r}")
@@ -44,9 +54,15 @@ def round_scores(scores: np.ndarray | Sequence[float], *, decimals: int | None =
         raise InputError(f"quantum must be a positive finite number, got {quantum!r}") from None
     if q <= 0:
         raise InputError(f"quantum must be a positive finite number, got {quantum!r}")
+    try:
+        num, den = float(q.numerator), float(q.denominator)
+    except OverflowError:
+        raise InputError(f"quantum={quantum!r} is beyond what float64 scores can hold (its exact fraction needs "
+                         f"integers above 1.8e308); usable quanta lie between 1e-{MAX_DECIMALS} and "
+                         f"1e{MAX_DECIMALS}") from None
     with np.errstate(over="ignore", invalid="ignore"):
-        m = np.round(x * q.denominator / q.numerator)  # number of quanta
-        out = m * q.numerator / q.denominator          # m/10^k is correctly rounded for q = 10^-k
+        m = np.round(x * den / num)  # number of quanta
+        out = m * num / den          # m/10^k is correctly rounded for q = 10^-k
     return _fallback(out, x, lambda v: float(Fraction(round(Fraction(v) / q)) * q))
 
 
