@@ -24,6 +24,7 @@ def chromium() -> str:
 
 def test_demo_runs_offline_and_writes_a_report(tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    assert main(["demo", "--out", str(tmp_path / "demo")]) == 0      # the README's command run twice
     out = capsys.readouterr().out
     assert "RBP" in out and f"Report: {tmp_path / 'demo' / 'report.html'}" in out
     page = (tmp_path / "demo" / "report.html").read_text()

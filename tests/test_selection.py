@@ -570,6 +570,7 @@ def test_command_line_run_arguments(tmp_path, capsys):
     res = simulate(runs, qrels, method="A", checkpoints=[12], p_eval=[0.8])
     assert list(zip(j["qid"], j["docno"])) == list(zip(res.judgments["qid"], res.judgments["docno"]))
     capsys.readouterr()
+    base.append("--force")                                             # the same --out again
     assert main(base + [str(tmp_path / "absent.gz")]) == 2
     assert "absent.gz: no such file or directory" in capsys.readouterr().err
     write_trec_run(runs[first], tmp_path / "d" / f"{first}")          # same name as ./first.gz

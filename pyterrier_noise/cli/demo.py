@@ -34,9 +34,10 @@ def _load(qrels: str | None, runs: str | None, seed: int) -> tuple:
 
 
 def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0,
-             force: bool = False) -> int:
+             force: bool = True) -> int:
     """Run the demonstration; returns the exit status.  ``out`` is an output directory of the
-    house (``pyterrier_noise._output``): refused when it holds other files, replaced with ``force``."""
+    house (``pyterrier_noise._output``): refused when it holds files the demo did not write; an
+    earlier demonstration's output there is replaced (running the README's command again works)."""
     from .._output import OutputDirectory
     directory = OutputDirectory(out, "demo", force=force)
     t0 = time.perf_counter()
@@ -218,7 +219,8 @@ def register_cli(sub: Any) -> None:
                                    "data with --qrels and --runs) and write a report.",
                        epilog=DEMO_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
                        parents=[options.out(required=False, default="noise-demo",
-                                            help="directory for the report (default: ./noise-demo)", force=True),
+                                            help="directory for the report (default: ./noise-demo; an earlier "
+                                                 "demonstration's output there is replaced)"),
                                 options.seed(help="seed of the synthetic collection (default 0)")])
     d.add_argument("--qrels", default=None, help="qrels file of a real collection")
     d.add_argument("--runs", default=None, help="directory of run files of a real collection")
@@ -226,5 +228,5 @@ def register_cli(sub: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed, force=args.force)
+    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed)
 

@@ -84,7 +84,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     model = _model_from_args(margs)
     n = check_int("--replicates", args.replicates, 1)
     res = robustness_experiment(runs, None, qrels, args.measures, model, n_replicates=n, seed=args.seed,
-                                baseline=baseline, test=args.test, correction=args.correction, alpha=args.alpha,
+                                baseline=baseline, test=args.test, correction=args.correction, correction_alpha=args.alpha,
                                 ties=args.ties, progress=args.progress)
     out = Path(args.out)
     with directory.staging() as stage:

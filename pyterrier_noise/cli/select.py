@@ -51,9 +51,13 @@ def _cmd_select(args: argparse.Namespace) -> int:
 
     import numpy as np
 
+    from .._output import OutputDirectory
     from .._validation import InputError
     from ..io import read_qrels, run_file_arguments
     from ..selection import simulate
+    if not 0.0 < args.p < 1.0:
+        raise InputError(f"--p: the RBP persistence must be strictly between 0 and 1, got {args.p}")
+    directory = OutputDirectory(args.out, "select", force=args.force)      # checked before any work
     runs = run_file_arguments(args.runs)   # parsed by the engine's Arrow reader while aligning
     qrels = read_qrels(args.qrels)
     if args.budget is None and not args.checkpoints:
@@ -75,15 +79,15 @@ def _cmd_select(args: argparse.Namespace) -> int:
                    per_topic_quota=args.per_topic_quota, progress=args.progress, stop=options.stop_rule(args),
                    unknown_topics="judge" if args.judge_unknown_topics else "skip")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     h = res.judgments[["step", "qid", "docno", "label"]].copy()
     if len(h) and (h["label"] == np.round(h["label"])).all():
         h["label"] = h["label"].astype(np.int64)   # integral labels as in the qrels
-    h.to_csv(out / "judgments.tsv", sep="\t", index=False)
+    directory.write("judgments.tsv", h.to_csv(sep="\t", index=False))
     s = res.systems[np.isclose(res.systems["p_eval"], args.p)]
-    s[["judgments", "name", "base", "residual"]].rename(columns={"name": "run"}).to_csv(
-        out / "residuals.tsv", sep="\t", index=False, float_format="%.6g")
-    res.summary.to_csv(out / "summary.tsv", sep="\t", index=False, float_format="%.6g")
+    directory.write("residuals.tsv", s[["judgments", "name", "base", "residual"]].rename(columns={"name": "run"})
+                    .to_csv(sep="\t", index=False, float_format="%.6g"))
+    directory.write("summary.tsv", res.summary.to_csv(sep="\t", index=False, float_format="%.6g"))
+    directory.finish({"method": args.method, "p": args.p, "seed": args.seed})
     last = res.summary[np.isclose(res.summary["p_eval"], args.p)].iloc[-1]
     print(f"{args.method}: {int(last['judgments'])} judgments, {int(last['relevant'])} relevant found, "
           f"mean residual {last['mean_residual']:.4f} (top third {last['top_residual']:.4f}); wrote {out}/")
@@ -99,7 +103,7 @@ def register_cli(subparsers: Any) -> None:
         description="Choose documents to judge by pooling or Moffat, Webber & Zobel's (2007) Methods A, B "
                     "and C, simulating the assessor with qrels, and report the RBP residuals.",
         epilog=SELECT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[options.out(), options.seed(help="seed for --tie-break random (default 0)"),
+        parents=[options.out(force=True), options.seed(help="seed for --tie-break random (default 0)"),
                  options.selection_stop(), options.progress()])
     s.add_argument("--method", choices=list(options.SELECTION_METHODS), default="C",
                    help="selection method (default C)")
