@@ -41,7 +41,7 @@ def main() -> None:
             if c in summary.columns]
     print(summary[cols].round(4).to_string(index=False))
     print("\nLower top_residual and higher 'separated' at the same budget mean the judgments went where")
-    print("they settle comparisons between the best systems (seed 002 found Method C best at this).")
+    print("they settle comparisons between the best systems (Moffat, Webber & Zobel 2007 found Method C best at this).")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ agree on the order and there are no ties.  ``quantise=d`` rounds the scores to `
 which creates ties, broken by docno descending in the ``rank`` column.
 
 *Judgments.*  ``qrels`` holds the union of the top ``pool_depth`` documents of the contributing
-systems (depth-k pooling, the baseline of Moffat, Webber & Zobel 2007; seed002 Sec. 2.2),
+systems (depth-k pooling, the baseline of Moffat, Webber & Zobel 2007),
 labelled with their latent labels; documents outside that pool are unjudged, and non-contributing systems retrieve
 many of them.  ``true_qrels`` holds the latent label of every candidate document, the ground
 truth for perturbation and selection studies.
@@ -282,7 +282,7 @@ def make_collection(
     """Generate a seeded synthetic TREC-like collection (the model is in the module docstring).
 
     The pooled ``qrels`` follow depth-k pooling, the baseline of Moffat, Webber & Zobel 2007
-    (seed002 Sec. 2.2): the union of the top ``pool_depth`` documents of the contributing systems.
+   : the union of the top ``pool_depth`` documents of the contributing systems.
     Memory is about 40 bytes per (system, topic, document).
 
     Args:
@@ -471,7 +471,7 @@ def default_collection() -> SyntheticCollection:
     """The default synthetic collection, ``make_collection()`` with its default arguments.
 
     30 topics, 20 runs to depth 100 (4 of them near copies of another run), graded labels 0/1/2
-    pooled to depth 10 from the first 10 runs, no ties, seed 0.  Generated once and cached; each
+    pooled to depth 10 from the first 10 runs, no ties.  Generated once and cached; each
     call returns a fresh copy, so callers may modify it.
     """
     return _default().copy()

@@ -105,7 +105,7 @@ def _demo(out: Path, q: Any, r: dict, collection: Any, what: str) -> None:
 
 
 def _noisy_judges_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
-    """Part 2: judge error (seed 000's TPR 0.93 / FPR 0.07) and which conclusions move."""
+    """Part 2: judge error (Rashidi, Zobel & Moffat's 2023 TPR 0.93 / FPR 0.07) and which conclusions move."""
     from ..experiments import robustness_experiment
     from ..judges import RandomFlips
     res = robustness_experiment(runs, None, qrels, ["RBP(p=0.8)", "AP", "nDCG@10"],
@@ -114,7 +114,7 @@ def _noisy_judges_section(runs: dict, qrels: Any, out: Path, report: Any) -> Non
                         "gained", "reversed"] if c in res.summary.columns]
     summary = res.summary[cols].set_index("measure")
     print("2. Noisy judges: 100 replicates of the qrels with random judge errors (TPR 0.93, FPR 0.07,")
-    print("   seed 000's main setting). Ranking agreement with the unperturbed ranking, and what happens")
+    print("   Rashidi, Zobel & Moffat's 2023 main setting). Ranking agreement with the unperturbed ranking, and what happens")
     print("   to significance conclusions (paired t-test, alpha 0.05), as shares of (pair, replicate):")
     print("   " + summary.round(3).to_string().replace("\n", "\n   "))
     summary.to_csv(out / "robustness.tsv", sep="\t")

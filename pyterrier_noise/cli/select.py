@@ -23,7 +23,7 @@ checkpoint) and DIR/summary.tsv (relevant found, mean residuals, separation of t
 runs by AP on the qrels).  --pool-runs takes run names separated by commas, a file of names (one a
 line), or a CSV with columns run and contributed_judgments (the rows marked yes feed the pool).
 --stop-top-residual / --stop-leader stop before the budget once the top runs' residual is small
-or the leading run is separated from every other (seed002 Sec. 4.11).
+or the leading run is separated from every other.
 """
 
 

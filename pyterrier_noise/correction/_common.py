@@ -16,7 +16,7 @@ SeedLike = Union[int, np.random.Generator, None]
 
 _SINGULAR_DET = 1e-9        # |det J| below this: the judge carries no usable information
 _MAX_COND = 1e12            # condition number above this: the correction is numerically meaningless
-_NEAR_RANDOM_Z = 2.0        # warn when D / sd(D) < 2 (notes Sec 12.4, A9)
+_NEAR_RANDOM_Z = 2.0        # warn when D / sd(D) < 2
 _BOOT_CELLS = 2_000_000     # topic-resampling weights per chunk (replicates x topics)
 
 _PACKAGE = __name__.rpartition(".")[0]     # pyterrier_noise.correction

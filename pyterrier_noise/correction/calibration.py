@@ -295,7 +295,7 @@ class JudgeCalibration:
     def sd_D(self) -> float:  # noqa: N802
         """Delta-method SD of :attr:`D` from the multinomial rows (binary: ``sqrt(V[J_R] + V[J_N])``).
 
-        Uses Jacobi's formula ``d det J / d J[g, b] = det J * (J^-1)[b, g]`` (notes Sec 12.4).
+        Uses Jacobi's formula ``d det J / d J[g, b] = det J * (J^-1)[b, g]``.
         """
         grad = self._det * self._Jinv.T                       # grad[g, b]
         mean = (self._J * grad).sum(axis=1)
@@ -365,7 +365,7 @@ class JudgeCalibration:
         return v
 
     def corrected_gains(self, gains: Any = None) -> pd.Series:
-        """Corrected gains ``w = J^-1 v`` (notes Sec 12.1; Goldberg et al. 2017, Eq 17/18).
+        """Corrected gains ``w = J^-1 v`` (Goldberg et al. 2017, Eq 17/18).
 
         Scoring every bronze label ``b`` with ``w[b]`` instead of ``v[b]`` gives the corrected metric.
         Binary P@k: ``w = ((m_JN - 1) / D, m_JN / D)``.

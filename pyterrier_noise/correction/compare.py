@@ -1,4 +1,4 @@
-"""Comparing two corrected systems (Goldberg et al. 2017, Eq 9-11; notes Sec 12.3).
+"""Comparing two corrected systems (Goldberg et al. 2017, Eq 9-11).
 
 The difference of two corrected estimates with its standard error and p-value, under an
 independent or a *shared* calibration, next to the naive (bronze) Welch or paired t-test.
@@ -52,7 +52,7 @@ def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
             paired: Literal["auto"] | bool = "auto", se: Literal["delta", "bootstrap"] = "delta",
             alternative: Literal["two-sided", "greater", "less"] = "two-sided", alpha: float = 0.05,
             n_replicates: int = 10_000, seed: SeedLike = 0, **deprecated: Any) -> Comparison:
-    """Test ``a - b`` on corrected metrics (Goldberg et al. 2017, Eq 10/11; notes Sec 12.3).
+    """Test ``a - b`` on corrected metrics (Goldberg et al. 2017, Eq 10/11).
 
     ``calibration="independent"`` adds the two estimates' variances, as the paper's Eq 10 does --
     right when each system has its own calibration sample.  ``"shared"`` is for one calibration

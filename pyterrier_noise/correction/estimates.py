@@ -2,9 +2,9 @@
 
 Every metric here is linear in per-document gains with label-independent rank weights,
 ``M_q = sum_s d_s * v[label_qs]``.  Its corrected value relabels each bronze grade with a
-"corrected gain" ``w = J^-1 v`` (notes Sec 12.1), so the whole computation is one product of a
+"corrected gain" ``w = J^-1 v``, so the whole computation is one product of a
 (topics x labels) label mass -- the engine's rank weights times the one-hot label matrix -- with
-``w``.  Standard errors by the delta method (Eq 7 and its graded form, notes Sec 12.2) or a
+``w``.  Standard errors by the delta method (Eq 7 and its graded form) or a
 bootstrap that resamples topics and redraws the calibration from its multinomial counts.
 nDCG, AP, RR and other non-linear metrics are not covered by the paper and are not offered.
 """
@@ -52,8 +52,7 @@ def _solve_w(J: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def label_mass(label_index: Any, discount: Any, n_labels: int) -> np.ndarray:
-    """Discounted label mass ``c[..., q, l] = sum_s d_s [label_qs == l]`` (Goldberg et al. 2017, Eq 18;
-    notes Sec 12.2).
+    """Discounted label mass ``c[..., q, l] = sum_s d_s [label_qs == l]`` (Goldberg et al. 2017, Eq 18).
 
     Args:
         label_index: integer array ``(..., topics, ranks)`` of label positions in the calibration
@@ -89,7 +88,7 @@ class MassCorrection(NamedTuple):
 
 
 def corrected_from_mass(mass: Any, counts: Any, gains: Any, *, ddof: int = 1) -> MassCorrection:
-    """Corrected metric and delta-method SE from label masses, batched (notes Sec 12.1-12.2).
+    """Corrected metric and delta-method SE from label masses, batched.
 
     Estimate ``theta = mean_q(c_q) . w`` with ``w = J^-1 v`` (Goldberg et al. 2017, Eq 14/18) and
 
@@ -316,10 +315,10 @@ def corrected_metric(run: Any, qrels: Any = None, *, calibration: JudgeCalibrati
                      gains: Any = None, measure: str = "metric", se: SE = "delta", n_replicates: int = 10_000,
                      seed: SeedLike = 0, ddof: int = 1, alpha: float = 0.05, unjudged: Unjudged = "zero",
                      **deprecated: Any) -> CorrectedEstimate:
-    """Corrected value of any metric linear in gains, ``M_q = sum_s d_s v[label_qs]`` (notes Sec 12.1).
+    """Corrected value of any metric linear in gains, ``M_q = sum_s d_s v[label_qs]``.
 
     Generalises Goldberg et al. 2017, Eq 14 (P@k) and Eq 18 (DCG); SE by the delta method
-    (Eq 7; graded form, notes Sec 12.2) or by bootstrap (topics resampled with replacement and the
+    (Eq 7; graded form) or by bootstrap (topics resampled with replacement and the
     calibration redrawn from its multinomial counts, ``n_replicates`` replicates; ``seed``
     defaults to 0, ``seed=None`` draws fresh entropy).
 
@@ -388,7 +387,7 @@ def corrected_dcg(run: Any, qrels: Any = None, *, calibration: JudgeCalibration,
     """Corrected DCG@k (Goldberg et al. 2017, Eq 18): ``sum_s v[label] / log2(s + 1)``, linear gain, no
     normalisation (nDCG is not linear and not corrected).  ``k=None``: the whole ranking.
 
-    Gains default to the label values.  SE by the graded delta method (notes Sec 12.2) or bootstrap.
+    Gains default to the label values.  SE by the graded delta method or bootstrap.
     """
     n_replicates = _n_replicates(n_replicates, deprecated)
     calibration = _calibration_arg(calibration)
@@ -404,7 +403,7 @@ def corrected_rbp(run: Any, qrels: Any = None, *, calibration: JudgeCalibration,
                   k: int | None = None, rel: float = 1, gains: Any = None, se: SE = "delta",
                   n_replicates: int = 10_000, seed: SeedLike = 0, ddof: int = 1, alpha: float = 0.05,
                   unjudged: Unjudged = "zero", **deprecated: Any) -> CorrectedEstimate:
-    """Corrected rank-biased precision, weights ``(1 - p) p^(s-1)`` (notes Sec 12.1; Moffat & Zobel 2008).
+    """Corrected rank-biased precision, weights ``(1 - p) p^(s-1)`` (Moffat & Zobel 2008).
 
     Binary gain ``label >= rel`` unless ``gains`` is given; ``k=None`` scores the whole ranking
     (the RBP *base*: unretrieved ranks contribute 0).

@@ -66,7 +66,7 @@ def pool_entry_depth(aligned: AlignedRuns, pool_runs: Sequence[str] | None = Non
     Args:
         aligned: runs aligned to the qrels (ranked in the alignment's tie order).
         pool_runs: names of the runs that form the pool (default: all aligned runs; the thesis
-            pools and scores its deeply judged runs, seed004b A16).
+            pools and scores its deeply judged runs).
 
     Returns:
         Float array ``(len(aligned.table),)``.
@@ -374,7 +374,7 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
         qrels: the full judgments, unless ``runs`` is aligned.
         depths: pool depths k (positive integers).
         measures: measures to study (ir_measures names or objects, or MeasureSpec).
-        pool_runs: runs forming the pools (default: all scored runs; seed004b A16).
+        pool_runs: runs forming the pools (default: all scored runs).
         p: RBP persistence of the residual that is compared with score movement (default 0.98,
             the thesis's; ``residual_p=`` is its deprecated old name).
         alpha: significance level (p < alpha).

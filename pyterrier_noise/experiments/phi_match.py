@@ -171,7 +171,7 @@ class PhiMatch:
     Attributes:
         measure: the reference metric.
         correlation: ``"kendall"`` (tau_b) or ``"rbo"``, the agreement that was maximised.
-        phi: the matched persistence (the smallest phi among equal maxima, seed004b A4).
+        phi: the matched persistence (the smallest phi among equal maxima).
         corr: the maximised correlation.
         residual: mean RBP residual at ``phi`` over runs and topics: the uncertainty proxy of
             the metric (thesis Fig. 4.2, x-axis; A17 averaging).
@@ -322,8 +322,8 @@ def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"),
     Yang (2019), Sec. 4.4 (Fig. 4.2) and Sec. 4.5 (Fig. 4.3/4.4, Table 4.2): for every phi of
     ``grid``, RBP(phi) orders the systems by their mean score over topics; ``phi_M`` is the phi
     whose ordering agrees best with the reference metric M's (Kendall's tau_b by default, or
-    RBO with persistence ``rbo_p``).  Ties between equal maxima go to the smallest phi (seed004b
-    A4).  ``per_topic=True`` also matches each topic on its own (systems ordered by their score
+    RBO with persistence ``rbo_p``).  Ties between equal maxima go to the smallest
+    phi.  ``per_topic=True`` also matches each topic on its own (systems ordered by their score
     on that topic) and relates the matched phi to the topic's number of relevant documents R.
     All phi are evaluated in a single ``AlignedRuns.evaluate`` call on one alignment.
 
@@ -341,7 +341,7 @@ def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"),
         correlation: ``"kendall"`` (tau_b) or ``"rbo"`` (extrapolated RBO; equal scores are
             ordered by run position in both orderings).
         rbo_p: RBO persistence (default :data:`RBO_P` = 0.9, the package's: Webber et al. 2010
-            put ~86% of the weight on the top 10; the thesis used 0.98, seed004b A4: pass
+            put ~86% of the weight on the top 10; the thesis used 0.98 A4: pass
             ``rbo_p=0.98`` to reproduce it).
         rel: RBP counts ``label >= rel`` as relevant (binary gains) ...
         max_rel: ... unless graded gains ``min(label, max_rel) / max_rel`` are asked for.

@@ -7,7 +7,7 @@ unjudged) that ``AlignedRuns.evaluate`` scores for every run, topic and replicat
 
 * :mod:`.flips` -- :class:`RandomFlips` (Li & Smucker 2014; Rashidi, Zobel & Moffat 2023,
   Sec. 3.1) and :class:`RankBiasedFlips` (Rashidi et al. 2023, Eq. 1, Figs 2-3), with
-  :func:`sdt_rates` / :func:`sdt_params` (seed000 Sec. 2.1); :mod:`.metaap` (meta-AP, Aslam et
+  :func:`sdt_rates` / :func:`sdt_params`; :mod:`.metaap` (meta-AP, Aslam et
   al. 2005) and :mod:`.sampling` (weighted subsets, Rashidi et al. 2023, Fig. 3) serve them;
 * :mod:`.disagreement` -- :class:`FlipRateModel`, :class:`MetarankLogisticModel` and
   :func:`sample_for_dual_assessment` (Webber et al. 2012, Sec. 3.2-3.3);

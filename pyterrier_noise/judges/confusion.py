@@ -22,7 +22,7 @@ class ConfusionJudge(JudgmentPerturbation):
     frame (index = true labels, columns = observed labels, in the same order) or a square array
     with ``labels``; rows must sum to 1.  With ``sample_matrix=True`` (calibrations only) every
     replicate first redraws the matrix from the calibration's multinomial counts, adding the
-    calibration's own uncertainty (Goldberg et al. 2017, Alg. 1; seed001 A5).  Every label in the
+    calibration's own uncertainty (Goldberg et al. 2017, Alg. 1).  Every label in the
     judgments must be one of the matrix's labels.
     """
 

@@ -18,7 +18,7 @@ from .metaap import META_AP_DEPTH, _MetaAP
 from .sampling import _inclusion
 from .stream import _Rows, _Stream
 
-#: Kinds of judges of Rashidi, Zobel & Moffat (2023) as (discriminability d', bias); seed000 Sec. 2.1.
+#: Kinds of judges of Rashidi, Zobel & Moffat (2023) as (discriminability d', bias)
 #: ``smart_neutral`` is the paper's main setting (TPR 0.93, FPR 0.07), ``extreme`` its low-TPR case
 #: (0.31, 0.07); ``nist_primary`` and ``crowd_secondary`` are Smucker & Jethani's estimates for
 #: primary (NIST) and secondary (crowd) assessors (0.78 / 0.06 and 0.79 / 0.14).
@@ -39,7 +39,7 @@ def sdt_rates(disc: Any, bias: Any) -> tuple[np.ndarray | float, np.ndarray | fl
     """Error rates of a judge with discriminability ``disc`` (d') and criterion ``bias``.
 
     ``TPR = Phi(disc/2 - bias)``, ``FPR = Phi(-disc/2 - bias)`` (Li & Smucker 2014, as used by
-    Rashidi, Zobel & Moffat 2023, Sec. 3.1; seed000 Sec. 2.1).  Vectorised; ``(3, 0)`` gives
+    Rashidi, Zobel & Moffat 2023, Sec. 3.1).  Vectorised; ``(3, 0)`` gives
     ``(0.9332, 0.0668)``.
     """
     d = np.asarray(disc, dtype=np.float64)
@@ -55,7 +55,7 @@ def sdt_rates(disc: Any, bias: Any) -> tuple[np.ndarray | float, np.ndarray | fl
 def sdt_params(tpr: Any, fpr: Any) -> tuple[np.ndarray | float, np.ndarray | float]:
     """Inverse of :func:`sdt_rates`: ``disc = z(TPR) - z(FPR)``, ``bias = -(z(TPR) + z(FPR)) / 2``.
 
-    ``z`` is the probit (seed000 Sec. 2.1).  Rates of exactly 0 or 1 give infinite values.
+    ``z`` is the probit.  Rates of exactly 0 or 1 give infinite values.
     """
     t = np.asarray(tpr, dtype=np.float64)
     f = np.asarray(fpr, dtype=np.float64)
@@ -89,18 +89,18 @@ class _RateModel(JudgmentPerturbation):
 
     @property
     def disc(self) -> float:
-        """Discriminability ``z(TPR) - z(FPR)`` (seed000 Sec. 2.1)."""
+        """Discriminability ``z(TPR) - z(FPR)``."""
         return sdt_params(self.tpr, self.fpr)[0]
 
     @property
     def bias(self) -> float:
-        """Criterion ``-(z(TPR) + z(FPR)) / 2``; positive = conservative (seed000 Sec. 2.1)."""
+        """Criterion ``-(z(TPR) + z(FPR)) / 2``; positive = conservative."""
         return sdt_params(self.tpr, self.fpr)[1]
 
     @classmethod
     def from_discriminability(cls, disc: float, bias: float, **kwargs: Any) -> Any:
         """The model for a judge with discriminability ``disc`` and ``bias``:
-        ``TPR = Phi(disc/2 - bias)``, ``FPR = Phi(-disc/2 - bias)`` (seed000 Sec. 2.1)."""
+        ``TPR = Phi(disc/2 - bias)``, ``FPR = Phi(-disc/2 - bias)``."""
         tpr, fpr = sdt_rates(check_number("disc", disc), check_number("bias", bias))
         return cls(tpr=tpr, fpr=fpr, **kwargs)
 
@@ -118,7 +118,7 @@ class RandomFlips(_RateModel):
     A relevant judgment (``label >= rel``) stays relevant with probability ``tpr`` and a
     non-relevant one becomes relevant with probability ``fpr`` (Li & Smucker 2014; Rashidi, Zobel &
     Moffat 2023, Sec. 3.1 and Fig. 2 with equal weights, where ``weighted_subset`` reduces to
-    Bernoulli trials; seed000 Sec. 2.5).  Give ``tpr`` and ``fpr``, or use
+    Bernoulli trials).  Give ``tpr`` and ``fpr``, or use
     :meth:`from_discriminability` / :meth:`from_judge`.
 
     Graded labels: a flipped relevant judgment becomes ``off_label`` (default 0), a flipped
@@ -145,7 +145,7 @@ class RandomFlips(_RateModel):
 class RankBiasedFlips(_RateModel):
     """Rank-biased qrel flips: random flips placed by each document's meta-AP popularity.
 
-    Rashidi, Zobel & Moffat (2023), Sec. 3.2, Eq. 1 and Figs 2-3 (seed000 Sec. 2.3-2.5).  Each
+    Rashidi, Zobel & Moffat (2023), Sec. 3.2, Eq. 1 and Figs 2-3.  Each
     judged document gets a logistic weight of its mean meta-AP over ``runs``: for relevant
     documents ``w1 = logistic(b0 + b1 m)`` with ``betas["tpr"]`` and for non-relevant ones
     ``w0`` with ``betas["fpr"]`` (default: Webber et al.'s TREC 6 fit, :data:`WEBBER_TREC6`).

@@ -23,7 +23,7 @@ META_AP_DEPTH = 1000
 def meta_ap_weight(rank: Any, depth: int = META_AP_DEPTH) -> np.ndarray:
     """Meta-AP weight of a document at 1-based ``rank``: ``1 + H_N - H_k`` for ``k <= N``, else 0.
 
-    Aslam, Pavlu & Yilmaz (2005); seed000 Sec. 2.2, seed003 Sec. 2.  ``H_k`` is the k-th harmonic
+    Aslam, Pavlu & Yilmaz (2005)  ``H_k`` is the k-th harmonic
     number and ``N = depth``; rank 1 weighs ``H_1000 = 7.4855``, rank 1000 weighs 1.
     """
     depth = check_int("depth", depth, 1)
@@ -115,7 +115,7 @@ class _MetaAP:
             aligned = _aligned_for(self.runs, table, self.ties)
             rows, pos = _in_top(aligned, self.depth, self.what)
             weights = _meta_ap_table(self.depth)[pos]
-            # mean over ALL runs of the set, zeros included (Aslam et al. 2005; seed000 Sec. 2.2)
+            # mean over ALL runs of the set, zeros included (Aslam et al. 2005)
             values = np.bincount(rows, weights=weights, minlength=len(table)) / aligned.n_runs
         self._cache = (table, values)
         return values

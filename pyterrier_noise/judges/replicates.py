@@ -116,7 +116,7 @@ class ReplicateSet:
 
         ``tpr`` = share of originally relevant judgments (``label >= rel``) still relevant,
         ``fpr`` = share of originally non-relevant judgments now relevant, over the rows judged
-        in both (seed000 Sec. 5, item 18: nominal rates hold only in expectation).  Also
+        in both (item 18: nominal rates hold only in expectation).  Also
         ``n_judged``, ``n_relevant`` (in the replicate) and ``n_relevant_original``.  One row per
         replicate, or per (replicate, qid) with ``by_topic=True``.
         """

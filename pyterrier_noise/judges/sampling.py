@@ -1,4 +1,4 @@
-"""Weighted random subsets of Rashidi, Zobel & Moffat (2023), Fig. 3, in closed form (seed000 Sec. 2.5)."""
+"""Weighted random subsets of Rashidi, Zobel & Moffat (2023), Fig. 3, in closed form."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +10,7 @@ from .stream import _check_seed
 
 
 def _inclusion(w: np.ndarray, wbar: np.ndarray, rho: float | np.ndarray) -> np.ndarray:
-    """Closed form of the paper's weighted_subset (seed000 Sec. 2.5), broadcast over arrays.
+    """Closed form of the paper's weighted_subset, broadcast over arrays.
 
     ``pi = w rho / wbar`` if ``wbar >= rho`` (proportional branch), else
     ``pi = 1 - (1 - w)(1 - rho)/(1 - wbar)`` (complement branch); uniform ``rho`` when the mean
@@ -38,7 +38,7 @@ def _weights_arg(weights: Any) -> np.ndarray:
 def inclusion_probabilities(weights: Any, n_target: float) -> np.ndarray:
     """Inclusion probability of each item in the paper's ``weighted_subset(S, wgts, n')``.
 
-    Rashidi, Zobel & Moffat (2023), Fig. 3, in closed form (seed000 Sec. 2.5): with ``rho = n'/n``
+    Rashidi, Zobel & Moffat (2023), Fig. 3, in closed form: with ``rho = n'/n``
     and mean weight ``wbar``, ``pi_d = w_d rho / wbar`` when ``wbar >= rho``, otherwise
     ``pi_d = 1 - (1 - w_d)(1 - rho) / (1 - wbar)``; ``sum(pi) = n'`` (the expected subset size).
     ``n' <= 0`` gives zeros and ``n' >= n`` ones.

@@ -1,6 +1,6 @@
 """The contribution structure of judgment selection: c[s,d] = (1-p) p^(rank-1) as sparse rows.
 
-Moffat, Webber & Zobel (SIGIR 2007), Sec. 3 (seed002 Sec. 2): document ``d`` at 1-based rank ``b``
+Moffat, Webber & Zobel (SIGIR 2007), Sec. 3: document ``d`` at 1-based rank ``b``
 of run ``s`` carries its share ``(1-p) p^(b-1)`` of the run's RBP residual.  The weights are the
 engine's :func:`~pyterrier_noise.engine.rbp_weights`.
 """

@@ -1,5 +1,5 @@
 """Oracles of the selection loop: who labels the proposed document (Moffat, Webber & Zobel 2007,
-Sec. 3-5; seed002 Sec. 2.7, Sec. 4 feature 6, A6).
+Sec. 3-5).
 
 ``oracle.judge(qid, docno) -> label`` or ``None`` ("cannot judge, bypass it"):
 
@@ -51,10 +51,10 @@ def _check_label(value: Any, what: str) -> float:
 # oracles
 
 class Oracle:
-    """Base class of the oracles of the selection loop (Moffat et al. 2007, Sec. 3; seed002 Sec. 2.7).
+    """Base class of the oracles of the selection loop (Moffat et al. 2007, Sec. 3).
 
     ``judge(qid, docno, **context)`` returns the label (a float) or ``None`` when the document cannot
-    be judged, in which case the session bypasses it (seed002 Sec. 5 A6).  ``context`` carries
+    be judged, in which case the session bypasses it.  ``context`` carries
     ``weight``, ``n_judged`` and ``budget`` for oracles that show them (:class:`TerminalOracle`);
     the others ignore it.  An oracle may raise :class:`QuitJudging` to end the session cleanly.
     """
@@ -72,14 +72,14 @@ class Oracle:
 
 
 class QrelsOracle(Oracle):
-    """Labels from qrels: the simulation oracle of Moffat et al. 2007, Sec. 5 (seed002 Sec. 3.2).
+    """Labels from qrels: the simulation oracle of Moffat et al. 2007, Sec. 5.
 
     Args:
         qrels: anything :func:`pyterrier_noise.read_qrels` reads (frame ``qid, docno, label``, TREC
             file, ir_datasets dataset...).
         missing: what a document without a judgment is: ``"nonrel"`` (label ``nonrel_label``; it
             uses up budget, as in the paper's Figures 1-3 and Tables 3-5) or ``"bypass"`` (``None``:
-            the session skips it without counting it, as in the paper's Table 2; seed002 Sec. 5 A6).
+            the session skips it without counting it, as in the paper's Table 2).
         nonrel_label: the label given to missing documents under ``missing="nonrel"``.
 
     ``n_asked`` and ``n_missing`` count the questions and the documents that had no judgment.
@@ -121,14 +121,14 @@ class QrelsOracle(Oracle):
 
 
 class NoisyOracle(Oracle):
-    """Another oracle seen through a judge-error model of :mod:`pyterrier_noise.judges` (seed002
-    Sec. 4 feature 6, an extension).
+    """Another oracle seen through a judge-error model of :mod:`pyterrier_noise.judges` (an
+    extension of Moffat, Webber & Zobel 2007, whose oracle is always right).
 
     The model is binary flips -- a truly relevant document (label >= ``rel``) is judged relevant
     with probability ``tpr`` and a non-relevant one with probability ``fpr``
     (:class:`~pyterrier_noise.judges.RandomFlips`, the random qrel flips of Rashidi, Zobel & Moffat
-    2023; seed000 Sec. 2.1) --, a confusion matrix over graded labels, ``confusion[i, j] =
-    P(observed label j | true label i)`` (:class:`~pyterrier_noise.judges.ConfusionJudge`; seed001
+    2023) --, a confusion matrix over graded labels, ``confusion[i, j] =
+    P(observed label j | true label i)`` (:class:`~pyterrier_noise.judges.ConfusionJudge`
     Sec. 1), or any judges model with ``sample_labels`` given as ``model``.
 
     One random scheme: the oracle draws *one replicate over its whole table* with the judges'
@@ -161,7 +161,7 @@ class NoisyOracle(Oracle):
             the oracle may be asked about, for a wrapped oracle that is not a :class:`QrelsOracle`.
 
     Example: ``NoisyOracle(QrelsOracle(qrels), RandomFlips(tpr=0.93, fpr=0.07, seed=1))`` is the
-    "smart neutral" judge of seed000 Sec. 2.1 answering from ``qrels``.
+    "smart neutral" judge of Rashidi, Zobel & Moffat (2023) answering from ``qrels``.
     """
 
     def __init__(self, oracle: Oracle | Callable, model: Any = None, *, tpr: float | None = None,
@@ -407,7 +407,7 @@ def _from_model(model: Any) -> dict[str, Any]:
                      f"sample_labels), a model with 'tpr' and 'fpr', or a 'confusion' matrix (and 'labels')")
 
 class CallableOracle(Oracle):
-    """Any function ``fn(qid, docno) -> label or None`` as an oracle (seed002 Sec. 4 feature 6).
+    """Any function ``fn(qid, docno) -> label or None`` as an oracle.
 
     For a person in the loop behind another interface.  ``fn`` may raise :class:`QuitJudging`; a
     returned label is checked (a finite number, or ``None`` to bypass the document).

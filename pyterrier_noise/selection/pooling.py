@@ -1,5 +1,5 @@
 """Static judgment lists made before any judging: depth-k pools and RBP-weighted pools (Moffat,
-Webber & Zobel 2007, Sec. 3; seed002 Sec. 2.2-2.4)."""
+Webber & Zobel 2007, Sec. 3)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -16,7 +16,7 @@ __all__ = ["depth_pool", "rbp_pool"]
 def depth_pool(runs: Any, k: int, p: float = 0.8, pool_runs: Sequence[str] | None = None) -> pd.DataFrame:
     """Depth-k pooling: every document some run ranks in its top ``k``, in pooling order (depth,
     then run order, then qid, then docno).  Columns ``order, qid, docno, depth, weight`` where
-    ``weight = (1-p) p^(depth-1)`` (Moffat et al. 2007, Sec. 3, "pooling"; seed002 Sec. 2.2)."""
+    ``weight = (1-p) p^(depth-1)`` (Moffat et al. 2007, Sec. 3, "pooling")."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"argument 'k': expected an integer >= 1, got {k!r}")
     q = JudgmentSelector(runs, p=p, method="pool", pool_runs=pool_runs).queue()

@@ -1,6 +1,6 @@
 """RBP ranges of the runs from the judgments a selector holds: base, residual, upper, projected.
 
-Moffat, Webber & Zobel (SIGIR 2007), Sec. 2 (seed002 Sec. 1.2): base = sum of W(i) u_i over the
+Moffat, Webber & Zobel (SIGIR 2007), Sec. 2: base = sum of W(i) u_i over the
 judged positions, residual = 1 - judged mass (the tail after the run included), upper = base +
 residual, projected = base / judged mass.  W(i) = (1-p) p^i is the engine's
 :func:`~pyterrier_noise.engine.rbp_weights`.
@@ -24,7 +24,7 @@ def _gain_fn(rel: float, max_rel: float | None, p: float) -> Callable[[np.ndarra
 
 def _bounds_arrays(sel: Any, ps: Sequence[float]) -> dict[float, dict[str, np.ndarray]]:
     """RBP base / residual / projected (n_runs, n_topics) at each p, summed over the positions of
-    the judged documents only (seed002 Sec. 1.2): base = sum W(i) u_i over judged positions,
+    the judged documents only: base = sum W(i) u_i over judged positions,
     residual = 1 - judged mass (the tail after the run included), projected = base / judged mass
     (NaN when nothing is judged).  Equal to the engine's RBP value / residual / projected."""
     ct = sel._contrib
@@ -61,7 +61,7 @@ def _bounds_frame(sel: Any, p: float) -> pd.DataFrame:
 
 
 def _projection(base: np.ndarray, mass: np.ndarray) -> np.ndarray:
-    """RBP projected value base / judged mass (seed002 Sec. 1.2), NaN where nothing is judged."""
+    """RBP projected value base / judged mass, NaN where nothing is judged."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
 

@@ -1,12 +1,12 @@
 """Adaptive judgment selection: pooling and Moffat, Webber & Zobel's Methods A, B and C.
 
 Moffat, Webber & Zobel (SIGIR 2007), "Strategic system comparisons via targeted relevance
-judgments" (seed002 Sec. 2-3).  Document ``d`` at 1-based rank ``b`` of run ``s`` carries the
+judgments".  Document ``d`` at 1-based rank ``b`` of run ``s`` carries the
 contribution ``c[s,d] = (1-p) p^(b-1)`` -- its share of the run's RBP residual.  The next document
 to judge is the unjudged (topic, document) pair of largest weight over *all* topics (one global
 queue):
 
-* pooling: ``w_d = max_s c[s,d]`` -- depth-k pooling read off level by level (seed002 Sec. 2.2);
+* pooling: ``w_d = max_s c[s,d]`` -- depth-k pooling read off level by level;
 * Method A: ``w_d = sum_s c[s,d]`` (static, Sec. 2.3);
 * Method B: ``w_d = sum_s c[s,d] r_s`` with ``r_s`` the run's current residual (static, Sec. 2.4);
 * Method C: ``w_d = sum_s c[s,d] r_s (b_s + r_s/2)^power`` with ``b_s`` the current base, power 3
@@ -14,7 +14,7 @@ queue):
 
 ``residual_scope`` says whether ``r_s`` is the residual of the run on the document's topic
 ("query", the default) or the run's mean residual over topics ("system"); ``score_scope`` says the
-same of the midpoint ``b_s + r_s/2`` of Method C (default "system", seed002 A1).
+same of the midpoint ``b_s + r_s/2`` of Method C (default "system").
 
 How the exact greedy order is found fast.  A judgment changes the weights of every document that
 shares a run with the judged one -- with ``score_scope="system"`` in every topic.  Rather than
@@ -60,7 +60,7 @@ _STATE_FORMAT = "pyterrier-noise/selection-state/1"
 class JudgmentSelector(_QueueWeights):
     """Choose the next documents to judge: pooling or Moffat, Webber & Zobel's Methods A, B, C.
 
-    Moffat, Webber & Zobel 2007, Sec. 3-4 (seed002 Sec. 2.2-2.7).  ``runs``: ``{name: frame}``,
+    Moffat, Webber & Zobel 2007, Sec. 3-4.  ``runs``: ``{name: frame}``,
     anything :func:`~pyterrier_noise.io.read_runs` takes, or an :class:`AlignedRuns` built with
     ``include_unjudged=True`` (its table's labels are ignored; pass ``initial_qrels``).
 
@@ -68,13 +68,13 @@ class JudgmentSelector(_QueueWeights):
         p: the persistence used to *select* (evaluation may use others: :meth:`bounds`).
         method: ``"pool"``, ``"A"``, ``"B"`` or ``"C"``.
         power: Method C's exponent on the midpoint (3 in the paper; 1 is Sec. 2.5's variant).
-        residual_scope, score_scope: ``"query"`` or ``"system"`` (seed002 A1).
+        residual_scope, score_scope: ``"query"`` or ``"system"``.
         batch_size: default number of documents :meth:`propose` returns.  1 is the paper's exact
             greedy process; a larger batch takes the best documents under one set of weights (an
             approximation for Methods B and C).
-        initial_qrels: existing judgments to start from (seed002 A15).
+        initial_qrels: existing judgments to start from.
         tie_break: ``"deterministic"`` (pooling: depth, then run order, then qid, then docno;
-            other methods: qid then docno -- seed002 A3) or ``"random"`` (a seeded permutation).
+            other methods: qid then docno) or ``"random"`` (a seeded permutation).
         pool_runs: names of the runs whose documents can be selected (default: all); all runs
             are evaluated.
         per_topic_quota: at most this many new judgments per topic (an int, or ``{qid: n}``).
@@ -361,7 +361,7 @@ class JudgmentSelector(_QueueWeights):
         """Propose and record ``n`` judgments (``batch_size`` at a time) with an oracle: qrels (a
         frame ``qid, docno, label``) or a callable ``oracle(qid, docno) -> label or None``.  None,
         or no judgment in the qrels, means non-relevant (``missing="nonrel"``, counted) or
-        :meth:`bypass` (``"bypass"``, not counted; seed002 A6).  ``stop``: a :class:`StopRule`
+        :meth:`bypass` (``"bypass"``, not counted).  ``stop``: a :class:`StopRule`
         checked before the first judgment and after each one; when it fires, :attr:`stopped`
         says why.  Returns the number recorded, fewer than ``n`` only when the queue is exhausted
         or the stop rule fired."""
@@ -418,7 +418,7 @@ class JudgmentSelector(_QueueWeights):
 
     def bypass(self, qid: Any, docno: Any) -> None:
         """The oracle cannot judge this document: it stays unjudged (it still counts in the
-        residuals) and leaves the queue (seed002 A6, the paper's Table 2 protocol)."""
+        residuals) and leaves the queue (the paper's Table 2 protocol)."""
         j = self._row(qid, docno)
         if self._judged[j]:
             raise InputError(f"qid {qid!r}, docno {docno!r}: already judged, cannot bypass it")
@@ -506,13 +506,13 @@ class JudgmentSelector(_QueueWeights):
     def bounds(self, p: float | None = None) -> pd.DataFrame:
         """RBP base, residual, upper (= base + residual) and projected (= base / judged mass; NaN
         when nothing is judged) per run and topic at persistence ``p`` (default: the selection p).
-        Moffat, Webber & Zobel 2007, Sec. 2 (seed002 Sec. 1.2)."""
+        Moffat, Webber & Zobel 2007, Sec. 2."""
         p = self.p if p is None else check_probability("p", p)
         return _bounds_frame(self, p)
 
     def system_bounds(self, p: float | None = None) -> pd.DataFrame:
         """Per-run means over topics of :meth:`bounds` (projected: a topic with nothing judged
-        counts its midpoint base + residual/2, seed002 A7)."""
+        counts its midpoint base + residual/2)."""
         return _system_means(self.bounds(p))
 
     def judged_qrels(self, include_initial: bool = True) -> pd.DataFrame:
@@ -543,12 +543,12 @@ class JudgmentSelector(_QueueWeights):
 
     @property
     def topic_counts(self) -> pd.Series:
-        """New judgments per topic (a global queue gives topics different numbers, seed002 A13)."""
+        """New judgments per topic (a global queue gives topics different numbers)."""
         return pd.Series(self._topic_count.copy(), index=pd.Index(self.topics, name="qid"), name="judgments")
 
     def queue(self) -> pd.DataFrame:
-        """The static queue of pooling or Method A, best first (Moffat et al. 2007, Sec. 3;
-        seed002 Sec. 2.2-2.3): every document still in the queue, within what each topic's quota
+        """The static queue of pooling or Method A, best first (Moffat et al. 2007,
+        Sec. 3): every document still in the queue, within what each topic's quota
         leaves, as ``qid, docno, weight`` (pooling also ``depth``: the best 1-based rank a pool run
         gives the document).  Methods B and C have no static queue: use :meth:`propose`."""
         if self._order is None:

@@ -141,7 +141,7 @@ def _default_factory(runs: dict[str, pd.DataFrame], **config: Any) -> Any:
 class JudgingSession:
     """A durable, resumable judging session around a judgment selector (Moffat et al. 2007, Sec. 3-4).
 
-    The loop of seed002 Sec. 2.7 (propose the highest-weight unjudged ``(qid, docno)``, ask the
+    The selection loop of Moffat, Webber & Zobel (2007) (propose the highest-weight unjudged ``(qid, docno)``, ask the
     oracle, record, update) kept in a SQLite file at ``path`` (WAL journal, ``synchronous=FULL``,
     one transaction per step): a session killed at any moment loses no recorded judgment, and
     reopening the file restores exactly the same state and queue by replaying the records, in
@@ -509,14 +509,14 @@ class JudgingSession:
         return q, d, self._pending[(q, d)]
 
     def record(self, qid: str, docno: str, label: float) -> JudgingEvent:
-        """Record a judgment of a served document; committed before this returns (seed002 Sec. 2.7)."""
+        """Record a judgment of a served document; committed before this returns."""
         q, d, w = self._take(qid, docno)
         lab = _check_label(label, f"label for qid {q!r} docno {d!r}")
         self._step(lambda sel: sel.record(q, d, lab))  # validates before it changes anything
         return self._commit_or_break("judge", q, d, lab, w)
 
     def bypass(self, qid: str, docno: str) -> JudgingEvent:
-        """Bypass a served document: not judged, not counted, removed from the candidates (seed002 A6)."""
+        """Bypass a served document: not judged, not counted, removed from the candidates."""
         q, d, w = self._take(qid, docno)
         self._step(lambda sel: sel.bypass(q, d))
         return self._commit_or_break("bypass", q, d, math.nan, w)
@@ -575,7 +575,7 @@ class JudgingSession:
     def run(self, oracle: Oracle | Callable[[str, str], Label], budget: int | None = None, *,
             max_steps: int | None = None, progress: bool = False,
             on_step: Callable[[JudgingEvent], Any] | None = None, stop: StopRule | None = None) -> RunReport:
-        """Judge until the session holds ``budget`` judgments (seed002 Sec. 2.7 loop).
+        """Judge until the session holds ``budget`` judgments (Moffat, Webber & Zobel's 2007 loop).
 
         Each step: take the next document (:meth:`next`), ask the oracle, record the label (or bypass
         the document when the oracle returns ``None``; bypasses do not count against the budget),
@@ -583,7 +583,7 @@ class JudgingSession:
         same call again after a crash finishes the same session); ``None`` judges until no candidate
         is left.  ``max_steps`` bounds the steps of this call.  The oracle may raise
         :class:`QuitJudging` to stop.  ``stop``: a :class:`~pyterrier_noise.selection.StopRule`
-        checked before every document is served (seed002 Sec. 4.11); it is not stored, so a resumed
+        checked before every document is served; it is not stored, so a resumed
         session may use another.
         """
         self._check_usable()

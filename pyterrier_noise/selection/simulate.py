@@ -1,5 +1,5 @@
 """Replaying judgment selection against an oracle and measuring it (Moffat, Webber & Zobel 2007,
-Sec. 5 and Tables 2-5; seed002 Sec. 3.2)."""
+Sec. 5 and Tables 2-5)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -150,7 +150,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
              stop: StopRule | None = None, unknown_topics: str = "skip") -> SimulationResult:
     """Replay judgment selection against an oracle and measure it at each checkpoint.
 
-    Moffat, Webber & Zobel 2007, Sec. 5 (seed002 Sec. 3.2): the oracle's labels are revealed only
+    Moffat, Webber & Zobel 2007, Sec. 5: the oracle's labels are revealed only
     for the selected documents; everything else is unjudged.  ``oracle_or_qrels``: qrels (a
     missing judgment is non-relevant, or bypassed with ``missing="bypass"``, the paper's Table 2) or
     any callable ``oracle(qid, docno) -> label or None`` (None: apply ``missing``).

@@ -1,4 +1,4 @@
-"""Stopping rules for judgment selection (seed002 Sec. 4.11, an extension of Moffat et al. 2007)."""
+"""Stopping rules for judgment selection (an extension of Moffat et al. 2007)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,7 +14,7 @@ __all__ = ["StopRule"]
 
 @dataclass(frozen=True)
 class StopRule:
-    """Stop judging before the budget is spent (seed002 Sec. 4.11, an extension: the paper always
+    """Stop judging before the budget is spent (an extension: the paper always
     fills a fixed budget; running out of candidates always stops).
 
     Checked before the first judgment and after every judgment, on the selector's own RBP ranges
@@ -28,7 +28,7 @@ class StopRule:
         leader: stop once the leading run (by midpoint) is separated from every other run: its
             base above each other run's upper bound (``"upper"``: certain, whatever the unjudged
             documents hold) or above each other run's projected value (``"projected"``: base /
-            judged mass, a topic with nothing judged counting its midpoint, seed002 A7).
+            judged mass, a topic with nothing judged counting its midpoint).
     """
 
     top_residual: float | None = None

@@ -1,5 +1,5 @@
 """A person at the terminal as the oracle of the selection loop, and the readers of the topic and
-document texts it shows (seed002 Sec. 4 feature 6)."""
+document texts it shows."""
 from __future__ import annotations
 
 import builtins
@@ -21,7 +21,7 @@ PathLike = Union[str, os.PathLike]
 
 
 class TerminalOracle(Oracle):
-    """A person at the terminal (seed002 Sec. 4 feature 6: the human in the selection loop).
+    """A person at the terminal: the human in the selection loop.
 
     Shows the judgment number, the topic id and text, the docno, the selection weight and the
     document text, then reads a label.  Accepted answers: one of ``labels``, ``s`` (skip: the

@@ -1,5 +1,5 @@
 """The selection queue's weights: the static order (pooling, Method A) and the exactly tracked head
-of the adaptive queue (Methods B and C), Moffat, Webber & Zobel 2007, Sec. 3-4 (seed002 Sec. 2.7).
+of the adaptive queue (Methods B and C), Moffat, Webber & Zobel 2007, Sec. 3-4.
 
 A mixin of :class:`~pyterrier_noise.selection.JudgmentSelector`: the methods read and update the
 selector's state (labels, judged mass, base, availability); see the selector module's docstring
@@ -37,7 +37,7 @@ class _QueueWeights:
         else:
             # pooling: the weight is the largest contribution, i.e. the best rank any pool run gives
             # the document; ties by depth, then the first run (in run order) reaching that depth,
-            # then qid / docno (seed002 A3) -- entries are in run order within a row
+            # then qid / docno -- entries are in run order within a row
             first_run = np.zeros(J, dtype=np.int64)
             if len(nz):
                 pos = self._contrib.pool_pos
@@ -81,7 +81,7 @@ class _QueueWeights:
 
     def _init_factors(self) -> None:
         """Factor of segment (s, q) = X[q, s] * g[s]: X holds what depends on the topic, g what
-        depends on the run only (seed002 Sec. 2.7, "factor(s, q)")."""
+        depends on the run only ("factor(s, q)")."""
         S, T = self._S, self._T
         C = self.method == "C" and self.power > 0
         self._c_query = C and self.score_scope == "query"
