@@ -53,12 +53,18 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _as_str(series: pd.Series, col: str, source: str) -> np.ndarray:
+def _as_str(series: pd.Series, col: str, source: str):
     """A qid or docno column as an object array of str; a missing value (None, NaN) is an error
     naming the column and row, never the string ``'nan'``."""
-    values = series.to_numpy()
-    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=False) == "string":
-        return values                      # already strings: the common case costs one C pass
+    if isinstance(series.dtype, pd.StringDtype):   # pandas' string dtype: no conversion, no copy
+        missing = series.isna().to_numpy()
+        if not missing.any():
+            return series.array
+        values = series.to_numpy()
+    else:
+        values = series.to_numpy()
+        if values.dtype == object and pd.api.types.infer_dtype(values, skipna=False) == "string":
+            return values                  # already strings: one C pass
     missing = pd.isna(values) if values.dtype.kind in "Ofc" else np.zeros(len(values), dtype=bool)
     if np.ndim(missing) and missing.any():
         i = int(np.flatnonzero(missing)[0])
