@@ -2,7 +2,9 @@
 namedtuples) into the package's ``qid, docno, score, rank`` and ``qid, docno, label`` frames.
 
 Bad input raises :class:`~pyterrier_noise._validation.InputError` naming the column and row and what
-was expected; coercions (duplicate judgments, negative labels) are announced with counts.
+was expected; coercions (duplicate judgments, negative labels, fractional labels) are announced
+with counts.  Frames are validated every time (vectorised, one pass per column): a frame is never
+trusted because of its ``attrs``, which copies inherit.
 """
 from __future__ import annotations
 
