@@ -1,7 +1,8 @@
 """Readers and writers of runs and qrels (TREC files, frames, ir_measures / ir_datasets objects).
 
 Modules: :mod:`.frames` (normalising and validating frames), :mod:`.trec` (TREC text files),
-:mod:`.arrow` (the fast run-file reader the engine uses) and :mod:`.read` (``read_qrels`` /
+:mod:`.arrow` (the fast run-file reader the engine uses), :mod:`.datasets` (qrels from ir_datasets
+ids and objects) and :mod:`.read` (``read_qrels`` /
 ``read_run`` / ``read_runs`` over every input form).
 """
 from .frames import (RUN_COLUMNS, QRELS_COLUMNS)

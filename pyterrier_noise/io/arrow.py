@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from .trec import TREC_RUN_FIELDS, PathLike
+from .trec import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem
 
 __all__ = ["read_arrow_run", "run_file_columns"]
 
@@ -29,6 +29,8 @@ def read_arrow_run(path: PathLike) -> pa.Table | None:
             data = gzip.decompress(data)
         except (OSError, EOFError):
             return None
+    if b"\0" in data:
+        return None   # a NUL byte: the pandas reader names its line
     first = data[: data.find(b"\n")] if b"\n" in data else data
     if first.count(b"\t") == 5 and b" " not in first.strip():
         delim = "\t"
@@ -42,11 +44,14 @@ def read_arrow_run(path: PathLike) -> pa.Table | None:
                                                 "rank": pa.float64(), "score": pa.float64()})
     try:
         t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=TREC_RUN_FIELDS, use_threads=False),
-                          parse_options=pcsv.ParseOptions(delimiter=delim), convert_options=convert)
+                          parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False), convert_options=convert)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
         return None
+    rank = t.column("rank").to_numpy()
+    if _rank_problem(rank).any() or not np.isfinite(t.column("score").to_numpy()).all():
+        return None   # the pandas reader names the line
     return t
 
 
@@ -76,7 +81,14 @@ def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1) -> tuple | N
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
     qcodes, quniq = _unified_codes(tb.column("qid"))
     dcodes, duniq = _unified_codes(tb.column("docno"))
-    return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - 1
+    # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
+    # as 0-based, announced as read_trec_run announces it
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    offsets = np.ones(len(tables), dtype=np.int64)
+    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):   # one check per file, not per line
+        if (rank[a:b] == 0).any():
+            offsets[k] = _rank_offset(paths[k], rank[a:b], quniq[qcodes[a:b]])
+    return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - offsets[run_idx]
 
 
 def _unified_codes(column) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,8 @@ Accepted inputs
   hold anything, e.g. ``0.5``);
 * directories of run files (a run's name is its file name without ``.gz``);
 * ``ir_datasets`` datasets (anything with ``qrels_iter()``, including
-  ``ir_datasets.create_dataset(qrels_trec=...)``) and ``pt.get_dataset(...).get_qrels()``;
+  ``ir_datasets.create_dataset(qrels_trec=...)``), ids (``"irds:NAME"``), PyTerrier datasets
+  (``pt.get_dataset(...)``) and ``pt.get_dataset(...).get_qrels()``;
 * pytrec_eval-style dicts ``{qid: {docno: value}}``.
 
 Bad input raises :class:`~pyterrier_noise._validation.InputError` naming the file and line (or column
@@ -30,7 +31,8 @@ from typing import Any
 import pandas as pd
 
 from .._validation import InputError
-from .frames import _clean_qrels, _clean_run, _dict_of_dicts, _namedtuples_to_frame
+from .datasets import _dataset_id, _read_irds
+from .frames import _clean_qrels, _clean_run, _dict_of_dicts, _frame_source, _namedtuples_to_frame
 from .trec import _read_run_files, list_run_files, read_trec_qrels, read_trec_run, run_file_arguments, run_name
 
 RunsInput = Any  # a frame, a path, a directory, a list of those, or a mapping name -> any of those
@@ -39,32 +41,45 @@ QrelsInput = Any
 __all__ = ["RunsInput", "QrelsInput", "read_qrels", "read_run", "read_runs", "read_run_arguments"]
 
 
-def read_qrels(source: QrelsInput) -> pd.DataFrame:
+def read_qrels(source: QrelsInput, fractional: str = "truncate") -> pd.DataFrame:
     """Read qrels from any supported form into a ``qid, docno, label`` frame.
+
+    Labels are **int64** whenever every label is a whole number, so the frame goes as it is to
+    ``pt.Experiment`` and pytrec_eval (which refuse float relevance).  Fractional labels (1.5)
+    follow trec_eval by default (``fractional="truncate"``: truncated toward zero, as its ``atol``
+    reads them, with a CoercionWarning that counts them and names the first); ``fractional="keep"``
+    keeps them as graded gains (the column is then float64).
+
+    ``source``: a TREC qrels file, a frame, a dict, an iterable of ``Qrel`` namedtuples, an
+    ir_datasets dataset or id (``"irds:NAME"``, or ``"NAME"`` when no such file exists and NAME is
+    registered with ir_datasets) or a PyTerrier dataset (``pt.get_dataset(...)``).
 
     Example::
 
         qrels = read_qrels("../shared/data/trec-covid-round1/qrels-rnd1.txt")
     """
     if isinstance(source, pd.DataFrame):
-        return _clean_qrels(source, source.attrs.get("source", "qrels frame"))
+        return _clean_qrels(source, str(source.attrs.get("source", "qrels frame")), fractional)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():
             raise InputError(f"{path}: is a directory, expected a qrels file")
-        return read_trec_qrels(path)
+        dataset_id = _dataset_id(source) if not path.exists() else None
+        if dataset_id is not None:
+            return _read_irds(dataset_id, fractional)
+        return read_trec_qrels(path, fractional)
+    if hasattr(source, "irds_ref"):  # a PyTerrier dataset backed by ir_datasets
+        return _read_irds(source.irds_ref(), fractional)
     if hasattr(source, "qrels_iter"):  # an ir_datasets dataset
-        if hasattr(source, "has_qrels") and not source.has_qrels():
-            raise InputError(f"{source!r}: this ir_datasets dataset provides no qrels")
-        return _clean_qrels(_namedtuples_to_frame(source.qrels_iter(), "qrels"), "ir_datasets qrels")
+        return _read_irds(source, fractional)
     if hasattr(source, "get_qrels"):  # a PyTerrier dataset
-        return read_qrels(source.get_qrels())
+        return read_qrels(source.get_qrels(), fractional)
     if isinstance(source, Mapping):
-        return _clean_qrels(_dict_of_dicts(source, "label"), "qrels dict")
+        return _clean_qrels(_dict_of_dicts(source, "label"), "qrels dict", fractional)
     if isinstance(source, Iterable):
-        return _clean_qrels(_namedtuples_to_frame(source, "qrels"), "qrels iterable")
+        return _clean_qrels(_namedtuples_to_frame(source, "qrels"), "qrels iterable", fractional)
     raise InputError(f"cannot read qrels from {type(source).__name__}; expected a frame, a TREC file, "
-                     f"an ir_datasets dataset or an iterable of Qrel namedtuples")
+                     f"an ir_datasets dataset or id, a PyTerrier dataset or an iterable of Qrel namedtuples")
 
 
 def read_run(source: Any, name: str | None = None) -> pd.DataFrame:
@@ -73,7 +88,7 @@ def read_run(source: Any, name: str | None = None) -> pd.DataFrame:
     Returns a PyTerrier frame ``qid, docno, score, rank`` (``rank`` 0-based).
     """
     if isinstance(source, pd.DataFrame):
-        return _clean_run(source, name or source.attrs.get("source", "run frame"))
+        return _clean_run(source, name or _frame_source(source, "run frame"))
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():

@@ -7,9 +7,12 @@ Bad input raises :class:`~pyterrier_noise._validation.InputError` naming the fil
 """
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import os
+import re
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Union
@@ -17,8 +20,8 @@ from typing import Union
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError
-from .frames import QRELS_COLUMNS, RUN_COLUMNS, _clean_qrels, _clean_run
+from .._validation import InputError, announce
+from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, _clean_qrels, _clean_run
 
 PathLike = Union[str, os.PathLike]
 
@@ -36,12 +39,34 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{path}: looks like gzip but cannot be decompressed ({exc})") from None
+    nul = raw.find(b"\0")   # one memchr: trec_eval's C strings would end a field there
+    if nul >= 0:
+        line, col = _position(raw, nul)
+        raise InputError(f"{path} line {line}: a NUL byte at character {col} (TREC files are text; "
+                         f"a field cannot hold NUL)")
     return raw
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """(1-based line, 1-based column) of byte ``offset``."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, offset - start + 1
+
+
+def _check_utf8(data: bytes, path: Path) -> None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _position(data, exc.start)
+        raise InputError(f"{path} line {line}: byte 0x{data[exc.start]:02x} at character {col} is not UTF-8 "
+                         f"text (re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8)") from None
 
 
 def run_name(path: Path) -> str:
@@ -50,39 +75,64 @@ def run_name(path: Path) -> str:
     return name[:-3] if name.endswith(".gz") else name
 
 
+# A number as trec_eval's atof / atol would read all of it: decimal digits, an optional fraction and
+# exponent.  Python's float() is more lenient ('1_000', 'infinity', ' 0x1p3' via fromhex no, but
+# digit separators yes); trec_eval would stop at the first odd character and read '1_000' as 1, so
+# anything else is refused with the line rather than read as either.
+_NUMBER = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NON_FINITE = re.compile(rb"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def _lines(data: bytes):
+    """(line number, fields) of every non-blank line, numbered as the C parser counts lines."""
+    for lineno, line in enumerate(data.splitlines(), start=1):
+        fields = line.split()
+        if fields:
+            yield lineno, line, fields
+
+
+def _line_of_row(data: bytes, row: int) -> int:
+    """The line number of parsed row ``row`` (blank lines are skipped by the parser)."""
+    for i, (lineno, _, _) in enumerate(_lines(data)):
+        if i == row:
+            return lineno
+    return -1
+
+
 def _scan_lines(data: bytes, path: Path, n_fields: int, what: str, numeric: dict[int, str]) -> None:
     """Slow, exact scan used only to locate a problem the fast parser reported.
 
-    Raises InputError naming the first bad line; returns if every line is fine.
+    Raises InputError naming the first bad line and the reason; returns if every line is fine.
     """
-    for lineno, line in enumerate(data.split(b"\n"), start=1):
-        fields = line.split()
-        if not fields:
-            continue
+    _check_utf8(data, path)
+    for lineno, line, fields in _lines(data):
         if len(fields) != n_fields:
             raise InputError(
                 f"{path} line {lineno}: expected {n_fields} whitespace-separated fields ({what}), "
                 f"found {len(fields)}: {line[:120].decode(errors='replace')!r}")
         for col, colname in numeric.items():
-            tok = fields[col].decode(errors="replace")
-            try:
-                val = float(tok)
-            except ValueError:
-                raise InputError(f"{path} line {lineno}: {colname} {tok!r} is not a number") from None
-            if not np.isfinite(val):
-                raise InputError(f"{path} line {lineno}: {colname} {tok!r} is not a finite number")
+            tok = fields[col]
+            text = tok.decode(errors="replace")
+            if _NON_FINITE.fullmatch(tok):
+                raise InputError(f"{path} line {lineno}: {colname} {text!r} is not a finite number")
+            if not _NUMBER.fullmatch(tok):
+                why = " (digit separators such as '_' are not accepted)" if b"_" in tok else ""
+                raise InputError(f"{path} line {lineno}: {colname} {text!r} is not a number{why}")
+            if not np.isfinite(float(tok)):
+                raise InputError(f"{path} line {lineno}: {colname} {text!r} is out of range (not a finite number)")
 
 
 def _parse_table(data: bytes, path: Path, names: list[str], usecols: list[int], dtype: dict,
                  what: str, numeric: dict[int, str]) -> pd.DataFrame:
     """Fast C-parser read; any irregularity sends the file to :func:`_scan_lines` for an exact
-    file-and-line message."""
+    file-and-line message.  Quotes are ordinary characters (trec_eval splits on whitespace only)."""
     first = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = first.count(b"\t") == len(names) - 1 and b" " not in first.strip()
     try:
         df = pd.read_csv(io.BytesIO(data), sep="\t" if tabbed else r"\s+", header=None, names=names,
-                         usecols=usecols if tabbed else None, dtype=dtype, engine="c", skip_blank_lines=True)
-    except (ValueError, pd.errors.ParserError):
+                         usecols=usecols if tabbed else None, dtype=dtype, engine="c", skip_blank_lines=True,
+                         quoting=csv.QUOTE_NONE)
+    except (ValueError, pd.errors.ParserError, OverflowError):
         _scan_lines(data, path, len(names), what, numeric)
         raise InputError(f"{path}: cannot be parsed as {what}") from None
     # with usecols the parser does not see short lines: count the separators instead
@@ -98,10 +148,35 @@ def _parse_table(data: bytes, path: Path, names: list[str], usecols: list[int], 
     return df[[names[c] for c in usecols]]
 
 
+#: ranks at or beyond this are not exact integers in float64 (the parser reads them as floats)
+_RANK_LIMIT = 2.0 ** 53
+
+
+def _rank_problem(rank: np.ndarray) -> np.ndarray:
+    """Rows whose rank is not a whole number in [0, 2**53)."""
+    return (rank < 0) | (rank >= _RANK_LIMIT) | (rank != np.floor(rank))
+
+
+def _rank_offset(path: PathLike, rank: np.ndarray, qid) -> int:
+    """1 for a file of 1-based ranks (TREC's convention), 0 for one whose ranks start at 0 (as
+    ``pt.io.write_results`` writes PyTerrier frames): those are read as 0-based, announced with
+    the number of rankings that start at 0."""
+    zero = rank == 0
+    if not zero.any():
+        return 1
+    starts = pd.unique(np.asarray(qid)[zero])
+    announce(f"{path}: ranks start at 0 in {len(starts)} ranking(s) (e.g. qid {str(starts[0])!r}): read as "
+             f"0-based ranks, as pt.io.write_results writes them (TREC files are 1-based)", stacklevel=4)
+    return 0
+
+
 def read_trec_run(path: PathLike) -> pd.DataFrame:
     """Read one TREC run file (``qid Q0 docno rank score tag``; plain or gzip; spaces or tabs).
 
-    Returns a PyTerrier frame ``qid, docno, score, rank`` with ``rank`` converted to 0-based.
+    Returns a PyTerrier frame ``qid, docno, score, rank`` with ``rank`` 0-based: TREC's 1-based
+    ranks are shifted; a file whose ranks start at 0 (``pt.io.write_results``) is read as 0-based
+    with a CoercionWarning counting those rankings.  A rank that is not a whole number >= 0 is an
+    error naming the line (trec_eval ignores ranks; the package uses them for ``ties="given"``).
     """
     path = Path(path)
     data = _read_bytes(path)
@@ -112,15 +187,24 @@ def read_trec_run(path: PathLike) -> pd.DataFrame:
         dtype={"qid": str, "docno": str, "rank": np.float64, "score": np.float64},
         what="a TREC run line 'qid Q0 docno rank score tag'", numeric={3: "rank", 4: "score"})
     df = df[RUN_COLUMNS]
-    df["rank"] = df["rank"].astype(np.int64) - 1
-    df.attrs["source"] = str(path)
+    rank = df["rank"].to_numpy()
+    bad = _rank_problem(rank)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        lineno = _line_of_row(data, i)
+        tok = next(f for n, _, f in _lines(data) if n == lineno)[3].decode()
+        raise InputError(f"{path} line {lineno}: rank {tok!r} is not a whole number between 0 and 2**53 "
+                         f"({int(bad.sum())} such line(s))")
+    df["rank"] = rank.astype(np.int64) - _rank_offset(path, rank, df["qid"].to_numpy())
+    df.attrs[SOURCE_KEY] = str(path)
     return df
 
 
-def read_trec_qrels(path: PathLike) -> pd.DataFrame:
+def read_trec_qrels(path: PathLike, fractional: str = "truncate") -> pd.DataFrame:
     """Read a TREC qrels file (``qid iter docno label``; plain or gzip; spaces or tabs).
 
-    The iteration column is ignored and may hold anything (TREC-COVID uses ``0.5``).
+    The iteration column is ignored and may hold anything (TREC-COVID uses ``0.5``).  Labels are
+    int64; ``fractional`` as in :func:`~pyterrier_noise.io.read_qrels`.
     """
     path = Path(path)
     data = _read_bytes(path)
@@ -130,8 +214,8 @@ def read_trec_qrels(path: PathLike) -> pd.DataFrame:
         data, path, names=["qid", "iter", "docno", "label"], usecols=[0, 2, 3],
         dtype={"qid": str, "iter": str, "docno": str, "label": np.float64},
         what="a TREC qrels line 'qid iter docno label'", numeric={3: "label"})
-    df.attrs["source"] = str(path)
-    return _clean_qrels(df[QRELS_COLUMNS], str(path))
+    return _clean_qrels(df[QRELS_COLUMNS], str(path), fractional,
+                        locate=lambda i: f"line {_line_of_row(data, i)}")
 
 
 # --------------------------------------------------------------------------------------------
