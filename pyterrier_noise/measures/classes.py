@@ -106,7 +106,8 @@ def check_params(measure: Measure) -> None:
         if value is _NOT_PROVIDED:
             continue
         wrong_bool = isinstance(value, bool) and info.dtype not in (bool, None)
-        if not info.validate(value) or wrong_bool:
+        int_for_float = info.dtype is float and isinstance(value, int) and not wrong_bool  # T=3 means 3.0
+        if not (info.validate(value) or int_for_float) or wrong_bool:
             want = _TYPE_NAMES.get(info.dtype, getattr(info.dtype, "__name__", str(info.dtype)))
             if info.choices is not _NOT_PROVIDED:
                 want = f"one of {', '.join(map(str, info.choices))}"
