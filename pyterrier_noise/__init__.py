@@ -49,7 +49,7 @@ _register("io", "read_arrow_run read_qrels read_run read_runs read_trec_qrels re
                 "TREC_RUN_FIELDS write_trec_qrels write_trec_run")
 _register("engine", "AlignedRuns evaluate_tied JudgmentTable MeasureSpec TIE_POLICIES")
 _register("measures", "evaluate INSQBase INSQResidual INSQUpper INSTBase INSTResidual INSTUpper RBPBase "
-                      "RBPProjected RBPResidual RBPUpper to_spec with_residuals")
+                      "RBPProjected RBPResidual RBPUpper to_spec with_residuals APTies nDCGTies PTies RRTies")
 _register("judges", "Chain ConfusionJudge deeply_judged_runs FlipRateModel inclusion_probabilities JUDGES "
                     "JudgmentPerturbation meta_ap meta_ap_weight MetarankLogisticModel PoolDepthReduction "
                     "RandomFlips RandomRemoval RankBiasedFlips ReplicateSet sample_for_dual_assessment "

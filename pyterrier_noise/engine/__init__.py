@@ -5,9 +5,9 @@ Modules: :mod:`.spec` (MeasureSpec and the constants), :mod:`.table` (JudgmentTa
 optimistic and pessimistic tie handling) and :mod:`.align` (AlignedRuns: building and evaluating).
 """
 from .spec import (TIE_POLICIES, GROUPED_POLICIES, NONLINEAR, CWL_DEPTH, MeasureSpec)
-from .table import JudgmentTable
+from .table import JudgmentTable, TOPICS_ATTR, qrels_topics, declare_topics
 from .kernels import (gains, rbp_weights, position_weights, inst_utility)
 from .tie_kernels import (evaluate_tied, expected_ap, INST_MAX_ORDERINGS, MODES)
 from .align import (are_run_paths, AlignedRuns)
 
-__all__ = ['TIE_POLICIES', 'GROUPED_POLICIES', 'NONLINEAR', 'CWL_DEPTH', 'are_run_paths', 'inst_utility', 'MeasureSpec', 'JudgmentTable', 'gains', 'rbp_weights', 'position_weights', 'AlignedRuns', 'evaluate_tied', 'expected_ap', 'INST_MAX_ORDERINGS', 'MODES']
+__all__ = ['TIE_POLICIES', 'GROUPED_POLICIES', 'NONLINEAR', 'CWL_DEPTH', 'are_run_paths', 'inst_utility', 'MeasureSpec', 'JudgmentTable', 'TOPICS_ATTR', 'qrels_topics', 'declare_topics', 'gains', 'rbp_weights', 'position_weights', 'AlignedRuns', 'evaluate_tied', 'expected_ap', 'INST_MAX_ORDERINGS', 'MODES']

@@ -4,9 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._validation import InputError, check_choice, check_int
-from ..engine import AlignedRuns, JudgmentTable
+from ..engine import AlignedRuns, JudgmentTable, declare_topics, qrels_topics
 from ..io import read_runs
 from ._common import _as_table, _rate, _warn
 from .base import JudgmentPerturbation
@@ -14,7 +15,21 @@ from .metaap import RUN_ORDERS, _aligned_for, _in_top
 from .stream import _Rows, _Stream
 
 
-class PoolDepthReduction(JudgmentPerturbation):
+class _KeepsTopics:
+    """Mixin: a reduced qrels frame keeps the topic set of its input in ``attrs["topics"]``
+    (:func:`~pyterrier_noise.engine.declare_topics`), so that a topic left without judgments
+    still counts in every mean (``evaluate``, the measures in ``pt.Experiment``)."""
+
+    def transform(self, qrels: pd.DataFrame) -> pd.DataFrame:
+        out = super().transform(qrels)  # type: ignore[misc]
+        if isinstance(qrels, pd.DataFrame):
+            col = "qid" if "qid" in qrels.columns else "query_id"
+            topics = qrels_topics(qrels) or sorted(qrels[col].astype(str).unique())
+            declare_topics(out, topics)
+        return out
+
+
+class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
     """Keep only the judgments of documents in the depth-``depth`` pool of ``runs``; the rest become unjudged.
 
     Yang (2019), thesis Sec. 4.6 ("Depth@k reduction"; seed004b Sec. 2.5): ``Pool_t(k)`` is the
@@ -56,8 +71,10 @@ class PoolDepthReduction(JudgmentPerturbation):
         judged = ~np.isnan(table.labels)
         empty = np.flatnonzero(np.bincount(table.topic_index[mask & judged], minlength=len(table.topics)) == 0)
         if len(empty):
-            _warn(f"{len(empty)} topic(s) keep no judgment in the depth-{self.depth} pool (e.g. qid "
-                  f"{table.topics[empty[0]]!r}): every document of theirs is unjudged")
+            _warn(f"{len(empty)} of {len(table.topics)} topics keep no judgment in the depth-{self.depth} pool "
+                  f"(e.g. qid {table.topics[empty[0]]!r}): every document of theirs is unjudged; the reduced "
+                  f"qrels keep all {len(table.topics)} topics (attrs['topics']) and means are over all of them "
+                  f"(such a topic scores base 0 with the residual of the run, as trec_eval -c would)")
         self._cache = (table, mask)
         return mask
 
@@ -66,7 +83,7 @@ class PoolDepthReduction(JudgmentPerturbation):
         return np.where(keep[:, None], L, np.nan)
 
 
-class RandomRemoval(JudgmentPerturbation):
+class RandomRemoval(_KeepsTopics, JudgmentPerturbation):
     """Each judgment becomes unjudged with probability ``fraction`` (Buettcher et al. 2007; Sakai &
     Kando 2008; listed in Yang 2019, Sec. 4.6 / seed004b Sec. 7.3).
 

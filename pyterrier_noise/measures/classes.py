@@ -23,13 +23,17 @@ They work in ``pt.Experiment(eval_metrics=[...])``, ``ir_measures.calc_aggregate
 """
 from __future__ import annotations
 
+import difflib
+
 import ir_measures
 from ir_measures.measures import Measure, ParamInfo
 
+from .._validation import InputError
 from ..engine import TIE_POLICIES, MeasureSpec
 
 __all__ = ["RBPBase", "RBPResidual", "RBPUpper", "RBPProjected", "INSTBase", "INSTResidual", "INSTUpper",
-           "INSQBase", "INSQResidual", "INSQUpper", "ALL_MEASURES"]
+           "INSQBase", "INSQResidual", "INSQUpper", "APTies", "nDCGTies", "PTies", "RRTies", "TIE_AWARE",
+           "ALL_MEASURES", "check_params"]
 
 _NUM = (int, float)
 
@@ -51,13 +55,14 @@ class _NoiseMeasure(Measure):
     COMPONENT = "value"
 
     def spec(self) -> MeasureSpec:
-        self.validate_params()
+        check_params(self)
         max_rel = self["max_rel"]
         return MeasureSpec(
             family=self.FAMILY, component=self.COMPONENT,
             p=float(self["p"]) if "p" in self.SUPPORTED_PARAMS else None,
             T=float(self["T"]) if "T" in self.SUPPORTED_PARAMS else None,
-            rel=float(self["rel"]), max_rel=None if max_rel is _NOT_PROVIDED else float(max_rel),
+            rel=float(self["rel"]) if "rel" in self.SUPPORTED_PARAMS else 1.0,
+            max_rel=None if max_rel is _NOT_PROVIDED else float(max_rel),
             cutoff=None if self["cutoff"] is _NOT_PROVIDED else int(self["cutoff"]),
             tail=self["tail"] if "tail" in self.SUPPORTED_PARAMS else "cwl",
         ).validate()
@@ -68,8 +73,9 @@ class _NoiseMeasure(Measure):
         return super().__getitem__(key)
 
     def __repr__(self) -> str:
-        # always show the user-model parameter (p or T) so that table columns say what they are
-        key = "p" if "p" in self.SUPPORTED_PARAMS else "T"
+        # always show the user-model parameter (p or T; the tie policy of the tie-aware standard
+        # measures) so that table columns say what they are
+        key = "p" if "p" in self.SUPPORTED_PARAMS else "T" if "T" in self.SUPPORTED_PARAMS else "ties"
         shown = {key: self[key]}
         shown.update((k, v) for k, v in self.params.items()
                      if k not in (key, self.AT_PARAM) and v != self.SUPPORTED_PARAMS[k].default)
@@ -80,6 +86,33 @@ class _NoiseMeasure(Measure):
 
 
 _NOT_PROVIDED = ir_measures.measures.base._NOT_PROVIDED
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", _NUM: "a number"}
+
+
+def check_params(measure: Measure) -> None:
+    """Refuse unknown, misspelt or mistyped parameters of an ir_measures measure (ours or
+    ir_measures' own) with an :class:`InputError` naming the measure, the parameter and the
+    accepted ones; ir_measures itself raises on the same strings when it evaluates them."""
+    supported = measure.SUPPORTED_PARAMS
+    accepted = ", ".join(sorted(supported)) or "none"
+    name = measure.NAME
+    for key, value in measure.params.items():
+        if key not in supported:
+            close = difflib.get_close_matches(key, list(supported), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(f"measure {name}: unknown parameter {key!r}{hint}; {name} accepts: {accepted}")
+        info = supported[key]
+        if value is _NOT_PROVIDED:
+            continue
+        wrong_bool = isinstance(value, bool) and info.dtype not in (bool, None)
+        int_for_float = info.dtype is float and isinstance(value, int) and not wrong_bool  # T=3 means 3.0
+        if not (info.validate(value) or int_for_float) or wrong_bool:
+            want = _TYPE_NAMES.get(info.dtype, getattr(info.dtype, "__name__", str(info.dtype)))
+            if info.choices is not _NOT_PROVIDED:
+                want = f"one of {', '.join(map(str, info.choices))}"
+            raise InputError(f"measure {name}: parameter {key}={value!r} must be {want}; "
+                             f"{name} accepts: {accepted}")
 
 
 def _rbp_class(component: str, doc: str, default: float) -> type:
@@ -118,8 +151,30 @@ INSQBase = _cwl_class("INSQ", "value", "INSQ lower bound (unjudged documents gai
 INSQResidual = _cwl_class("INSQ", "residual", "INSQ residual (upper minus lower bound).", 1.0)()
 INSQUpper = _cwl_class("INSQ", "upper", "INSQ upper bound (unjudged documents gain 1).", 1.0)()
 
+
+
+def _std_class(family: str, doc: str, rel: bool, cutoff: str) -> type:
+    """A trec_eval measure with a ``ties`` parameter (the engine's AP, nDCG, P, RR)."""
+    name = family + "Ties"
+    params = {"ties": ParamInfo(dtype=str, choices=TIE_POLICIES, default="trec_eval", desc="tie policy"),
+              "cutoff": ParamInfo(dtype=int, required=family == "P", desc=cutoff)}
+    if rel:
+        params["rel"] = ParamInfo(dtype=int, default=1, desc="minimum label counted relevant")
+    return type(f"_{name}", (_NoiseMeasure,), {
+        "__doc__": doc, "__name__": name, "NAME": name, "FAMILY": family, "COMPONENT": "value",
+        "DEFAULT": 0.0, "SUPPORTED_PARAMS": params})
+
+
+APTies = _std_class("AP", "Average precision (trec_eval's) under a tie policy.", True, "rank cutoff (AP@k)")()
+nDCGTies = _std_class("nDCG", "nDCG (trec_eval's: log2 discount, label gains) under a tie policy.", False,
+                      "rank cutoff (nDCG@k)")()
+PTies = _std_class("P", "Precision at k (trec_eval's) under a tie policy; needs @k.", True, "rank cutoff k")()
+RRTies = _std_class("RR", "Reciprocal rank (trec_eval's) under a tie policy.", True, "rank cutoff (RR@k)")()
+
 ALL_MEASURES = [RBPBase, RBPResidual, RBPUpper, RBPProjected, INSTBase, INSTResidual, INSTUpper,
-                INSQBase, INSQResidual, INSQUpper]
+                INSQBase, INSQResidual, INSQUpper, APTies, nDCGTies, PTies, RRTies]
+#: the tie-aware standard measures (trec_eval's definitions with a ``ties`` parameter)
+TIE_AWARE = [APTies, nDCGTies, PTies, RRTies]
 
 #: position of each measure name in :data:`ALL_MEASURES` (the providers' canonical order)
-MEASURE_ORDER = {m.NAME: i for i, m in enumerate(ALL_MEASURES)}
+MEASURE_ORDER = {"RBP": -1, **{m.NAME: i for i, m in enumerate(ALL_MEASURES)}}   # ir_measures' RBP = the base

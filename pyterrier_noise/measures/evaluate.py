@@ -2,9 +2,10 @@
 (:func:`to_spec`) and pairing base measures with their residuals (:func:`with_residuals`)."""
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import ir_measures
 import numpy as np
@@ -12,11 +13,45 @@ import pandas as pd
 from ir_measures.measures import Measure
 
 from .._validation import InputError
+from .._warnings import NoiseWarning
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec
 from ..io import read_runs
-from .classes import INSQResidual, INSTResidual, RBPResidual, _NoiseMeasure
+from .classes import INSQResidual, INSTResidual, RBPResidual, _NoiseMeasure, check_params
 
-__all__ = ["evaluate", "to_spec", "with_residuals"]
+__all__ = ["evaluate", "to_spec", "with_residuals", "judgment_table", "check_judgments"]
+
+#: RBPProjected where nothing is judged (0 / 0): the midpoint of [base, upper] = [0, 1]
+PROJECTED_UNDEFINED = 0.5
+
+
+def judgment_table(qrels, topics: Sequence[str] | None = None) -> JudgmentTable:
+    """The judgment table of ``qrels`` over its topic set: ``topics`` when given, else the
+    qrels' topics with those named in ``qrels.attrs["topics"]`` (set by the judges' reductions)."""
+    if isinstance(qrels, JudgmentTable):
+        return qrels if topics is None else JudgmentTable.from_frame(qrels.frame, [str(t) for t in topics])
+    return JudgmentTable.from_qrels(qrels, None if topics is None else [str(t) for t in topics])
+
+
+def check_judgments(table: JudgmentTable, stacklevel: int = 3) -> None:
+    """Say what the judgments imply: topics without any judgment (kept in every mean) and
+    relevant-only qrels (every judged label > 0, as in Vaswani)."""
+    judged = ~np.isnan(table.labels)
+    per_topic = np.bincount(table.topic_index[judged], minlength=len(table.topics))
+    empty = np.flatnonzero(per_topic == 0)
+    if len(empty):
+        warnings.warn(
+            f"{len(empty)} of {len(table.topics)} topics have no judgment (e.g. qid {table.topics[empty[0]]!r}); "
+            f"means are over all {len(table.topics)} topics: such a topic scores base 0 with the residual of "
+            f"the run's ranking (1 for RBP), as trec_eval -c would", NoiseWarning,
+            stacklevel=stacklevel)
+    if judged.any() and (table.labels[judged] > 0).all():
+        warnings.warn(
+            f"every one of the {int(judged.sum())} judged labels is relevant (> 0), as in Vaswani's qrels: "
+            f"a judged document is then always relevant, so RBP base + residual = 1 for every ranking (the "
+            f"upper bound is always 1 and the residual is only the weight of what is unjudged, an upper "
+            f"bound on what judging it could add, never tightened by a non-relevant judgment), and "
+            f"judge models that turn non-relevant into relevant (false positives) have nothing to act on", NoiseWarning,
+            stacklevel=stacklevel)
 
 
 def with_residuals(*measures: Measure) -> list[Measure]:
@@ -53,6 +88,7 @@ def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
             raise InputError(f"invalid parameters in measure {measure!r} ({exc}). {examples}") from None
     if isinstance(measure, _NoiseMeasure):
         return measure.spec(), measure["ties"]
+    check_params(measure)
     name = measure.NAME
     get = measure.params.get
     cutoff = get("cutoff")
@@ -81,7 +117,8 @@ def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
 
 
 def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
-             perquery: bool = False, on_topic_mismatch: str = "warn") -> pd.DataFrame:
+             perquery: bool = False, on_topic_mismatch: str = "warn",
+             topics: Sequence[str] | None = None) -> pd.DataFrame:
     """Evaluate runs with the aligned engine: one alignment per tie policy, all measures at once.
 
     ``runs``: ``{name: frame}``, a directory or list of TREC run files, or one frame (with a
@@ -93,6 +130,10 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     INST, INSQ) ``value`` is the lower bound (base) and ``residual`` its residual, else
     ``residual`` is NaN.  Without ``perquery`` each row is the mean over every topic of the qrels
     (qid ``"all"``; a topic a run does not answer scores 0 with residual 1, like ``trec_eval -c``).
+    The topics are ``topics`` when given, else those of the qrels together with the ones named in
+    ``qrels.attrs["topics"]`` (a reduction that removes every judgment of a topic keeps it there):
+    a topic without judgments scores base 0 with the residual of the run's ranking.
+    ``RBPProjected`` is 0.5 (the midpoint of [base, upper]) where nothing is judged.
 
     Example::
 
@@ -105,8 +146,9 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
         raise InputError("no measures given")
     if not isinstance(runs, dict):
         runs = read_runs(runs)
-    table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels)
     parsed = [(str(m), *to_spec(m)) for m in measures]
+    table = judgment_table(qrels, topics)
+    check_judgments(table)
     groups: dict[str, list] = defaultdict(list)
     for label, spec, own_ties in parsed:
         groups[ties or own_ties].append((label, spec))
@@ -121,6 +163,8 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
         values = aligned.evaluate(dict.fromkeys(wanted))
         for label, spec in items:
             v = values[spec][:, :, 0]
+            if spec.component == "projected":   # undefined (0 / 0) where nothing is judged
+                v = np.where(np.isnan(v), PROJECTED_UNDEFINED, v)
             has_res = spec.component == "value" and spec.family in ("RBP", "INST", "INSQ")
             r = values[_replace(spec, component="residual")][:, :, 0] if has_res else np.full_like(v, np.nan)
             if perquery:
@@ -131,7 +175,7 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
             else:
                 frames.append(pd.DataFrame({
                     "name": aligned.run_names, "qid": "all", "measure": label,
-                    "value": np.nanmean(v, axis=1) if spec.component == "projected" else v.mean(axis=1),
+                    "value": v.mean(axis=1),
                     "residual": r.mean(axis=1)}))
     out = pd.concat(frames, ignore_index=True)
     order = {str(m): i for i, m in enumerate(measures)}

@@ -11,8 +11,10 @@ import pandas as pd
 from ir_measures import Metric
 from ir_measures.providers.base import Evaluator, Provider
 
+from .._validation import InputError
 from ..engine import AlignedRuns, JudgmentTable
 from .classes import ALL_MEASURES, MEASURE_ORDER, _NoiseMeasure
+from .evaluate import PROJECTED_UNDEFINED, check_judgments, to_spec
 
 __all__ = ["NoiseProvider", "NoiseEvaluator", "PROVIDER", "register"]
 
@@ -35,17 +37,44 @@ class NoiseProvider(Provider):
         self.SUPPORTED_MEASURES = list(ALL_MEASURES)
 
     def supports(self, measure) -> bool:
-        return isinstance(measure, _NoiseMeasure)
+        # ir_measures' RBP without rel has no other provider (cwl_eval needs rel): it is the base
+        return isinstance(measure, _NoiseMeasure) or (
+            measure.NAME == "RBP" and type(measure) is type(ir_measures.RBP) and "rel" not in measure.params)
 
     def _evaluator(self, measures, qrels) -> "NoiseEvaluator":
         return NoiseEvaluator(_in_order(measures), qrels)
 
 
 def _frame(obj, kind: str) -> pd.DataFrame:
+    """The frame ir_measures' own converters make of ``obj``: the package's measures accept in
+    ir_measures exactly what ir_measures accepts, with ir_measures' error (a PyTerrier frame with
+    ``qid, docno, label`` is refused as it is for AP; ``pyterrier_noise.evaluate`` reads both)."""
+    conv = ir_measures.util.QrelsConverter(obj) if kind == "qrels" else ir_measures.util.RunConverter(obj)
+    found, error = conv.predict_type()
+    if found == "UNKNOWN":
+        raise ValueError(f"unknown {kind} format: {error} (pyterrier-noise's measures accept what ir_measures "
+                         f"accepts; rename PyTerrier's qid/docno/label columns with pt.model.to_ir_measures, or "
+                         f"use pyterrier_noise.evaluate, which reads both)")
     if isinstance(obj, pd.DataFrame):
         return obj
-    conv = ir_measures.util.QrelsConverter(obj) if kind == "qrels" else ir_measures.util.RunConverter(obj)
     return conv.as_pd_dataframe()
+
+
+def _system_name() -> str:
+    """The name pt.Experiment gives the system it is evaluating (its ``names=`` entry), read from
+    pt.Experiment's frames; used in error messages only."""
+    import inspect
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            if "pyterrier" in frame.f_code.co_filename and "_evaluation" in frame.f_code.co_filename:
+                name = frame.f_locals.get("name")
+                if isinstance(name, str):
+                    return f"system {name!r} (as pt.Experiment names it)"
+            frame = frame.f_back
+    finally:
+        del frame
+    return "the run given to ir_measures"
 
 
 class NoiseEvaluator(Evaluator):
@@ -53,10 +82,17 @@ class NoiseEvaluator(Evaluator):
 
     def __init__(self, measures: Iterable[_NoiseMeasure], qrels) -> None:
         measures = _in_order(measures)
+        # the topic set: the qrels' topics and those in qrels.attrs["topics"] (reductions keep
+        # topics whose judgments they removed); ir_measures gives the measure's DEFAULT to a
+        # topic the run does not answer (base 0, residual 1), as trec_eval -c
         self.table = JudgmentTable.from_qrels(_frame(qrels, "qrels"))
-        self.by_ties: dict[str, list[_NoiseMeasure]] = defaultdict(list)
+        check_judgments(self.table, stacklevel=6)
+        self.by_ties: dict[str, list] = defaultdict(list)
+        self.specs = {}
         for m in measures:
-            self.by_ties[m["ties"]].append(m)
+            spec, ties = to_spec(m)
+            self.specs[m] = spec
+            self.by_ties[ties].append(m)
         super().__init__(measures, self.table.topics)
 
     def _iter_calc(self, run) -> Iterator[Metric]:
@@ -65,13 +101,16 @@ class NoiseEvaluator(Evaluator):
             return
         for ties, measures in self.by_ties.items():
             aligned = AlignedRuns.build({"run": frame}, self.table, ties=ties, on_topic_mismatch="ignore")
-            specs = [m.spec() for m in measures]
-            values = aligned.evaluate(specs)
+            specs = [self.specs[m] for m in measures]
+            try:
+                values = aligned.evaluate(specs)
+            except InputError as exc:
+                raise InputError(str(exc).replace("run 'run'", _system_name())) from None
             answered = aligned.seg_len > 0
             for m, s in zip(measures, specs):
                 v = values[s][0, :, 0]
                 if s.component == "projected":  # undefined where nothing is judged: the midpoint
-                    v = np.where(np.isnan(v), 0.5, v)
+                    v = np.where(np.isnan(v), PROJECTED_UNDEFINED, v)
                 for t, qid in enumerate(aligned.topics):
                     if answered[t]:
                         yield Metric(query_id=qid, measure=m, value=float(v[t]))
