@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
 from ..io import list_run_files, read_runs, read_trec_run, run_file_columns, run_name
 from . import kernels
@@ -100,11 +101,10 @@ def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool
     files ``n_threads`` at a time."""
     if len(jobs) == 1:
         return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged, n_threads, topics_from_runs)]
-    import multiprocessing as mp
     _FORK_STATE.update(jobs=jobs, table=table, ties=ties)
     try:
-        with mp.get_context("fork").Pool(len(jobs)) as pool:
-            return pool.map(_align_job, range(len(jobs)))
+        with worker_pool(len(jobs)) as pool:   # workers die with this process (issue: no orphans)
+            return pool.map(_align_job, range(len(jobs)), chunksize=1)
     finally:
         _FORK_STATE.clear()
 
@@ -344,7 +344,7 @@ class AlignedRuns:
         # parallelises the alignment as well as the parsing.  When the alignment must be one piece
         # (include_unjudged grows one table; topics="runs"; keep_docnos) the files are read by
         # threads in this process instead: decompression and Arrow's parser release the GIL.
-        by_process = not serial and size >= 400_000 and len(names) >= 2
+        by_process = not serial and size >= 400_000 and len(names) >= 2 and fork_available()
         n_chunks = min(n_jobs, len(names)) if by_process else 1
         bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
         jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]

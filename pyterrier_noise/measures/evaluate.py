@@ -2,6 +2,7 @@
 (:func:`to_spec`) and pairing base measures with their residuals (:func:`with_residuals`)."""
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import replace
 from typing import Iterable
@@ -12,8 +13,8 @@ import pandas as pd
 from ir_measures.measures import Measure
 
 from .._validation import InputError
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec
-from ..io import read_runs
+from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
+from ..io import read_runs, run_file_arguments
 from .classes import INSQResidual, INSTResidual, RBPResidual, _NoiseMeasure
 
 __all__ = ["evaluate", "to_spec", "with_residuals"]
@@ -103,7 +104,9 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     measures = list(measures)
     if not measures:
         raise InputError("no measures given")
-    if not isinstance(runs, dict):
+    if are_run_paths(runs):   # files go straight to the engine's Arrow reader: one reader, one pool
+        runs = run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs)
+    elif not isinstance(runs, dict):
         runs = read_runs(runs)
     table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels)
     parsed = [(str(m), *to_spec(m)) for m in measures]
@@ -135,7 +138,7 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
                     "residual": r.mean(axis=1)}))
     out = pd.concat(frames, ignore_index=True)
     order = {str(m): i for i, m in enumerate(measures)}
-    run_order = {n: i for i, n in enumerate(runs)}
+    run_order = {n: i for i, n in enumerate(aligned.run_names)}
     out["_m"] = out["measure"].map(order)
     out["_r"] = out["name"].map(run_order)
     return out.sort_values(["_r", "_m"], kind="stable").drop(columns=["_m", "_r"]).reset_index(drop=True)
