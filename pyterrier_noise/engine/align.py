@@ -103,16 +103,29 @@ def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool
         return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged, n_threads, topics_from_runs)]
     _FORK_STATE.update(jobs=jobs, table=table, ties=ties)
     try:
-        with worker_pool(len(jobs)) as pool:   # workers die with this process (issue: no orphans)
-            return pool.map(_align_job, range(len(jobs)), chunksize=1)
+        with worker_pool(len(jobs)) as pool:   # workers die with this process, even by SIGKILL
+            parts = pool.map(_align_job, range(len(jobs)), chunksize=1)
     finally:
         _FORK_STATE.clear()
+    for part in parts:   # what _align_job left out of the transfer
+        part["jidx"] = part["jidx"].astype(np.int64)
+        if part["gstart"] is None:
+            part["gstart"], part["gend"] = part["pos"], part["pos"] + 1
+    return parts
 
 
 def _align_job(i: int) -> dict:
+    """One chunk in a worker; only what the parent cannot rebuild is sent back through the pipe:
+    judgment rows as int32 (the table has fewer than 2**31 rows) and no tie groups when every
+    position is its own group (then they are ``pos`` and ``pos + 1``)."""
     names, items, are_files = _FORK_STATE["jobs"][i]
-    part = _align_chunk(names, items, are_files, _FORK_STATE["table"], _FORK_STATE["ties"], False, False)
+    ties = _FORK_STATE["ties"]
+    part = _align_chunk(names, items, are_files, _FORK_STATE["table"], ties, False, False)
     part["table"] = None  # unchanged without include_unjudged: the parent has it
+    if len(_FORK_STATE["table"]) < 2 ** 31 - 1:
+        part["jidx"] = part["jidx"].astype(np.int32)
+    if ties not in GROUPED_POLICIES:
+        part["gstart"] = part["gend"] = None
     return part
 
 
