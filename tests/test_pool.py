@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from pyterrier_noise._pool import worker_pool
-from pyterrier_noise.cli.eval import _fmt, tsv_lines
+from pyterrier_noise.cli.eval import _fmt, _tsv_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 LINUX = sys.platform.startswith("linux")
@@ -58,8 +58,8 @@ def test_vectorised_tsv_equals_the_row_loop():
     # the former writer, one row at a time (cli/eval.py before this change)
     old = "".join(f"{r.name}\t{r.qid}\t{r.measure}\t{_fmt(r.value)}\t{_fmt(r.residual)}\n"
                   for r in res.itertuples(index=False))
-    assert tsv_lines(res) == old
-    assert tsv_lines(res.iloc[:0]) == ""
+    assert _tsv_lines(res) == old
+    assert _tsv_lines(res.iloc[:0]) == ""
 
 
 # ------------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ def _fmt_column(values) -> Any:
     return text
 
 
-def tsv_lines(res) -> str:
+def _tsv_lines(res) -> str:
     """The per-row TSV body (no header) of an :func:`~pyterrier_noise.measures.evaluate` frame,
     built column by column (no Python loop per row)."""
     import pandas as pd
@@ -71,7 +71,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.format == "tsv":
         out.write("run\tqid\tmeasure\tvalue\tresidual\n")
-        out.write(tsv_lines(res))
+        out.write(_tsv_lines(res))
     elif args.format == "json":
         records = [{"run": r.name, "qid": r.qid, "measure": r.measure,
                     "value": None if math.isnan(r.value) else r.value,

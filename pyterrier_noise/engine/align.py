@@ -96,18 +96,23 @@ _FORK_STATE: dict = {}
 
 def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool, include_unjudged: bool,
                 n_threads: int = 1, topics_from_runs: bool = False) -> list:
-    """Align each job (names, frames or files) and return the parts in order; forked processes
-    share the inputs copy-on-write and send back only integer arrays.  A single job reads its
-    files ``n_threads`` at a time."""
+    """Align each job (names, frames or files) and return the parts in order; this process takes
+    the first, forked workers the others, sharing the inputs copy-on-write and sending back only
+    integer arrays.  A single job reads its files ``n_threads`` at a time."""
     if len(jobs) == 1:
         return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged, n_threads, topics_from_runs)]
     _FORK_STATE.update(jobs=jobs, table=table, ties=ties)
     try:
-        with worker_pool(len(jobs)) as pool:   # workers die with this process, even by SIGKILL
-            parts = pool.map(_align_job, range(len(jobs)), chunksize=1)
+        # this process aligns the first chunk itself while the workers align the others: one
+        # fork and one transfer fewer than a worker per chunk
+        with worker_pool(len(jobs) - 1) as pool:   # workers die with this process, even by SIGKILL
+            pending = pool.map_async(_align_job, range(1, len(jobs)), chunksize=1)
+            first = _align_chunk(*jobs[0], table, ties, False, False)
+            parts = [first, *pending.get()]
     finally:
         _FORK_STATE.clear()
-    for part in parts:   # what _align_job left out of the transfer
+    first["table"] = None
+    for part in parts[1:]:   # what _align_job left out of the transfer
         part["jidx"] = part["jidx"].astype(np.int64)
         if part["gstart"] is None:
             part["gstart"], part["gend"] = part["pos"], part["pos"] + 1
