@@ -39,18 +39,39 @@ def _fmt(x: float) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else repr(float(x))
 
 
+def _fmt_column(values) -> Any:
+    """:func:`_fmt` over a column at once: numpy's float64 text is the shortest round-trip repr,
+    as Python's ``repr`` (tests/test_pool.py checks them equal on random bit patterns)."""
+    import numpy as np
+    v = np.asarray(values, dtype=np.float64)
+    text = v.astype(str).astype(object)
+    text[np.isnan(v)] = ""
+    return text
+
+
+def _tsv_lines(res) -> str:
+    """The per-row TSV body (no header) of an :func:`~pyterrier_noise.measures.evaluate` frame,
+    built column by column (no Python loop per row)."""
+    import pandas as pd
+    if len(res) == 0:
+        return ""
+    cols = [res["name"].astype(str), res["qid"].astype(str), res["measure"].astype(str),
+            pd.Series(_fmt_column(res["value"]), index=res.index),
+            pd.Series(_fmt_column(res["residual"]), index=res.index)]
+    return "\n".join(cols[0].str.cat(cols[1:], sep="\t").tolist()) + "\n"
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from ..io import read_qrels, read_run_arguments
+    from ..io import read_qrels, run_file_arguments
     from ..measures import evaluate
 
     qrels = read_qrels(args.qrels)
-    runs = read_run_arguments(args.runs)
+    runs = run_file_arguments(args.runs)   # unread: the engine parses them (one reader, one pool)
     res = evaluate(runs, qrels, args.measures, ties=args.ties, perquery=args.per_query)
     out = sys.stdout
     if args.format == "tsv":
         out.write("run\tqid\tmeasure\tvalue\tresidual\n")
-        for r in res.itertuples(index=False):
-            out.write(f"{r.name}\t{r.qid}\t{r.measure}\t{_fmt(r.value)}\t{_fmt(r.residual)}\n")
+        out.write(_tsv_lines(res))
     elif args.format == "json":
         records = [{"run": r.name, "qid": r.qid, "measure": r.measure,
                     "value": None if math.isnan(r.value) else r.value,

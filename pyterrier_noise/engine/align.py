@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
 from ..io import list_run_files, read_runs, read_trec_run, run_file_columns, run_name
 from . import kernels
@@ -95,24 +96,41 @@ _FORK_STATE: dict = {}
 
 def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool, include_unjudged: bool,
                 n_threads: int = 1, topics_from_runs: bool = False) -> list:
-    """Align each job (names, frames or files) and return the parts in order; forked processes
-    share the inputs copy-on-write and send back only integer arrays.  A single job reads its
-    files ``n_threads`` at a time."""
+    """Align each job (names, frames or files) and return the parts in order; this process takes
+    the first, forked workers the others, sharing the inputs copy-on-write and sending back only
+    integer arrays.  A single job reads its files ``n_threads`` at a time."""
     if len(jobs) == 1:
         return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged, n_threads, topics_from_runs)]
-    import multiprocessing as mp
     _FORK_STATE.update(jobs=jobs, table=table, ties=ties)
     try:
-        with mp.get_context("fork").Pool(len(jobs)) as pool:
-            return pool.map(_align_job, range(len(jobs)))
+        # this process aligns the first chunk itself while the workers align the others: one
+        # fork and one transfer fewer than a worker per chunk
+        with worker_pool(len(jobs) - 1) as pool:   # workers die with this process, even by SIGKILL
+            pending = pool.map_async(_align_job, range(1, len(jobs)), chunksize=1)
+            first = _align_chunk(*jobs[0], table, ties, False, False)
+            parts = [first, *pending.get()]
     finally:
         _FORK_STATE.clear()
+    first["table"] = None
+    for part in parts[1:]:   # what _align_job left out of the transfer
+        part["jidx"] = part["jidx"].astype(np.int64)
+        if part["gstart"] is None:
+            part["gstart"], part["gend"] = part["pos"], part["pos"] + 1
+    return parts
 
 
 def _align_job(i: int) -> dict:
+    """One chunk in a worker; only what the parent cannot rebuild is sent back through the pipe:
+    judgment rows as int32 (the table has fewer than 2**31 rows) and no tie groups when every
+    position is its own group (then they are ``pos`` and ``pos + 1``)."""
     names, items, are_files = _FORK_STATE["jobs"][i]
-    part = _align_chunk(names, items, are_files, _FORK_STATE["table"], _FORK_STATE["ties"], False, False)
+    ties = _FORK_STATE["ties"]
+    part = _align_chunk(names, items, are_files, _FORK_STATE["table"], ties, False, False)
     part["table"] = None  # unchanged without include_unjudged: the parent has it
+    if len(_FORK_STATE["table"]) < 2 ** 31 - 1:
+        part["jidx"] = part["jidx"].astype(np.int32)
+    if ties not in GROUPED_POLICIES:
+        part["gstart"] = part["gend"] = None
     return part
 
 
@@ -344,7 +362,7 @@ class AlignedRuns:
         # parallelises the alignment as well as the parsing.  When the alignment must be one piece
         # (include_unjudged grows one table; topics="runs"; keep_docnos) the files are read by
         # threads in this process instead: decompression and Arrow's parser release the GIL.
-        by_process = not serial and size >= 400_000 and len(names) >= 2
+        by_process = not serial and size >= 400_000 and len(names) >= 2 and fork_available()
         n_chunks = min(n_jobs, len(names)) if by_process else 1
         bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
         jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]

@@ -257,11 +257,9 @@ def _read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataF
         raise InputError(f"two run files share the name {dup[0]!r} (a run's name is its file name without .gz)")
     n_jobs = n_jobs if n_jobs is not None else (os.cpu_count() or 1)
     if n_jobs > 1 and len(files) >= 8:
-        import concurrent.futures as cf
-        import multiprocessing as mp
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as pool:
-            frames = list(pool.map(read_trec_run, files, chunksize=max(1, len(files) // (4 * n_jobs))))
+        from .._pool import worker_pool
+        with worker_pool(n_jobs) as pool:   # workers die with this process, even by SIGKILL
+            frames = pool.map(read_trec_run, files, chunksize=max(1, len(files) // (4 * n_jobs)))
     else:
         frames = [read_trec_run(p) for p in files]
     return dict(zip(names, frames))

@@ -2,6 +2,7 @@
 (:func:`to_spec`) and pairing base measures with their residuals (:func:`with_residuals`)."""
 from __future__ import annotations
 
+import os
 import warnings
 from collections import defaultdict
 from dataclasses import replace
@@ -14,8 +15,8 @@ from ir_measures.measures import Measure
 
 from .._validation import InputError
 from .._warnings import NoiseWarning
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec
-from ..io import read_runs
+from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
+from ..io import read_runs, run_file_arguments
 from .classes import INSQResidual, INSTResidual, RBPResidual, _NoiseMeasure, check_params
 
 __all__ = ["evaluate", "to_spec", "with_residuals", "judgment_table", "check_judgments"]
@@ -25,8 +26,13 @@ PROJECTED_UNDEFINED = 0.5
 
 
 def judgment_table(qrels, topics: Sequence[str] | None = None) -> JudgmentTable:
-    """The judgment table of ``qrels`` over its topic set: ``topics`` when given, else the
-    qrels' topics with those named in ``qrels.attrs["topics"]`` (set by the judges' reductions)."""
+    """The judgment table of ``qrels`` over its topic set: ``topics`` when given (qids, or a
+    PyTerrier topics frame with a ``qid`` column), else the qrels' topics with those named in
+    ``qrels.attrs["topics"]`` (set by the judges' reductions)."""
+    if isinstance(topics, pd.DataFrame):
+        if "qid" not in topics.columns:
+            raise InputError(f"topics frame: expected a 'qid' column, got columns {list(topics.columns)}")
+        topics = list(pd.unique(topics["qid"].astype(str)))
     if isinstance(qrels, JudgmentTable):
         return qrels if topics is None else JudgmentTable.from_frame(qrels.frame, [str(t) for t in topics])
     return JudgmentTable.from_qrels(qrels, None if topics is None else [str(t) for t in topics])
@@ -118,7 +124,7 @@ def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
 
 def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
              perquery: bool = False, on_topic_mismatch: str = "warn",
-             topics: Sequence[str] | None = None) -> pd.DataFrame:
+             topics: Sequence[str] | pd.DataFrame | None = None) -> pd.DataFrame:
     """Evaluate runs with the aligned engine: one alignment per tie policy, all measures at once.
 
     ``runs``: ``{name: frame}``, a directory or list of TREC run files, or one frame (with a
@@ -130,7 +136,7 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     INST, INSQ) ``value`` is the lower bound (base) and ``residual`` its residual, else
     ``residual`` is NaN.  Without ``perquery`` each row is the mean over every topic of the qrels
     (qid ``"all"``; a topic a run does not answer scores 0 with residual 1, like ``trec_eval -c``).
-    The topics are ``topics`` when given, else those of the qrels together with the ones named in
+    The topics are ``topics`` when given (qids or a topics frame), else those of the qrels together with the ones named in
     ``qrels.attrs["topics"]`` (a reduction that removes every judgment of a topic keeps it there):
     a topic without judgments scores base 0 with the residual of the run's ranking.
     ``RBPProjected`` is 0.5 (the midpoint of [base, upper]) where nothing is judged.
@@ -144,7 +150,9 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     measures = list(measures)
     if not measures:
         raise InputError("no measures given")
-    if not isinstance(runs, dict):
+    if are_run_paths(runs):   # files go straight to the engine's Arrow reader: one reader, one pool
+        runs = run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs)
+    elif not isinstance(runs, dict):
         runs = read_runs(runs)
     parsed = [(str(m), *to_spec(m)) for m in measures]
     table = judgment_table(qrels, topics)
@@ -179,7 +187,7 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
                     "residual": r.mean(axis=1)}))
     out = pd.concat(frames, ignore_index=True)
     order = {str(m): i for i, m in enumerate(measures)}
-    run_order = {n: i for i, n in enumerate(runs)}
+    run_order = {n: i for i, n in enumerate(aligned.run_names)}
     out["_m"] = out["measure"].map(order)
     out["_r"] = out["name"].map(run_order)
     return out.sort_values(["_r", "_m"], kind="stable").drop(columns=["_m", "_r"]).reset_index(drop=True)

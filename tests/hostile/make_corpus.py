@@ -31,7 +31,6 @@ from pathlib import Path
 #: three topics, eight documents; labels graded 0-2
 GOOD_QRELS = "".join(f"{q} 0 d{d} {(q + d) % 3}\n" for q in (1, 2, 3) for d in range(1, 9))
 #: pending reasons: the cases another part of the work is fixing (the test marks them xfail)
-MEASURE = "measure parsing fix in progress"
 #: the measures an accepted input is compared on
 COMPARED = ["-m", "AP", "-m", "nDCG", "-m", "P@5", "-m", "RR", "--per-query", "--format", "json"]
 
@@ -201,8 +200,8 @@ def make_corpus(root: str | Path) -> list[Invocation]:
                                                           "--quiet", *G], where=re.escape(name)))
 
     # ---- measures ---------------------------------------------------------------------------------
-    for m, where, pending in [("RBP(p=0.8,foo=1)", r"foo", MEASURE), ("nDCG(cutof=5)", r"cutof", MEASURE),
-                              ("RBP(p=0.8,max_rell=2)", r"max_rell", MEASURE), ("RBP(p=1.5)", r"\bp\b", None),
+    for m, where, pending in [("RBP(p=0.8,foo=1)", r"foo", None), ("nDCG(cutof=5)", r"cutof", None),
+                              ("RBP(p=0.8,max_rell=2)", r"max_rell", None), ("RBP(p=1.5)", r"\bp\b", None),
                               ("NoSuchMeasure", r"NoSuchMeasure", None), ("RBP(p=abc)", r"abc|\bp\b", None),
                               ("AP@-3", r"AP@-3|cutoff|-3", None)]:
         inv.append(Invocation(f"measure {m}", "measures", "bad", ["eval", Q, *G, "-m", m], where=where,

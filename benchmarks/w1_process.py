@@ -1,0 +1,113 @@
+"""Benchmark W1 as whole processes, the way a user runs it (issue 19): interpreter start, imports,
+reading, evaluation and output all included, each side a fresh process, measured in the same run.
+
+Sides (on TREC-COVID round 1, 143 gzip runs):
+
+* ours: exactly ``pyterrier-noise eval qrels-rnd1.txt runs/ -m 'RBP(p=0.5)' -m 'RBP(p=0.8)'
+  -m 'RBP(p=0.95)' -m 'INST(T=3,max_rel=2)' -m AP -m nDCG -m nDCG@10 -m P@10 --per-query --format tsv``
+  (run as ``python -m pyterrier_noise.cli``, output to /dev/null);
+* floor: ``benchmarks/floor_parse.py``, a fresh Python process that only decompresses and parses the
+  files with Arrow into arrays;
+* ir_measures: ``benchmarks/w1_evaluate.py --part ir_measures`` (its own loading included);
+* ours RBP at three p with ``--ties expected`` against rbp-eval (PyPI):
+  ``benchmarks/w1_evaluate.py --part rbp_eval``.
+
+Sides alternate (ours, floor, ours, floor, ...) so that drift in the machine's speed hits both; the
+median wall time of each side and the median of the pairwise ratios are reported, with the peak
+memory of the largest single process (``wait4``).  The values themselves are checked by
+``benchmarks/w1_evaluate.py`` and tests/test_reference.py.
+
+Usage:  python benchmarks/w1_process.py [--runs N] [--peer-runs M]   (defaults 5 and 1; writes
+benchmarks/results/w1_process.json)
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "trec-covid-round1"
+MEASURES = ["RBP(p=0.5)", "RBP(p=0.8)", "RBP(p=0.95)", "INST(T=3,max_rel=2)", "AP", "nDCG", "nDCG@10", "P@10"]
+
+
+def _eval_cmd(measures: list[str], *extra: str) -> list[str]:
+    cmd = [sys.executable, "-m", "pyterrier_noise.cli", "eval", "qrels-rnd1.txt", "runs/"]
+    for m in measures:
+        cmd += ["-m", m]
+    return cmd + ["--per-query", "--format", "tsv", *extra]
+
+
+SIDES = {
+    "ours W1": _eval_cmd(MEASURES),
+    "floor (Arrow parse only)": [sys.executable, str(ROOT / "benchmarks" / "floor_parse.py"), str(DATA / "runs")],
+    "ir_measures": [sys.executable, str(ROOT / "benchmarks" / "w1_evaluate.py"), "--part", "ir_measures"],
+    "ours RBP x3, ties expected": _eval_cmd(MEASURES[:3], "--ties", "expected"),
+    "rbp-eval": [sys.executable, str(ROOT / "benchmarks" / "w1_evaluate.py"), "--part", "rbp_eval"],
+}
+
+
+def run_once(cmd: list[str]) -> dict:
+    """Wall seconds, CPU seconds and peak MiB of one fresh process (output thrown away)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=DATA, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed with status {proc.returncode}")
+    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_mib": ru.ru_maxrss / 1024.0}
+
+
+def pair(a: str, b: str, n: int) -> dict:
+    """``n`` alternating runs of sides a and b (after one warm-up of each when n > 1; the files are
+    in the page cache after the first pair anyway)."""
+    if n > 1:
+        run_once(SIDES[a])
+        run_once(SIDES[b])
+    ra, rb = [], []
+    for _ in range(n):
+        ra.append(run_once(SIDES[a]))
+        rb.append(run_once(SIDES[b]))
+    med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
+    return {"ours": a, "peer": b, "n": n,
+            "ours_s": med(ra, "wall_s"), "peer_s": med(rb, "wall_s"),
+            "ratio_peer_over_ours": statistics.median(y["wall_s"] / x["wall_s"] for x, y in zip(ra, rb)),
+            "ours_cpu_s": med(ra, "cpu_s"), "peer_cpu_s": med(rb, "cpu_s"),
+            "ours_peak_mib": max(r["peak_mib"] for r in ra), "peer_peak_mib": max(r["peak_mib"] for r in rb),
+            "ours_wall_all": [r["wall_s"] for r in ra], "peer_wall_all": [r["wall_s"] for r in rb]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5, help="alternating runs of ours against the floor")
+    ap.add_argument("--peer-runs", type=int, default=1, help="alternating runs against ir_measures and rbp-eval")
+    args = ap.parse_args()
+    if not DATA.exists():
+        print(f"W1 needs the real data at {DATA}; it is absent, so nothing was benchmarked.", file=sys.stderr)
+        return 2
+    rows = [pair("ours W1", "floor (Arrow parse only)", args.runs),
+            pair("ours W1", "ir_measures", args.peer_runs),
+            pair("ours RBP x3, ties expected", "rbp-eval", args.peer_runs)]
+    print(f"{'ours':28} {'s':>6} {'peer':26} {'s':>6} {'peer/ours':>9} {'CPU s':>11} {'peak MiB':>11}")
+    for r in rows:
+        print(f"{r['ours']:28} {r['ours_s']:6.2f} {r['peer']:26} {r['peer_s']:6.2f} {r['ratio_peer_over_ours']:8.2f}x "
+              f"{r['ours_cpu_s']:5.2f}/{r['peer_cpu_s']:<5.2f} {r['ours_peak_mib']:5.0f}/{r['peer_peak_mib']:<5.0f}")
+    result = {"date": datetime.date.today().isoformat(), "cpus": os.cpu_count(),
+              "load_average": os.getloadavg(), "command": " ".join(SIDES["ours W1"][1:]), "rows": rows}
+    out = ROOT / "benchmarks" / "results" / "w1_process.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    print(f"load average {os.getloadavg()[0]:.1f}; written {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""The package's one way to start worker processes: forked pools whose workers die with their parent.
+
+A worker started by :func:`worker_pool` asks the kernel (Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)``)
+to be killed when its parent dies, even by SIGKILL, and exits at once if the parent is already gone
+when it starts (the race between ``fork`` and ``prctl``); it ignores SIGINT, which the parent handles.
+While the pool is open, SIGTERM in the parent kills the workers and then ends the parent as
+SIGTERM's default action does (no Python-level shutdown that could wait on a worker); SIGINT
+raises :class:`KeyboardInterrupt` in the parent and the pool's ``with`` block terminates and
+joins the workers.  Elsewhere than Linux the workers are still terminated on every exit
+through Python; only an uncatchable kill of the parent can then leave them behind.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from typing import Callable, Iterator
+
+__all__ = ["worker_pool", "fork_available"]
+
+_PR_SET_PDEATHSIG = 1
+
+
+def fork_available() -> bool:
+    """Whether worker processes can be forked (they then share the parent's memory copy-on-write)."""
+    import multiprocessing as mp
+    return "fork" in mp.get_all_start_methods()
+
+
+def _die_with_parent(parent: int, init: Callable | None, args: tuple) -> None:
+    """Worker initializer: be killed with the parent, leave SIGINT to it, then the caller's own init."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):   # no libc symbol: fall back to Python-level shutdown only
+            pass
+    if os.getppid() != parent:   # the parent died before prctl took effect
+        os._exit(1)
+    if init is not None:
+        init(*args)
+
+
+_OPEN: list = []   # pools open in this process, for the SIGTERM handler
+
+
+def _end_with_workers(signum: int, frame) -> None:
+    """SIGTERM while a pool is open: kill its workers, then end as the default action would."""
+    for pool in _OPEN:
+        for proc in getattr(pool, "_pool", ()):
+            with contextlib.suppress(OSError, TypeError):
+                os.kill(proc.pid, signal.SIGKILL)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+@contextlib.contextmanager
+def worker_pool(processes: int, initializer: Callable | None = None,
+                initargs: tuple = ()) -> Iterator:
+    """A ``multiprocessing`` pool of forked workers that die with this process.
+
+    Use as ``with worker_pool(2) as pool: pool.map(f, items)``.  On leaving the block (normally,
+    by an exception or SIGINT) the workers are terminated and joined; SIGTERM kills them and then
+    ends this process as SIGTERM's default action does; SIGKILL of this process kills them through
+    the kernel (Linux).
+    """
+    import multiprocessing as mp
+    ctx = mp.get_context("fork") if fork_available() else mp.get_context()
+    main = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, _end_with_workers) if main else None
+    pool = None
+    try:
+        pool = ctx.Pool(processes, initializer=_die_with_parent, initargs=(os.getpid(), initializer, initargs))
+        _OPEN.append(pool)
+        yield pool
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+            _OPEN.remove(pool)
+        if main:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if old_term is None else old_term)
