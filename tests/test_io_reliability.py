@@ -278,3 +278,17 @@ def test_cli_eval_reads_an_ir_datasets_id(tmp_path, capsys):
     assert math.isclose(ap, ((1 + 2 / 3) / 2 + 0.5) / 2, abs_tol=1e-4)
     assert main(["eval", "irds:no-such/dataset", str(run), "-m", "AP"]) == 2
     assert "not a registered ir_datasets id" in capsys.readouterr().err
+
+
+def test_kept_fractional_labels_stay_graded_downstream():
+    """A frame read with fractional="keep" carries that choice (attrs["fractional"]), so evaluate keeps
+    the gains: RBP(p=0.5,max_rel=2) of one run with labels 1.5 and 0.5 at ranks 1 and 2 is, by hand,
+    0.5 * (1.5/2) + 0.25 * (0.5/2) = 0.4375; truncated (1 and 0) it would be 0.25."""
+    q = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "label": [1.5, 0.5]})
+    run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [2.0, 1.0]})
+    kept = pn.read_qrels(q, fractional="keep")
+    res = pn.evaluate({"r": run}, kept, ["RBP(p=0.5,max_rel=2)"])
+    assert res["value"].iloc[0] == pytest.approx(0.4375, abs=1e-15)
+    with pytest.warns(pn.CoercionWarning, match="2 fractional label"):
+        trunc = pn.evaluate({"r": run}, q, ["RBP(p=0.5,max_rel=2)"])
+    assert trunc["value"].iloc[0] == pytest.approx(0.25, abs=1e-15)

@@ -60,7 +60,7 @@ def _demo(out: Path, q: Any, r: dict, collection: Any, what: str) -> None:
     report.text(f"Data: {what}.")
 
     # 1. scores with honest uncertainty
-    res = evaluate(r, q, ["RBP(p=0.8)", "AP", "nDCG@10"], on_topic_mismatch="ignore")
+    res = evaluate(r, q, ["RBP(p=0.8)", "AP", "nDCG@10"])  # topic mismatches announced, as by `eval`
     wide = res.pivot(index="name", columns="measure", values="value")
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
     wide = wide.sort_values("RBP(p=0.8)", ascending=False)

@@ -31,6 +31,9 @@ def register_cli(sub: Any) -> None:
                            "optimistic and pessimistic treat equal scores as unordered")),
                            options.output_format(("text", "tsv", "json"))])
     e.add_argument("--per-query", action="store_true", help="one row per (run, topic, measure)")
+    e.add_argument("--fractional", choices=["truncate", "keep"], default="truncate",
+                   help="fractional qrels labels (1.5): truncate them as trec_eval does (default, with a warning "
+                        "that counts them) or keep them as graded gains (e.g. aggregated crowd magnitudes)")
     e.set_defaults(handler=_cmd_eval)
 
 
@@ -65,7 +68,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from ..io import read_qrels, run_file_arguments
     from ..measures import evaluate
 
-    qrels = read_qrels(args.qrels)
+    qrels = read_qrels(args.qrels, fractional=args.fractional)
     runs = run_file_arguments(args.runs)   # unread: the engine parses them (one reader, one pool)
     res = evaluate(runs, qrels, args.measures, ties=args.ties, perquery=args.per_query)
     out = sys.stdout

@@ -23,7 +23,7 @@ AGGREGATE_EXAMPLES = """examples:
   pyterrier-noise pairwise aggregate crowd.csv --method preference --left-bias auto --out pref.qrels
   pyterrier-noise pairwise aggregate crowd.csv --method combined --reference qrels.txt --out graded.qrels
   pyterrier-noise pairwise aggregate crowd.csv --method absolute --proportions 0.8,0.15,0.05 --out abs.qrels
-  pyterrier-noise eval crowd.qrels runs/ -m 'RBP(p=0.9,max_rel=1)'
+  pyterrier-noise eval crowd.qrels runs/ -m 'RBP(p=0.9,max_rel=1)' --fractional keep
 
 JUDGMENTS is a CSV (TSV if it ends in .tsv) with columns qid, worker, left, right and answers
 preferred (left/right), absolute (both/selected/none), ratio_left and ratio_right (numbers >= 0);

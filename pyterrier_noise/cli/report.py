@@ -34,14 +34,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from .._output import OutputDirectory
-    from ..io import read_qrels, read_run_arguments
+    from ..io import read_qrels, run_file_arguments
     from ..measures import evaluate
     from ..report import Report, write_report
     directory = OutputDirectory(args.out, "report", force=args.force)
     qrels = read_qrels(args.qrels)
-    runs = read_run_arguments(args.runs)
+    runs = run_file_arguments(args.runs)      # files go straight to the engine's reader
     measures = ["RBP(p=0.8)"] + [m for m in (args.measures or []) if m != "RBP(p=0.8)"]
-    res = evaluate(runs, qrels, measures, on_topic_mismatch="ignore")
+    res = evaluate(runs, qrels, measures)      # topic mismatches announced as by `eval`; means over the qrels' topics
     wide = res.pivot(index="name", columns="measure", values="value")[measures]
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
     wide = wide.sort_values("RBP(p=0.8)", ascending=False)

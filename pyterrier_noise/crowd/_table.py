@@ -81,4 +81,4 @@ def _index(j: pd.DataFrame) -> _Index:
 def _qrels(q: Any, what: str) -> pd.DataFrame:
     if q is None:
         raise InputError(f"{what}: expected qrels (a frame qid, docno, label or a file), got None")
-    return read_qrels(q)
+    return read_qrels(q, fractional="keep")   # crowd scores are graded by design (magnitudes in [0, 1])

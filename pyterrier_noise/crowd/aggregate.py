@@ -275,9 +275,11 @@ def document_scores(judgments: Any, *, eps: float = 1.0, left_bias: float = 0.0,
         ``qid, docno, presentations, workers, preference, absolute, ratio, combined``: one row per
         document shown (sorted by qid, docno); a score is NaN when the method has no answer for it.
     """
-    return _document_scores(judgments, set(METHODS), eps=eps, left_bias=left_bias,
-                            bias_weighting=bias_weighting, normalizer=normalizer, ratio_method=ratio_method,
-                            iterations=iterations, combine=combine)
+    out = _document_scores(judgments, set(METHODS), eps=eps, left_bias=left_bias,
+                           bias_weighting=bias_weighting, normalizer=normalizer, ratio_method=ratio_method,
+                           iterations=iterations, combine=combine)
+    out.attrs["fractional"] = "keep"      # graded scores: readers keep them as gains (read_qrels)
+    return out
 
 
 def _document_scores(judgments: Any, want: set, *, eps: float = 1.0, left_bias: float = 0.0,
@@ -350,8 +352,10 @@ def aggregate(judgments: Any, method: Literal["ratio", "preference", "absolute",
                  f"(unjudged)")
     if not keep.any():
         raise InputError(f"no document has a {method} answer; nothing to aggregate")
-    return pd.DataFrame({"qid": scores["qid"].to_numpy()[keep], "docno": scores["docno"].to_numpy()[keep],
-                         "label": lab[keep]})
+    out = pd.DataFrame({"qid": scores["qid"].to_numpy()[keep], "docno": scores["docno"].to_numpy()[keep],
+                        "label": lab[keep]})
+    out.attrs["fractional"] = "keep"      # graded scores: readers keep them as gains (read_qrels)
+    return out
 
 
 def ratio_matrix_scores(matrix: Any, method: Literal["llsm", "iterative"] = "llsm",

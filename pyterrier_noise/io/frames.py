@@ -133,6 +133,8 @@ def _clean_qrels(df: pd.DataFrame, source: str, fractional: str = "truncate", lo
         labels = labels.astype(np.int64)   # whole numbers stay integers: pytrec_eval refuses floats
     out["label"] = labels
     out.attrs["source"] = source
+    if fractional == "keep":
+        out.attrs["fractional"] = "keep"     # passed on: a later read keeps the graded labels too
     return out
 
 

@@ -41,14 +41,17 @@ QrelsInput = Any
 __all__ = ["RunsInput", "QrelsInput", "read_qrels", "read_run", "read_runs", "read_run_arguments"]
 
 
-def read_qrels(source: QrelsInput, fractional: str = "truncate") -> pd.DataFrame:
+def read_qrels(source: QrelsInput, fractional: str | None = None) -> pd.DataFrame:
     """Read qrels from any supported form into a ``qid, docno, label`` frame.
 
     Labels are **int64** whenever every label is a whole number, so the frame goes as it is to
     ``pt.Experiment`` and pytrec_eval (which refuse float relevance).  Fractional labels (1.5)
     follow trec_eval by default (``fractional="truncate"``: truncated toward zero, as its ``atol``
     reads them, with a CoercionWarning that counts them and names the first); ``fractional="keep"``
-    keeps them as graded gains (the column is then float64).
+    keeps them as graded gains (the column is then float64).  The default (None) is ``"truncate"``,
+    except for a frame that a ``fractional="keep"`` read (or the crowd aggregation) produced: its
+    ``attrs["fractional"]`` says ``"keep"``, so graded fractional qrels stay graded when they are
+    passed on to ``evaluate`` and the other entry points.
 
     ``source``: a TREC qrels file, a frame, a dict, an iterable of ``Qrel`` namedtuples, an
     ir_datasets dataset or id (``"irds:NAME"``, or ``"NAME"`` when no such file exists and NAME is
@@ -59,7 +62,10 @@ def read_qrels(source: QrelsInput, fractional: str = "truncate") -> pd.DataFrame
         qrels = read_qrels("../shared/data/trec-covid-round1/qrels-rnd1.txt")
     """
     if isinstance(source, pd.DataFrame):
+        if fractional is None:
+            fractional = source.attrs.get("fractional", "truncate")
         return _clean_qrels(source, str(source.attrs.get("source", "qrels frame")), fractional)
+    fractional = "truncate" if fractional is None else fractional
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():

@@ -90,11 +90,18 @@ _NOT_PROVIDED = ir_measures.measures.base._NOT_PROVIDED
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", _NUM: "a number"}
 
 
+#: parameters the package's engine adds to ir_measures' own measures (by the measure's package and
+#: name): graded RBP with gains min(label, max_rel) / max_rel, as rbp_eval computes it
+_EXTENSIONS = {"ir_measures": {"RBP": {"max_rel": ParamInfo(dtype=_NUM, required=False,
+                                                            desc="graded gains min(label, max_rel) / max_rel")}}}
+
+
 def check_params(measure: Measure) -> None:
     """Refuse unknown, misspelt or mistyped parameters of an ir_measures measure (ours or
     ir_measures' own) with an :class:`InputError` naming the measure, the parameter and the
     accepted ones; ir_measures itself raises on the same strings when it evaluates them."""
-    supported = measure.SUPPORTED_PARAMS
+    supported = {**measure.SUPPORTED_PARAMS, **_EXTENSIONS.get(type(measure).__module__.split(".")[0], {})
+                 .get(measure.NAME, {})}
     accepted = ", ".join(sorted(supported)) or "none"
     name = measure.NAME
     for key, value in measure.params.items():
