@@ -32,7 +32,7 @@ class _KeepsTopics:
 class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
     """Keep only the judgments of documents in the depth-``depth`` pool of ``runs``; the rest become unjudged.
 
-    Yang (2019), thesis Sec. 4.6 ("Depth@k reduction"; seed004b Sec. 2.5): ``Pool_t(k)`` is the
+    Yang (2019), thesis Sec. 4.6 ("Depth@k reduction"): ``Pool_t(k)`` is the
     union of the top ``k`` documents of every run for topic ``t`` (trec_eval order by default);
     ``qrels_k`` keeps the judgments of documents in it and makes the others unjudged (``NaN``), so
     R is recomputed from the reduced judgments and RBP residuals grow.  Deterministic: every
@@ -85,7 +85,7 @@ class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
 
 class RandomRemoval(_KeepsTopics, JudgmentPerturbation):
     """Each judgment becomes unjudged with probability ``fraction`` (Buettcher et al. 2007; Sakai &
-    Kando 2008; listed in Yang 2019, Sec. 4.6 / seed004b Sec. 7.3).
+    Kando 2008; listed in Yang 2019, Sec. 4.6).
 
     ``exact=True`` removes exactly ``round(fraction * n_t)`` judgments of each topic ``t`` (a
     uniformly random subset) instead of independent Bernoulli trials.
@@ -118,7 +118,7 @@ class RandomRemoval(_KeepsTopics, JudgmentPerturbation):
 def deeply_judged_runs(runs: Any, qrels: Any, depth: int = 50, ties: str = "trec_eval") -> list[str]:
     """Runs whose ranking for every topic of the qrels has at least ``depth`` documents, all judged.
 
-    Yang (2019), Sec. 4.2 (seed004b Sec. 2.1): the systems the thesis pools and scores in its
+    Yang (2019), Sec. 4.2: the systems the thesis pools and scores in its
     pool-depth experiments, so that every pooled document already has an official judgment.
     """
     depth = check_int("depth", depth, 1)
