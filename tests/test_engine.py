@@ -408,3 +408,37 @@ def test_missing_run_file_is_an_input_error(tmp_path):
     runs, qrels = random_collection(4, n_runs=2)
     with pytest.raises(InputError, match="no such file"):
         AlignedRuns.build([tmp_path / "absent.run"], qrels)
+
+
+# -- INST's dense C/W/L arrays are built a chunk of segments at a time (issue 19) ------------------
+
+@pytest.mark.parametrize("ties", ["trec_eval", "expected", "optimistic"])
+def test_inst_chunks_change_no_bit(ties, monkeypatch):
+    """INST computed a few segments per chunk equals INST over one chunk holding every segment,
+    bit for bit (each segment's value comes from the same operations), for both tails, several
+    label versions and the grouped tie policies."""
+    from pyterrier_noise.engine import kernels, tie_kernels
+    runs, qrels = random_collection(3, tie_decimals=1)
+    aligned = AlignedRuns.build(runs, qrels, ties="trec_eval" if ties == "trec_eval" else "expected")
+    L = aligned.label_matrix()
+    rng = np.random.default_rng(5)
+    L = np.repeat(L, 3, axis=1)
+    L[rng.random(L.shape) < 0.3] = np.nan
+    specs = [MeasureSpec("INST", c, T=T, max_rel=2, tail=tail)
+             for c in ("value", "residual") for T in (1.0, 3.0) for tail in ("cwl", "exact")]
+
+    def values(budget):
+        def chunks(n, depth, R, budget=budget):
+            step = max(1, budget // (depth * R))
+            return [(a, min(a + step, n)) for a in range(0, n, step)]
+        monkeypatch.setattr(kernels, "segment_chunks", chunks)
+        monkeypatch.setattr(tie_kernels, "segment_chunks", chunks)
+        monkeypatch.setattr(tie_kernels, "_BUDGET", budget)   # rows per chunk of the "expected" enumeration
+        aligned._cache.pop("tie_inst", None)
+        if ties == "trec_eval":
+            return [kernels.inst_bounds(aligned, s, L)[0] for s in specs]
+        return [tie_kernels.evaluate_tied(aligned, s, L, ties) for s in specs]
+
+    whole, chunked = values(10**12), values(1)   # one chunk of every segment / one segment per chunk
+    for a, b in zip(whole, chunked):
+        assert np.array_equal(a, b)

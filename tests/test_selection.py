@@ -473,6 +473,26 @@ def test_separation_against_scipy_pair_by_pair():
         pytest.approx((n_sep / 10, n_bb / 10, n_bu / 10, n_bp / 10))
 
 
+def test_separation_small_sample_with_ties_uses_normal_approximation():
+    """10 topics with tied differences: each pair is tested with scipy's normal approximation
+    (tie and continuity corrections), not scipy's exact permutation test (see separation's
+    docstring); reference: scipy.stats.wilcoxon(method="asymptotic") pair by pair."""
+    rng = np.random.default_rng(2)
+    base = rng.integers(0, 4, size=(6, 10)) / 4
+    resid = np.full((6, 10), 0.25)
+    out = separation({"base": base, "residual": resid, "projected": base + resid / 2})
+    mb = base.mean(axis=1)
+    n_bb = 0
+    pairs = [(i, j) for i in range(6) for j in range(i + 1, 6)]
+    for i, j in pairs:
+        a, b = (i, j) if mb[i] >= mb[j] else (j, i)
+        d = base[a] - base[b]
+        if (d != 0).any():
+            n_bb += wilcoxon(d, alternative="greater", method="asymptotic").pvalue < 0.05
+    assert n_bb == 1   # one of the 15 pairs is significant at 0.05
+    assert out["sig_base_base"] == pytest.approx(n_bb / len(pairs))
+
+
 def test_qualitative_on_synthetic_collection():
     """seed002 Sec. 6: on a TREC-like collection the RBP-weighted methods find more relevant
     documents than pooling, and Method C leaves the top third of runs the smallest residuals and

@@ -424,3 +424,28 @@ def test_all_pairs_t_fast_path_equals_scipy_with_near_identical_and_identical_pa
         want_less = np.array([[st.ttest_rel(x[a, :, r], x[b, :, r], alternative="less").pvalue for r in range(4)]
                               for a, b in zip(i, j)])
     np.testing.assert_allclose(less, want_less, rtol=1e-12, equal_nan=True)
+
+
+def test_wilcoxon_small_samples_with_ties_use_the_normal_approximation():
+    """Up to 13 topics with ties or zeros, scipy's method="auto" runs a permutation test (slow);
+    paired_test takes scipy's normal approximation (tie and continuity corrections) instead, and
+    keeps scipy's own choice everywhere else: the exact distribution without ties or zeros, and
+    "auto" from 14 topics on (reference: scipy.stats.wilcoxon with the method named)."""
+    rng = np.random.default_rng(11)
+    tied = rng.integers(0, 5, size=(6, 10)) / 4 - rng.integers(0, 5, size=(6, 10)) / 4
+    tied[0] = 0.0   # all zero: 1.0, as the permutation test gives
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        approx = st.wilcoxon(tied[1:], alternative="greater", method="asymptotic", axis=-1).pvalue
+        perm = st.wilcoxon(tied[:1] + 0.0, alternative="greater", axis=-1).pvalue
+    p = paired_test(tied, 0.0, "wilcoxon", "greater")
+    np.testing.assert_allclose(p[1:], approx, rtol=1e-12)
+    assert p[0] == 1.0 == pytest.approx(float(perm[0]) if np.ndim(perm) else float(perm))
+    distinct = rng.permutation(np.arange(1, 11))[None, :] * rng.choice([-1.0, 1.0], size=(5, 10))
+    np.testing.assert_allclose(paired_test(distinct, 0.0, "wilcoxon"),
+                               st.wilcoxon(distinct, method="exact", axis=-1).pvalue, rtol=1e-12)
+    many = rng.integers(0, 5, size=(4, 20)) / 4 - 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(paired_test(many, 0.0, "wilcoxon", "less"),
+                                   st.wilcoxon(many, alternative="less", axis=-1).pvalue, rtol=1e-12)

@@ -668,3 +668,35 @@ def test_tie_stats_in_chunks_equals_one_call():
     chunked = tie_stats_in_chunks(runs, "float64", chunk=2, progress=False)
     pd.testing.assert_frame_equal(chunked.topics, whole.topics)
     pd.testing.assert_frame_equal(chunked.summary, whole.summary, check_dtype=False)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_tie_stats_against_brute_force(shuffle):
+    """Per-ranking counts against a direct Python count (sort each ranking by score descending
+    then rank label, compare neighbours), both for rows in rank order (the path that sorts only
+    rankings listed out of score order) and shuffled rows (one sort of everything)."""
+    rng = np.random.default_rng(3)
+    parts = []
+    for run in ("a", "b", "c"):
+        for q in ("1", "2", "3", "4"):
+            n = int(rng.integers(1, 25))
+            score = rng.integers(0, 6, n).astype(float)
+            rank = np.argsort(-score, kind="stable") if q != "4" else rng.permutation(n)
+            parts.append(pd.DataFrame({"name": run, "qid": q, "docno": [f"d{i}" for i in range(n)],
+                                       "score": score[rank] if run != "c" else score, "rank": np.arange(n)}))
+    frame = pd.concat(parts, ignore_index=True)
+    if shuffle:
+        frame = frame.sample(frac=1.0, random_state=4)
+    got = tie_stats(frame).topics.set_index(["name", "qid"])
+    for (run, q), r in frame.groupby(["name", "qid"]):
+        s = sorted(zip(r["score"], r["rank"]), key=lambda x: (-x[0], x[1]))
+        sizes = pd.Series([x[0] for x in s]).value_counts()
+        contra = [i for i in range(len(s) - 1) if s[i][0] > s[i + 1][0] and s[i][1] > s[i + 1][1]]
+        docs = {i for c in contra for i in (c, c + 1)}
+        first = next((i + 1 for i, x in enumerate(s) if sizes[x[0]] >= 2), np.nan)
+        row = got.loc[(run, q)]
+        assert row["n_docs"] == len(s) and row["n_tied_docs"] == sizes[sizes >= 2].sum()
+        assert row["n_tied_groups"] == (sizes >= 2).sum()
+        assert row["largest_group"] == max(1, sizes[sizes >= 2].max() if (sizes >= 2).any() else 1)
+        assert row["first_tie_rank"] == first or (np.isnan(first) and np.isnan(row["first_tie_rank"]))
+        assert row["n_contradictions"] == len(contra) and row["n_contradicted_docs"] == len(docs)

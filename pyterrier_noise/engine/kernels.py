@@ -191,6 +191,19 @@ def reciprocal_rank(aligned: "AlignedRuns", spec: MeasureSpec, g: np.ndarray) ->
     return out
 
 
+#: elements (depth x segments x versions) of one chunk of INST's dense C/W/L arrays: the recurrence
+#: runs over a few thousand segments at a time, so its memory does not grow with the number of rankings
+INST_CHUNK_ELEMENTS = 4_000_000
+
+
+def segment_chunks(n_segments: int, depth: int, R: int, budget: int = INST_CHUNK_ELEMENTS):
+    """Consecutive segment ranges ``(a, b)`` whose dense ``(depth, b - a, R)`` array holds at most
+    ``budget`` elements (at least one segment per range)."""
+    step = max(1, budget // max(depth * R, 1))
+    for a in range(0, n_segments, step):
+        yield a, min(a + step, n_segments)
+
+
 def inst_bounds(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray,
                 need_upper: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """INST (Moffat et al. 2015) in the C/W/L framework (Azzopardi et al. 2019): (lower, upper or None).
@@ -199,23 +212,31 @@ def inst_bounds(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray,
     inclusive.  Lower bound: unjudged and padded ranks gain 0; upper: they gain 1.
     ``tail="cwl"``: exactly cwl_eval (1,000 ranks, weights normalised over them).
     ``tail="exact"``: the run's own ranks plus the closed-form infinite tail (seed004a Sec. 1.9 (b)).
+    The dense arrays are built a chunk of segments at a time (:data:`INST_CHUNK_ELEMENTS`); each
+    segment's value is computed by the same operations as on the whole array.
     """
     j = aligned.judged_positions()
     R = L.shape[1]
     depth = CWL_DEPTH if spec.tail == "cwl" else max(aligned.max_len, 1)
     g = gains(L, spec)
     judged = ~np.isnan(L)
-    ok = j["pos"] < depth
-    rows_seg, rows_pos, rows_j = j["seg"][ok], j["pos"][ok], j["jidx"][ok]
+    ptr = j["indptr"]
     n_run = np.minimum(aligned.seg_len, depth)
     ranks = np.arange(depth)
-    in_run = ranks[None, :] < n_run[:, None]
     results = {}
     for bound in ("lower", "upper") if need_upper else ("lower",):
         fill = 0.0 if bound == "lower" else 1.0
-        G = np.full((depth, aligned.n_segments, R), fill)
-        if spec.tail == "exact":
-            G[~in_run.T] = 0.0  # beyond the run: handled by the closed-form tail
-        G[rows_pos, rows_seg] = np.where(judged[rows_j], g[rows_j], fill)
-        results[bound] = inst_utility(G, spec, n_run, bound)
+        out = np.empty((aligned.n_segments, R))
+        for a, b in segment_chunks(aligned.n_segments, depth, R):
+            sl = slice(ptr[a], ptr[b])
+            pos = j["pos"][sl]
+            ok = pos < depth
+            rows_pos, rows_seg, rows_j = pos[ok], j["seg"][sl][ok] - a, j["jidx"][sl][ok]
+            G = np.full((depth, b - a, R), fill)
+            if spec.tail == "exact":
+                G[ranks[:, None] >= n_run[None, a:b]] = 0.0  # beyond the run: handled by the closed-form tail
+            G[rows_pos, rows_seg] = np.where(judged[rows_j], g[rows_j], fill)
+            out[a:b] = inst_utility(G, spec, n_run[a:b], bound)
+            del G
+        results[bound] = out
     return results["lower"], results.get("upper")

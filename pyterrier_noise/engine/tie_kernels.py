@@ -69,7 +69,7 @@ import numpy as np
 from scipy.special import digamma, gammaln
 
 from .._validation import InputError
-from .kernels import gains, ideal_dcg, inst_utility, position_weights, segment_sum, topic_sum
+from .kernels import gains, ideal_dcg, inst_utility, position_weights, segment_chunks, segment_sum, topic_sum
 from .spec import CWL_DEPTH, MeasureSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -399,17 +399,21 @@ def _inst_eu(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str) ->
 
 
 def _dense_gains(aligned: "AlignedRuns", spec: MeasureSpec, positions: np.ndarray, values: np.ndarray,
-                 labelled: np.ndarray, fill: float) -> np.ndarray:
-    """Dense (depth, n_segments, R) gains: labelled rows at ``positions``, free in-run positions = fill."""
+                 labelled: np.ndarray, fill: float, a: int = 0, b: int | None = None) -> np.ndarray:
+    """Dense (depth, b - a, R) gains of segments a..b-1: labelled rows at ``positions``, free in-run
+    positions = fill (rows are in segment order, so the segments' rows are one slice)."""
     j = aligned.judged_positions()
+    b = aligned.n_segments if b is None else b
     depth = _inst_depth(aligned, spec)
     R = labelled.shape[1]
-    G = np.full((depth, aligned.n_segments, R), fill)
+    G = np.full((depth, b - a, R), fill)
     if spec.tail == "exact":
-        G[np.arange(depth)[:, None] >= aligned.seg_len[None, :]] = 0.0
+        G[np.arange(depth)[:, None] >= aligned.seg_len[None, a:b]] = 0.0
+    sl = slice(j["indptr"][a], j["indptr"][b])
+    positions, values, labelled = positions[sl], values[sl], labelled[sl]
     ok = labelled & (positions < depth) & (positions >= 0)
     rr, cc = np.nonzero(ok)
-    G[positions[rr, cc], j["seg"][rr], cc] = values[rr, cc]
+    G[positions[rr, cc], j["seg"][sl][rr] - a, cc] = values[rr, cc]
     return G
 
 
@@ -439,9 +443,12 @@ def _inst(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, mode: str) -
             pos = _arranged_positions(aligned, grp, _value_key(grow), lab, 0.5, desc)
         else:
             pos = _arranged_positions(aligned, grp, grow, lab, 1.0, desc)
-        G = _dense_gains(aligned, spec, pos, grow, lab, fill)
-        res[bound] = cache[key] = _inst_eu(G, spec, n_run, bound)
-        del G
+        out = np.empty((aligned.n_segments, lab.shape[1]))
+        for a, b in segment_chunks(aligned.n_segments, _inst_depth(aligned, spec), lab.shape[1]):
+            G = _dense_gains(aligned, spec, pos, grow, lab, fill, a, b)
+            out[a:b] = _inst_eu(G, spec, n_run[a:b], bound)
+            del G
+        res[bound] = cache[key] = out
     if spec.component == "value":
         return res["lower"]
     if spec.component == "upper":
@@ -462,7 +469,7 @@ def _inst_expected(aligned: "AlignedRuns", spec: MeasureSpec, grp: dict, grow: n
     j = aligned.judged_positions()
     n_seg, R = aligned.n_segments, lab.shape[1]
     depth = _inst_depth(aligned, spec)
-    G0 = _dense_gains(aligned, spec, np.repeat(j["pos"][:, None], R, axis=1), grow, lab, fill)
+    pos_all = np.repeat(j["pos"][:, None], R, axis=1)
 
     # --- the multiset of gains of every (multi-document group, version) -------------------------
     gl, gb = grp["gl"], grp["gb"]
@@ -557,7 +564,8 @@ def _inst_expected(aligned: "AlignedRuns", spec: MeasureSpec, grp: dict, grow: n
         row_unit = np.repeat(units, n_rows_u)
         q = np.arange(len(row_unit)) - np.repeat(np.cumsum(n_rows_u) - n_rows_u, n_rows_u)
         useg, uver = np.divmod(row_unit, R)
-        Grows = G0[:, useg, uver]                                   # (depth, rows)
+        s0 = int(useg[0])
+        Grows = _dense_gains(aligned, spec, pos_all, grow, lab, fill, s0, int(useg[-1]) + 1)[:, useg - s0, uver]
         # (row, mixed item) pairs
         n_it = uptr[row_unit + 1] - uptr[row_unit]
         prow = np.repeat(np.arange(len(row_unit)), n_it)

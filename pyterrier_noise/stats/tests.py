@@ -95,12 +95,35 @@ def _p_t(d: np.ndarray, alternative: str) -> np.ndarray:
         return np.asarray(_st.ttest_1samp(d, 0.0, axis=-1, alternative=alternative).pvalue)
 
 
+def _wilcoxon_method(d: np.ndarray) -> str:
+    """scipy's ``method="auto"`` choice for a batch of differences, without its permutation test.
+
+    scipy (>= 1.13) uses the exact null distribution when the batch has no zero difference and no
+    tie among the absolute differences (and at most 50 topics), else the normal approximation with
+    the tie and continuity corrections -- except that with ties or zeros and at most 13 topics it
+    runs an exact permutation test (2^n evaluations of the statistic per element: tens of seconds
+    for a few hundred pairs).  We take the normal approximation there too, as scipy itself does
+    from 14 topics on; every other case is scipy's own choice, so larger samples are unchanged.
+    (With at most 13 topics, all-zero differences keep the permutation test's p-value, 1.0.)
+    """
+    n = d.shape[-1]
+    if n > 50:
+        return "asymptotic"
+    if (d == 0).any():
+        return "asymptotic"
+    a = np.sort(np.abs(d), axis=-1)
+    return "asymptotic" if (a[..., 1:] == a[..., :-1]).any() else "exact"
+
+
 def _p_wilcoxon(d: np.ndarray, alternative: str, zero_method: str) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", UserWarning)
-        return np.asarray(_st.wilcoxon(d, axis=-1, alternative=alternative,
-                                       zero_method=zero_method).pvalue)
+        p = np.asarray(_st.wilcoxon(d, axis=-1, alternative=alternative, zero_method=zero_method,
+                                    method=_wilcoxon_method(d)).pvalue)
+    if d.shape[-1] <= 13:   # where scipy's permutation test would give 1.0 to all-zero differences
+        p = np.where((d == 0).all(axis=-1), 1.0, p)
+    return p
 
 
 def _p_sign(d: np.ndarray, alternative: str) -> np.ndarray:
@@ -211,8 +234,11 @@ def paired_test(a: object, b: object, test: Test = "t", alternative: Alternative
     Tests (Yang 2019, Ch. 2.4.2; Smucker, Allan & Carterette 2007):
 
     * ``"t"``: paired Student t-test (``scipy.stats.ttest_rel``).
-    * ``"wilcoxon"``: Wilcoxon signed-rank test (``scipy.stats.wilcoxon``; exact for small
-      samples without ties, normal approximation otherwise; ``zero_method`` as in scipy).
+    * ``"wilcoxon"``: Wilcoxon signed-rank test (``scipy.stats.wilcoxon``): the exact null
+      distribution when no difference is zero and no two absolute differences tie (up to 50
+      topics), otherwise the normal approximation with scipy's tie and continuity corrections --
+      also below 14 topics, where scipy would run a slow permutation test; ``zero_method`` as in
+      scipy.  The choice is made for the whole batch, as scipy makes it.
     * ``"sign"``: sign test, ``binomtest(#(a>b), #(a!=b), 0.5)``; ties are dropped.
     * ``"randomisation"``: Fisher's paired randomisation test on the mean difference, with
       random sign flips of the per-topic differences; exact enumeration when

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, check_choice
-from ._frames import _check_unique, _codes, _numeric, _validate
+from .._validation import InputError, check_choice, where
+from ._frames import _codes, _numeric, _validate
 
 __all__ = ["PRECISIONS", "TieStats", "tie_stats", "tie_stats_in_chunks"]
 
@@ -51,6 +51,55 @@ def _gmean_by(values: pd.Series, keys: list) -> pd.Series:
     return np.exp(np.log(values).groupby(keys, sort=False).mean())
 
 
+def _first_appearance(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of ``key`` numbered in order of first appearance, and the first row of each code."""
+    codes, uniques = pd.factorize(key, sort=False)
+    first = np.full(len(uniques), len(key), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(key)))
+    return codes.astype(np.int64), first
+
+
+def _sort_key(major: np.ndarray, minor: np.ndarray) -> np.ndarray | None:
+    """One int64 key ordering by (major, minor) (non-negative codes), or None if it could overflow."""
+    span = int(minor.max()) + 1 if len(minor) else 1
+    if (int(major.max()) + 1 if len(major) else 1) * span >= 1 << 62:
+        return None
+    return major * span + minor
+
+
+def _score_order(topic: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-score, topic))`` (stable), fast when each ranking's rows are contiguous: only
+    the rankings not already listed by descending score are sorted (runs are usually in rank order)."""
+    n = len(topic)
+    same = topic[1:] == topic[:-1]
+    if not (topic[1:] >= topic[:-1]).all():
+        return np.lexsort((-score, topic))
+    bad = np.zeros(int(topic.max()) + 1 if n else 0, dtype=bool)
+    bad[topic[1:][same & (score[1:] > score[:-1])]] = True
+    order = np.arange(n)
+    if bad.any():
+        idx = np.flatnonzero(bad[topic])      # whole contiguous blocks, so a sort inside them is in place
+        order[idx] = idx[np.lexsort((-score[idx], topic[idx]))]
+    return order
+
+
+def _check_unique_codes(results: pd.DataFrame, run: pd.Series, topic: np.ndarray, doc: np.ndarray, rc: str) -> None:
+    """InputError at the first row repeating a (ranking, docno) pair, as ``_check_unique`` words it."""
+    key = _sort_key(topic, doc)
+    if key is not None:
+        k = np.sort(key)
+        if not (k[1:] == k[:-1]).any():
+            return
+    order = np.lexsort((doc, topic))
+    again = (topic[order][1:] == topic[order][:-1]) & (doc[order][1:] == doc[order][:-1])
+    if again.any():
+        dup = order[1:][again]
+        i = int(dup.min())
+        what = f"{rc} {run.iloc[i]!r}, qid {results['qid'].iloc[i]!r}, docno {results['docno'].iloc[i]!r}"
+        raise InputError(f"tie_stats: {where(None, row=results.index[i])} repeats {what} "
+                         f"({len(dup)} duplicate(s) in all); expected each document at most once per ranking")
+
+
 def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
               precision: Literal["float64", "float32"] = "float64") -> TieStats:
     """Tie statistics of runs in the style of Yang (2019) thesis Table 3.2.
@@ -88,48 +137,56 @@ def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
     if precision == "float32":
         score = score.astype(np.float32).astype(np.float64)
     has_rank = "rank" in results.columns
-    df = pd.DataFrame({rc: run.to_numpy(), "qid": results["qid"].to_numpy(), "score": score,
-                       "docno": results["docno"].to_numpy()})
+    rank = _numeric(results, "rank", "tie_stats") if has_rank else None
+
+    # integer codes: a ranking (run, qid) is a topic, numbered in order of first appearance
+    # (as groupby(sort=False) orders them); one stable sort by (topic, score descending)
+    n = len(results)
+    run_code = _codes(run)
+    qid_code = _codes(results["qid"])
+    topic, first_row = _first_appearance(run_code * (int(qid_code.max()) + 1) + qid_code)
+    n_topics = len(first_row)
+    _check_unique_codes(results, run, topic, _codes(results["docno"]), rc)
+    order = _score_order(topic, score)
+    t_s, sc_s = topic[order], score[order]
+    new_topic = np.r_[True, t_s[1:] != t_s[:-1]]
+    new_group = new_topic | np.r_[True, sc_s[1:] != sc_s[:-1]]
+    g_start = np.flatnonzero(new_group)
+    g_size = np.diff(np.r_[g_start, n])
+    g_topic = t_s[g_start]
+    topic_start = np.flatnonzero(new_topic)
+    # 1-based rank where each group starts (competition rank, score descending)
+    g_rank = (g_start - topic_start[np.cumsum(new_topic)[g_start] - 1] + 1).astype(np.float64)
+    tied_g = g_size >= 2
+
+    n_docs = np.bincount(topic, minlength=n_topics).astype(np.int64)
+    n_tied_docs = np.bincount(g_topic[tied_g], weights=g_size[tied_g], minlength=n_topics).astype(np.int64)
+    n_tied_groups = np.bincount(g_topic[tied_g], minlength=n_topics).astype(np.int64)
+    largest_group = np.ones(n_topics, dtype=np.int64)
+    np.maximum.at(largest_group, g_topic[tied_g], g_size[tied_g])
+    first_tie_rank = np.full(n_topics, np.inf)
+    np.minimum.at(first_tie_rank, g_topic[tied_g], g_rank[tied_g])
+    first_tie_rank[np.isinf(first_tie_rank)] = np.nan
+
+    keys = pd.DataFrame({rc: run.iloc[first_row].to_numpy(), "qid": results["qid"].iloc[first_row].to_numpy()})
+    t = keys.assign(n_docs=n_docs, n_tied_docs=n_tied_docs, first_tie_rank=first_tie_rank,
+                    n_tied_groups=n_tied_groups, largest_group=largest_group, has_ties=n_tied_docs > 0)
+    groups = pd.DataFrame({rc: keys[rc].to_numpy()[g_topic[tied_g]], "size": g_size[tied_g].astype(np.int64)})
+
     if has_rank:
-        df["rank"] = _numeric(results, "rank", "tie_stats")
-    _check_unique(df.set_axis(results.index), [rc, "qid", "docno"], "tie_stats")
-
-    topic_keys = [rc, "qid"]
-    g = df.groupby(topic_keys + ["score"], sort=False)
-    size = g["docno"].transform("size").to_numpy()
-    tied = size >= 2
-    # 1-based rank where each document's score group starts (competition rank, score descending)
-    start = df.groupby(topic_keys, sort=False)["score"].rank(method="min", ascending=False).to_numpy()
-    df["_tied"] = tied
-    df["_first_tie"] = np.where(tied, start, np.nan)
-    groups = g.size().rename("size").reset_index()
-    groups = groups[groups["size"] >= 2]
-    per_group = groups.groupby(topic_keys, sort=False)["size"].agg(["count", "max"])
-
-    t = df.groupby(topic_keys, sort=False).agg(n_docs=("docno", "size"), n_tied_docs=("_tied", "sum"),
-                                               first_tie_rank=("_first_tie", "min"))
-    t["n_tied_groups"] = per_group["count"].reindex(t.index, fill_value=0).astype(np.int64)
-    t["largest_group"] = per_group["max"].reindex(t.index, fill_value=1).astype(np.int64)
-    t["has_ties"] = t["n_tied_docs"] > 0
-    t["n_tied_docs"] = t["n_tied_docs"].astype(np.int64)
-
-    if has_rank:
-        order = np.lexsort((df["rank"].to_numpy(), -df["score"].to_numpy(), _codes(df["qid"]), _codes(df[rc])))
-        s = df.iloc[order]
-        same = (s[rc].to_numpy()[1:] == s[rc].to_numpy()[:-1]) & (s["qid"].to_numpy()[1:] == s["qid"].to_numpy()[:-1])
-        sc, rk = s["score"].to_numpy(), s["rank"].to_numpy()
-        contra = same & (sc[:-1] > sc[1:]) & (rk[:-1] > rk[1:])
-        in_pair = np.zeros(len(s), dtype=bool)
-        in_pair[:-1] |= contra
-        in_pair[1:] |= contra
-        pair_flag = np.append(contra, False)  # counted on the pair's first document
-        flags = pd.DataFrame({rc: s[rc].to_numpy(), "qid": s["qid"].to_numpy(),
-                              "n_contradictions": pair_flag, "n_contradicted_docs": in_pair})
-        c = flags.groupby(topic_keys, sort=False).sum()
-        t["n_contradictions"] = c["n_contradictions"].reindex(t.index, fill_value=0).astype(np.int64)
-        t["n_contradicted_docs"] = c["n_contradicted_docs"].reindex(t.index, fill_value=0).astype(np.int64)
+        # in (topic, score descending, rank) order, an adjacent pair with different scores is the
+        # largest rank label of one score group and the smallest of the next group of its topic
+        rk = rank[order]
+        g_min = np.minimum.reduceat(rk, g_start)
+        g_max = np.maximum.reduceat(rk, g_start)
+        contra = (g_topic[1:] == g_topic[:-1]) & (g_max[:-1] > g_min[1:])   # between group i and i + 1
+        after = np.append(contra, False)
+        before = np.r_[False, contra]
+        docs_in = np.where(g_size == 1, after | before, after.astype(np.int64) + before)
+        t["n_contradictions"] = np.bincount(g_topic[:-1][contra], minlength=n_topics).astype(np.int64)
+        t["n_contradicted_docs"] = np.bincount(g_topic, weights=docs_in, minlength=n_topics).astype(np.int64)
         t["has_contradictions"] = t["n_contradictions"] > 0
-    topics = t.reset_index()
+    topics = t
     cols = [rc, "qid", "n_docs", "n_tied_docs", "n_tied_groups", "largest_group", "first_tie_rank", "has_ties"]
     if has_rank:
         cols += ["n_contradictions", "n_contradicted_docs", "has_contradictions"]
