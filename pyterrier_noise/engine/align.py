@@ -36,11 +36,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
@@ -49,7 +48,9 @@ from . import kernels
 from .kernels import position_weights
 from .spec import CWL_DEPTH, GROUPED_POLICIES, NONLINEAR, TIE_POLICIES, MeasureSpec
 from .table import JudgmentTable, _natural_sort
-from .tie_kernels import evaluate_tied
+
+if TYPE_CHECKING:  # pragma: no cover
+    import scipy.sparse as sp
 
 __all__ = ["are_run_paths", "AlignedRuns"]
 
@@ -495,9 +496,20 @@ class AlignedRuns:
             self._cache[key] = make()
         return self._cache[key]
 
-    def _sparse(self, data: np.ndarray) -> sp.csr_matrix:
+    def _sparse(self, data: np.ndarray) -> "sp.csr_matrix":
+        import scipy.sparse as sp   # on first use: scipy takes about 0.1 s to import
         j = self.judged_positions()
         return sp.csr_matrix((data, j["jidx"], j["indptr"]), shape=(self.n_segments, len(self.table)))
+
+    def _weighted_sum(self, data: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """``(segments x judgments) @ G`` for the judged positions' weights ``data``: per segment
+        the sum over its judged positions, in position order, of weight x G[row].  One version is
+        a weighted bincount, which adds in the same order as scipy's CSR product (bit-identical
+        values) without importing scipy; several versions use the CSR product."""
+        if G.shape[1] != 1:
+            return self._sparse(data) @ G
+        j = self.judged_positions()
+        return np.bincount(j["seg"], weights=data * G[j["jidx"], 0], minlength=self.n_segments)[:, None]
 
     # -- labels -------------------------------------------------------------------------------
 
@@ -581,15 +593,16 @@ class AlignedRuns:
             if self.ties in ("optimistic", "pessimistic") or (self.ties == "expected" and fam in NONLINEAR):
                 # tie-aware kernels over tie groups (expected values of the non-linear measures by
                 # closed form; best and worst orderings of every group for every measure)
+                from .tie_kernels import evaluate_tied   # scipy.special, needed for tied scores only
                 out[spec] = evaluate_tied(self, spec, L, self.ties)
                 continue
             if fam in ("RBP", "P", "DCG", "INSQ"):
-                M = self._sparse(self._effective_weights(spec))
-                base = M @ gain(spec)
+                w_eff = self._effective_weights(spec)
+                base = self._weighted_sum(w_eff, gain(spec))
                 if spec.component == "value":
                     out[spec] = base
                     continue
-                mass = M @ judged
+                mass = self._weighted_sum(w_eff, judged)
                 # everything not judged (unjudged ranks and the tail after the run) is residual
                 residual = np.maximum(1.0 - mass, 0.0)
                 if spec.component == "residual":
@@ -600,8 +613,8 @@ class AlignedRuns:
                     with np.errstate(invalid="ignore", divide="ignore"):
                         out[spec] = np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
             elif fam == "nDCG":
-                M = self._sparse(self._effective_weights(spec))
-                out[spec] = kernels.ndcg(self, spec, M @ gain(spec), gain(spec))
+                dcg = self._weighted_sum(self._effective_weights(spec), gain(spec))
+                out[spec] = kernels.ndcg(self, spec, dcg, gain(spec))
             elif fam == "AP":
                 out[spec] = kernels.average_precision(self, spec, gain(spec))
             elif fam == "RR":
