@@ -208,7 +208,11 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
 
     # duplicates within one ranking are an error (as in trec_eval)
     key = seg * n_vocab + doc
-    skey = np.sort(key)  # sort-based: cheaper than hashing 10^6+ keys
+    if len(counts) * n_vocab < 2 ** 31:
+        key = key.astype(np.int32)   # a narrower sort is about twice as fast
+    # sort-based (cheaper than hashing 10^6+ keys); the keys rise from segment to segment, so
+    # the stable sort (a merge of runs) does far less work than a quicksort
+    skey = np.sort(key, kind="stable")
     dup = skey[1:] == skey[:-1]
     if dup.any():
         i = int(np.flatnonzero(key == skey[1:][dup][0])[0])
