@@ -36,11 +36,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
@@ -49,7 +48,9 @@ from . import kernels
 from .kernels import position_weights
 from .spec import CWL_DEPTH, GROUPED_POLICIES, NONLINEAR, TIE_POLICIES, MeasureSpec
 from .table import JudgmentTable, _natural_sort
-from .tie_kernels import evaluate_tied
+
+if TYPE_CHECKING:  # pragma: no cover
+    import scipy.sparse as sp
 
 __all__ = ["are_run_paths", "AlignedRuns"]
 
@@ -152,7 +153,7 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
     """Position arrays of some runs: their segments are numbered from 0 within the chunk.
 
     ``topics_from_runs``: the topics are those the runs answer (natural order), not the table's."""
-    cols = run_file_columns(items, n_threads) if are_files else None
+    cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
     if cols is None:
         frames = [read_trec_run(p) for p in items] if are_files else items
         cols = _columns_from_frames(frames)
@@ -179,14 +180,9 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
     # documents: one vocabulary over these runs and the judgments, codes in docno (byte) order so
     # that trec_eval's tie-break (docno descending) is a comparison of integer codes
     jdoc = table.frame["docno"].to_numpy(dtype=object)
-    extra = pd.Index(jdoc).difference(pd.Index(duniq))
-    vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
-    order = np.argsort(vocab.astype(str), kind="stable")
-    rank_of = np.empty(len(vocab), dtype=np.int64)
-    rank_of[order] = np.arange(len(vocab))
+    rank_of, jdoc_code, sorted_docnos = _doc_vocabulary(duniq, jdoc)
     doc = rank_of[dcodes]
-    n_vocab = len(vocab)
-    jdoc_code = rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))]
+    n_vocab = len(rank_of)
 
     # order positions within segments
     if ties == "given":
@@ -207,12 +203,16 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
 
     # duplicates within one ranking are an error (as in trec_eval)
     key = seg * n_vocab + doc
-    skey = np.sort(key)  # sort-based: cheaper than hashing 10^6+ keys
+    if len(counts) * n_vocab < 2 ** 31:
+        key = key.astype(np.int32)   # a narrower sort is about twice as fast
+    # sort-based (cheaper than hashing 10^6+ keys); the keys rise from segment to segment, so
+    # the stable sort (a merge of runs) does far less work than a quicksort
+    skey = np.sort(key, kind="stable")
     dup = skey[1:] == skey[:-1]
     if dup.any():
         i = int(np.flatnonzero(key == skey[1:][dup][0])[0])
         r, t = divmod(int(seg[i]), n_topics)
-        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {vocab[order][doc[i]]!r} "
+        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {sorted_docnos()[doc[i]]!r} "
                          f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
                          f"expected each document at most once per topic")
 
@@ -221,7 +221,7 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
     pkey = (seg % n_topics) * n_vocab + doc
     jkey = table.topic_index * n_vocab + jdoc_code
     if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
-        table, jidx = _with_unjudged_rows(table, jkey, pkey, n_vocab, vocab[order])
+        table, jidx = _with_unjudged_rows(table, jkey, pkey, n_vocab, sorted_docnos())
     else:
         judged_doc = np.zeros(n_vocab, dtype=bool)
         judged_doc[jdoc_code] = True
@@ -242,7 +242,38 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
         gstart, gend = pos, pos + 1
     return {"counts": counts, "pos": pos.astype(np.int32), "jidx": jidx.astype(np.int64, copy=False),
             "gstart": gstart.astype(np.int32), "gend": gend.astype(np.int32),
-            "docno": vocab[order][doc] if keep_docnos else None, "unknown": unknown, "answered": answered, "table": table}
+            "docno": sorted_docnos()[doc] if keep_docnos else None, "unknown": unknown, "answered": answered, "table": table}
+
+
+def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "Callable[[], np.ndarray]"]:
+    """One vocabulary over the runs' distinct docnos ``duniq`` (an object array, or a pyarrow
+    string array straight from the reader) and the judged docnos ``jdoc``, numbered in docno
+    order so that trec_eval's tie-break (docno descending) is a comparison of integer codes.
+
+    Returns (code of each vocabulary entry, ``duniq``'s first; code of each ``jdoc`` entry; a
+    function giving the vocabulary in code order as an object array, built only when a message
+    or the docnos need it).
+    Arrow sorts its strings by UTF-8 bytes, which is code-point order, numpy's order for ``str``."""
+    if isinstance(duniq, np.ndarray):
+        extra = pd.Index(jdoc).difference(pd.Index(duniq))
+        vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
+        order = np.argsort(vocab.astype(str), kind="stable")
+        rank_of = np.empty(len(vocab), dtype=np.int64)
+        rank_of[order] = np.arange(len(vocab))
+        return rank_of, rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))], lambda: vocab[order]
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    try:
+        judged = pa.array(jdoc, type=pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):   # docnos that are not all str: compare as numpy does
+        return _doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
+    extra = pc.unique(judged.filter(pc.invert(pc.is_in(judged, value_set=duniq))))
+    vocab = pa.concat_arrays([duniq.cast(pa.string()), extra])
+    order = pc.sort_indices(vocab).to_numpy()
+    rank_of = np.empty(len(vocab), dtype=np.int64)
+    rank_of[order] = np.arange(len(vocab))
+    jdoc_code = rank_of[pc.index_in(judged, value_set=vocab).to_numpy(zero_copy_only=False)]
+    return rank_of, jdoc_code, lambda: np.asarray(vocab.take(pa.array(order)).to_pylist(), dtype=object)
 
 
 def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
@@ -495,9 +526,20 @@ class AlignedRuns:
             self._cache[key] = make()
         return self._cache[key]
 
-    def _sparse(self, data: np.ndarray) -> sp.csr_matrix:
+    def _sparse(self, data: np.ndarray) -> "sp.csr_matrix":
+        import scipy.sparse as sp   # on first use: scipy takes about 0.1 s to import
         j = self.judged_positions()
         return sp.csr_matrix((data, j["jidx"], j["indptr"]), shape=(self.n_segments, len(self.table)))
+
+    def _weighted_sum(self, data: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """``(segments x judgments) @ G`` for the judged positions' weights ``data``: per segment
+        the sum over its judged positions, in position order, of weight x G[row].  One version is
+        a weighted bincount, which adds in the same order as scipy's CSR product (bit-identical
+        values) without importing scipy; several versions use the CSR product."""
+        if G.shape[1] != 1:
+            return self._sparse(data) @ G
+        j = self.judged_positions()
+        return np.bincount(j["seg"], weights=data * G[j["jidx"], 0], minlength=self.n_segments)[:, None]
 
     # -- labels -------------------------------------------------------------------------------
 
@@ -581,15 +623,16 @@ class AlignedRuns:
             if self.ties in ("optimistic", "pessimistic") or (self.ties == "expected" and fam in NONLINEAR):
                 # tie-aware kernels over tie groups (expected values of the non-linear measures by
                 # closed form; best and worst orderings of every group for every measure)
+                from .tie_kernels import evaluate_tied   # scipy.special, needed for tied scores only
                 out[spec] = evaluate_tied(self, spec, L, self.ties)
                 continue
             if fam in ("RBP", "P", "DCG", "INSQ"):
-                M = self._sparse(self._effective_weights(spec))
-                base = M @ gain(spec)
+                w_eff = self._effective_weights(spec)
+                base = self._weighted_sum(w_eff, gain(spec))
                 if spec.component == "value":
                     out[spec] = base
                     continue
-                mass = M @ judged
+                mass = self._weighted_sum(w_eff, judged)
                 # everything not judged (unjudged ranks and the tail after the run) is residual
                 residual = np.maximum(1.0 - mass, 0.0)
                 if spec.component == "residual":
@@ -600,8 +643,8 @@ class AlignedRuns:
                     with np.errstate(invalid="ignore", divide="ignore"):
                         out[spec] = np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
             elif fam == "nDCG":
-                M = self._sparse(self._effective_weights(spec))
-                out[spec] = kernels.ndcg(self, spec, M @ gain(spec), gain(spec))
+                dcg = self._weighted_sum(self._effective_weights(spec), gain(spec))
+                out[spec] = kernels.ndcg(self, spec, dcg, gain(spec))
             elif fam == "AP":
                 out[spec] = kernels.average_precision(self, spec, gain(spec))
             elif fam == "RR":

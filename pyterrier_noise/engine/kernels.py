@@ -9,9 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import zeta
 
 from .spec import CWL_DEPTH, MeasureSpec
+
+
+def zeta(s, q):
+    """Hurwitz zeta (``scipy.special.zeta``), imported on first use: importing scipy.special takes
+    about 0.2 s, and only the exact (infinite) tails of INSQ and INST need it."""
+    from scipy.special import zeta as hurwitz
+    return hurwitz(s, q)
+
 
 if TYPE_CHECKING:  # pragma: no cover
     from .align import AlignedRuns

@@ -8,6 +8,7 @@ from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from .trec import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem
@@ -55,15 +56,15 @@ def read_arrow_run(path: PathLike) -> pa.Table | None:
     return t
 
 
-def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1) -> tuple | None:
+def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1, arrow_docnos: bool = False) -> tuple | None:
     """The runs of TREC run files as flat columns, read with Arrow's CSV parser, whose strings never
     become Python objects (dictionary-encoded instead), ``n_threads`` files at a time.
 
     Returns ``(run index, qid codes, qids, docno codes, docnos, score, rank)``: per line the index
-    of its file in ``paths``, codes into the distinct qid and docno strings (object arrays), the
-    score and the 0-based rank; or None where a file is not a plain single-delimiter TREC run with
-    finite numbers (then read it with :func:`~pyterrier_noise.io.read_trec_run`, which names the
-    offending line)."""
+    of its file in ``paths``, codes into the distinct qid and docno strings (object arrays; the
+    docnos as a ``pyarrow.StringArray`` with ``arrow_docnos=True``), the score and the 0-based
+    rank; or None where a file is not a plain single-delimiter TREC run with finite numbers (then
+    read it with :func:`~pyterrier_noise.io.read_trec_run`, which names the offending line)."""
     if n_threads > 1 and len(paths) > 1:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(min(n_threads, len(paths))) as pool:
@@ -80,7 +81,10 @@ def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1) -> tuple | N
         return None
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
     qcodes, quniq = _unified_codes(tb.column("qid"))
+    quniq = np.asarray(quniq.to_pylist(), dtype=object)
     dcodes, duniq = _unified_codes(tb.column("docno"))
+    if not arrow_docnos:
+        duniq = np.asarray(duniq.to_pylist(), dtype=object)
     # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
     # as 0-based, announced as read_trec_run announces it
     bounds = np.concatenate([[0], np.cumsum(lengths)])
@@ -91,9 +95,19 @@ def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1) -> tuple | N
     return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - offsets[run_idx]
 
 
-def _unified_codes(column) -> tuple[np.ndarray, np.ndarray]:
+def _unified_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     """(code of every row, distinct strings) of a dictionary-encoded Arrow column whose chunks
-    (one or more per file) each have their own dictionary."""
-    unified = column.unify_dictionaries()
-    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in unified.chunks])
-    return codes, np.asarray(unified.chunks[0].dictionary.to_pylist(), dtype=object)
+    (one or more per file) each have their own dictionary.  The chunks' dictionaries are encoded
+    together in one hash pass (about twice as fast as ``unify_dictionaries`` over 100+ chunks);
+    the distinct strings come in order of first appearance, as ``unify_dictionaries`` gives them."""
+    chunks = column.chunks
+    if len(chunks) == 1:
+        return chunks[0].indices.to_numpy(zero_copy_only=False), chunks[0].dictionary
+    encoded = pc.dictionary_encode(pa.concat_arrays([c.dictionary for c in chunks]))
+    new_code = encoded.indices.to_numpy(zero_copy_only=False)
+    start = 0
+    codes = []
+    for c in chunks:   # one gather per chunk (a few per file), not per line
+        codes.append(new_code[start:start + len(c.dictionary)][c.indices.to_numpy(zero_copy_only=False)])
+        start += len(c.dictionary)
+    return np.concatenate(codes), encoded.dictionary
