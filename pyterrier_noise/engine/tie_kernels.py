@@ -66,7 +66,6 @@ import math
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-from scipy.special import digamma, gammaln
 
 from .._validation import InputError
 from .kernels import gains, ideal_dcg, inst_utility, position_weights, segment_chunks, segment_sum, topic_sum
@@ -154,6 +153,7 @@ def _before_in_segment(grp: dict, per_group: np.ndarray) -> np.ndarray:
 
 def _harmonic(n: np.ndarray) -> np.ndarray:
     """Harmonic numbers H_n = psi(n + 1) + gamma (H_0 = 0), accurate for any n >= 0."""
+    from scipy.special import digamma   # on first use: scipy.special takes about 0.1 s to import
     return digamma(np.asarray(n, dtype=np.float64) + 1.0) + np.euler_gamma
 
 
@@ -335,6 +335,7 @@ def _rr(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, mode: str) -> 
 
 
 def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    from scipy.special import gammaln
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
 
@@ -505,6 +506,7 @@ def _inst_expected(aligned: "AlignedRuns", spec: MeasureSpec, grp: dict, grow: n
     i_nval = np.bincount(v_item, minlength=n_items)
     mixed = i_nval > 1
     # number of distinct arrangements: l! / prod(count!)
+    from scipy.special import gammaln
     log_arr = gammaln(gl[i_grp] + 1.0) - np.bincount(v_item, weights=gammaln(v_count + 1.0), minlength=n_items)
     log_arr = np.where(mixed, log_arr, 0.0)
 
