@@ -16,6 +16,8 @@ Any perturbation model works that has ``sample_labels(table, n, seed=None) -> nd
 from __future__ import annotations
 
 import inspect
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -247,6 +249,11 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     by_start = _accepts_start(perturbation)
     L_all = None if by_start else _sample(perturbation, table, n_replicates, seed, None)
     bar = progress_bar(total=n_replicates, desc="robustness replicates", unit="replicate", enabled=progress)
+    # the analysis of chunk k (one task per measure, in worker threads: numpy and scipy release
+    # the GIL) overlaps the sampling and evaluation of chunk k + 1; a measure's tasks never overlap
+    pool = ThreadPoolExecutor(max_workers=max(1, min(len(labels), os.cpu_count() or 1)))
+    pending: list[Any] = []
+    done = 0
     try:
         for c0 in range(0, n_replicates, chunk_size):
             c1 = min(n_replicates, c0 + chunk_size)
@@ -254,6 +261,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             # the true labels ride along as column 0 of every chunk: one kernel call gives the
             # replicates and the truth through the same code path, so a replicate with the true
             # labels gets bit-identical values (a one-column product would take another path)
+            chunk = {}
             for pol, items in by_policy.items():
                 out = aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([y, L]))
                 for lab, spec in items:
@@ -262,7 +270,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                         v = np.where(np.isnan(v), 0.5, v)  # midpoint, as the ir_measures provider gives
                     check_finite("true", lab, v[:, :, :1], names, table.topics)
                     check_finite("values", lab, v[:, :, 1:], names, table.topics)
-                    analysis.add(lab, v, c0)
+                    chunk[lab] = v
             # realised error rates of each replicate (binary at label >= 1; Rashidi et al. 2023
             # report nominal rates only; the realised ones show what a model actually did)
             with np.errstate(invalid="ignore"):
@@ -273,8 +281,16 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                 rates["n_changed"][c0:c1] = ((L != y[:, None]) & (judged | ~np.isnan(y)[:, None])).sum(axis=0)
                 rates["tpr"][c0:c1] = _ratio_vec((rel & rel0[:, None]).sum(axis=0), rel0.sum())
                 rates["fpr"][c0:c1] = _ratio_vec((rel & nonrel0[:, None]).sum(axis=0), nonrel0.sum())
-            bar.update(c1 - c0)
+            for f in pending:
+                f.result()
+            bar.update(c0 - done)
+            done = c0
+            pending = [pool.submit(analysis.add, lab, v, c0) for lab, v in chunk.items()]
+        for f in pending:
+            f.result()
+        bar.update(n_replicates - done)
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
     del L_all
     label_frame = pd.DataFrame({"replicate": np.arange(n_replicates),
