@@ -35,8 +35,8 @@ from .result import DEFAULT_P_BANDS, RobustnessResult, _baseline_index, check_fi
 __all__ = ["PerturbationModel", "robustness_experiment", "RobustnessExperiment"]
 
 #: ``robustness_experiment(keep_pvalues=None)`` keeps the ``(pairs, R)`` p-value arrays up to this
-#: many pair-replicates (about 400 MB per measure); beyond, only the tables' reductions are kept
-KEEP_PVALUES_MAX = 1 << 24
+#: many pair-replicates (about 100 MB per measure); beyond, only the tables' reductions are kept
+KEEP_PVALUES_MAX = 1 << 22
 
 
 class PerturbationModel(Protocol):
@@ -144,7 +144,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         keep_pvalues: keep the ``(pairs, R)`` arrays ``p_observed``, ``p_true_mapped`` and
             ``observed_direction`` (needed by ``true_p_given_observed``; 24 bytes per pair and
             replicate and measure).  Default: keep them while ``pairs x R`` is at most
-            ``KEEP_PVALUES_MAX`` (2**24, 16.8 million, e.g. 143 systems x 1,652 replicates).
+            ``KEEP_PVALUES_MAX`` (2**22, 4.2 million, e.g. 143 systems x 413 replicates).
         on_topic_mismatch: ``"warn"`` (default), ``"error"`` or ``"ignore"`` for run topics without
             qrels (not evaluated) and qrels topics a system does not answer (score 0, as
             ``trec_eval -c``), as :func:`~pyterrier_noise.measures.evaluate` announces them; means
