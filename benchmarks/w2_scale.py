@@ -89,10 +89,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{n:>10} {r['seconds']:>9.1f} {r['cpu_seconds']:>8.1f} {r['peak_rss_mib'] / 1024:>10.2f} "
               f"{r['load_average_at_start']:>5.1f}  {verdict}{'' if r['exit'] == 0 else ' (exit %d)' % r['exit']}")
     print("command:", rows[0]["command"] if rows else "")
-    result = {"date": datetime.date.today().isoformat(), "cpus": os.cpu_count(), "cases": rows}
     out_dir = ROOT / "benchmarks" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "w2_scale.json").write_text(json.dumps(result, indent=1) + "\n")
+    path = out_dir / "w2_scale.json"
+    # cases measured earlier (other replicate counts) are kept, each with its own date
+    old = json.loads(path.read_text())["cases"] if path.exists() else []
+    today = datetime.date.today().isoformat()
+    for r in rows:
+        r["date"] = today
+    cases = sorted([c for c in old if c["replicates"] not in args.replicates] + rows, key=lambda c: c["replicates"])
+    path.write_text(json.dumps({"cpus": os.cpu_count(), "cases": cases}, indent=1) + "\n")
     return 0 if all(r["exit"] == 0 for r in rows) else 1
 
 

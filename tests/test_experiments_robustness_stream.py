@@ -113,3 +113,11 @@ def test_progress_is_quiet_when_stderr_is_not_a_terminal(coll, capsys, tmp_path)
                                 n_replicates=3, seed=1, progress=True)
     res.save(tmp_path, plots=False, progress=None)
     assert capsys.readouterr().err == ""
+
+
+def test_ranking_agreement_in_blocks_of_replicates(coll, full, monkeypatch):
+    from pyterrier_noise.experiments import _analysis
+    monkeypatch.setattr(_analysis, "_ROWS", 3)   # 17 replicates in six blocks
+    again = RobustnessResult.from_arrays(full.true, full.values, full.names, full.topics, baseline=1,
+                                         correction="holm", seed=4, labels=full.labels)
+    _same_frames(full, again)

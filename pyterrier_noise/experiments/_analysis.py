@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 CONCLUSIONS: tuple[str, ...] = ("kept", "lost", "gained", "reversed")
 #: quantiles of the rank_given_observed and p_given_observed tables
 _QS = (0.025, 0.25, 0.5, 0.75, 0.975)
+#: replicates per call of the ranking-agreement functions
+_ROWS = 500
 
 
 def strict_ranks(means: np.ndarray, priority: np.ndarray) -> np.ndarray:
@@ -206,9 +208,13 @@ class Analysis:
                 "true_rank": r0, "rank_median": rq_med, "rank_q2.5": rq_lo, "rank_q97.5": rq_hi}))
             # --- agreement of each replicate's ordering with the unperturbed one
             strict0, strict = (S - r0).astype(float), (S - rk).astype(float)
-            tau = kendall_tau(M.T, np.broadcast_to(M0, (R, S)))
-            tap = tau_ap(strict, np.broadcast_to(strict0, (R, S)))
-            rb = rbo(strict, np.broadcast_to(strict0, (R, S)), p=p["rbo_p"], variant=p["rbo_variant"])
+            # row by row functions, called on blocks of replicates: their temporaries are
+            # (replicates x systems x systems)
+            blocks = [slice(r0_, r0_ + _ROWS) for r0_ in range(0, R, _ROWS)]
+            tau = np.concatenate([kendall_tau(M.T[b], np.broadcast_to(M0, (len(range(R)[b]), S))) for b in blocks])
+            tap = np.concatenate([tau_ap(strict[b], np.broadcast_to(strict0, strict[b].shape)) for b in blocks])
+            rb = np.concatenate([rbo(strict[b], np.broadcast_to(strict0, strict[b].shape), p=p["rbo_p"],
+                                     variant=p["rbo_variant"]) for b in blocks])
             rows["rank"].append(pd.DataFrame({"replicate": np.arange(R), "measure": m, "kendall_tau": tau,
                                               "tau_ap": tap, "rbo": rb}))
             # --- true rank given observed rank (Rashidi et al. 2023, Figs 7-9)
@@ -342,13 +348,22 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
             cols[name][b] = float(c[mask].sum()) / float(n)
     # mean and sd as pandas' groupby computes them over the (pair, replicate) sequence (its sums
     # depend on the order and on the other groups); one band code and one value per entry
-    ok = codes >= 0
-    rows = np.repeat(np.arange(P, dtype=np.int32), ok.sum(axis=1))
-    sub = codes[ok]
-    seq = lut[2 * rows + (sub & 1)]
-    del rows
-    if len(seq):
-        g = pd.DataFrame({"band": sub >> 1, "mapped": seq}).groupby("band")["mapped"]
+    # built a block of pairs at a time, straight into the two columns (no (pair, replicate) index)
+    n_ok = int(count.sum())
+    if n_ok:
+        band = np.empty(n_ok, np.int8)
+        seq = np.empty(n_ok)
+        at = 0
+        step = max(1, (1 << 22) // max(codes.shape[1], 1))
+        for p0 in range(0, P, step):
+            blk = codes[p0:p0 + step]
+            ok = blk >= 0
+            sub = blk[ok]
+            rows = np.repeat(np.arange(p0, p0 + len(blk)), ok.sum(axis=1))
+            band[at:at + len(sub)] = sub >> 1
+            seq[at:at + len(sub)] = lut[2 * rows + (sub & 1)]
+            at += len(sub)
+        g = pd.Series(seq, copy=False).groupby(band)
         idx = pd.RangeIndex(nb)
         cols["mean"] = g.mean().reindex(idx).to_numpy()
         cols["sd"] = g.std(ddof=1).reindex(idx).to_numpy()
