@@ -325,7 +325,11 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
                                               "significantly_reversed")}
     count = np.zeros(nb, np.int64)
     # per (pair, code) counts: which distinct mapped value, how often, in which band
-    per = code_counts(np.where(codes < 0, 2 * nb, codes), 2 * nb + 1)[:, :2 * nb]   # (P, 2 nb)
+    per = np.empty((P, 2 * nb), np.int64)                                 # (P, 2 nb)
+    step = max(1, (1 << 22) // max(codes.shape[1], 1))
+    for p0 in range(0, P, step):   # blocks of pairs: the temporaries are int64 (pairs x replicates)
+        blk = codes[p0:p0 + step]
+        per[p0:p0 + len(blk)] = code_counts(np.where(blk < 0, 2 * nb, blk), 2 * nb + 1)[:, :2 * nb]
     for b in range(nb):
         cnt = per[:, 2 * b:2 * b + 2].ravel()                           # (P * 2,) in lut order
         n = int(cnt.sum())
@@ -354,7 +358,6 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
         band = np.empty(n_ok, np.int8)
         seq = np.empty(n_ok)
         at = 0
-        step = max(1, (1 << 22) // max(codes.shape[1], 1))
         for p0 in range(0, P, step):
             blk = codes[p0:p0 + step]
             ok = blk >= 0
