@@ -352,22 +352,29 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
             cols[name][b] = float(c[mask].sum()) / float(n)
     # mean and sd as pandas' groupby computes them over the (pair, replicate) sequence (its sums
     # depend on the order and on the other groups); one band code and one value per entry
-    # built a block of pairs at a time, straight into the two columns (no (pair, replicate) index)
-    n_ok = int(count.sum())
-    if n_ok:
-        band = np.empty(n_ok, np.int8)
-        seq = np.empty(n_ok)
+    # one band at a time, built a block of pairs at a time (no (pair, replicate) index).  pandas'
+    # groupby sums depend on the order of the values and take another path when the group
+    # labels are sorted, so a one-value second group is placed second: the band's mean and sd
+    # are then exactly those of one groupby over every band (tests pin this)
+    for b in range(nb):
+        n = int(count[b])
+        if n == 0:
+            continue
+        seq = np.empty(n + 1)
         at = 0
         for p0 in range(0, P, step):
             blk = codes[p0:p0 + step]
-            ok = blk >= 0
+            ok = (blk >> 1) == b
+            ok &= blk >= 0
             sub = blk[ok]
             rows = np.repeat(np.arange(p0, p0 + len(blk)), ok.sum(axis=1))
-            band[at:at + len(sub)] = sub >> 1
             seq[at:at + len(sub)] = lut[2 * rows + (sub & 1)]
             at += len(sub)
-        g = pd.Series(seq, copy=False).groupby(band)
-        idx = pd.RangeIndex(nb)
-        cols["mean"] = g.mean().reindex(idx).to_numpy()
-        cols["sd"] = g.std(ddof=1).reindex(idx).to_numpy()
+        seq[1:] = np.concatenate([[0.0], seq[1:n]])
+        key = np.zeros(n + 1, np.int8)
+        key[1] = 1
+        g = pd.Series(seq, copy=False).groupby(key)
+        cols["mean"][b] = g.mean().iloc[0]
+        cols["sd"][b] = g.std(ddof=1).iloc[0]
+        del seq, key, g
     return pd.DataFrame({"measure": m, "p_low": edges[:-1], "p_high": edges[1:], "count": count, **cols})
