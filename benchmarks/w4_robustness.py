@@ -72,7 +72,8 @@ def part_ours(n: int, seed: int, out: str) -> dict:
     model = RandomFlips(0.93, 0.07)
     c0, t0 = _cpu(), time.perf_counter()
     res = robustness_experiment(systems, topics, qrels, MEASURES, model, n_replicates=n, seed=seed,
-                                baseline=BASELINE, test="t", correction="holm")
+                                baseline=BASELINE, test="t", correction="holm",
+                                perquery=True)   # keeps the per-topic values compared with the peer's
     frames = res.frames()
     seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     np.savez(out, **{m: res.values[m] for m in res.measures})
@@ -120,7 +121,7 @@ def study(n: int, seed: int) -> int:
     for label, model in models.items():
         t0 = time.perf_counter()
         res = robustness_experiment(chosen, None, qrels, STUDY_MEASURES, model, n_replicates=n, seed=seed,
-                                    rbo_variant="trunc", rbo_p=0.9)
+                                    rbo_variant="trunc", rbo_p=0.9, keep_pvalues=True)
         seconds = time.perf_counter() - t0
         rates = res.labels[["tpr", "fpr", "n_relevant"]].mean()
         # Rashidi et al. (Sec. 5.4) compare measures by a paired t-test on the per-replicate RBO

@@ -66,8 +66,9 @@ def small(coll):
 @pytest.fixture(scope="module")
 def noisy(small):
     runs, qrels, topics = small
+    # perquery=True keeps the per-topic replicate values that the brute-force checks below use
     return robustness_experiment(runs, topics, qrels, MEASURES, BinaryFlips(0.8, 0.1), n_replicates=24,
-                                 seed=7, baseline=2, correction="holm")
+                                 seed=7, baseline=2, correction="holm", perquery=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -77,7 +78,7 @@ def noisy(small):
 def test_zero_noise_every_replicate_is_the_unperturbed_result(small):
     runs, qrels, topics = small
     res = robustness_experiment(runs, topics, qrels, MEASURES, BinaryFlips(1.0, 0.0), n_replicates=6,
-                                seed=1, baseline="run01", correction="holm")
+                                seed=1, baseline="run01", correction="holm", perquery=True)
     for m in res.measures:
         np.testing.assert_array_equal(res.values[m], np.repeat(res.true[m][:, :, None], 6, axis=2))
     assert (res.rankings[["kendall_tau", "tau_ap", "rbo"]] == 1.0).all().all()
@@ -296,7 +297,7 @@ def test_true_p_given_observed_band_table(noisy):
 def test_same_seed_same_result_and_chunking_does_not_matter(small):
     from pyterrier_noise.judges import RandomFlips
     runs, qrels, topics = small
-    kw = dict(n_replicates=23, baseline=0, correction="bonferroni")
+    kw = dict(n_replicates=23, baseline=0, correction="bonferroni", perquery=True)
     a = robustness_experiment(runs, topics, qrels, ["AP", "P@10"], RandomFlips(0.93, 0.07), seed=5, **kw)
     b = robustness_experiment(runs, topics, qrels, ["AP", "P@10"], RandomFlips(0.93, 0.07), seed=5,
                               chunk_size=4, **kw)
@@ -316,7 +317,7 @@ def test_transformers_match_pt_experiment(small):
     systems = [pt.Transformer.from_df(runs[n]) for n in names]
     res = robustness_experiment(systems, topics, qrels, [ir_measures.AP, ir_measures.nDCG @ 10, "map"],
                                 BinaryFlips(0.9, 0.05), n_replicates=5, names=names, baseline=0,
-                                correction="holm", seed=3)
+                                correction="holm", seed=3, perquery=True)
     exp = pt.Experiment(systems, topics, qrels, [ir_measures.AP, ir_measures.nDCG @ 10], names=names,
                         baseline=0, correction="holm")
     sysf = res.systems.set_index(["measure", "name"])["true"]
@@ -327,7 +328,8 @@ def test_transformers_match_pt_experiment(small):
         np.testing.assert_allclose(base["p_corrected"], exp[f"{m} p-value corrected"].iloc[1:], rtol=1e-10)
     np.testing.assert_allclose(sysf.loc["map"].loc[names], exp["AP"], atol=1e-12)  # pt.Experiment's trec name
     # the same experiment from the result frames themselves
-    direct = robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.9, 0.05), n_replicates=5, seed=3)
+    direct = robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.9, 0.05), n_replicates=5, seed=3,
+                                   perquery=True)
     np.testing.assert_array_equal(direct.values["AP"], res.values["AP"])
 
 

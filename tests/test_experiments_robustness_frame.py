@@ -120,7 +120,8 @@ def test_labels_equal_evaluate_and_strings_as_given(small):
 def test_alpha_is_a_deprecated_alias_of_correction_alpha(small):
     runs, qrels, topics = small
     kw = dict(n_replicates=4, seed=3, baseline=0, correction="bonferroni")
-    new = robustness_experiment(runs, topics, qrels, ["AP"], RandomFlips(0.9, 0.05), correction_alpha=0.01, **kw)
+    new = robustness_experiment(runs, topics, qrels, ["AP"], RandomFlips(0.9, 0.05), correction_alpha=0.01,
+                                perquery=True, **kw)   # perquery keeps the values from_arrays needs below
     with pytest.warns(DeprecationWarning, match="alpha= is deprecated; use correction_alpha="):
         old = robustness_experiment(runs, topics, qrels, ["AP"], RandomFlips(0.9, 0.05), alpha=0.01, **kw)
     assert new.params["alpha"] == old.params["alpha"] == 0.01

@@ -80,6 +80,12 @@ def spec_and_ties(measure: Any) -> tuple[MeasureSpec, str]:
         raise
 
 
+def interactive() -> bool:
+    """True when a progress bar can be seen: stderr is a terminal or a notebook kernel runs."""
+    import sys
+    return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+
+
 def renamed(new_name: str, new: Any, old_name: str, old: Any, default: Any = None) -> Any:
     """The value of a renamed keyword: ``old`` (with a DeprecationWarning naming ``new_name``) when
     only the old keyword was given, else ``new`` (``default`` when neither was)."""

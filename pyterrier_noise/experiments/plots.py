@@ -38,7 +38,7 @@ def plot_distributions(result: "RobustnessResult", measure: Any = None, ax: Any 
     if kind not in ("box", "violin"):
         raise InputError(f"kind must be 'box' or 'violin', got {kind!r}")
     fig, ax = _target(ax, len(result.names))
-    M0, M = result.true[m].mean(axis=1), result.values[m].mean(axis=1)
+    M0, M = result.true[m].mean(axis=1), result.means[m]
     order = np.argsort(-M0, kind="stable")
     pos = np.arange(1, len(order) + 1)
     if kind == "box":

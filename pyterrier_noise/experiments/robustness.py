@@ -16,6 +16,8 @@ Any perturbation model works that has ``sample_labels(table, n, seed=None) -> nd
 from __future__ import annotations
 
 import inspect
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -26,11 +28,15 @@ from .._validation import InputError, announce, check_int, check_probability
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec
 from ..io import read_qrels, read_run
 from ..stats import CORRECTIONS, TESTS
-from ._common import RBO_P, measure_label, renamed, spec_and_ties
+from ._common import RBO_P, interactive, measure_label, renamed, spec_and_ties
 from ._frame import check_frame_options
-from .result import DEFAULT_P_BANDS, RobustnessResult, _baseline_index
+from .result import DEFAULT_P_BANDS, RobustnessResult, _baseline_index, check_finite
 
 __all__ = ["PerturbationModel", "robustness_experiment", "RobustnessExperiment"]
+
+#: ``robustness_experiment(keep_pvalues=None)`` keeps the ``(pairs, R)`` p-value arrays up to this
+#: many pair-replicates (about 100 MB per measure); beyond, only the tables' reductions are kept
+KEEP_PVALUES_MAX = 1 << 22
 
 
 class PerturbationModel(Protocol):
@@ -91,7 +97,8 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                           progress: bool | None = None, ties: str | None = None, rbo_p: float = RBO_P,
                           rbo_variant: str = "ext", p_bands: Sequence[float] = DEFAULT_P_BANDS,
                           n_resamples: int = 10_000, chunk_size: int = 50, on_topic_mismatch: str = "warn",
-                          alpha: float | None = None, verbose: bool | None = None) -> RobustnessResult:
+                          keep_pvalues: bool | None = None, alpha: float | None = None,
+                          verbose: bool | None = None) -> RobustnessResult:
     """``pt.Experiment`` under judging error: evaluate every system on ``n_replicates`` perturbed
     versions of the qrels and report what holds (Rashidi, Zobel & Moffat 2023, Sec. 4-5; Webber,
     Chandar & Carterette 2012, Sec. 3.3 and 4.5).
@@ -119,7 +126,9 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         correction_alpha: significance level of every conclusion (``p < correction_alpha``; the
             frame's ``reject`` column is statsmodels' ``p_corrected <= correction_alpha``), default
             0.05 (``alpha=`` is its deprecated old name).
-        perquery: also build the per-(system, topic, replicate) frame ``result.perquery``.
+        perquery: also keep the per-(system, topic, replicate) values ``result.values`` and build
+            the frame ``result.perquery`` (both grow with the replicates; without it only the
+            per-replicate system means ``result.means`` and the tables are kept).
         round, highlight: as ``pt.Experiment``'s, for ``result.frame`` (decimals of the measure
             columns, an int or ``{measure: int}``) and its notebook rendering (``"bold"`` /
             ``"color"``: the best value of each measure column).
@@ -130,8 +139,12 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             the weight on the top 10) and variant (``"ext"``; ``"trunc"`` is Rashidi et al.'s).
         p_bands: edges of the observed p bands of ``p_given_observed``.
         n_resamples: resamples of the randomisation / bootstrap tests.
-        chunk_size: replicates sampled and evaluated per step (memory and progress only; the
-            result does not depend on it).
+        chunk_size: replicates sampled, evaluated and analysed per step (memory and progress
+            only; the result does not depend on it).
+        keep_pvalues: keep the ``(pairs, R)`` arrays ``p_observed``, ``p_true_mapped`` and
+            ``observed_direction`` (needed by ``true_p_given_observed``; 24 bytes per pair and
+            replicate and measure).  Default: keep them while ``pairs x R`` is at most
+            ``KEEP_PVALUES_MAX`` (2**22, 4.2 million, e.g. 143 systems x 413 replicates).
         on_topic_mismatch: ``"warn"`` (default), ``"error"`` or ``"ignore"`` for run topics without
             qrels (not evaluated) and qrels topics a system does not answer (score 0, as
             ``trec_eval -c``), as :func:`~pyterrier_noise.measures.evaluate` announces them; means
@@ -141,7 +154,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         A :class:`RobustnessResult`; ``result.frame`` (also its notebook / ``repr`` rendering) is
         the ``pt.Experiment``-shaped table with the robustness columns beside it.
     """
-    progress = bool(renamed("progress", progress, "verbose", verbose, default=False))
+    progress = bool(renamed("progress", progress, "verbose", verbose, default=False)) and interactive()
     correction_alpha = renamed("correction_alpha", correction_alpha, "alpha", alpha, default=0.05)
     if on_topic_mismatch not in ("warn", "error", "ignore"):
         raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
@@ -205,27 +218,42 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     # alignment announces run topics without qrels and qrels topics a run does not answer (the
     # policy of evaluate), once
     policies = list(dict.fromkeys(ties or own for _, own in parsed))
+    status = progress_bar(total=len(policies), desc=f"aligning {len(runs)} runs", unit="alignment",
+                          enabled=progress)
     aligned = {pol: AlignedRuns.build(runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0
                                       else "ignore") for k, pol in enumerate(policies)}
+    status.update(len(policies))
+    status.close()
     policies = [ties or own for _, own in parsed]
+    if keep_pvalues is None:
+        keep_pvalues = len(names) * (len(names) - 1) // 2 * n_replicates <= KEEP_PVALUES_MAX
 
-    S, T = len(names), len(table.topics)
-    true = {lab: np.empty((S, T)) for lab in labels}
-    values = {lab: np.empty((S, T, n_replicates)) for lab in labels}
     by_policy: dict[str, list[tuple[str, MeasureSpec]]] = {}
     for lab, (spec, _), pol in zip(labels, parsed, policies):
         by_policy.setdefault(pol, []).append((lab, spec))
+    # the analysis is streamed: each chunk of replicates is evaluated, reduced to what the tables
+    # need (system means, pair conclusions, p bands) and dropped
+    res, analysis = RobustnessResult._start(
+        list(names), list(table.topics), labels, n_replicates, baseline=baseline, test=test,
+        correction=correction, correction_alpha=correction_alpha, seed=seed, rbo_p=rbo_p,
+        rbo_variant=rbo_variant, p_bands=p_bands, n_resamples=n_resamples, round=round, highlight=highlight,
+        keep_values=perquery, keep_pvalues=keep_pvalues)
 
     y = table.labels
     rel0 = y >= 1
     nonrel0 = ~rel0 & ~np.isnan(y)
     rates = {k: np.empty(n_replicates) for k in ("n_judged", "n_relevant", "n_changed", "tpr", "fpr")}
-    # models with ``start=`` (every model of pyterrier_noise.perturbation) draw replicates
-    # [c0, c1) alone, identical to columns c0..c1-1 of one big call: chunks bound the memory and
-    # the result does not depend on chunk_size; other models are sampled in one call
+    # models with ``start=`` (every model of pyterrier_noise.judges) draw replicates [c0, c1)
+    # alone, identical to columns c0..c1-1 of one big call: chunks bound the memory and the
+    # result does not depend on chunk_size; other models are sampled in one call
     by_start = _accepts_start(perturbation)
     L_all = None if by_start else _sample(perturbation, table, n_replicates, seed, None)
     bar = progress_bar(total=n_replicates, desc="robustness replicates", unit="replicate", enabled=progress)
+    # the analysis of chunk k (one task per measure, in worker threads: numpy and scipy release
+    # the GIL) overlaps the sampling and evaluation of chunk k + 1; a measure's tasks never overlap
+    pool = ThreadPoolExecutor(max_workers=max(1, min(len(labels), os.cpu_count() or 1)))
+    pending: list[Any] = []
+    done = 0
     try:
         for c0 in range(0, n_replicates, chunk_size):
             c1 = min(n_replicates, c0 + chunk_size)
@@ -233,14 +261,16 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             # the true labels ride along as column 0 of every chunk: one kernel call gives the
             # replicates and the truth through the same code path, so a replicate with the true
             # labels gets bit-identical values (a one-column product would take another path)
+            chunk = {}
             for pol, items in by_policy.items():
                 out = aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([y, L]))
                 for lab, spec in items:
                     v = out[spec]
                     if spec.component == "projected":  # undefined where nothing is judged: the
                         v = np.where(np.isnan(v), 0.5, v)  # midpoint, as the ir_measures provider gives
-                    true[lab] = v[:, :, 0]
-                    values[lab][:, :, c0:c1] = v[:, :, 1:]
+                    check_finite("true", lab, v[:, :, :1], names, table.topics)
+                    check_finite("values", lab, v[:, :, 1:], names, table.topics)
+                    chunk[lab] = v
             # realised error rates of each replicate (binary at label >= 1; Rashidi et al. 2023
             # report nominal rates only; the realised ones show what a model actually did)
             with np.errstate(invalid="ignore"):
@@ -251,16 +281,22 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                 rates["n_changed"][c0:c1] = ((L != y[:, None]) & (judged | ~np.isnan(y)[:, None])).sum(axis=0)
                 rates["tpr"][c0:c1] = _ratio_vec((rel & rel0[:, None]).sum(axis=0), rel0.sum())
                 rates["fpr"][c0:c1] = _ratio_vec((rel & nonrel0[:, None]).sum(axis=0), nonrel0.sum())
-            bar.update(c1 - c0)
+            for f in pending:
+                f.result()
+            bar.update(c0 - done)
+            done = c0
+            pending = [pool.submit(analysis.add, lab, v, c0) for lab, v in chunk.items()]
+        for f in pending:
+            f.result()
+        bar.update(n_replicates - done)
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
+    del L_all
     label_frame = pd.DataFrame({"replicate": np.arange(n_replicates),
                                 **{k: (v.astype(np.int64) if k.startswith("n_") else v) for k, v in rates.items()}})
-    return RobustnessResult.from_arrays(
-        true, values, names, table.topics, baseline=baseline, test=test, correction=correction,
-        correction_alpha=correction_alpha, seed=seed, rbo_p=rbo_p, rbo_variant=rbo_variant, p_bands=p_bands,
-        n_resamples=n_resamples, labels=label_frame, perquery=perquery, round=round, highlight=highlight,
-        progress=progress)
+    res._finish(analysis, label_frame, perquery, progress)
+    return res
 
 
 #: ``pt.Experiment``-style name for :func:`robustness_experiment`

@@ -1,0 +1,123 @@
+"""The robustness analysis streamed over chunks of replicates (issue 19, "W2 at scale").
+
+Every table must be the same whatever the chunking, the pair p-value arrays and per-topic values
+are optional, and the replicate labels keep the first-k-of-n property that makes chunking exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pyterrier_noise import JudgmentTable
+from pyterrier_noise.experiments import RobustnessResult, robustness_experiment
+from pyterrier_noise.experiments import robustness as robustness_module
+from pyterrier_noise.judges import RandomFlips
+from pyterrier_noise.synthetic import default_collection
+
+MEASURES = ["RBP(p=0.8)", "AP", "nDCG@10"]
+
+
+@pytest.fixture(scope="module")
+def coll():
+    return default_collection()
+
+
+@pytest.fixture(scope="module")
+def full(coll):
+    """Every value kept: the reference for the streamed results."""
+    return robustness_experiment(coll.runs, coll.topics, coll.qrels, MEASURES, RandomFlips(0.93, 0.07),
+                                 n_replicates=17, seed=4, baseline=1, correction="holm", perquery=True,
+                                 keep_pvalues=True)
+
+
+def _same_frames(a: RobustnessResult, b: RobustnessResult) -> None:
+    assert a.frames().keys() == b.frames().keys()
+    for name, frame in a.frames().items():
+        pd.testing.assert_frame_equal(frame, b.frames()[name], check_exact=True, obj=name)
+    pd.testing.assert_frame_equal(a.frame, b.frame, check_exact=True)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 17, 100])
+def test_tables_do_not_depend_on_chunking_nor_on_what_is_kept(coll, full, chunk_size):
+    lean = robustness_experiment(coll.runs, coll.topics, coll.qrels, MEASURES, RandomFlips(0.93, 0.07),
+                                 n_replicates=17, seed=4, baseline=1, correction="holm", chunk_size=chunk_size,
+                                 keep_pvalues=False)
+    _same_frames(full, lean)
+    assert lean.values == {} and lean.p_observed == {} and lean.p_true_mapped == {}
+    for m in MEASURES:
+        # the per-replicate means are those of the kept per-topic values
+        np.testing.assert_array_equal(lean.means[m], full.values[m].mean(axis=1))
+        np.testing.assert_array_equal(lean.true_rank_at[m], full.true_rank_at[m])
+    with pytest.raises(Exception, match="keep_pvalues=False"):
+        lean.true_p_given_observed("AP")
+    with pytest.raises(Exception, match="perquery=True"):
+        lean.perquery_frame()
+
+
+def test_from_arrays_equals_the_experiment(full):
+    again = RobustnessResult.from_arrays(full.true, full.values, full.names, full.topics, baseline=1,
+                                         correction="holm", seed=4, labels=full.labels)
+    _same_frames(full, again)
+    for m in MEASURES:
+        np.testing.assert_array_equal(again.p_observed[m], full.p_observed[m])
+        np.testing.assert_array_equal(again.p_true_mapped[m], full.p_true_mapped[m], strict=True)
+
+
+def test_band_table_equals_pandas_on_every_pair_and_replicate(full):
+    """p_given_observed from counts and band codes = pandas' groupby over the (pair, replicate)
+    values, as the table was computed before the analysis was streamed."""
+    edges = np.asarray(full.params["p_bands"])
+    alpha = full.params["alpha"]
+    for m in MEASURES:
+        po, mp = full.p_observed[m], full.p_true_mapped[m]
+        with np.errstate(invalid="ignore"):
+            ok = ~np.isnan(mp) & ~np.isnan(po) & (po >= edges[0]) & (po <= edges[-1])
+        band = np.clip(np.searchsorted(edges, po[ok], side="right") - 1, 0, len(edges) - 2)
+        g = pd.DataFrame({"band": band, "mapped": mp[ok]}).groupby("band")["mapped"]
+        idx = pd.RangeIndex(len(edges) - 1)
+        ours = full.p_given_observed[full.p_given_observed["measure"] == m].reset_index(drop=True)
+        np.testing.assert_array_equal(ours["count"], g.size().reindex(idx, fill_value=0))
+        np.testing.assert_array_equal(ours["mean"], g.mean().reindex(idx))
+        np.testing.assert_array_equal(ours["sd"], g.std(ddof=1).reindex(idx))
+        qs = g.quantile([0.025, 0.25, 0.5, 0.75, 0.975]).unstack().reindex(idx)
+        for col, q in zip(["q2.5", "q25", "median", "q75", "q97.5"], [0.025, 0.25, 0.5, 0.75, 0.975]):
+            np.testing.assert_array_equal(ours[col], qs[q], err_msg=col)
+        c = g.size().reindex(idx, fill_value=0).to_numpy().astype(float)
+        conf = np.bincount(band[mp[ok] < alpha], minlength=len(idx)) / np.where(c > 0, c, np.nan)
+        np.testing.assert_array_equal(ours["confirmed"], conf)
+
+
+def test_keep_pvalues_default_follows_the_size(coll, monkeypatch):
+    kw = dict(n_replicates=4, seed=2)
+    kept = robustness_experiment(coll.runs, coll.topics, coll.qrels, ["AP"], RandomFlips(0.9, 0.1), **kw)
+    assert kept.p_observed["AP"].shape == (len(coll.runs) * (len(coll.runs) - 1) // 2, 4)
+    monkeypatch.setattr(robustness_module, "KEEP_PVALUES_MAX", 10)
+    lean = robustness_experiment(coll.runs, coll.topics, coll.qrels, ["AP"], RandomFlips(0.9, 0.1), **kw)
+    assert lean.p_observed == {}
+    _same_frames(kept, lean)
+
+
+def test_replicate_labels_are_first_k_of_n_and_chunks_concatenate(coll):
+    table = JudgmentTable.from_qrels(coll.qrels)
+    model = RandomFlips(0.93, 0.07)
+    whole = model.sample_labels(table, 10, seed=9)
+    np.testing.assert_array_equal(model.sample_labels(table, 4, seed=9), whole[:, :4])   # first k of n
+    parts = [model.sample_labels(table, c1 - c0, seed=9, start=c0) for c0, c1 in ((0, 3), (3, 7), (7, 10))]
+    np.testing.assert_array_equal(np.concatenate(parts, axis=1), whole)
+
+
+def test_progress_is_quiet_when_stderr_is_not_a_terminal(coll, capsys, tmp_path):
+    # pytest captures stderr, so it is not a terminal: progress=True prints nothing
+    res = robustness_experiment(coll.runs, coll.topics, coll.qrels, ["AP"], RandomFlips(0.9, 0.1),
+                                n_replicates=3, seed=1, progress=True)
+    res.save(tmp_path, plots=False, progress=None)
+    assert capsys.readouterr().err == ""
+
+
+def test_ranking_agreement_in_blocks_of_replicates(coll, full, monkeypatch):
+    from pyterrier_noise.experiments import _analysis
+    monkeypatch.setattr(_analysis, "_ROWS", 3)   # 17 replicates in six blocks
+    again = RobustnessResult.from_arrays(full.true, full.values, full.names, full.topics, baseline=1,
+                                         correction="holm", seed=4, labels=full.labels)
+    _same_frames(full, again)
