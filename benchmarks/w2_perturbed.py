@@ -1,7 +1,7 @@
 """Benchmark W2 (../shared/spec/BENCHMARKS.md): evaluate under 1,000 perturbed judgment sets.
 
 1,000 seeded replicates of the TREC-COVID round-1 qrels under random flips (TPR 0.93, FPR 0.07;
-seed 000's main setting, ``RandomFlips.from_judge("smart_neutral")`` rounded to the paper's
+Rashidi, Zobel & Moffat's (2023) main setting, ``RandomFlips.from_judge("smart_neutral")`` rounded to the paper's
 values), then RBP(p=0.8) base, AP and nDCG@10 per (run, topic, replicate) for all 143 runs through
 ``AlignedRuns.evaluate`` -- one label matrix (judgments x 1,000), one call.
 

@@ -16,7 +16,7 @@ judgments.  Its whole process is timed, and a stamp taken inside the same run wh
 its document-weight list splits that into loading and selection.  Note that minavgerr recomputes the
 weighted scores only every 5 x 30 = 150 judgments (an approximation it documents) and uses
 run-level residuals, while ours is the exact one-document-per-step greedy with per-topic residuals
-(seed002's default); ``C/system`` is ours with run-level residuals, the closest match to the peer's
+(the default, as in Moffat, Webber & Zobel 2007); ``C/system`` is ours with run-level residuals, the closest match to the peer's
 weighting.
 
 Both sides run in fresh processes, ``--repeat`` times each (default 2), and the fastest time of

@@ -105,7 +105,7 @@ STUDY_MEASURES = ["AP", "nDCG", "P@10", "RBP(p=0.8)", "RBP(p=0.95)"]
 
 
 def study(n: int, seed: int) -> int:
-    """Seed 000's experiment (Rashidi, Zobel & Moffat 2023, Sec. 5) on TREC-COVID round 1."""
+    """The experiment of Rashidi, Zobel & Moffat (2023, Sec. 5) on TREC-COVID round 1."""
     import numpy as np
     from scipy import stats
     from pyterrier_noise import evaluate

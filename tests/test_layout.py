@@ -223,3 +223,18 @@ def test_command_line_restores_warnings_formatting(tmp_path, capsys):
     assert main(["eval", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "P@1"]) == 0
     assert warnings.formatwarning is before
     assert capsys.readouterr().out.split() == ["r", "all", "P@1", "0.0000"]   # the last duplicate (label 0) kept
+
+
+INTERNAL_REFERENCE = __import__("re").compile(
+    r"\bseed ?00[0-4][ab]?\b|\bseed00[0-4]|\bnotes,? Sec\b|shared/spec/seed", __import__("re").IGNORECASE)
+
+
+def test_words_for_people_cite_papers_not_internal_notes():
+    """Docstrings, help, output, docs and examples cite papers by authors and year: no reference to the
+    project's internal notes ("seed 002", "notes Sec. 4") that a reader cannot follow."""
+    root = PKG.parent
+    files = [*MODULES, *sorted((root / "docs").glob("*.md")), *sorted((root / "examples").glob("*.py")),
+             root / "README.md"]
+    bad = [f"{path.relative_to(root)}:{i}: {line.strip()[:80]}" for path in files if path.exists()
+           for i, line in enumerate(path.read_text().splitlines(), 1) if INTERNAL_REFERENCE.search(line)]
+    assert not bad, "\n".join(bad)

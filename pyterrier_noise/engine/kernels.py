@@ -72,7 +72,7 @@ def inst_utility(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str
 
     C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2; ``tail="cwl"`` normalises over the array's ranks
     (cwl_eval's 1,000), ``tail="exact"`` adds the closed-form infinite tail after each run's ``n_run``
-    ranks (seed004a Sec. 1.9 (b)).  Ranks are the first axis, so running sums add whole rows."""
+    ranks (Yang 2019, Sec. 2.3).  Ranks are the first axis, so running sums add whole rows."""
     depth = G.shape[0]
     rank_col = np.arange(depth, dtype=np.float64)[:, None, None]
     S = np.cumsum(G, axis=0)
@@ -218,7 +218,7 @@ def inst_bounds(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray,
     C(i) = ((i + 2T - S_i - 1) / (i + 2T - S_i))^2 with S_i the gain accumulated to rank i
     inclusive.  Lower bound: unjudged and padded ranks gain 0; upper: they gain 1.
     ``tail="cwl"``: exactly cwl_eval (1,000 ranks, weights normalised over them).
-    ``tail="exact"``: the run's own ranks plus the closed-form infinite tail (seed004a Sec. 1.9 (b)).
+    ``tail="exact"``: the run's own ranks plus the closed-form infinite tail (Yang 2019, Sec. 2.3).
     The dense arrays are built a chunk of segments at a time (:data:`INST_CHUNK_ELEMENTS`); each
     segment's value is computed by the same operations as on the whole array.
     """

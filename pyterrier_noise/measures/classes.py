@@ -4,7 +4,7 @@ Each value is a measure of its own so that it gets its own column in ``pt.Experi
 
 ============================  =====================================================================
 ``RBPBase(p=0.8)``            RBP counting judged documents only (Moffat & Zobel 2008, Eq. 1)
-``RBPResidual(p=0.8)``        weight of unjudged ranks plus the tail after the run (seed002 Sec. 1.2)
+``RBPResidual(p=0.8)``        weight of unjudged ranks plus the tail after the run
 ``RBPUpper(p=0.8)``           base + residual: every unjudged document relevant
 ``RBPProjected(p=0.8)``       base / judged weight (Moffat, Webber & Zobel 2007, Sec. 2)
 ``INSTBase(T=3)``             INST lower bound (Moffat et al. 2015; C/W/L, Azzopardi et al. 2019)
@@ -150,7 +150,7 @@ RBPBase = _rbp_class("value", "RBP over judged documents (unjudged count 0): the
 RBPResidual = _rbp_class("residual", "RBP residual: weight of unjudged ranks and of the tail after the run.", 1.0)()
 RBPUpper = _rbp_class("upper", "RBP upper bound: base + residual.", 1.0)()
 RBPProjected = _rbp_class("projected", "RBP projected: base / judged weight (the midpoint 0.5 where nothing "
-                          "is judged, seed002 A7).", 0.5)()
+                          "is judged).", 0.5)()
 INSTBase = _cwl_class("INST", "value", "INST lower bound (unjudged documents gain 0).", 0.0)()
 INSTResidual = _cwl_class("INST", "residual", "INST residual (upper minus lower bound).", 1.0)()
 INSTUpper = _cwl_class("INST", "upper", "INST upper bound (unjudged documents gain 1).", 1.0)()
