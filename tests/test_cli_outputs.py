@@ -4,10 +4,8 @@ written atomically, the manifest lists every file written, and an unwritable out
 rounding is a sentence with exit status 2, never a traceback."""
 from __future__ import annotations
 
-import io
 import json
 import os
-from contextlib import redirect_stderr, redirect_stdout
 from decimal import Decimal, localcontext
 from pathlib import Path
 
@@ -17,20 +15,13 @@ import pytest
 from pyterrier_noise import read_qrels
 from pyterrier_noise._output import TMP_PREFIX, OutputDirectory, atomic_file
 from pyterrier_noise._validation import InputError
-from pyterrier_noise.cli import main
+
+from cli_helpers import run_cli
 from pyterrier_noise.ties import ScoreRounding, round_scores
 
 QRELS = "".join(f"{q} 0 d{d} {(q + d) % 3}\n" for q in (1, 2, 3) for d in range(1, 9))
 
 
-def run_cli(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            status = main([str(a) for a in argv])
-        except SystemExit as exc:   # argparse usage errors
-            status = exc.code
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

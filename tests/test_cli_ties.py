@@ -4,7 +4,6 @@ Reference values: Yang (2019) thesis Table 3.1 and Sec. 3.3.1 bands (seed note 0
 from __future__ import annotations
 
 import io
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +11,8 @@ import pandas as pd
 import pytest
 
 from pyterrier_noise import read_run, write_trec_run
-from pyterrier_noise.cli import main
+
+from cli_helpers import run_cli
 from pyterrier_noise.ties import tie_stats, tie_stats_in_chunks
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -21,14 +21,6 @@ T31 = pd.DataFrame({"qid": "351", "docno": list("DHACMSWBEJ"),
                     "score": [9.8, 9.3, 9.3, 9.3, 8.4, 8.4, 8.2, 8.0, 8.0, 8.0]})
 
 
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            status = main([str(a) for a in argv])
-        except SystemExit as exc:   # argparse usage errors
-            status = exc.code
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
