@@ -15,6 +15,7 @@ conclusions, and which documents should you judge next?  One subpackage per capa
 ``stats``       significance tests, corrections, intervals, rank agreement
 ``crowd``       pairwise crowd judgments
 ``report``      the HTML report and its figures
+``web``         judging in the browser: several assessors over one durable session
 =============== ===============================================================================
 
 Every public name is also at the top (``pyterrier_noise.RandomFlips``) and, after ``import
@@ -31,6 +32,7 @@ __version__ = "0.1.0"
 
 SUBPACKAGES = ("io", "engine", "measures", "judges", "experiments", "selection", "correction", "ties",
                "stats", "crowd", "report", "synthetic", "cli")
+SUBPACKAGES += ("web",)   # judging in the browser (needs the 'web' extra to serve)
 
 # public name -> the subpackage that defines it: the user-facing names of every capability (a test keeps
 # this table in step with the subpackages' __all__; names that two subpackages share, and constants and
@@ -80,6 +82,7 @@ _register("crowd", "absolute_inconsistency aggregate design_partitions document_
                    "transitivity_inconsistency worker_quality workers_path")
 _register("report", "plot_rbp_ranges Report write_report")
 _register("synthetic", "default_collection make_collection SyntheticCollection")
+_register("web", "create_app open_collection ServeConfig")
 
 # old flat module names -> where they live now (deprecated aliases, one release)
 _OLD_MODULES = {"perturbation": "judges", "robustness": "experiments", "uncertainty": "experiments",

@@ -20,6 +20,7 @@ COMMANDS = {
     "judge": "judge", "band": "ties", "round": "ties", "ties": "ties", "phi-match": "phi_match",
     "pairwise": "pairwise", "report": "report",
 }
+COMMANDS["serve"] = "serve"   # judging in the browser (pyterrier_noise.web)
 
 
 def _version() -> str:

@@ -1,0 +1,451 @@
+"""The judging server's web application (Starlette): the assessor's page, the organiser's page and
+a small JSON API over the same operations.
+
+Every page and API call needs a login (a token, :mod:`.auth`); the organiser's pages refuse
+assessor logins; every post carries the login's CSRF token (a form field or the ``X-CSRF-Token``
+header) and every judgment the lease's nonce (:mod:`.leases`).  Refusals are 4xx answers with a
+sentence, and nothing is written.  Pages are rendered on the server with Jinja2's autoescaping
+(documents are untrusted text) under a Content-Security-Policy that allows only the server's own
+script and style sheet.
+
+Handlers are ``async`` and do their (short, blocking) SQLite work on the event loop's thread, so
+the session's connection is used by one thread and requests are handled one at a time.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+try:
+    import jinja2
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import (HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response)
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(f"the judging server needs the 'web' extra (starlette, uvicorn, python-multipart, jinja2): "
+                      f"pip install 'pyterrier-noise[web]' ({exc})") from None
+
+from .. import __version__
+from . import auth
+from .docs import highlight, query_terms
+from .leases import Refused, _fmt
+from .server import ServeConfig, ServerState, open_server
+
+__all__ = ["create_app"]
+
+HERE = Path(__file__).resolve().parent
+COOKIE, PRELOGIN = "pn_login", "pn_prelogin"
+MAX_BODY = 16 * 1024
+HEADERS = [(b"content-security-policy", b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+            b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+           (b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
+           (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store")]
+
+_env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                          undefined=jinja2.StrictUndefined)
+_env.filters["num"] = lambda v, d=4: "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{d}f}"
+_env.filters["label"] = lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else _fmt(v)
+
+
+def _page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    return HTMLResponse(_env.get_template(name).render(version=__version__, **ctx), status_code=status)
+
+
+class _SecurityHeaders:
+    """Adds the security headers to every answer and refuses bodies over 16 KiB (413)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            await PlainTextResponse("request body too large", status_code=413)(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + HEADERS
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+def _state(request: Request) -> ServerState:
+    return request.app.state.server
+
+
+def _api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _refuse(request: Request, status: int, message: str) -> Response:
+    if _api(request):
+        return JSONResponse({"error": message, "status": status}, status_code=status)
+    return _page("error.html", status=status, status_code=status, message=message)
+
+
+def _who(request: Request) -> tuple[dict[str, Any], str] | None:
+    return _state(request).store.login(request.cookies.get(COOKIE))
+
+
+def _need(request: Request, role: str | None = None) -> tuple[dict[str, Any], str] | Response:
+    """The login, or the refusal: 401 without one (a page redirects to the login form), 403 for an
+    assessor on an organiser's page."""
+    who = _who(request)
+    if who is None:
+        if request.method == "GET" and not _api(request):
+            return RedirectResponse("/login", status_code=303)
+        return _refuse(request, 401, "log in with your token first")
+    if role == "organiser" and who[0]["role"] != "organiser":
+        return _refuse(request, 403, "this page is for the organiser; an assessor's token does not open it")
+    if role == "assessor" and who[0]["role"] != "assessor":
+        return _refuse(request, 403, "this page is for assessors; log in with an assessor's token to judge")
+    return who
+
+
+async def _form(request: Request, csrf: str | None) -> dict[str, str] | Response:
+    """The posted fields, after the CSRF check (a form field ``csrf`` or the ``X-CSRF-Token`` header)."""
+    ctype = request.headers.get("content-type", "")
+    try:
+        if ctype.startswith("application/json"):
+            data = await request.json()
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            fields = {str(k): str(v) for k, v in data.items()}
+        else:
+            form = await request.form(max_files=0, max_fields=20)
+            fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    except Exception:
+        return _refuse(request, 400, "the request body could not be read (expected a form or a JSON object)")
+    sent = fields.get("csrf") or request.headers.get("x-csrf-token")
+    if csrf is not None and not auth.same(sent, csrf):
+        return _refuse(request, 403, "the form's CSRF token is missing or wrong (a forged or stale form); "
+                                     "nothing was recorded -- reload the page")
+    return fields
+
+
+def _cookie(response: Response, request: Request, name: str, value: str, max_age: int | None = None) -> None:
+    response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="strict", path="/",
+                        secure=_state(request).config.secure_cookies or request.url.scheme == "https")
+
+
+# -- login --------------------------------------------------------------------------------
+
+async def home(request: Request) -> Response:
+    who = _who(request)
+    if who is None:
+        return RedirectResponse("/login", status_code=303)
+    return RedirectResponse("/organiser" if who[0]["role"] == "organiser" else "/assess", status_code=303)
+
+
+async def login_form(request: Request) -> Response:
+    pre = auth.new_login()[1]
+    resp = _page("login.html", pre=pre, error=None)
+    _cookie(resp, request, PRELOGIN, pre, max_age=3600)
+    return resp
+
+
+async def _check_token(request: Request, token: str) -> dict[str, Any] | None:
+    rec = _state(request).store.token_record(token)
+    if rec is None:
+        return None
+    name, salt, digest, secret = rec
+    ok = await asyncio.get_running_loop().run_in_executor(None, auth.verify_secret, secret, salt, digest)
+    return _state(request).store.account(name) if ok else None
+
+
+async def login(request: Request) -> Response:
+    fields = await _form(request, None)
+    if isinstance(fields, Response):
+        return fields
+    if not auth.same(fields.get("pre"), request.cookies.get(PRELOGIN)):
+        return _refuse(request, 403, "the login form is stale or forged; open the login page again")
+    acc = await _check_token(request, fields.get("token", ""))
+    if acc is None:
+        pre = auth.new_login()[1]
+        resp = _page("login.html", status=401, pre=pre, error="this token is not valid (or was revoked)")
+        _cookie(resp, request, PRELOGIN, pre, max_age=3600)
+        return resp
+    cookie, _ = _state(request).store.start_login(acc["name"])
+    resp = RedirectResponse("/organiser" if acc["role"] == "organiser" else "/assess", status_code=303)
+    _cookie(resp, request, COOKIE, cookie)
+    resp.delete_cookie(PRELOGIN, path="/")
+    return resp
+
+
+async def api_login(request: Request) -> Response:
+    """``Authorization: Bearer TOKEN`` -> a login cookie and the CSRF token (for scripts)."""
+    header = request.headers.get("authorization", "")
+    acc = await _check_token(request, header[7:]) if header.lower().startswith("bearer ") else None
+    if acc is None:
+        return JSONResponse({"error": "missing or invalid token", "status": 401}, status_code=401)
+    cookie, csrf = _state(request).store.start_login(acc["name"])
+    resp = JSONResponse({"name": acc["name"], "role": acc["role"], "csrf": csrf})
+    _cookie(resp, request, COOKIE, cookie)
+    return resp
+
+
+async def logout(request: Request) -> Response:
+    who = _need(request)
+    if isinstance(who, Response):
+        return who
+    fields = await _form(request, who[1])
+    if isinstance(fields, Response):
+        return fields
+    _state(request).store.end_login(request.cookies.get(COOKIE))
+    resp = RedirectResponse("/login", status_code=303)
+    resp.delete_cookie(COOKIE, path="/")
+    return resp
+
+
+# -- the assessor -------------------------------------------------------------------------
+
+def _counter(st: ServerState) -> dict[str, Any]:
+    d = st.dispatcher
+    n = st.session.n_judged
+    left = None if d.budget is None else max(d.budget - n, 0)
+    state, why = d.main_state()
+    return {"judged": n, "budget": d.budget, "left": left, "main": state, "main_reason": why}
+
+
+def _task_json(st: ServerState, name: str, topics: list[str] | None) -> dict[str, Any]:
+    t = st.dispatcher.task(name, topics)
+    out: dict[str, Any] = {"state": t.state, "reason": t.reason, **_counter(st)}
+    if t.state == "judge":
+        out.update(qid=t.qid, docno=t.docno, nonce=t.nonce, kind=t.kind, redo=t.redo)
+    last = st.dispatcher.last_judgment(name)
+    out["last"] = last
+    return out
+
+
+async def assess(request: Request) -> Response:
+    who = _need(request, "assessor")
+    if isinstance(who, Response):
+        return who
+    acc, csrf = who
+    st = _state(request)
+    task = _task_json(st, acc["name"], acc["topics"])
+    ctx: dict[str, Any] = {"me": acc, "csrf": csrf, "task": task, "scale": st.dispatcher.scale,
+                           "keys": _keys(st.dispatcher.scale), "topic": None, "pieces": None}
+    if task["state"] == "judge":
+        topic = st.collection.topic(task["qid"])
+        text = st.collection.document(task["docno"])
+        ctx["topic"] = topic
+        ctx["pieces"] = None if text is None else highlight(text, query_terms(topic))
+    last = task["last"]
+    ctx["can_undo"] = bool(last and last["retracted"] is None and not task.get("redo"))
+    return _page("assess.html", **ctx)
+
+
+def _keys(scale: list[tuple[float, str]]) -> list[str]:
+    """Keyboard shortcut per label: the label itself when all labels are single digits, else 1, 2, ..."""
+    if all(float(v).is_integer() and 0 <= v <= 9 for v, _ in scale):
+        return [str(int(v)) for v, _ in scale]
+    return [str(i + 1) for i in range(len(scale))]
+
+
+async def _judge(request: Request) -> dict[str, Any] | Response:
+    who = _need(request, "assessor")
+    if isinstance(who, Response):
+        return who
+    fields = await _form(request, who[1])
+    if isinstance(fields, Response):
+        return fields
+    try:
+        jid = _state(request).dispatcher.judge(who[0]["name"], fields.get("nonce", ""), fields.get("qid", ""),
+                                               fields.get("docno", ""), fields.get("label"))
+    except Refused as exc:
+        return _refuse(request, exc.status, str(exc))
+    return {"recorded": jid}
+
+
+async def judge_form(request: Request) -> Response:
+    out = await _judge(request)
+    return out if isinstance(out, Response) else RedirectResponse("/assess", status_code=303)
+
+
+async def api_judge(request: Request) -> Response:
+    out = await _judge(request)
+    return out if isinstance(out, Response) else JSONResponse(out)
+
+
+async def _undo(request: Request) -> dict[str, Any] | Response:
+    who = _need(request, "assessor")
+    if isinstance(who, Response):
+        return who
+    fields = await _form(request, who[1])
+    if isinstance(fields, Response):
+        return fields
+    try:
+        _state(request).dispatcher.undo(who[0]["name"], fields.get("judgment"))
+    except Refused as exc:
+        return _refuse(request, exc.status, str(exc))
+    return {"undone": int(fields["judgment"])}
+
+
+async def undo_form(request: Request) -> Response:
+    out = await _undo(request)
+    return out if isinstance(out, Response) else RedirectResponse("/assess", status_code=303)
+
+
+async def api_undo(request: Request) -> Response:
+    out = await _undo(request)
+    return out if isinstance(out, Response) else JSONResponse(out)
+
+
+async def api_next(request: Request) -> Response:
+    who = _need(request, "assessor")
+    if isinstance(who, Response):
+        return who
+    return JSONResponse(_task_json(_state(request), who[0]["name"], who[0]["topics"]))
+
+
+# -- the organiser ------------------------------------------------------------------------
+
+def _overview(st: ServerState) -> dict[str, Any]:
+    d = st.dispatcher
+    ranges = st.session.system_bounds().sort_values(["base", "upper"], ascending=False, kind="stable")
+    stop = None if d.stop is None else d.stop.reason(st.session.selector)
+    prog = d.progress()
+    return {"counter": _counter(st), "ranges": ranges.to_dict("records"), "stop": d.stop, "stop_reason": stop,
+            "topics": prog["topics"].to_dict("records"), "assessors": prog["assessors"].to_dict("records"),
+            "agreement": d.agreement().to_dict("records"), "pending": len(st.session.pending),
+            "recovered": d.recovered, "double": d.double, "config": st.session.config,
+            "n_runs": len(st.session.run_names), "corrections": int(st.store.conn.execute(
+                "SELECT count(*) FROM judgments WHERE replaces IS NOT NULL AND retracted IS NULL").fetchone()[0])}
+
+
+async def organiser(request: Request) -> Response:
+    who = _need(request, "organiser")
+    if isinstance(who, Response):
+        return who
+    return _page("organiser.html", me=who[0], csrf=who[1], o=_overview(_state(request)), new_token=None)
+
+
+async def api_status(request: Request) -> Response:
+    who = _need(request, "organiser")
+    if isinstance(who, Response):
+        return who
+    o = _overview(_state(request))
+    o["stop"] = None if o["stop"] is None else repr(o["stop"])
+    return JSONResponse(json.loads(json.dumps(o, default=str).replace("NaN", "null")))
+
+
+async def export_qrels(request: Request) -> Response:
+    who = _need(request, "organiser")
+    if isinstance(who, Response):
+        return who
+    q = _state(request).dispatcher.qrels()
+    lines = [f"{r.qid} 0 {r.docno} {_fmt(r.label)}" for r in q.itertuples(index=False)]
+    return PlainTextResponse("\n".join(lines) + ("\n" if lines else ""),
+                             headers={"content-disposition": 'attachment; filename="judged-qrels.txt"'})
+
+
+async def export_log(request: Request) -> Response:
+    who = _need(request, "organiser")
+    if isinstance(who, Response):
+        return who
+    buf = io.StringIO()
+    _state(request).dispatcher.log().to_csv(buf, sep="\t", index=False)
+    return PlainTextResponse(buf.getvalue(), media_type="text/tab-separated-values",
+                             headers={"content-disposition": 'attachment; filename="judging-log.tsv"'})
+
+
+async def add_account(request: Request) -> Response:
+    who = _need(request, "organiser")
+    if isinstance(who, Response):
+        return who
+    fields = await _form(request, who[1])
+    if isinstance(fields, Response):
+        return fields
+    st = _state(request)
+    topics = [t for t in fields.get("topics", "").replace(",", " ").split() if t]
+    try:
+        token = st.store.add_account(fields.get("name", ""), fields.get("role", "assessor"), topics or None)
+    except Exception as exc:   # WebError: a sentence
+        return _refuse(request, 400, str(exc))
+    if _api(request):
+        return JSONResponse({"name": fields["name"], "token": token})
+    return _page("organiser.html", me=who[0], csrf=who[1], o=_overview(st), new_token=(fields["name"], token))
+
+
+async def revoke_account(request: Request) -> Response:
+    who = _need(request, "organiser")
+    if isinstance(who, Response):
+        return who
+    fields = await _form(request, who[1])
+    if isinstance(fields, Response):
+        return fields
+    name = fields.get("name", "")
+    if name == who[0]["name"]:
+        return _refuse(request, 400, "you cannot revoke your own account here; use serve --revoke-assessor")
+    try:
+        _state(request).store.revoke(name)
+    except Exception as exc:
+        return _refuse(request, 400, str(exc))
+    return JSONResponse({"revoked": name}) if _api(request) else RedirectResponse("/organiser", status_code=303)
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    return _refuse(request, 404, "no such page")
+
+
+async def not_allowed(request: Request, exc: Exception) -> Response:
+    return _refuse(request, 405, "this address does not take that method")
+
+
+# -- the application ----------------------------------------------------------------------
+
+def create_app(config: ServeConfig | None = None, state: ServerState | None = None) -> Any:
+    """The Starlette application of the judging server.
+
+    Give an open ``state`` (:func:`pyterrier_noise.web.open_server`; the command line does, so
+    that errors come before the port is bound), or a ``config``: the application then opens the
+    server at startup and closes it at shutdown (as Starlette's ``TestClient`` runs it).
+    """
+    if (config is None) == (state is None):
+        raise TypeError("create_app: give either config or state")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        own = state is None
+        app.state.server = open_server(config) if own else state
+        try:
+            yield
+        finally:
+            if own:
+                app.state.server.close()
+
+    routes = [
+        Route("/", home), Route("/login", login_form, methods=["GET"]), Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/assess", assess, methods=["GET"]), Route("/assess/judge", judge_form, methods=["POST"]),
+        Route("/assess/undo", undo_form, methods=["POST"]),
+        Route("/organiser", organiser, methods=["GET"]), Route("/organiser/qrels", export_qrels, methods=["GET"]),
+        Route("/organiser/log", export_log, methods=["GET"]),
+        Route("/organiser/accounts", add_account, methods=["POST"]),
+        Route("/organiser/revoke", revoke_account, methods=["POST"]),
+        Route("/api/login", api_login, methods=["POST"]), Route("/api/next", api_next, methods=["GET"]),
+        Route("/api/judge", api_judge, methods=["POST"]), Route("/api/undo", api_undo, methods=["POST"]),
+        Route("/api/status", api_status, methods=["GET"]), Route("/api/accounts", add_account, methods=["POST"]),
+        Route("/api/revoke", revoke_account, methods=["POST"]),
+        Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
+    if state is not None:
+        app.state.server = state
+    return _SecurityHeaders(app)

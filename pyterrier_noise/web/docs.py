@@ -1,0 +1,262 @@
+"""Documents and topics to show an assessor, and query-term highlighting.
+
+Documents come from TREC ``<DOC>`` files (plain or gzip; a file or a directory of them),
+``docno<TAB>text`` lines, JSON lines (``{"docno": ..., "text": ..., "title": ...}``; ``doc_id`` /
+``id`` and ``body`` / ``contents`` are accepted too) or an ir_datasets id (``irds:vaswani``).
+Topics come from TREC ``<top>`` files (``<num>``, ``<title>``, ``<desc>``, ``<narr>``), TREC XML
+``<topic number=...>`` files, JSON lines (``qid``, ``title``/``query``, ``description``,
+``narrative``), ``qid<TAB>text`` lines, or the ir_datasets id's queries.
+
+Lookups are by identifier in what was read (a mapping, or the ir_datasets document store): no
+identifier is ever turned into a file name, so a ``docno`` such as ``../../etc/passwd`` finds
+nothing and reads nothing.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .._validation import InputError
+
+__all__ = ["Collection", "Topic", "open_collection", "read_topics", "read_documents", "highlight", "query_terms"]
+
+STOPWORDS = frozenset("""a about an and are as at be by for from has have how in into is it its of on or over that the
+their there these this to under use using was were what when where which who why will with""".split())
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A topic's text for the assessor: title (the query), description and narrative (may be empty)."""
+    qid: str
+    title: str = ""
+    description: str = ""
+    narrative: str = ""
+
+
+@dataclass
+class Collection:
+    """Documents and topics by identifier (``document(docno)``, ``topic(qid)``: None when absent)."""
+    documents: dict[str, str] | None = None
+    topics: dict[str, Topic] = field(default_factory=dict)
+    lookup: Callable[[str], str | None] | None = None
+    source: str = ""
+
+    def document(self, docno: str) -> str | None:
+        if not isinstance(docno, str):
+            return None
+        if self.documents is not None:
+            return self.documents.get(docno)
+        if self.lookup is not None:
+            return self.lookup(docno)
+        return None
+
+    def topic(self, qid: str) -> Topic:
+        return self.topics.get(qid) or Topic(qid)
+
+
+def _text(path: Path) -> str:
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+        if not files:
+            raise InputError(f"{path}: the document directory holds no files")
+        return files
+    if not path.is_file():
+        raise InputError(f"{path}: no such document file or directory")
+    return [path]
+
+
+_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
+_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def read_documents(path: str | os.PathLike) -> dict[str, str]:
+    """``{docno: text}`` from TREC ``<DOC>`` files, ``docno<TAB>text`` lines or JSON lines."""
+    docs: dict[str, str] = {}
+    for f in _files(Path(path)):
+        raw = _text(f)
+        head = raw.lstrip()[:1]
+        if re.search(r"<DOC>", raw[:10000], re.I):
+            for i, m in enumerate(_DOC.finditer(raw), 1):
+                body = m.group(1)
+                d = _DOCNO.search(body)
+                if d is None:
+                    raise InputError(f"{f}: <DOC> number {i} has no <DOCNO>")
+                docs[d.group(1)] = " ".join(_TAG.sub(" ", body[:d.start()] + body[d.end():]).split())
+        elif head == "{":
+            for i, line in enumerate(raw.splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{f} line {i}: not a JSON object ({exc.msg})") from None
+                docno = next((rec[k] for k in ("docno", "doc_id", "id") if k in rec), None)
+                text = next((rec[k] for k in ("text", "body", "contents") if k in rec), None)
+                if docno is None or text is None:
+                    raise InputError(f"{f} line {i}: expected keys 'docno' and 'text', found {sorted(rec)[:6]}")
+                title = rec.get("title")
+                docs[str(docno)] = (f"{title}\n\n{text}" if title else str(text))
+        else:
+            for i, line in enumerate(raw.splitlines(), 1):
+                if not line.strip():
+                    continue
+                docno, tab, text = line.partition("\t")
+                if not tab:
+                    raise InputError(f"{f} line {i}: expected 'docno<TAB>text', a TREC <DOC> file or JSON lines, "
+                                     f"got {line[:60]!r}")
+                docs[docno.strip()] = text
+    if not docs:
+        raise InputError(f"{path}: no documents found")
+    return docs
+
+
+def _field(body: str, tag: str) -> str:
+    """The text after ``<tag>`` up to the next tag (TREC topics do not always close their tags)."""
+    m = re.search(rf"<{tag}>(.*?)(?=<[a-z/]|\Z)", body, re.S | re.I)
+    if m is None:
+        return ""
+    text = m.group(1)
+    text = re.sub(r"^\s*(Number:|Description:|Narrative:|Topic:)", "", text.strip(), flags=re.I)
+    return " ".join(text.split())
+
+
+def read_topics(path: str | os.PathLike) -> dict[str, Topic]:
+    """``{qid: Topic}`` from TREC ``<top>``, TREC XML ``<topic>``, JSON lines or ``qid<TAB>text`` files."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such topics file")
+    raw = _text(p)
+    out: dict[str, Topic] = {}
+    if re.search(r"<top>", raw, re.I):
+        for i, m in enumerate(re.finditer(r"<top>(.*?)</top>", raw, re.S | re.I), 1):
+            body = m.group(1)
+            num = _field(body, "num")
+            if not num:
+                raise InputError(f"{p}: topic number {i} has no <num>")
+            out[num] = Topic(num, _field(body, "title"), _field(body, "desc"), _field(body, "narr"))
+    elif re.search(r"<topic[ >]", raw, re.I):
+        for i, m in enumerate(re.finditer(r"<topic\b([^>]*)>(.*?)</topic>", raw, re.S | re.I), 1):
+            num = re.search(r"number\s*=\s*\"([^\"]+)\"", m.group(1))
+            if num is None:
+                raise InputError(f"{p}: <topic> number {i} has no number=\"...\" attribute")
+            body = m.group(2)
+            out[num.group(1)] = Topic(num.group(1), _field(body, "query") or _field(body, "title"),
+                                      _field(body, "question") or _field(body, "description"),
+                                      _field(body, "narrative"))
+    elif raw.lstrip()[:1] == "{":
+        for i, line in enumerate(raw.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{p} line {i}: not a JSON object ({exc.msg})") from None
+            qid = next((rec[k] for k in ("qid", "query_id", "id") if k in rec), None)
+            if qid is None:
+                raise InputError(f"{p} line {i}: expected a key 'qid', found {sorted(rec)[:6]}")
+            out[str(qid)] = Topic(str(qid), str(rec.get("title") or rec.get("query") or rec.get("text") or ""),
+                                  str(rec.get("description") or ""), str(rec.get("narrative") or ""))
+    else:
+        for i, line in enumerate(raw.splitlines(), 1):
+            if not line.strip():
+                continue
+            sep = "\t" if "\t" in line else " "
+            qid, _, text = line.strip().partition(sep)
+            if not text:
+                raise InputError(f"{p} line {i}: expected 'qid<TAB>text', got {line[:60]!r}")
+            out[qid] = Topic(qid, text.strip())
+    if not out:
+        raise InputError(f"{p}: no topics found")
+    return out
+
+
+def _irds(ident: str) -> tuple[Callable[[str], str | None], dict[str, Topic]]:
+    try:
+        import ir_datasets
+    except ImportError:
+        raise InputError(f"{ident}: reading an ir_datasets id needs the ir_datasets package "
+                         f"(pip install ir_datasets)") from None
+    name = ident[len("irds:"):]
+    try:
+        ds = ir_datasets.load(name)
+    except KeyError:
+        raise InputError(f"{ident}: ir_datasets knows no dataset {name!r}") from None
+    store = ds.docs_store() if ds.has_docs() else None
+
+    def lookup(docno: str) -> str | None:
+        if store is None:
+            return None
+        try:
+            doc = store.get(docno)
+        except KeyError:
+            return None
+        parts = [str(getattr(doc, f)) for f in ("title", "text", "body", "abstract") if getattr(doc, f, None)]
+        return "\n\n".join(parts) if parts else None
+
+    topics: dict[str, Topic] = {}
+    if ds.has_queries():
+        for q in ds.queries_iter():
+            title = getattr(q, "title", None) or getattr(q, "text", "") or ""
+            topics[str(q.query_id)] = Topic(str(q.query_id), str(title), str(getattr(q, "description", "") or ""),
+                                            str(getattr(q, "narrative", "") or ""))
+    return lookup, topics
+
+
+def open_collection(docs: str | os.PathLike | None = None, topics: str | os.PathLike | None = None) -> Collection:
+    """The collection to show: ``docs`` a file, a directory or ``irds:ID``; ``topics`` a file or ``irds:ID``
+    (left out with an ``irds:`` ``docs``: that dataset's queries)."""
+    col = Collection(source=str(docs or ""))
+    if docs is not None:
+        if str(docs).startswith("irds:"):
+            col.lookup, irds_topics = _irds(str(docs))
+            if topics is None:
+                col.topics = irds_topics
+        else:
+            col.documents = read_documents(docs)
+    if topics is not None:
+        col.topics = _irds(str(topics))[1] if str(topics).startswith("irds:") else read_topics(topics)
+    return col
+
+
+def query_terms(topic: Topic) -> set[str]:
+    """The title's words, lower-cased, without stop words or one-letter words."""
+    return {w for w in re.findall(r"\w+", topic.title.lower()) if len(w) > 1 and w not in STOPWORDS}
+
+
+_WORDS = re.compile(r"(\w+)")
+
+
+def highlight(text: str, terms: set[str]) -> list[tuple[str, bool]]:
+    """``text`` as ``(piece, is_query_term)`` pieces (a word matches a term, or the term plus 's' / 'es').
+
+    The pieces are plain text: the page template escapes every one of them."""
+    out: list[tuple[str, bool]] = []
+    for i, piece in enumerate(_WORDS.split(text)):
+        if not piece:
+            continue
+        low = piece.lower()
+        hit = bool(i % 2) and (low in terms or (low.endswith("s") and low[:-1] in terms)
+                               or (low.endswith("es") and low[:-2] in terms))
+        if out and out[-1][1] == hit:
+            out[-1] = (out[-1][0] + piece, hit)
+        else:
+            out.append((piece, hit))
+    return out
+
+
+def describe(col: Collection) -> dict[str, Any]:
+    return {"documents": None if col.documents is None else len(col.documents), "topics": len(col.topics),
+            "source": col.source}
