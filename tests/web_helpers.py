@@ -1,0 +1,115 @@
+"""Shared by the judging-server tests: a small collection with documents and topics on disk, a
+logged-in test client per account, and a snapshot of everything the server can write."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import warnings
+
+with warnings.catch_warnings():      # starlette's note on its httpx-based client
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from pyterrier_noise.synthetic import make_collection
+from pyterrier_noise.web import ServeConfig, WebStore, create_app
+
+
+def small_collection(tmp: Path, evil: str = "<script>alert('x')</script>"):
+    """5 topics x 6 runs (the synthetic collection), a docno<TAB>text file and a TREC topics file."""
+    coll = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=40, depth=15, pool_depth=5, seed=3)
+    docnos = sorted({d for r in coll.runs.values() for d in r["docno"]})
+    lines = [f"{d}\tdocument {d} about solar energy storage {evil}" for d in docnos]
+    (tmp / "docs.tsv").write_text("\n".join(lines) + "\n")
+    qids = sorted({q for r in coll.runs.values() for q in r["qid"]})
+    (tmp / "topics.trec").write_text("".join(
+        f"<top>\n<num> Number: {q}\n<title> solar energy storage\n<desc> Description:\nHow is solar energy stored?\n"
+        f"<narr> Narrative:\nA relevant document names a storage method.\n</top>\n" for q in qids))
+    return coll
+
+
+def accounts(session: Path, *names: str, organiser: str = "lead") -> dict[str, str]:
+    store = WebStore(session)
+    try:
+        toks = {n: store.add_account(n) for n in names}
+        toks[organiser] = store.add_account(organiser, "organiser")
+    finally:
+        store.close()
+    return toks
+
+
+def make_app(tmp: Path, coll, **kw):
+    cfg = {"session": tmp / "judging.sqlite", "runs": coll.runs, "settings": {"batch_size": kw.pop("batch_size", 2)},
+           "docs": tmp / "docs.tsv", "topics": tmp / "topics.trec", **kw}
+    return create_app(ServeConfig(**cfg))
+
+
+def server(app):
+    """The open :class:`ServerState` of a running app (inside ``with TestClient(app)``)."""
+    return app.app.state.server
+
+
+def login(client: TestClient, token: str) -> str:
+    """Log in through the login form; returns the login's CSRF token."""
+    r = client.get("/login")
+    pre = re.search(r'name="pre" value="([^"]+)"', r.text).group(1)
+    r = client.post("/login", data={"pre": pre, "token": token})
+    assert r.status_code == 200, r.text
+    return re.search(r'name="csrf" value="([^"]+)"', r.text).group(1)
+
+
+class User:
+    """One account's browser on a shared test client (one client, so one event-loop thread, which the
+    session's SQLite connection needs): its own cookies, swapped in for each request."""
+
+    def __init__(self, client: TestClient, token: str | None = None) -> None:
+        self.client, self.cookies, self.csrf = client, {}, None
+        if token is not None:
+            self.csrf = self.call(login, token)
+
+    def call(self, fn, *args, **kw):
+        self.client.cookies.clear()
+        for k, v in self.cookies.items():
+            self.client.cookies.set(k, v)
+        try:
+            return fn(self.client, *args, **kw)
+        finally:
+            self.cookies = dict(self.client.cookies.items())
+
+    def get(self, url: str, **kw):
+        return self.call(lambda c: c.get(url, **kw))
+
+    def post(self, url: str, data: dict | None = None, csrf: bool = True, **kw):
+        data = dict(data or {})
+        if csrf and "csrf" not in data:
+            data["csrf"] = self.csrf
+        return self.call(lambda c: c.post(url, data=data, **kw))
+
+    def task(self) -> dict:
+        r = self.get("/api/next")
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def judge(self, t: dict, label, **override):
+        return self.post("/assess/judge", {"nonce": t["nonce"], "qid": t["qid"], "docno": t["docno"],
+                                           "label": label, **override}, follow_redirects=False)
+
+
+def snapshot(srv) -> tuple:
+    """Everything a request could write: the session's steps and served documents, and the server's tables."""
+    c = srv.store.conn
+    return (srv.session.history[["seq", "action", "qid", "docno", "label"]].to_records(index=False).tolist(),
+            list(srv.session.pending),
+            c.execute("SELECT * FROM judgments ORDER BY id").fetchall(),
+            c.execute("SELECT nonce, qid, docno, kind, assessor, redo_of FROM leases ORDER BY nonce").fetchall(),
+            c.execute("SELECT name, role, revoked FROM accounts ORDER BY name").fetchall())
+
+
+def on_server(client: TestClient, fn, *args):
+    """Run ``fn(*args)`` on the application's event-loop thread (the session's SQLite connection is
+    usable only there)."""
+    return client.portal.call(fn, *args)
+
+
+def snap(client: TestClient, app) -> tuple:
+    return on_server(client, snapshot, server(app))
