@@ -40,7 +40,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -297,8 +296,11 @@ def reference(work: Path, runs_dir: Path, qrels: pd.DataFrame, n_assessors: int,
 
 def run(n_assessors: int = 8, budget: int = 2000, kills: int = 10, seed: int = 0, work: Path | None = None,
         vaswani: Path = VASWANI) -> dict:
+    if work is None:       # a temporary directory, removed afterwards
+        with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
+            return run(n_assessors, budget, kills, seed, Path(tmp), vaswani)
     from pyterrier_noise.io import read_qrels, write_trec_run
-    work = Path(work or tempfile.mkdtemp(prefix="serve-load-"))
+    work = Path(work)
     runs_dir = work / "runs"
     runs_dir.mkdir(exist_ok=True)
     for name, frame in vaswani_runs(vaswani).items():

@@ -83,6 +83,12 @@ def parse_scale(text: str | list) -> list[tuple[float, str]]:
     return out
 
 
+def _natural(text: str) -> list:
+    """Sort key putting topic '4' before '34'."""
+    import re
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|\D+", str(text))]
+
+
 def _fmt(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
@@ -349,7 +355,7 @@ class Dispatcher:
         level = "nominal" if len(self.scale) == 2 else "ordinal"
         cats = sorted(self.labels)
         out = []
-        groups = list(pairs.groupby("qid", sort=True)) + ([("all", pairs)] if len(pairs) else [])
+        groups = sorted(pairs.groupby("qid"), key=lambda g: _natural(g[0])) + ([("all", pairs)] if len(pairs) else [])
         for qid, g in groups:
             data = g[["first", "second"]].to_numpy(dtype=float)
             try:
@@ -372,6 +378,7 @@ class Dispatcher:
                                         (time.time(),)).fetchall(), columns=["qid", "leased"]).set_index("qid")
         topic = topic.join(by, how="outer").join(leased, how="outer").fillna(0).astype(int)
         topic = topic.reset_index().rename(columns={"index": "qid"})
+        topic = topic.iloc[sorted(range(len(topic)), key=lambda i: _natural(topic["qid"].iat[i]))].reset_index(drop=True)
         people = pd.DataFrame(c.execute(
             "SELECT a.name, a.role, (SELECT count(*) FROM judgments j WHERE j.assessor=a.name AND j.kind='first' AND "
             "j.retracted IS NULL), (SELECT count(*) FROM judgments j WHERE j.assessor=a.name AND j.kind='double' AND "
