@@ -497,3 +497,73 @@ def test_highlight_marks_whole_words_only():
     pieces = highlight("Storage of stored energy; energies & <b>storages</b>", {"storage", "energy"})
     assert [p for p, hit in pieces if hit] == ["Storage", "energy", "storages"]
     assert "".join(p for p, _ in pieces) == "Storage of stored energy; energies & <b>storages</b>"
+
+
+def test_a_restarted_server_gives_each_assessor_back_their_document(setup):
+    tmp, coll, toks = setup
+    app = make_app(tmp, coll, batch_size=3)
+    with TestClient(app) as c:
+        alice, bob = User(c, toks["alice"]), User(c, toks["bob"])
+        t, u = alice.task(), bob.task()
+        queue = on_server(c, lambda: server(app).session.pending)
+    app = make_app(tmp, coll, batch_size=3)            # a new process would see the same files
+    with TestClient(app) as c:
+        assert on_server(c, lambda: server(app).session.pending) == queue
+        alice, bob, carol = User(c, toks["alice"]), User(c, toks["bob"]), User(c, toks["carol"])
+        assert alice.task()["nonce"] == t["nonce"] and bob.task()["nonce"] == u["nonce"]
+        w = carol.task()
+        assert (w["qid"], w["docno"]) == queue[2][:2]   # the third of the round: nobody holds it
+        assert alice.judge(t, "1").status_code == 303   # the form from before the restart still counts
+
+
+def test_the_assessor_is_told_when_the_stopping_rule_fires(setup):
+    from pyterrier_noise.selection import StopRule
+    tmp, coll, toks = setup
+    rule = StopRule(top_residual=1.0)                   # the mean residual is always <= 1: it fires at once
+    app = make_app(tmp, coll, stop=rule)
+    with TestClient(app) as c:
+        alice = User(c, toks["alice"])
+        t = alice.task()
+        assert t["state"] == "done" and t["reason"].startswith("the stopping rule fired: the mean residual of the top")
+        page = alice.get("/assess").text
+        assert "Judging has stopped: the stopping rule fired" in page and 'id="judge"' not in page
+        org = User(c, toks["lead"]).get("/organiser").text
+        assert "<b>fired</b>" in org
+
+
+def test_documents_and_topics_from_an_ir_datasets_id(monkeypatch):
+    """The ir_datasets reader through a stand-in module (no download): lookups by id in its document store."""
+    import sys
+    import types
+    from collections import namedtuple
+    Doc = namedtuple("Doc", "doc_id title text")
+    Query = namedtuple("Query", "query_id title description narrative")
+
+    class Store:
+        def get(self, docno):
+            if docno != "D1":
+                raise KeyError(docno)
+            return Doc("D1", "A title", "the body")
+
+    class Dataset:
+        def has_docs(self):
+            return True
+
+        def has_queries(self):
+            return True
+
+        def docs_store(self):
+            return Store()
+
+        def queries_iter(self):
+            return iter([Query("5", "solar cells", "What about them?", "Anything.")])
+
+    fake = types.ModuleType("ir_datasets")
+    fake.load = lambda name: Dataset() if name == "fake/collection" else (_ for _ in ()).throw(KeyError(name))
+    monkeypatch.setitem(sys.modules, "ir_datasets", fake)
+    col = open_collection("irds:fake/collection")
+    assert col.document("D1") == "A title\n\nthe body"
+    assert col.document("../D1") is None and col.document("D2") is None
+    assert col.topic("5").description == "What about them?"
+    with pytest.raises(Exception, match="ir_datasets knows no dataset 'nope'"):
+        open_collection("irds:nope")
