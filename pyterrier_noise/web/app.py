@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import json
 import math
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -342,7 +341,24 @@ async def api_status(request: Request) -> Response:
         return who
     o = _overview(_state(request))
     o["stop"] = None if o["stop"] is None else repr(o["stop"])
-    return JSONResponse(json.loads(json.dumps(o, default=str).replace("NaN", "null")))
+    return JSONResponse(_plain(o))
+
+
+def _plain(x: Any) -> Any:
+    """JSON-safe: NaN becomes null, numpy numbers plain numbers, anything else its text."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (bool, str)) or x is None:
+        return x
+    if hasattr(x, "item") and not isinstance(x, (list, dict)):
+        x = x.item()
+    if isinstance(x, float):
+        return None if math.isnan(x) or math.isinf(x) else x
+    if isinstance(x, int):
+        return x
+    return str(x)
 
 
 async def export_qrels(request: Request) -> Response:

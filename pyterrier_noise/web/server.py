@@ -88,10 +88,10 @@ def open_server(config: ServeConfig) -> ServerState:
     path = Path(config.session)
     if not path.parent.is_dir():
         raise WebError(f"{path}: the directory {path.parent} does not exist")
-    collection = open_collection(config.docs, config.topics)
-    lock = ServerLock(path)
+    lock = ServerLock(path)          # first: a second server is refused before it reads anything
     session = store = None
     try:
+        collection = open_collection(config.docs, config.topics)
         if not path.exists() and config.runs is None:
             raise WebError(f"{path}: no such session file; give the runs to create one")
         session = JudgingSession(path, runs=config.runs, **{k: v for k, v in config.settings.items() if v is not None})
