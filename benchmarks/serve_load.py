@@ -165,6 +165,7 @@ class Shared:
     retries: int = 0
     replays: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stop: threading.Event = field(default_factory=threading.Event)     # set when the phase ends early
 
 
 def assessor(name: str, token: str, port: int, labels: dict, shared: Shared, deadline: float) -> None:
@@ -174,8 +175,8 @@ def assessor(name: str, token: str, port: int, labels: dict, shared: Shared, dea
 
     def call(method: str, url: str, **kw) -> httpx.Response:
         while True:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{name}: deadline passed")
+            if time.monotonic() > deadline or shared.stop.is_set():
+                raise TimeoutError(f"{name}: deadline passed or the phase ended")
             t0 = time.perf_counter()
             try:
                 r = client.request(method, url, **kw)
@@ -271,6 +272,7 @@ def phase(work: Path, runs_dir: Path, qrels: pd.DataFrame, n_assessors: int, bud
             text = c.get("/organiser/qrels").text
             status = c.get("/api/status").json()
     finally:
+        shared.stop.set()
         srv.stop()
     final = {tuple(line.split()[i] for i in (0, 2)): float(line.split()[3]) for line in text.splitlines()}
     twice = {k: sorted(v) for k, v in shared.leased.items() if len(v) > 1}
