@@ -239,17 +239,23 @@ def query_terms(topic: Topic) -> set[str]:
 _WORDS = re.compile(r"(\w+)")
 
 
+def _stem(word: str) -> str:
+    """A plural's singular, crudely: one final 's' dropped (not from '-ss' or short words)."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def highlight(text: str, terms: set[str]) -> list[tuple[str, bool]]:
-    """``text`` as ``(piece, is_query_term)`` pieces (a word matches a term, or the term plus 's' / 'es').
+    """``text`` as ``(piece, is_query_term)`` pieces: a word matches a term case-insensitively, with or
+    without a final 's' on either ("variation" matches "variations").
 
     The pieces are plain text: the page template escapes every one of them."""
+    stems = {_stem(t) for t in terms}
     out: list[tuple[str, bool]] = []
     for i, piece in enumerate(_WORDS.split(text)):
         if not piece:
             continue
         low = piece.lower()
-        hit = bool(i % 2) and (low in terms or (low.endswith("s") and low[:-1] in terms)
-                               or (low.endswith("es") and low[:-2] in terms))
+        hit = bool(i % 2) and (low in terms or _stem(low) in stems)
         if out and out[-1][1] == hit:
             out[-1] = (out[-1][0] + piece, hit)
         else:
