@@ -79,6 +79,7 @@ _register("crowd", "absolute_inconsistency aggregate design_partitions document_
                    "read_pairwise simulate_crowd system_agreement SystemAgreement to_categories "
                    "transitivity_inconsistency worker_quality workers_path")
 _register("report", "plot_rbp_ranges Report write_report")
+_register("report", "build_report")
 _register("synthetic", "default_collection make_collection SyntheticCollection")
 
 # old flat module names -> where they live now (deprecated aliases, one release)
