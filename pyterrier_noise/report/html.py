@@ -188,8 +188,9 @@ class Report:
         for rec in t.itertuples(index=False, name=None):
             rows.append("<tr>" + "".join(_cell(v, counts[c], float_format) for v, c in zip(rec, t.columns)) + "</tr>")
         if len(t) > 8:
-            self.parts.append(f'<input class="filter" type="search" data-table="{ident}" '
-                              f'placeholder="filter rows (e.g. a run name)" aria-label="filter the rows of the table">')
+            self.parts.append(f'<div><input class="filter" type="search" data-table="{ident}" '
+                              f'placeholder="filter rows (e.g. a run name)" aria-label="filter the rows of the table">'
+                              '</div>')
         self.parts.append(f'<div class="tablewrap"><table class="report-table" id="{ident}"><thead><tr>{head}</tr>'
                           f'</thead><tbody>{"".join(rows)}</tbody></table></div>')
         new = [c for c in t.columns if c in words and c not in self.explained]

@@ -112,9 +112,7 @@ def rank_intervals(result: Any, measure: str) -> Any:
                        "<extra></extra>")))
     _layout(fig, f"{m}: rank of each run under perturbed qrels", "rank under the unperturbed qrels",
             "rank under the perturbed qrels")
-    fig.update_xaxes(tick0=1, rangemode="tozero")
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(autorange=True)
     return fig
 
 
@@ -139,13 +137,14 @@ def selection_curves(summary: pd.DataFrame, p_eval: float | None = None) -> Any:
                                      hovertemplate=f"<b>{label}</b><br>%{{x:,}} judgments<br>{what.replace('_', ' ')} "
                                                    f"{fmt}<extra></extra>"), row=1, col=col)
     _layout(fig, "Judging: what each method finds" + (f" (RBP p = {p_eval:g})" if p_eval is not None else ""),
-            "judgments", "relevant documents found", height=460)
+            "judgments", "relevant documents found", height=480)
+    fig.update_layout(margin={"t": 110}, legend={"y": 1.14, "yanchor": "bottom", "x": 0.0, "xanchor": "left"})
     fig.update_yaxes(title_text="mean residual of the top runs", row=1, col=2)
     fig.update_xaxes(title_text="judgments", row=1, col=2)
     return fig
 
 
-def selection_ranges(systems: pd.DataFrame, top_runs: Sequence[str] = ()) -> Any:
+def selection_ranges(systems: pd.DataFrame) -> Any:
     """RBP base to upper bound of each run at the last checkpoint of a judging simulation."""
     s = systems
     if "judgments" in s.columns:

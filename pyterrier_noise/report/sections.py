@@ -149,14 +149,17 @@ def _ident(text: str) -> str:
 
 # -- which documents to judge next ------------------------------------------------------------------
 
+def _method_label(m: Any) -> str:
+    return f"Method {m}" if str(m) in ("A", "B", "C") else ("depth pooling" if m == "pool" else str(m))
+
+
 def selection_conclusion(summary: pd.DataFrame) -> str:
     """Which method found most and which separated most top pairs at the last checkpoint."""
     s = summary
     if "p_eval" in s.columns:
         s = s[np.isclose(s["p_eval"], s["p_eval"].iloc[0])]
     last = s.sort_values("judgments").groupby("method", sort=False).tail(1).set_index("method")
-    label = {m: (f"Method {m}" if str(m) in ("A", "B", "C") else ("depth pooling" if m == "pool" else str(m)))
-             for m in last.index}
+    label = {m: _method_label(m) for m in last.index}
     best = last["relevant"].idxmax()
     words = (f"At {int(last['judgments'].max()):,} judgments {label[best]} found the most relevant documents "
              f"({int(last.loc[best, 'relevant']):,})")
@@ -173,7 +176,7 @@ def selection_conclusion(summary: pd.DataFrame) -> str:
 
 
 def selection_section(report: Report, summary: pd.DataFrame, systems: pd.DataFrame | None = None,
-                      heading: str = "Which documents to judge next") -> Report:
+                      heading: str = "Which documents to judge next", systems_method: str | None = None) -> Report:
     """Judging curves per method (interactive), the run ranges at the end, and the summary table."""
     report.section(heading, "The qrels re-judged in the order chosen by depth pooling and by Moffat, Webber and "
                             "Zobel's (2007) Methods A, B and C: relevant documents found and the uncertainty left "
@@ -184,7 +187,9 @@ def selection_section(report: Report, summary: pd.DataFrame, systems: pd.DataFra
                   name="selection-curves", conclusion=selection_conclusion(summary))
     if systems is not None and len(systems):
         report.figure(interactive.selection_ranges(systems),
-                      "RBP of each run at the last checkpoint, from its base to its upper bound.",
+                      "RBP of each run at the last checkpoint"
+                      + (f" of {_method_label(systems_method)}" if systems_method else "")
+                      + ", from its base (dot) to its upper bound (top of the bar).",
                       name="selection-ranges")
     keep = [c for c in ("method", "p_eval", "judgments", "relevant", "mean_residual", "top_residual", "separated",
                         "sig_base_upper") if c in summary.columns]
@@ -270,7 +275,7 @@ def build_report(title: str, *, scores: pd.DataFrame | None = None, highlight: S
         if isinstance(selection, pd.DataFrame):
             selection_section(report, selection)
         else:
-            selection_section(report, selection.summary, selection.systems)
+            selection_section(report, selection.summary, selection.systems, systems_method=selection.method)
     if ties is not None:
         ties_section(report, ties)
     if tie_stats is not None:
