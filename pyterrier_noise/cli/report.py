@@ -16,8 +16,10 @@ REPORT_EXAMPLES = """examples:
 def register_cli(subparsers: Any) -> None:
     """Add the ``report`` subcommand."""
     p = subparsers.add_parser("report", help="write an HTML report of an evaluation with plots",
-                              description="Evaluate runs and write a self-contained HTML report (tables and "
-                                          "plots embedded) to OUT/report.html.",
+                              description="Evaluate runs and write a self-contained, interactive HTML report "
+                                          "to OUT/report.html: each run's RBP(p=0.8) range (hover for its numbers, "
+                                          "zoom and pan), what to conclude from it, and a sortable table of the "
+                                          "scores. It works offline (Plotly's JavaScript is embedded).",
                               epilog=REPORT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
                               parents=[options.qrels_runs(), options.measures(
                                   required=False,
@@ -44,15 +46,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
     res = evaluate(runs, qrels, measures)      # topic mismatches announced as by `eval`; means over the qrels' topics
     wide = res.pivot(index="name", columns="measure", values="value")[measures]
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
-    wide = wide.sort_values("RBP(p=0.8)", ascending=False)
+    wide = wide[["RBP(p=0.8)", "RBP residual"] + measures[1:]].sort_values("RBP(p=0.8)", ascending=False)
     wide.columns.name, wide.index.name = None, "system"
     highlight: list[str] = []
     if args.pooled:
         meta = pd.read_csv(args.pooled)
         highlight = meta.loc[meta["contributed_judgments"].astype(str).str.lower() != "yes", "run"].astype(str).tolist()
+    from ..report.words import command_line
     with directory.staging() as stage:
-        written = write_report(stage, wide, highlight=highlight,
+        written = write_report(stage, wide, highlight=highlight, command=command_line(),
                                report=Report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics"))
     directory.finish()
-    print(f"Report: {Path(args.out) / written.name}")
+    print(f"Report: {Path(args.out) / written.name} (open it in a browser; it works offline)")
     return 0

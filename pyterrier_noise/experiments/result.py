@@ -332,6 +332,17 @@ class RobustnessResult:
         """:func:`~pyterrier_noise.experiments.plot_ranks` of this result (returns the Figure)."""
         return plot_ranks(self, measure, ax=ax, save=save)
 
+    def report(self, path: str | Path, measures: Sequence[Any] | None = None, title: str | None = None) -> Path:
+        """Write an interactive, self-contained HTML report of this result to ``path`` (a file, or
+        a directory that gets ``report.html``): ranking agreement, the fate of significance
+        conclusions, and per measure each run's replicate distribution and rank interval, with
+        what to conclude (:mod:`pyterrier_noise.report`).  Returns the path written."""
+        from ..report import Report, robustness_section
+        from ..report.sections import write
+        labels = None if measures is None else [self._measure(m) for m in measures]
+        page = Report(title or f"Robustness of {len(self.names)} runs over {self.params['n_replicates']} replicates")
+        return write(robustness_section(page, self, labels), path)
+
     def __repr__(self) -> str:
         head = (f"RobustnessResult({len(self.names)} systems, {len(self.topics)} topics, "
                 f"{self.params['n_replicates']} replicates, measures {self.measures})")

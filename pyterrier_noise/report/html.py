@@ -243,10 +243,11 @@ class Report:
                 f"<footer>{provenance(self.command)}</footer><script>{_JS}</script></body></html>\n")
 
     def write(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (under a temporary name, then renamed into place)."""
+        from .._output import atomic_write
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.html(), encoding="utf-8")
-        return path
+        return atomic_write(path, self.html().encode("utf-8"))
 
 
 def write_report(out: str | Path, scores: pd.DataFrame, highlight: Sequence[str] = (),
