@@ -34,7 +34,7 @@ def _load(qrels: str | None, runs: str | None, seed: int) -> tuple:
 
 
 def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0,
-             force: bool = True) -> int:
+             force: bool = True, command: str | None = None) -> int:
     """Run the demonstration; returns the exit status.  ``out`` is an output directory of the
     house (``pyterrier_noise._output``): refused when it holds files the demo did not write; an
     earlier demonstration's output there is replaced (running the README's command again works)."""
@@ -43,7 +43,7 @@ def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed:
     t0 = time.perf_counter()
     q, r, collection, what = _load(qrels, runs, seed)
     with directory.staging() as stage:
-        _demo(stage, q, r, collection, what)
+        _demo(stage, q, r, collection, what, command)
     directory.finish({"data": what})
     written = list(directory.files) + [MANIFEST]
     print(f"Done in {time.perf_counter() - t0:.1f} s. Wrote {len(written)} files to {out}/:")
@@ -68,14 +68,13 @@ _WHAT_FILE = {
 }
 
 
-def _demo(out: Path, q: Any, r: dict, collection: Any, what: str) -> None:
+def _demo(out: Path, q: Any, r: dict, collection: Any, what: str, command: str | None = None) -> None:
     """The demonstration's five parts, writing into ``out``."""
     from ..measures import evaluate
     from ..report import Report, scores_section
-    from ..report.words import command_line
     print(f"pyterrier-noise demo on the {what}")
     print()
-    report = Report("pyterrier-noise demonstration", command=command_line())
+    report = Report("pyterrier-noise demonstration", command=command)
     report.text(f"Data: {what}.")
 
     # 1. scores with honest uncertainty
@@ -216,5 +215,7 @@ def register_cli(sub: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed)
+    from ..report.words import command_line
+    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed,
+                    command=command_line(getattr(args, "argv", None)))
 

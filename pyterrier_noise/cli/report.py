@@ -54,7 +54,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         highlight = meta.loc[meta["contributed_judgments"].astype(str).str.lower() != "yes", "run"].astype(str).tolist()
     from ..report.words import command_line
     with directory.staging() as stage:
-        written = write_report(stage, wide, highlight=highlight, command=command_line(),
+        written = write_report(stage, wide, highlight=highlight, command=command_line(getattr(args, "argv", None)),
                                report=Report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics"))
     directory.finish()
     print(f"Report: {Path(args.out) / written.name} (open it in a browser; it works offline)")

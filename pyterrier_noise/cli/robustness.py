@@ -99,7 +99,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
         from ..report import build_report
         from ..report.words import command_line
         page = build_report(f"Robustness of {len(res.names)} runs under {model!r}", robustness=res,
-                            command=command_line())
+                            command=command_line(getattr(args, "argv", None)))
         directory.write("report.html", page.html())
     manifest = directory.finish()
     cols = ["measure", "kendall_tau", "tau_ap", "rbo", "significant_pairs", "kept_significant", "lost",

@@ -91,7 +91,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
     from ..report import build_report
     from ..report.words import command_line
     page = build_report(f"Judging simulation: method {args.method}, {len(runs)} runs", selection=res,
-                        command=command_line())
+                        command=command_line(getattr(args, "argv", None)))
     directory.write("report.html", page.html())
     directory.finish({"method": args.method, "p": args.p, "seed": args.seed})
     last = res.summary[np.isclose(res.summary["p_eval"], args.p)].iloc[-1]

@@ -6,6 +6,7 @@ import html
 import platform
 import sys
 from datetime import datetime, timezone
+from typing import Sequence
 
 #: one sentence per column name the package's tables use
 COLUMN_HELP: dict[str, str] = {
@@ -83,11 +84,11 @@ def versions() -> dict[str, str]:
     return out
 
 
-def command_line() -> str:
-    """The command that is running, as typed (the program's name and its arguments)."""
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """``pyterrier-noise`` and its arguments ``argv`` (default: this process's), quoted as a shell would need."""
     import shlex
-    prog = "pyterrier-noise" if sys.argv and "pyterrier" in sys.argv[0].replace("_", "-") else sys.argv[0] if sys.argv else ""
-    return " ".join([prog] + [shlex.quote(a) for a in sys.argv[1:]])
+    args = sys.argv[1:] if argv is None else list(argv)
+    return " ".join(["pyterrier-noise"] + [shlex.quote(str(a)) for a in args])
 
 
 def provenance(command: str | None = None) -> str:
