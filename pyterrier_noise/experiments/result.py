@@ -324,13 +324,14 @@ class RobustnessResult:
         return written
 
     def plot_distributions(self, measure: Any = None, ax: Any = None, kind: str = "box",
-                           save: str | Path | None = None) -> Any:
+                           top: int | None = None, save: str | Path | None = None) -> Any:
         """:func:`~pyterrier_noise.experiments.plot_distributions` of this result (returns the Figure)."""
-        return plot_distributions(self, measure, ax=ax, kind=kind, save=save)
+        return plot_distributions(self, measure, ax=ax, kind=kind, top=top, save=save)
 
-    def plot_ranks(self, measure: Any = None, ax: Any = None, save: str | Path | None = None) -> Any:
+    def plot_ranks(self, measure: Any = None, ax: Any = None, top: int | None = None,
+                   save: str | Path | None = None) -> Any:
         """:func:`~pyterrier_noise.experiments.plot_ranks` of this result (returns the Figure)."""
-        return plot_ranks(self, measure, ax=ax, save=save)
+        return plot_ranks(self, measure, ax=ax, top=top, save=save)
 
     def report(self, path: str | Path, measures: Sequence[Any] | None = None, title: str | None = None) -> Path:
         """Write an interactive, self-contained HTML report of this result to ``path`` (a file, or
