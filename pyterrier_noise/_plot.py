@@ -81,6 +81,23 @@ def label_systems(ax: Any, names: Sequence[str], positions: Sequence[float] | No
     return step
 
 
+def title_and_legend(ax: Any, title: str | None = None, own: bool = True) -> Any:
+    """Title and legend of ``ax`` outside the data: on a figure the package made (``own``), the
+    title is the figure's (left) and the legend sits above the axes, in as many columns as the
+    width allows; on a caller's Axes, the title is the Axes' and the legend goes where it hides
+    least ("best").  Returns the legend."""
+    if not own:
+        if title:
+            ax.set_title(title)
+        return ax.legend(loc="best", fontsize=8, frameon=False)
+    fig = ax.figure
+    if title:
+        fig.suptitle(title, x=0.01, ha="left", fontsize=11)
+    ncols = max(1, min(3, int(fig.get_figwidth() // 4.5)))
+    return ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=ncols, fontsize=8, frameon=False,
+                     borderaxespad=0.2)
+
+
 def integer_ticks(axis: Any) -> None:
     """Ticks at whole numbers only (ranks, counts) on a matplotlib ``Axis`` (``ax.xaxis`` / ``ax.yaxis``)."""
     from matplotlib.ticker import MaxNLocator

@@ -51,6 +51,7 @@ def plot_distributions(result: "RobustnessResult", measure: Any = None, ax: Any 
     if k is not None:
         data.append(M[order[k:]].ravel())
         labels.append(f"other {S - k} runs")
+    own = ax is None
     fig, ax = _target(ax, len(data))
     pos = np.arange(1, len(data) + 1)
     spread = _plot.COLOURS["spread"]
@@ -69,8 +70,7 @@ def plot_distributions(result: "RobustnessResult", measure: Any = None, ax: Any 
     _plot.label_systems(ax, labels, pos)
     ax.set_ylabel(f"mean {m}")
     ax.set_xlabel("runs, by decreasing score under the unperturbed qrels")
-    ax.set_title(f"{m} over {result.params['n_replicates']} perturbed qrels")
-    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    _plot.title_and_legend(ax, f"{m} over {result.params['n_replicates']} perturbed qrels", own)
     return _plot.save(fig, save)
 
 

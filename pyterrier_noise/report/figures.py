@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._plot import COLOURS, check_top, figure, label_systems, save as _save, systems_width
+from .._plot import COLOURS, check_top, figure, label_systems, title_and_legend, save as _save, systems_width
 
 
 def plot_rbp_ranges(base: pd.Series, residual: pd.Series, order: Sequence[str] | None = None,
@@ -33,7 +33,8 @@ def plot_rbp_ranges(base: pd.Series, residual: pd.Series, order: Sequence[str] |
     b = base.reindex(shown).to_numpy(float)
     r = residual.reindex(shown).to_numpy(float)
     n_bars = len(shown) + (1 if rest else 0)
-    if ax is None:
+    own = ax is None
+    if own:
         fig = figure(systems_width(n_bars), 4.5)
         ax = fig.add_subplot()
     else:
@@ -62,7 +63,5 @@ def plot_rbp_ranges(base: pd.Series, residual: pd.Series, order: Sequence[str] |
     ax.set_xlabel("runs, by decreasing base" if order is None else "runs")
     ax.set_ylim(0, 1)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8, frameon=False)
-    if title:
-        ax.set_title(title)
+    title_and_legend(ax, title, own)
     return _save(fig, save)

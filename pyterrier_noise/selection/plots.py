@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._plot import (COLOURS, check_top, figure, integer_ticks, label_systems, method_colour,
+from .._plot import (COLOURS, check_top, figure, integer_ticks, label_systems, title_and_legend, method_colour,
                      save as save_figure, systems_width)
 from .._validation import InputError, check_choice
 
@@ -46,7 +46,8 @@ def plot_ranges(system_bounds: pd.DataFrame, order_by: pd.Series | Sequence[str]
     b = b.iloc[:k] if k is not None else b
     end = "upper" if kind == "full" else "projected"
     n_bars = len(b) + (1 if len(rest) else 0)
-    if ax is None:
+    own = ax is None
+    if own:
         ax = figure(systems_width(n_bars), 4.0).add_subplot()
     x = np.arange(len(b))
     what = "base to upper bound" if kind == "full" else "base to projected value"
@@ -61,9 +62,7 @@ def plot_ranges(system_bounds: pd.DataFrame, order_by: pd.Series | Sequence[str]
     ax.set_ylim(0, 1)
     ax.set_xlabel("runs, by decreasing reference score" if order_by is not None else "runs")
     ax.set_ylabel("RBP " + ("base to upper" if kind == "full" else "base to projected"))
-    ax.legend(loc="upper right", fontsize=8, frameon=False)
-    if title:
-        ax.set_title(title)
+    title_and_legend(ax, title, own)
     return save_figure(ax.figure, save)
 
 
