@@ -179,10 +179,12 @@ def test_select_and_ties_write_reports(small_files, tmp_path):
     assert status == 0, err
     page = (out / "report.html").read_text()
     assert "selection-curves" in page and "found the most relevant documents" in page
-    status, stdout, err = run_cli("ties", small_files / "runs", "--report", tmp_path / "ties.html")
+    banded = tmp_path / "run01.rho2"                  # bands of 1, 2, 4 ... tied documents (Yang 2019)
+    assert run_cli("band", "--rho", "2", small_files / "runs" / "run01", "--out", banded)[0] == 0
+    status, stdout, err = run_cli("ties", small_files / "runs", banded, "--report", tmp_path / "ties.html")
     assert status == 0, err
     page = (tmp_path / "ties.html").read_text()
-    assert "<h2>Ties in the runs</h2>" in page and "of 6 runs have tied scores" in page
+    assert "<h2>Ties in the runs</h2>" in page and "1 of 7 runs have tied scores" in page and "tie-shares" in page
 
 
 def test_result_objects_write_reports(tmp_path):
@@ -198,7 +200,8 @@ def test_result_objects_write_reports(tmp_path):
     sim = simulate(c.runs, c.qrels, method="A", checkpoints=[50, 100])
     page = sim.report(tmp_path / "sim.html").read_text()
     assert "Method A" in page and "selection-ranges" in page
-    runs = pd.concat([r.assign(name=n) for n, r in c.runs.items()], ignore_index=True)
+    from pyterrier_noise.ties import TieBanding
+    runs = pd.concat([TieBanding(2)(r).assign(name=n) for n, r in c.runs.items()], ignore_index=True)
     page = tie_stats(runs).report(tmp_path / "ties.html").read_text()
     assert "tie-shares" in page
 
@@ -217,3 +220,16 @@ def test_plot_rbp_ranges_returns_a_figure_without_pyplot(tmp_path):
             "assert dict.__getitem__(matplotlib.rcParams, 'backend') == backend\n")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert (tmp_path / "ranges.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_command_adds_a_section_for_each_part_asked_for(small_files):
+    out = small_files / "full"
+    status, stdout, err = run_cli("report", small_files / "qrels", small_files / "runs", "--noisy-judges", "4",
+                                  "--judging", "120", "--ties", "--out", out)
+    assert status == 0, err
+    page = (out / "report.html").read_text()
+    heads = re.findall(r"<h2>(.*?)</h2>", page)
+    assert heads == ["Scores with their uncertainty", "Noisy judges", "Which documents to judge next", "Ties in the runs"]
+    # synthetic runs have distinct scores: the ties section says so instead of drawing empty bars
+    assert "None of the 6 runs has tied scores" in page and "tie-shares" not in page
+    assert json.loads((out / "manifest.json").read_text())["files"] == ["report.html"]

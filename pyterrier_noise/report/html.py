@@ -164,16 +164,19 @@ class Report:
             t = t.reset_index()
         words = {**COLUMN_HELP, **(explain or {})}
         zeros = {**ZERO_HELP, **(zero_help or {})}
-        notes, dropped = [], []
+        notes, dropped, empty = [], [], []
         for c in list(t.columns):
             col = t[c]
-            if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col) and len(col) \
-                    and (col.fillna(0) == 0).all():
+            if not len(col) or not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+                continue
+            if col.isna().all():
+                empty.append(c)
+            elif (col.dropna() == 0).all():
                 if c in zeros:
                     notes.append(f"{c} is 0 in every row: {zeros[c]}")
                 else:
                     dropped.append(c)
-        t = t.drop(columns=dropped)
+        t = t.drop(columns=dropped + empty)
         if caption:
             self.parts.append(f'<p class="caption">{html.escape(caption)}</p>')
         self.n_tables += 1
@@ -202,6 +205,8 @@ class Report:
             self.text(n, note=True)
         if dropped:
             self.text(f"Left out: {', '.join(dropped)} (0 in every row).", note=True)
+        if empty:
+            self.text(f"Left out: {', '.join(empty)} (no value in any row).", note=True)
         return self
 
     def figure(self, fig: Any, caption: str, name: str | None = None, conclusion: str | None = None) -> "Report":

@@ -237,6 +237,10 @@ def tie_stats_section(report: Report, stats: Any, heading: str = "Ties in the ru
     report.section(heading, "Documents of one topic with equal scores are tied; trec_eval orders them by "
                             "document number, which is arbitrary (Yang 2019, Sec. 3.2).")
     n_tied = int((runs["share_docs_tied"] > 0).sum())
+    if n_tied == 0:
+        report.conclusion(f"None of the {len(runs)} runs has tied scores: every document's score differs from the "
+                          "others' in its topic, so the tie policy cannot change any measure.")
+        return report
     share = float((runs["share_docs_tied"] * runs.get("n_docs", 1)).sum() / runs["n_docs"].sum()) \
         if "n_docs" in runs.columns else float(runs["share_docs_tied"].mean())
     top = runs.sort_values("share_docs_tied", ascending=False).iloc[0]
