@@ -125,7 +125,10 @@ def test_selection_conclusion_names_the_leader_and_explains_no_separation():
                       "separated": [0.0, 0.54, 0.0, 0.61]})
     text = selection_conclusion(s)
     assert "At 8,691 judgments Method C found the most relevant documents (610)" in text
-    assert "Method C 61% at 8,691 judgments, Method A 54% at 8,691 judgments" in text
+    assert "Share of top pairs separated at 8,691 judgments: Method C 61%, Method A 54%." in text
+    assert "Moffat, Webber and Zobel (2007) found Method C best" not in text
+    text = selection_conclusion(s.assign(top_residual=[0.9, 0.1, 0.9, 0.2]))   # A ahead of C: said so
+    assert "found Method C best at this; on these data Method A is ahead by 0.1000 in mean residual" in text
     text = selection_conclusion(s.assign(separated=0.0))
     assert "No pair of top runs is separated yet: the judgments are too few." in text
 

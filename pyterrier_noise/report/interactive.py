@@ -138,7 +138,8 @@ def selection_curves(summary: pd.DataFrame, p_eval: float | None = None) -> Any:
                                                    f"{fmt}<extra></extra>"), row=1, col=col)
     _layout(fig, "Judging: what each method finds" + (f" (RBP p = {p_eval:g})" if p_eval is not None else ""),
             "judgments", "relevant documents found", height=480)
-    fig.update_layout(margin={"t": 110}, legend={"y": 1.14, "yanchor": "bottom", "x": 0.0, "xanchor": "left"})
+    fig.update_layout(margin={"t": 90, "b": 110},
+                      legend={"y": -0.22, "yanchor": "top", "x": 0.5, "xanchor": "center", "orientation": "h"})
     fig.update_yaxes(title_text="mean residual of the top runs", row=1, col=2)
     fig.update_xaxes(title_text="judgments", row=1, col=2)
     return fig

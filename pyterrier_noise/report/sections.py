@@ -168,10 +168,17 @@ def selection_conclusion(summary: pd.DataFrame) -> str:
     if "separated" in last.columns:
         if (last["separated"].fillna(0) == 0).all():
             words += " No pair of top runs is separated yet: the judgments are too few."
+        elif last["judgments"].nunique() == 1:
+            order = last["separated"].sort_values(ascending=False)
+            words += (f" Share of top pairs separated at {int(last['judgments'].iloc[0]):,} judgments: "
+                      + ", ".join(f"{label[m]} {_share(v)}" for m, v in order.items()) + ".")
         else:
             order = last["separated"].sort_values(ascending=False)
             words += " Separated top pairs: " + ", ".join(
                 f"{label[m]} {_share(v)} at {int(last.loc[m, 'judgments']):,} judgments" for m, v in order.items()) + "."
+    if "C" in last.index and lowest != "C" and len(last) > 1:
+        words += (f" Moffat, Webber and Zobel (2007) found Method C best at this; on these data {label[lowest]} "
+                  f"is ahead by {last.loc['C', 'top_residual'] - last.loc[lowest, 'top_residual']:.4f} in mean residual.")
     return words
 
 
@@ -227,7 +234,13 @@ def ties_section(report: Report, table: pd.DataFrame, heading: str = "Tied score
                       "orders of its tied documents (purple: expected, bar from worst to best order).",
                       name=f"tie-effects-{_ident(str(m))}", conclusion=ties_conclusion(table, m))
     wide = table.assign(spread=table["optimistic"] - table["pessimistic"])
-    report.table(wide, caption="Scores by tie policy", index=False)
+    wide = wide.sort_values(["measure", "original"], ascending=[True, False], kind="stable")
+    if wide["measure"].nunique() == 1:
+        caption = f"{wide['measure'].iloc[0]} by tie policy"
+        wide = wide.drop(columns="measure")
+    else:
+        caption = "Scores by tie policy"
+    report.table(wide, caption=caption, index=False)
     return report
 
 
