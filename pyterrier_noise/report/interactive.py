@@ -112,7 +112,8 @@ def rank_intervals(result: Any, measure: str) -> Any:
                        "<extra></extra>")))
     _layout(fig, f"{m}: rank of each run under perturbed qrels", "rank under the unperturbed qrels",
             "rank under the perturbed qrels")
-    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(range=[0.5, n + 0.5])
+    fig.update_yaxes(range=[max(n, float(np.nanmax(hi))) + 0.5, 0.5])    # rank 1 on top
     return fig
 
 
