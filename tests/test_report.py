@@ -236,3 +236,19 @@ def test_report_command_adds_a_section_for_each_part_asked_for(small_files):
     # synthetic runs have distinct scores: the ties section says so instead of drawing empty bars
     assert "None of the 6 runs has tied scores" in page and "tie-shares" not in page
     assert json.loads((out / "manifest.json").read_text())["files"] == ["report.html"]
+
+
+def test_correction_section_counts_runs_that_change_rank():
+    from pyterrier_noise.correction import JudgeCalibration, correct_experiment
+    from pyterrier_noise.report import build_report
+    rng = np.random.default_rng(4)
+    perquery = pd.DataFrame({"name": np.repeat(["a", "b", "c"], 10), "qid": np.tile([str(q) for q in range(10)], 3),
+                             "measure": "P@5", "value": rng.integers(0, 6, 30) / 5})
+    frame = correct_experiment(perquery, JudgeCalibration.binary(80, 70, 90, 80))
+    page = build_report("c", correction=frame).html()
+    naive = frame.set_index("name")["naive"].rank(ascending=False, method="min")
+    corrected = frame.set_index("name")["corrected"].rank(ascending=False, method="min")
+    moved = int((naive != corrected).sum())                      # brute force over the three runs
+    assert f"{moved} of 3 runs take another rank than by the noisy labels" in page
+    shift = (frame["corrected"] - frame["naive"]).mean()
+    assert f"changes P@5 by {shift:+.4f} on average" in page and "corrected-p-5" in page

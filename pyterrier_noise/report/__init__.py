@@ -3,8 +3,8 @@ conclusions (sections.py), its interactive Plotly figures (interactive.py), its 
 figures (figures.py) and its words (words.py)."""
 from .figures import plot_rbp_ranges
 from .html import Report, write_report
-from .sections import (build_report, robustness_section, scores_section, selection_section, tie_stats_section,
+from .sections import (build_report, correction_section, robustness_section, scores_section, selection_section, tie_stats_section,
                        ties_section)
 
-__all__ = ['Report', 'build_report', 'plot_rbp_ranges', 'robustness_section', 'scores_section',
+__all__ = ['Report', 'build_report', 'correction_section', 'plot_rbp_ranges', 'robustness_section', 'scores_section',
            'selection_section', 'tie_stats_section', 'ties_section', 'write_report']

@@ -198,3 +198,28 @@ def tie_shares(runs: pd.DataFrame) -> Any:
             "share of documents tied", n_x=len(names))
     fig.update_yaxes(tickformat=".0%")
     return fig
+
+
+def corrected_scores(frame: pd.DataFrame, measure: str) -> Any:
+    """Each run's score from the noisy judge's labels (black) and corrected for the judge's errors
+    with its confidence interval (purple; Goldberg et al. 2017, Eq 14 and Eq 7)."""
+    import plotly.graph_objects as go
+    f = frame[frame["measure"] == measure].sort_values("corrected", ascending=False, kind="stable")
+    names = f["name"].astype(str).to_numpy(object)
+    cor, lo, hi, naive = (f[c].to_numpy(float) for c in ("corrected", "ci_low", "ci_high", "naive"))
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=names, y=cor, mode="markers", name="corrected (bar: confidence interval)",
+        marker={"color": COLOURS["spread"], "size": 7},
+        error_y={"type": "data", "symmetric": False, "array": hi - cor, "arrayminus": cor - lo,
+                 "color": COLOURS["spread"], "thickness": 2, "width": 0},
+        customdata=np.stack([lo, hi, naive], axis=1),
+        hovertemplate=("<b>%{x}</b><br>corrected %{y:.4f}<br>interval %{customdata[0]:.4f} to %{customdata[1]:.4f}"
+                       "<br>from the noisy labels %{customdata[2]:.4f}<extra></extra>")))
+    fig.add_trace(go.Scatter(x=names, y=naive, mode="markers", name="from the noisy labels",
+                             marker={"color": COLOURS["truth"], "symbol": "x", "size": 6},
+                             hovertemplate="<b>%{x}</b><br>from the noisy labels %{y:.4f}<extra></extra>"))
+    _layout(fig, f"{measure} corrected for the judge's errors", "runs, by decreasing corrected score", measure,
+            n_x=len(names))
+    fig.update_xaxes(categoryorder="array", categoryarray=list(names))
+    return fig

@@ -5,7 +5,8 @@ computed from the data that say what to conclude.
 * :func:`robustness_section`: noisy judges (Rashidi, Zobel & Moffat 2023; Webber, Chandar &
   Carterette 2012), with the p-value correction used;
 * :func:`selection_section`: which documents to judge next (Moffat, Webber & Zobel 2007);
-* :func:`ties_section` and :func:`tie_stats_section`: tied scores (Yang 2019).
+* :func:`ties_section` and :func:`tie_stats_section`: tied scores (Yang 2019);
+* :func:`correction_section`: scores corrected for a calibrated judge's errors (Goldberg et al. 2017).
 
 :func:`build_report` puts together the sections for what the caller provides.
 """
@@ -272,15 +273,52 @@ def tie_stats_section(report: Report, stats: Any, heading: str = "Ties in the ru
     return report
 
 
+# -- correction for noisy judges --------------------------------------------------------------------
+
+def correction_conclusion(frame: pd.DataFrame, measure: str) -> str:
+    """How much correcting for the judge's errors moves the scores and the order of the runs."""
+    f = frame[frame["measure"] == measure]
+    shift = (f["corrected"] - f["naive"]).to_numpy(float)
+    i = int(np.argmax(np.abs(shift)))
+    naive_rank = f["naive"].rank(ascending=False, method="min")
+    cor_rank = f["corrected"].rank(ascending=False, method="min")
+    moved = int((naive_rank != cor_rank).sum())
+    return (f"Correcting for the judge's errors changes {measure} by {shift.mean():+.4f} on average and by up to "
+            f"{shift[i]:+.4f} ({f['name'].iloc[i]}); {moved} of {len(f)} runs take another rank than by the noisy "
+            "labels.")
+
+
+def correction_section(report: Report, frame: pd.DataFrame, heading: str = "Correction for noisy judges") -> Report:
+    """Scores corrected for a calibrated judge's errors (the frame of
+    :func:`pyterrier_noise.correction.correct_experiment`; Goldberg et al. 2017)."""
+    report.section(heading, "Scores from a noisy judge's labels corrected with the judge's confusion matrix "
+                            "against a gold judge, with delta-method confidence intervals (Goldberg et al. 2017).")
+    for m in pd.unique(frame["measure"]):
+        report.figure(interactive.corrected_scores(frame, m),
+                      f"{m} of each run from the noisy labels (black cross) and corrected (purple, with its "
+                      "confidence interval). Hover a run for its numbers.",
+                      name=f"corrected-{_ident(str(m))}", conclusion=correction_conclusion(frame, m))
+    keep = [c for c in ("name", "measure", "n_queries", "naive", "corrected", "ci_low", "ci_high") if c in frame]
+    report.table(frame[keep].sort_values(["measure", "corrected"], ascending=[True, False], kind="stable"),
+                 caption="Corrected scores", index=False,
+                 explain={"n_queries": "count: topics", "naive": "mean score from the noisy judge's labels",
+                          "corrected": "the score corrected for the judge's errors (Goldberg et al. 2017, Eq 14)",
+                          "ci_low": "lower end of the confidence interval of the corrected score",
+                          "ci_high": "upper end of the confidence interval of the corrected score"})
+    return report
+
+
 # -- a whole report ---------------------------------------------------------------------------------
 
 def build_report(title: str, *, scores: pd.DataFrame | None = None, highlight: Sequence[str] = (),
                  robustness: Any = None, selection: Mapping[str, Any] | Any = None, ties: pd.DataFrame | None = None,
-                 tie_stats: Any = None, command: str | None = None, intro: str | None = None) -> Report:
+                 tie_stats: Any = None, correction: pd.DataFrame | None = None, command: str | None = None,
+                 intro: str | None = None) -> Report:
     """A report with a section for each thing given: ``scores`` (a frame of mean scores, index the
     runs, columns ``RBP(p=0.8)`` and ``RBP residual``), ``robustness`` (a RobustnessResult),
     ``selection`` (a SimulationResult, or a summary frame of several methods), ``ties`` (scores
-    by tie policy), ``tie_stats`` (a TieStats)."""
+    by tie policy), ``tie_stats`` (a TieStats), ``correction`` (the frame of
+    :func:`~pyterrier_noise.correction.correct_experiment`)."""
     report = Report(title, command=command)
     if intro:
         report.text(intro)
@@ -297,6 +335,8 @@ def build_report(title: str, *, scores: pd.DataFrame | None = None, highlight: S
         ties_section(report, ties)
     if tie_stats is not None:
         tie_stats_section(report, tie_stats)
+    if correction is not None:
+        correction_section(report, correction)
     return report
 
 
