@@ -151,3 +151,12 @@ def test_top_must_be_a_positive_integer(scores):
     from pyterrier_noise.report import plot_rbp_ranges
     with pytest.raises(InputError, match="top must be a positive integer"):
         plot_rbp_ranges(*scores, top=0)
+
+
+def test_drawing_on_a_given_axes_returns_its_figure_with_the_title_on_the_axes():
+    from pyterrier_noise._plot import figure
+    from pyterrier_noise.report import plot_rbp_ranges
+    fig = figure(4, 3)
+    ax = fig.add_subplot()
+    assert plot_rbp_ranges(pd.Series({"a": 0.5}), pd.Series({"a": 0.1}), ax=ax, title="t") is fig
+    assert ax.get_title() == "t" and ax.get_ylim() == (0, 1) and fig.get_suptitle() == ""
