@@ -84,13 +84,16 @@ def label_systems(ax: Any, names: Sequence[str], positions: Sequence[float] | No
 def title_and_legend(ax: Any, title: str | None = None, own: bool = True) -> Any:
     """Title and legend of ``ax`` outside the data: on a figure the package made (``own``), the
     title is the figure's (left) and the legend sits above the axes, in as many columns as the
-    width allows; on a caller's Axes, the title is the Axes' and the legend goes where it hides
-    least ("best").  Returns the legend."""
-    if not own:
-        if title:
-            ax.set_title(title)
-        return ax.legend(loc="best", fontsize=8, frameon=False)
+    width allows; on a caller's Axes, the title is the Axes' (left) and the legend sits above its
+    right end.  Returns the legend."""
     fig = ax.figure
+    if not own:       # a caller's Axes: the title on its left, the legend above its right
+        if title:
+            ax.set_title(title, loc="left", fontsize=10)
+        width = fig.get_figwidth() * ax.get_position().width
+        ncols = max(1, min(3, int(width // 4.5)))
+        return ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=ncols, fontsize=8, frameon=False,
+                         borderaxespad=0.2)
     if title:
         fig.suptitle(title, x=0.01, ha="left", fontsize=11)
     ncols = max(1, min(3, int(fig.get_figwidth() // 4.5)))
@@ -101,7 +104,7 @@ def title_and_legend(ax: Any, title: str | None = None, own: bool = True) -> Any
 def integer_ticks(axis: Any) -> None:
     """Ticks at whole numbers only (ranks, counts) on a matplotlib ``Axis`` (``ax.xaxis`` / ``ax.yaxis``)."""
     from matplotlib.ticker import MaxNLocator
-    axis.set_major_locator(MaxNLocator(integer=True))
+    axis.set_major_locator(MaxNLocator(nbins="auto", integer=True))
 
 
 def check_top(top: Any, n: int) -> int | None:

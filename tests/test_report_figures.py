@@ -159,4 +159,4 @@ def test_drawing_on_a_given_axes_returns_its_figure_with_the_title_on_the_axes()
     fig = figure(4, 3)
     ax = fig.add_subplot()
     assert plot_rbp_ranges(pd.Series({"a": 0.5}), pd.Series({"a": 0.1}), ax=ax, title="t") is fig
-    assert ax.get_title() == "t" and ax.get_ylim() == (0, 1) and fig.get_suptitle() == ""
+    assert ax.get_title(loc="left") == "t" and ax.get_ylim() == (0, 1) and fig.get_suptitle() == ""
