@@ -48,12 +48,15 @@ def main() -> None:
         s = res.summary.set_index("measure")
         for measure, r in s.iterrows():
             rows.append({"judge": label, "measure": measure, "kendall tau": r["kendall_tau"], "RBO": r["rbo"],
-                         "significant pairs": r["significant_pairs"], "kept": r["kept_significant"],
+                         "significant pairs": int(r["significant_pairs"]), "kept": r["kept_significant"],
                          "lost": r["lost"], "gained": r["gained"], "reversed": r["reversed"]})
     print(f"{n} replicates per judge model, Holm-corrected paired t-tests at alpha 0.05:")
     print(pd.DataFrame(rows).round(3).to_string(index=False))
-    print("\n'lost' and 'gained' are shares of (pair, replicate) conclusions; a reversal is a significant win")
-    print("for the other system.")
+    print("\nkendall tau, RBO: agreement of each replicate's system ranking with the unperturbed one (1 = same")
+    print("order). significant pairs: count of system pairs significant under the unperturbed qrels. kept, lost,")
+    print("reversed: shares of (significant pair, replicate) whose conclusion the replicate keeps, loses, or turns")
+    print("into a significant win for the other system; gained: share of (non-significant pair, replicate) that")
+    print("became significant.")
 
 
 if __name__ == "__main__":

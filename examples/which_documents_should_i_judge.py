@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from pyterrier_noise import read_qrels, read_runs
+from pyterrier_noise.report.sections import selection_conclusion
 from pyterrier_noise.selection import compare_methods
 from pyterrier_noise.synthetic import make_collection
 
@@ -40,9 +41,19 @@ def main() -> None:
     cols = [c for c in ("method", "judgments", "relevant", "top_residual", "separated", "sig_base_upper")
             if c in summary.columns]
     print(summary[cols].round(4).to_string(index=False))
-    print("\nLower top_residual and higher 'separated' at the same budget mean the judgments went where")
-    print("they settle comparisons between the best systems (Moffat, Webber & Zobel 2007 found Method C best at this).")
-
+    print("\njudgments, relevant: counts; top_residual: mean RBP residual of the best third of the systems;")
+    print("separated: share of their pairs whose RBP ranges no longer overlap; sig_base_upper: share where one's")
+    print("base is significantly above the other's upper bound (one-sided Wilcoxon test, alpha 0.05).")
+    print()
+    print(selection_conclusion(summary))
+    last = summary[summary["judgments"] == summary["judgments"].max()].set_index("method")
+    leader = last["top_residual"].idxmin()
+    if leader != "C":
+        print(f"Moffat, Webber & Zobel (2007) found Method C best at reducing the top systems' residual; here "
+              f"{'depth pooling' if leader == 'pool' else 'Method ' + leader} leads on these data at "
+              f"{int(last['judgments'].max()):,} judgments (see the table for how close the methods are).")
+    else:
+        print("As Moffat, Webber & Zobel (2007) found, Method C leaves the least uncertainty in the top systems.")
 
 if __name__ == "__main__":
     main()

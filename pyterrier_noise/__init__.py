@@ -81,6 +81,7 @@ _register("crowd", "absolute_inconsistency aggregate design_partitions document_
                    "read_pairwise simulate_crowd system_agreement SystemAgreement to_categories "
                    "transitivity_inconsistency worker_quality workers_path")
 _register("report", "plot_rbp_ranges Report write_report")
+_register("report", "build_report")
 _register("synthetic", "default_collection make_collection SyntheticCollection")
 _register("web", "create_app open_collection ServeConfig")
 

@@ -47,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     args = _parser(command).parse_args(argv)
+    args.argv = argv   # the command as typed: the reports name the command that made them
 
     from .._validation import InputError
     from .._warnings import CoercionWarning

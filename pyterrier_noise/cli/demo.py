@@ -34,36 +34,54 @@ def _load(qrels: str | None, runs: str | None, seed: int) -> tuple:
 
 
 def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0,
-             force: bool = True) -> int:
+             force: bool = True, command: str | None = None) -> int:
     """Run the demonstration; returns the exit status.  ``out`` is an output directory of the
     house (``pyterrier_noise._output``): refused when it holds files the demo did not write; an
     earlier demonstration's output there is replaced (running the README's command again works)."""
-    from .._output import OutputDirectory
+    from .._output import MANIFEST, OutputDirectory
     directory = OutputDirectory(out, "demo", force=force)
     t0 = time.perf_counter()
     q, r, collection, what = _load(qrels, runs, seed)
     with directory.staging() as stage:
-        _demo(stage, q, r, collection, what)
+        _demo(stage, q, r, collection, what, command)
     directory.finish({"data": what})
-    print(f"Report: {Path(out) / 'report.html'}")
-    print(f"Done in {time.perf_counter() - t0:.1f} s.")
+    written = list(directory.files) + [MANIFEST]
+    print(f"Done in {time.perf_counter() - t0:.1f} s. Wrote {len(written)} files to {out}/:")
+    for name in written:
+        print(f"   {name:16} {_WHAT_FILE.get(name, '')}")
+    print(f"Open {Path(out) / 'report.html'} in a browser: hover a run for its numbers, drag to zoom, click a")
+    print("table heading to sort.  The docs (docs/report.md, docs/cli.md) explain every part.")
+    print("On your own qrels and runs (a run file, or a directory of them):")
+    print("   pyterrier-noise report QRELS RUNS --out my-report          # scores with their uncertainty")
+    print("   pyterrier-noise demo --qrels QRELS --runs RUNS --out my-demo  # all four parts on your data")
     return 0
 
 
-def _demo(out: Path, q: Any, r: dict, collection: Any, what: str) -> None:
+#: what each file the demonstration writes holds (printed at the end)
+_WHAT_FILE = {
+    "report.html": "the interactive report (open it in a browser; works offline)",
+    "scores.tsv": "part 1: mean RBP(p=0.8) with its residual, AP and nDCG@10 per system",
+    "robustness.tsv": "part 2: ranking agreement and significance conclusions under noisy judges",
+    "selection.tsv": "part 3: the judging simulation at each checkpoint, per method",
+    "ties.tsv": "part 4: each system's scores by tie policy after banding",
+    "manifest.json": "the list of files written and the data used",
+}
+
+
+def _demo(out: Path, q: Any, r: dict, collection: Any, what: str, command: str | None = None) -> None:
     """The demonstration's five parts, writing into ``out``."""
     from ..measures import evaluate
-    from ..report import Report, plot_rbp_ranges
+    from ..report import Report, scores_section
     print(f"pyterrier-noise demo on the {what}")
     print()
-    report = Report("pyterrier-noise demonstration")
+    report = Report("pyterrier-noise demonstration", command=command)
     report.text(f"Data: {what}.")
 
     # 1. scores with honest uncertainty
     res = evaluate(r, q, ["RBP(p=0.8)", "AP", "nDCG@10"])  # topic mismatches announced, as by `eval`
     wide = res.pivot(index="name", columns="measure", values="value")
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
-    wide = wide.sort_values("RBP(p=0.8)", ascending=False)
+    wide = wide[["RBP(p=0.8)", "RBP residual", "AP", "nDCG@10"]].sort_values("RBP(p=0.8)", ascending=False)
     wide.columns.name, wide.index.name = None, "system"
     print("1. RBP(p=0.8) with its residual: the score could rise by up to the residual if the unjudged")
     print("   documents a system retrieved turned out relevant.")
@@ -84,15 +102,7 @@ def _demo(out: Path, q: Any, r: dict, collection: Any, what: str) -> None:
           f"reaches the higher one's base.")
     wide.to_csv(out / "scores.tsv", sep="\t")
     pooled_out = [n for n in wide.index if collection is not None and n not in collection.contributing]
-    report.section("1. Scores with their uncertainty",
-                   "RBP(p=0.8) counts judged documents only (the base); the residual is how much the score could "
-                   "still rise if every unjudged document the system retrieved were relevant.")
-    report.figure(plot_rbp_ranges(wide["RBP(p=0.8)"], wide["RBP residual"], highlight=pooled_out,
-                                  title="RBP(p=0.8): base to upper bound"),
-                  "RBP range of every system. Orange: systems that did not contribute to the judging pool.",
-                  name="rbp-ranges")
-    report.text(f"{len(overlap)} of {n_pairs} system pairs are not separated by these judgments.")
-    report.table(wide, caption="Mean scores over all topics")
+    scores_section(report, wide, highlight=pooled_out, heading="1. Scores with their uncertainty")
     print()
 
     _noisy_judges_section(r, q, out, report)
@@ -108,63 +118,57 @@ def _noisy_judges_section(runs: dict, qrels: Any, out: Path, report: Any) -> Non
     """Part 2: judge error (Rashidi, Zobel & Moffat's 2023 TPR 0.93 / FPR 0.07) and which conclusions move."""
     from ..experiments import robustness_experiment
     from ..judges import RandomFlips
+    from ..report import robustness_section
     res = robustness_experiment(runs, None, qrels, ["RBP(p=0.8)", "AP", "nDCG@10"],
                                 RandomFlips(tpr=0.93, fpr=0.07), n_replicates=100, seed=1)
-    cols = [c for c in ["measure", "kendall_tau", "rbo", "significant_pairs", "kept_significant", "lost",
-                        "gained", "reversed"] if c in res.summary.columns]
+    cols = [c for c in ["measure", "kendall_tau", "tau_ap", "rbo", "significant_pairs", "kept_significant", "lost",
+                        "reversed", "gained"] if c in res.summary.columns]
     summary = res.summary[cols].set_index("measure")
-    print("2. Noisy judges: 100 replicates of the qrels with random judge errors (TPR 0.93, FPR 0.07,")
-    print("   Rashidi, Zobel & Moffat's 2023 main setting). Ranking agreement with the unperturbed ranking, and what happens")
-    print("   to significance conclusions (paired t-test, alpha 0.05), as shares of (pair, replicate):")
-    print("   " + summary.round(3).to_string().replace("\n", "\n   "))
+    agree = summary[["kendall_tau", "tau_ap", "rbo"]]
+    fates = summary[["kept_significant", "lost", "reversed", "gained"]]
+    print("2. Noisy judges: 100 replicates of the qrels with random judge errors (TPR 0.93, FPR 0.07, the main")
+    print("   setting of Rashidi, Zobel & Moffat 2023). Agreement of each replicate's ranking with the unperturbed one")
+    print("   (Kendall's tau, tau_AP, rank-biased overlap; 1 = same order):")
+    print("   " + agree.round(3).reset_index().to_string(index=False).replace("\n", "\n   "))
+    print("   Significant pairs under the unperturbed qrels (paired t-test, alpha 0.05): " + ", ".join(
+        f"{m} {int(n)}" for m, n in summary["significant_pairs"].items()) + ".")
+    print("   What the replicates do to those conclusions, as shares of (significant pair, replicate); 'gained' is")
+    print("   the share of (non-significant pair, replicate) that became significant:")
+    print("   " + fates.round(3).reset_index().to_string(index=False).replace("\n", "\n   "))
     summary.to_csv(out / "robustness.tsv", sep="\t")
-    report.section("2. Noisy judges",
-                   "100 replicates of the qrels under random judge errors (TPR 0.93, FPR 0.07). Agreement of "
-                   "each replicate's system ranking with the unperturbed one, and the fate of significance "
-                   "conclusions (shares of pair-replicate conclusions).")
-    report.table(summary, caption="Robustness under random judge errors")
-    try:
-        report.figure(res.plot_distributions("RBP(p=0.8)"), "RBP(p=0.8) of each system over the 100 replicates",
-                      name="replicate-distributions")
-        report.figure(res.plot_ranks("AP"), "AP: the system's rank under the unperturbed qrels against its "
-                      "rank in each replicate", name="true-vs-observed-ranks")
-    except Exception as exc:  # a plot must never stop the demonstration
-        report.text(f"(plot unavailable: {exc})", note=True)
+    robustness_section(report, res, measures=["RBP(p=0.8)", "AP"], heading="2. Noisy judges")
 
 
 def _selection_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
     """Part 3: which documents to judge next -- pooling and Methods A, B, C replayed against the
     qrels (Moffat, Webber & Zobel 2007)."""
-    from ..selection import compare_methods, plot_curves
+    from ..report import selection_section
+    from ..selection import compare_methods
     budget = max(100, len(qrels) // 2)
     checkpoints = sorted({budget // 4, budget // 2, budget})
-    summary, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"), checkpoints=checkpoints,
-                                 p_eval=[0.8])
+    summary, results = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"), checkpoints=checkpoints,
+                                       p_eval=[0.8])
     keep = [c for c in ("method", "judgments", "relevant", "mean_residual", "top_residual", "separated",
                         "sig_base_upper") if c in summary.columns]
     shown = summary[keep]
     print("3. Which documents to judge next: the qrels re-judged by depth pooling and Methods A, B, C")
-    print(f"   (RBP p = 0.8), at {checkpoints} judgments. 'top_residual' is the mean residual of the best")
-    print("   third of the systems; 'separated' the share of their pairs whose ranges no longer overlap.")
+    print(f"   (RBP p = 0.8), at {checkpoints} judgments. 'top_residual' is the mean residual of the best third")
+    print("   of the systems; 'separated' the share of their pairs whose ranges no longer overlap; 'sig_base_upper'")
+    print("   the share where one's base is significantly above the other's upper bound (Wilcoxon, alpha 0.05).")
     print("   " + shown.round(4).to_string(index=False).replace("\n", "\n   "))
+    if (shown[[c for c in ("separated", "sig_base_upper") if c in shown]].fillna(0) == 0).all().all():
+        print("   No pair of top systems is separated yet: the judgments are too few.")
     summary.to_csv(out / "selection.tsv", sep="\t", index=False)
-    report.section("3. Which documents to judge next",
-                   "The qrels re-judged in the order chosen by depth pooling and by Moffat, Webber and Zobel's "
-                   "Methods A, B and C: relevant documents found and residuals at each checkpoint.")
-    report.table(shown, caption="Judging simulation", index=False)
-    try:
-        report.figure(plot_curves(summary, p_eval=0.8), "Relevant documents found and mean residual of the top systems "
-                      "against the number of judgments", name="selection-curves")
-    except Exception as exc:  # a plot must never stop the demonstration
-        report.text(f"(plot unavailable: {exc})", note=True)
+    selection_section(report, summary, results["C"].systems, heading="3. Which documents to judge next",
+                      systems_method="C")
 
 
 def _ties_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
     """Part 4: what quantising scores does (tie-banding at rho = 2, Yang 2019 ch. 3)."""
     import pandas as pd
 
-    from .._plot import figure
     from ..engine import AlignedRuns, MeasureSpec
+    from ..report import ties_section
     from ..ties import TieBanding
     banded = {n: TieBanding(2)(r) for n, r in runs.items()}
     specs = [MeasureSpec("RBP", p=0.8), MeasureSpec("nDCG", cutoff=10)]
@@ -173,35 +177,18 @@ def _ties_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
     ex = AlignedRuns.build(banded, qrels, ties="expected", on_topic_mismatch="ignore").evaluate(specs)
     hi = AlignedRuns.build(banded, qrels, ties="optimistic", on_topic_mismatch="ignore").evaluate(specs)
     names = list(runs)
-    rows = []
+    frames = []
     for s, label in zip(specs, ("RBP(p=0.8)", "nDCG@10")):
-        for i, n in enumerate(names):
-            rows.append({"system": n, "measure": label, "original": orig[s][i, :, 0].mean(),
-                         "pessimistic": lo[s][i, :, 0].mean(), "expected": ex[s][i, :, 0].mean(),
-                         "optimistic": hi[s][i, :, 0].mean()})
-    table = pd.DataFrame(rows)
+        frames.append(pd.DataFrame({"system": names, "measure": label, "original": orig[s][:, :, 0].mean(axis=1),
+                                    "pessimistic": lo[s][:, :, 0].mean(axis=1), "expected": ex[s][:, :, 0].mean(axis=1),
+                                    "optimistic": hi[s][:, :, 0].mean(axis=1)}))
+    table = pd.concat(frames, ignore_index=True)
     spread = (table["optimistic"] - table["pessimistic"]).groupby(table["measure"]).mean()
     print("4. Quantised scores: every ranking banded with rho = 2 (bands of 1, 2, 4, 8 ... tied documents).")
     for m, v in spread.items():
         print(f"   {m}: mean spread between the best and worst orderings of the ties {v:.4f}")
     table.to_csv(out / "ties.tsv", sep="\t", index=False)
-    fig = figure(7, 4)
-    ax = fig.add_subplot()
-    t = table[table["measure"] == "RBP(p=0.8)"].sort_values("original", ascending=False)
-    x = range(len(t))
-    ax.vlines(x, t["pessimistic"], t["optimistic"], colors="#7570b3", linewidth=4, alpha=0.5, label="best to worst tie order")
-    ax.scatter(x, t["expected"], s=14, c="#7570b3", label="expected over tie orders")
-    ax.scatter(x, t["original"], s=14, marker="x", c="#222", label="original scores")
-    ax.set_xticks(list(x))
-    ax.set_xticklabels(t["system"], rotation=90, fontsize=7)
-    ax.set_ylabel("RBP(p=0.8)")
-    ax.legend(fontsize=7)
-    report.section("4. Quantised scores",
-                   "Each ranking banded with rho = 2: documents in a band share a score, so their order is arbitrary. "
-                   "The plot shows each system's original RBP, its expected value over all orderings of the ties, "
-                   "and the range from the worst to the best ordering.")
-    report.figure(fig, "Tie effects: RBP(p=0.8) after banding (rho = 2)", name="tie-effects")
-    report.table(spread.to_frame("mean optimistic - pessimistic"), caption="Spread caused by ties")
+    ties_section(report, table[table["measure"] == "RBP(p=0.8)"], heading="4. Quantised scores")
 
 
 DEMO_EXAMPLES = """examples:
@@ -228,5 +215,7 @@ def register_cli(sub: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed)
+    from ..report.words import command_line
+    return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed,
+                    command=command_line(getattr(args, "argv", None)))
 

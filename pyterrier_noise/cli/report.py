@@ -9,15 +9,24 @@ from . import options
 REPORT_EXAMPLES = """examples:
   pyterrier-noise report qrels.txt runs/ --out report-dir
   pyterrier-noise report ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs \\
-      -m 'RBP(p=0.8)' -m nDCG@10 --out covid-report
+      -m 'RBP(p=0.8)' -m nDCG@10 --pooled ../shared/data/trec-covid-round1/runs-metadata.csv --out covid-report
+  pyterrier-noise report qrels.txt runs/ --noisy-judges 100 --judging 2000 --ties --out full-report
+
+The page has a section for each part asked for: scores with their uncertainty (always), noisy judges
+(--noisy-judges N: N replicates of the qrels with random judge errors, TPR 0.93 and FPR 0.07 as in
+Rashidi, Zobel and Moffat 2023), which documents to judge next (--judging BUDGET: depth pooling and
+Moffat, Webber and Zobel's 2007 Methods A, B and C replayed against the qrels) and ties in the runs
+(--ties; Yang 2019).  Each figure says what to conclude from it.
 """
 
 
 def register_cli(subparsers: Any) -> None:
     """Add the ``report`` subcommand."""
     p = subparsers.add_parser("report", help="write an HTML report of an evaluation with plots",
-                              description="Evaluate runs and write a self-contained HTML report (tables and "
-                                          "plots embedded) to OUT/report.html.",
+                              description="Evaluate runs and write a self-contained, interactive HTML report "
+                                          "to OUT/report.html: each run's RBP(p=0.8) range (hover for its numbers, "
+                                          "zoom and pan), what to conclude from it, and a sortable table of the "
+                                          "scores. It works offline (Plotly's JavaScript is embedded).",
                               epilog=REPORT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
                               parents=[options.qrels_runs(), options.measures(
                                   required=False,
@@ -25,6 +34,12 @@ def register_cli(subparsers: Any) -> None:
                                   options.out(help="directory for report.html", force=True)])
     p.add_argument("--pooled", default=None,
                    help="CSV with columns run, contributed_judgments (yes/no), e.g. TREC-COVID's runs-metadata.csv")
+    p.add_argument("--noisy-judges", type=int, default=None, metavar="N",
+                   help="add the noisy-judges section: N replicates of the qrels with random judge errors")
+    p.add_argument("--judging", type=int, default=None, metavar="BUDGET",
+                   help="add the judging section: pooling and Methods A, B, C up to BUDGET judgments")
+    p.add_argument("--ties", action="store_true", help="add the section on tied scores in the runs")
+    p.add_argument("--seed", type=int, default=0, help="seed of the noisy judges' replicates (default 0)")
     p.set_defaults(handler=_cmd_report)
 
 
@@ -36,7 +51,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .._output import OutputDirectory
     from ..io import read_qrels, run_file_arguments
     from ..measures import evaluate
-    from ..report import Report, write_report
     directory = OutputDirectory(args.out, "report", force=args.force)
     qrels = read_qrels(args.qrels)
     runs = run_file_arguments(args.runs)      # files go straight to the engine's reader
@@ -44,15 +58,40 @@ def _cmd_report(args: argparse.Namespace) -> int:
     res = evaluate(runs, qrels, measures)      # topic mismatches announced as by `eval`; means over the qrels' topics
     wide = res.pivot(index="name", columns="measure", values="value")[measures]
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
-    wide = wide.sort_values("RBP(p=0.8)", ascending=False)
+    wide = wide[["RBP(p=0.8)", "RBP residual"] + measures[1:]].sort_values("RBP(p=0.8)", ascending=False)
     wide.columns.name, wide.index.name = None, "system"
     highlight: list[str] = []
     if args.pooled:
         meta = pd.read_csv(args.pooled)
         highlight = meta.loc[meta["contributed_judgments"].astype(str).str.lower() != "yes", "run"].astype(str).tolist()
-    with directory.staging() as stage:
-        written = write_report(stage, wide, highlight=highlight,
-                               report=Report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics"))
+    from ..report import build_report
+    from ..report.words import command_line
+    from .._validation import check_int
+    robust = judging = ties = None
+    frames = None
+    if args.noisy_judges is not None or args.ties:
+        from ..io import read_runs
+        frames = {}
+        for f in runs:
+            frames.update(read_runs(f))
+    if args.noisy_judges is not None:
+        from ..experiments import robustness_experiment
+        from ..judges import RandomFlips
+        n = check_int("--noisy-judges", args.noisy_judges, 1)
+        robust = robustness_experiment(frames, None, qrels, measures, RandomFlips(tpr=0.93, fpr=0.07), n_replicates=n,
+                                       seed=args.seed, progress=False, on_topic_mismatch="ignore")
+    if args.judging is not None:
+        from ..selection import compare_methods
+        budget = check_int("--judging", args.judging, 4)
+        judging, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"),
+                                     checkpoints=sorted({budget // 4, budget // 2, budget}), p_eval=[0.8])
+    if args.ties:
+        from ..ties import tie_stats_in_chunks
+        ties = tie_stats_in_chunks(frames)
+    page = build_report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics", scores=wide,
+                        highlight=highlight, robustness=robust, selection=judging, tie_stats=ties,
+                        command=command_line(getattr(args, "argv", None)))
+    directory.write("report.html", page.html())
     directory.finish()
-    print(f"Report: {Path(args.out) / written.name}")
+    print(f"Report: {Path(args.out) / 'report.html'} (open it in a browser; it works offline)")
     return 0

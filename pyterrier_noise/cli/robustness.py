@@ -23,8 +23,9 @@ is replicate i of `pyterrier-noise perturb` with the same model and --seed.
 
 Writes to DIR: summary.tsv (one row per measure: ranking tau / tau_ap / RBO, pair conclusions),
 systems.tsv, rankings.tsv, pairs.tsv, rank_given_observed.tsv, p_given_observed.tsv, labels.tsv,
-baseline.tsv (with --baseline), experiment.json, and distributions-<measure>.png and
-ranks-<measure>.png (unless --no-plots), and manifest.json listing every file written.  The same
+baseline.tsv (with --baseline), experiment.json, and, unless --no-plots, distributions-<measure>.png,
+ranks-<measure>.png and report.html (an interactive page that works offline: open it in a browser),
+and manifest.json listing every file written.  The same
 seed gives byte-identical TSV files.  A DIR holding other files is refused; --force replaces an
 earlier robustness output (the files its manifest lists, so no old plot stays beside new tables).
 """
@@ -48,7 +49,7 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("--correction", choices=list(options.CORRECTIONS), default=None,
                    help="multiple-comparison correction within each replicate (default none)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--no-plots", action="store_true", help="write the TSV files only")
+    p.add_argument("--no-plots", action="store_true", help="write the TSV files only (no PNG plots, no report.html)")
     p.set_defaults(handler=_cmd_robustness)
 
 
@@ -94,10 +95,23 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
             "correction": args.correction, "alpha": args.alpha, "ties": args.ties,
             "topics": len(res.topics)}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
-    directory.finish()
+    if not args.no_plots:
+        from ..report import build_report
+        from ..report.words import command_line
+        page = build_report(f"Robustness of {len(res.names)} runs under {model!r}", robustness=res,
+                            command=command_line(getattr(args, "argv", None)))
+        directory.write("report.html", page.html())
+    manifest = directory.finish()
     cols = ["measure", "kendall_tau", "tau_ap", "rbo", "significant_pairs", "kept_significant", "lost",
             "reversed", "gained"]
-    print(res.summary[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-    print(f"wrote {len(res.frames())} tables{'' if args.no_plots else ' and plots'} to {out}/: "
+    print(res.summary[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}",
+                                      formatters={"significant_pairs": lambda v: f"{int(v)}"}))
+    print("kendall_tau, tau_ap, rbo: agreement of each replicate's ranking with the unperturbed one (1 = same order); "
+          "significant_pairs: count under the unperturbed qrels; kept_significant, lost, reversed: shares of "
+          "(significant pair, replicate); gained: share of (non-significant pair, replicate).")
+    files = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+    print(f"wrote {len(files) + 1} files to {out}/ (manifest.json lists them): "
           f"{len(res.names)} runs x {len(res.topics)} topics x {n} replicates of {model!r}")
+    if not args.no_plots:
+        print(f"open {out / 'report.html'} in a browser for the interactive report")
     return 0

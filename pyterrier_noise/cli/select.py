@@ -19,8 +19,9 @@ SELECT_EXAMPLES = """examples:
 Simulates judging: the qrels act as the assessor (a document they do not judge is non-relevant,
 or skipped with --missing bypass).  Writes DIR/judgments.tsv (step qid docno label, in selection
 order), DIR/residuals.tsv (judgments run base residual: RBP at --p, mean over topics, at every
-checkpoint) and DIR/summary.tsv (relevant found, mean residuals, separation of the top third of
-runs by AP on the qrels).  --pool-runs takes run names separated by commas, a file of names (one a
+checkpoint), DIR/summary.tsv (relevant found, mean residuals, separation of the top third of
+runs by AP on the qrels) and DIR/report.html (an interactive page that works offline: the judging
+curve, each run's RBP range at the end and what to conclude; open it in a browser).  --pool-runs takes run names separated by commas, a file of names (one a
 line), or a CSV with columns run and contributed_judgments (the rows marked yes feed the pool).
 --stop-top-residual / --stop-leader stop before the budget once the top runs' residual is small
 or the leading run is separated from every other.
@@ -87,10 +88,16 @@ def _cmd_select(args: argparse.Namespace) -> int:
     directory.write("residuals.tsv", s[["judgments", "name", "base", "residual"]].rename(columns={"name": "run"})
                     .to_csv(sep="\t", index=False, float_format="%.6g"))
     directory.write("summary.tsv", res.summary.to_csv(sep="\t", index=False, float_format="%.6g"))
+    from ..report import build_report
+    from ..report.words import command_line
+    page = build_report(f"Judging simulation: method {args.method}, {len(runs)} runs", selection=res,
+                        command=command_line(getattr(args, "argv", None)))
+    directory.write("report.html", page.html())
     directory.finish({"method": args.method, "p": args.p, "seed": args.seed})
     last = res.summary[np.isclose(res.summary["p_eval"], args.p)].iloc[-1]
     print(f"{args.method}: {int(last['judgments'])} judgments, {int(last['relevant'])} relevant found, "
-          f"mean residual {last['mean_residual']:.4f} (top third {last['top_residual']:.4f}); wrote {out}/")
+          f"mean residual {last['mean_residual']:.4f} (top third {last['top_residual']:.4f}); wrote {out}/ "
+          f"(open {out / 'report.html'} in a browser)")
     if res.stopped is not None:
         print(f"stopped early: {res.stopped}")
     return 0

@@ -37,6 +37,7 @@ TIES_EXAMPLES = """examples:
   pyterrier-noise ties ../shared/data/trec-covid-round1/runs            # Table 3.2 style summary
   pyterrier-noise ties ../shared/data/trec-covid-round1/runs --level runs --format tsv > ties.tsv
   pyterrier-noise ties run1.gz run2.gz --precision float32               # ties as trec_eval sees them
+  pyterrier-noise ties ../shared/data/trec-covid-round1/runs --report ties.html   # and an interactive page
 
 Levels: summary (Yang 2019 thesis Table 3.2: shares of runs, run-topic pairs and documents with tied
 scores or rank/score contradictions, geometric mean rank of the first tie), runs (one row per
@@ -131,6 +132,13 @@ def _cmd_ties(args: argparse.Namespace) -> int:
             raise InputError(f"{p}: no such file or directory")
         files.extend(list_run_files(p) if p.is_dir() else [p])
     ts = tie_stats_in_chunks(read_runs(files), args.precision)
+    if args.report:
+        from ..report import build_report
+        from ..report.words import command_line
+        from ..report.sections import write
+        page = build_report(f"Ties in {len(ts.runs)} runs ({args.precision})", tie_stats=ts, command=command_line(getattr(args, "argv", None)))
+        written = write(page, args.report)
+        print(f"Report: {written} (open it in a browser; it works offline)", file=sys.stderr)
     table = {"summary": ts.summary.rename_axis("kind").reset_index(), "runs": ts.runs, "topics": ts.topics,
              "sizes": ts.group_sizes}[args.level]
     out = sys.stdout
@@ -200,4 +208,7 @@ def register_cli(subparsers: Any) -> None:
                    help="which table to print (default: summary)")
     p.add_argument("--precision", choices=list(options.PRECISIONS), default="float64",
                    help="score equality in float64 (default) or float32 (trec_eval's)")
+    p.add_argument("--report", metavar="PATH", default=None,
+                   help="also write an interactive HTML report (self-contained, works offline) to PATH "
+                        "(a .html file, or a directory that gets report.html)")
     p.set_defaults(handler=_cmd_ties)

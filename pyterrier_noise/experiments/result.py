@@ -324,13 +324,25 @@ class RobustnessResult:
         return written
 
     def plot_distributions(self, measure: Any = None, ax: Any = None, kind: str = "box",
-                           save: str | Path | None = None) -> Any:
+                           top: int | None = None, save: str | Path | None = None) -> Any:
         """:func:`~pyterrier_noise.experiments.plot_distributions` of this result (returns the Figure)."""
-        return plot_distributions(self, measure, ax=ax, kind=kind, save=save)
+        return plot_distributions(self, measure, ax=ax, kind=kind, top=top, save=save)
 
-    def plot_ranks(self, measure: Any = None, ax: Any = None, save: str | Path | None = None) -> Any:
+    def plot_ranks(self, measure: Any = None, ax: Any = None, top: int | None = None,
+                   save: str | Path | None = None) -> Any:
         """:func:`~pyterrier_noise.experiments.plot_ranks` of this result (returns the Figure)."""
-        return plot_ranks(self, measure, ax=ax, save=save)
+        return plot_ranks(self, measure, ax=ax, top=top, save=save)
+
+    def report(self, path: str | Path, measures: Sequence[Any] | None = None, title: str | None = None) -> Path:
+        """Write an interactive, self-contained HTML report of this result to ``path`` (a file, or
+        a directory that gets ``report.html``): ranking agreement, the fate of significance
+        conclusions, and per measure each run's replicate distribution and rank interval, with
+        what to conclude (:mod:`pyterrier_noise.report`).  Returns the path written."""
+        from ..report import Report, robustness_section
+        from ..report.sections import write
+        labels = None if measures is None else [self._measure(m) for m in measures]
+        page = Report(title or f"Robustness of {len(self.names)} runs over {self.params['n_replicates']} replicates")
+        return write(robustness_section(page, self, labels), path)
 
     def __repr__(self) -> str:
         head = (f"RobustnessResult({len(self.names)} systems, {len(self.topics)} topics, "

@@ -1,5 +1,10 @@
-"""The HTML report (html.py) and its figures (figures.py)."""
+"""The HTML report (html.py: one self-contained interactive page), its sections with computed
+conclusions (sections.py), its interactive Plotly figures (interactive.py), its static matplotlib
+figures (figures.py) and its words (words.py)."""
 from .figures import plot_rbp_ranges
 from .html import Report, write_report
+from .sections import (build_report, correction_section, robustness_section, scores_section, selection_section, tie_stats_section,
+                       ties_section)
 
-__all__ = ['Report', 'plot_rbp_ranges', 'write_report']
+__all__ = ['Report', 'build_report', 'correction_section', 'plot_rbp_ranges', 'robustness_section', 'scores_section',
+           'selection_section', 'tie_stats_section', 'ties_section', 'write_report']

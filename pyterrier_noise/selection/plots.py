@@ -1,5 +1,6 @@
 """Plots of judgment selection: RBP ranges per run and judging curves (Moffat, Webber & Zobel 2007,
-Figures 1-3, Table 2)."""
+Figures 1-3, Table 2).  Both return a matplotlib Figure, take ``save=`` and follow the package's
+colours (:data:`pyterrier_noise._plot.COLOURS`, one colour per method)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,19 +9,22 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._plot import figure, save as save_figure
+from .._plot import (COLOURS, check_top, figure, integer_ticks, label_systems, title_and_legend, method_colour,
+                     save as save_figure, systems_width)
 from .._validation import InputError, check_choice
 
 __all__ = ["plot_ranges", "plot_curves"]
 
 
 def plot_ranges(system_bounds: pd.DataFrame, order_by: pd.Series | Sequence[str] | None = None,
-                kind: str = "full", ax: Any = None, title: str | None = None, color: str = "C0",
-                save: str | Path | None = None) -> Any:
+                kind: str = "full", ax: Any = None, title: str | None = None, color: str = COLOURS["pooled"],
+                top: int | None = None, save: str | Path | None = None) -> Any:
     """RBP ranges per system, as Moffat et al. 2007, Figures 1-3: a bar from the mean base to the
     mean upper bound (``kind="full"``) or to the mean projected value (``"projected"``), with the
-    systems ordered by a reference score (descending) or listed order.  Draws on ``ax`` when given,
-    else on a new Figure; returns the Figure (written to ``save`` when a path is given)."""
+    systems ordered by a reference score (descending) or listed order, each labelled by its name.
+    ``top=k`` draws the first k systems and one grey bar for the rest.  Draws on ``ax`` when given,
+    else on a new Figure sized for the systems; returns the Figure (written to ``save`` when a
+    path is given)."""
     check_choice("kind", kind, ("full", "projected"))
     need = {"name", "base", "upper"} | ({"projected"} if kind == "projected" else set())
     missing = need - set(system_bounds.columns)
@@ -37,18 +41,28 @@ def plot_ranges(system_bounds: pd.DataFrame, order_by: pd.Series | Sequence[str]
     if unknown:
         raise InputError(f"plot_ranges: order_by names {unknown[:3]} are not in system_bounds")
     b = b.loc[names]
-    top = b["upper"] if kind == "full" else b["projected"]
-    if ax is None:
-        ax = figure(10, 3.5).add_subplot()
+    k = check_top(top, len(b))
+    rest = b.iloc[k:] if k is not None else b.iloc[:0]
+    b = b.iloc[:k] if k is not None else b
+    end = "upper" if kind == "full" else "projected"
+    n_bars = len(b) + (1 if len(rest) else 0)
+    own = ax is None
+    if own:
+        ax = figure(systems_width(n_bars), 4.0).add_subplot()
     x = np.arange(len(b))
-    ax.vlines(x, b["base"], top, color=color, linewidth=2)
-    ax.plot(x, b["base"], "_", color="k", markersize=4)
-    ax.set_xlim(-1, len(b))
+    what = "base to upper bound" if kind == "full" else "base to projected value"
+    ax.vlines(x, b["base"], b[end], color=color, linewidth=3, label=f"mean RBP, {what}")
+    ax.plot(x, b["base"], "_", color=COLOURS["truth"], markersize=6, label="mean base")
+    labels = [str(n) for n in b.index]
+    if len(rest):
+        ax.vlines([len(b)], rest["base"].min(), rest[end].max(), color=COLOURS["rest"], linewidth=7,
+                  label=f"the other {len(rest)} runs: lowest base to highest {end}")
+        labels.append(f"other {len(rest)} runs")
+    label_systems(ax, labels, np.arange(n_bars))
     ax.set_ylim(0, 1)
     ax.set_xlabel("runs, by decreasing reference score" if order_by is not None else "runs")
     ax.set_ylabel("RBP " + ("base to upper" if kind == "full" else "base to projected"))
-    if title:
-        ax.set_title(title)
+    title_and_legend(ax, title, own)
     return save_figure(ax.figure, save)
 
 
@@ -57,21 +71,23 @@ def plot_curves(summaries: pd.DataFrame, p_eval: float | None = None, by: str = 
     """Relevant documents found and mean residual of the top runs against the number of
     judgments (Moffat et al. 2007, Table 2 and Sec. 5), one line per value of ``by`` (colour) and
     of ``linestyle_by`` (solid, dashed, ...), from :class:`SimulationResult` summaries (rows at
-    one ``p_eval``: the given one, else the first).  Draws on the two ``axes`` when given, else on a
-    new Figure; returns the Figure (written to ``save`` when a path is given)."""
+    one ``p_eval``: the given one, else the first).  Both panels have a title; the legend (one
+    for the figure) names every line.  Draws on the two ``axes`` when given, else on a new
+    Figure; returns the Figure (written to ``save`` when a path is given)."""
     need = {by, "judgments", "relevant", "top_residual"} | ({linestyle_by} if linestyle_by else set())
     missing = need - set(summaries.columns)
     if missing:
         raise InputError(f"plot_curves: summaries are missing column(s) {sorted(missing)}")
     s = summaries
     if "p_eval" in s.columns:
-        s = s[np.isclose(s["p_eval"], s["p_eval"].iloc[0] if p_eval is None else p_eval)]
+        p_eval = s["p_eval"].iloc[0] if p_eval is None else p_eval
+        s = s[np.isclose(s["p_eval"], p_eval)]
     if axes is None:
-        fig = figure(10, 3.5)
+        fig = figure(10, 4.0)
         axes = fig.subplots(1, 2)
     else:
         fig = axes[0].figure
-    colours = {k: f"C{i}" for i, k in enumerate(pd.unique(s[by]))}
+    colours = {k: method_colour(k, i) for i, k in enumerate(pd.unique(s[by]))}
     styles = {k: ls for k, ls in zip(pd.unique(s[linestyle_by]) if linestyle_by else [None], ["-", "--", ":", "-."])}
     keys = [by] + ([linestyle_by] if linestyle_by else [])
     for key, g in s.groupby(keys, sort=False):
@@ -79,11 +95,22 @@ def plot_curves(summaries: pd.DataFrame, p_eval: float | None = None, by: str = 
         g = g.sort_values("judgments")
         style = dict(color=colours[key[0]], linestyle=styles[key[1]] if linestyle_by else "-", marker=".")
         label = " / ".join(str(k) for k in key)
+        if by == "method" and str(key[0]) in ("A", "B", "C"):
+            label = "Method " + label
         axes[0].plot(g["judgments"], g["relevant"], label=label, **style)
         axes[1].plot(g["judgments"], g["top_residual"], label=label, **style)
-    axes[0].set_xlabel("judgments")
+    for ax in axes:
+        ax.set_xlabel("judgments")
+        integer_ticks(ax.xaxis)
+        ax.grid(alpha=0.3)
+    integer_ticks(axes[0].yaxis)
     axes[0].set_ylabel("relevant documents found")
-    axes[1].set_xlabel("judgments")
+    axes[0].set_title("Relevant documents found")
     axes[1].set_ylabel("mean residual of the top runs")
-    axes[1].legend(fontsize=7)
+    axes[1].set_title("Uncertainty left in the top runs" + (f" (RBP p = {p_eval:g})" if p_eval is not None else ""))
+    handles, labels = axes[0].get_legend_handles_labels()
+    if fig.get_layout_engine() is not None:
+        fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False)
+    else:
+        axes[1].legend(handles, labels, fontsize=8)
     return save_figure(fig, save)
