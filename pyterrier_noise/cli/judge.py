@@ -100,10 +100,11 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .._validation import InputError
-    from ..io import read_qrels, read_runs
+    from ..io import read_qrels, run_file_arguments
     from ..selection import (JudgingSession, Oracle, QrelsOracle, TerminalOracle, read_docs_file,
                              read_topics_file)
-    runs = read_runs(args.runs) if args.runs else None
+    # the files themselves: the session parses them with Arrow's reader (no frame per run)
+    runs = run_file_arguments(args.runs) if args.runs else None
     if args.recover is not None:
         got = JudgingSession.recover(args.session, args.recover, runs=runs)
         print(f"recovered {got['events']} judgments and bypasses into {args.recover}"
@@ -120,11 +121,11 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     oracle_qrels = read_qrels(args.qrels) if args.qrels is not None and create else None
     if oracle_qrels is not None and runs is not None and not Path(args.session).exists():
         from ..selection.simulate import unknown_topic_quota
-        topics = sorted({str(q) for r in runs.values() for q in r["qid"].unique()})
-        quota = unknown_topic_quota(topics, oracle_qrels["qid"], None,
-                                    "judge" if args.judge_unknown_topics else "skip", "judge")
-        if quota is not None:
-            settings["per_topic_quota"] = quota
+        mode = "judge" if args.judge_unknown_topics else "skip"
+
+        def quota(topics: list[str]) -> Any:   # the session calls it with the runs' topics, once read
+            return unknown_topic_quota(topics, oracle_qrels["qid"], None, mode, "judge")
+        settings["per_topic_quota"] = quota
     with JudgingSession(args.session, runs=runs, initial_qrels=init, create=create, **settings) as s:
         if args.export is not None:
             q = s.export_qrels(args.export)

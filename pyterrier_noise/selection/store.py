@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
+import numbers
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError
-from ..io import read_qrels, read_runs
+from .._validation import InputError, check_probability
+from ..engine import AlignedRuns, JudgmentTable, are_run_paths
+from ..io import list_run_files, read_qrels, read_runs, run_file_columns, run_name
 
 __all__ = ["SessionError", "SessionLockedError", "fingerprint_runs", "fingerprint_qrels"]
 
@@ -40,6 +45,117 @@ def _canonical_runs(runs: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
             "rank": np.concatenate([runs[n]["rank"].to_numpy(dtype=np.int64) for n in names])}
 
 
+def run_paths(runs: Any) -> list[Path] | None:
+    """The run files named by ``runs`` (a file, a directory or a list of them), or None when ``runs``
+    are frames or a mapping (read those with :func:`~pyterrier_noise.io.read_runs`)."""
+    if not are_run_paths(runs):
+        return None
+    items = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
+    files = [f for p in map(Path, items) for f in (list_run_files(p) if p.is_dir() else [p])]
+    names = [run_name(f) for f in files]
+    if len(set(names)) != len(names):
+        raise InputError("two run files share a name (a run's name is its file name without .gz)")
+    return files
+
+
+def _sorted_codes(uniq: np.ndarray, codes: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Distinct strings used by ``codes`` in sorted order, and the codes renumbered into them (what
+    ``pandas.factorize(values, sort=True)`` gives, without a Python object per row)."""
+    used = np.flatnonzero(np.bincount(codes, minlength=len(uniq)))
+    strings = np.asarray([str(x) for x in np.asarray(uniq, dtype=object)[used]], dtype=object)
+    order = np.argsort(strings, kind="stable")
+    new = np.full(len(uniq), -1, dtype=np.int64)
+    new[used[order]] = np.arange(len(used), dtype=np.int64)
+    return strings[order].tolist(), new[codes]
+
+
+def _canonical_files(files: Sequence[Path]) -> dict[str, Any] | None:
+    """:func:`_canonical_runs` of run files, read with Arrow's CSV parser (strings stay codes: one
+    Python object per distinct qid and docno, not per line); None when a file needs the validating
+    reader (:func:`~pyterrier_noise.io.read_trec_run`, which names the offending line)."""
+    cols = run_file_columns(list(files), n_threads=os.cpu_count() or 1)
+    if cols is None:
+        return None
+    run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
+    del cols
+    sizes = np.bincount(run_idx, minlength=len(files)).astype(np.int64)
+    del run_idx
+    qid_u, qid_c = _sorted_codes(quniq, qcodes)
+    del qcodes
+    docno_u, docno_c = _sorted_codes(duniq, dcodes)
+    del dcodes
+    return {"names": [run_name(f) for f in files], "sizes": sizes, "qid_u": qid_u, "qid_c": qid_c,
+            "docno_u": docno_u, "docno_c": docno_c, "score": np.asarray(score, dtype=np.float64),
+            "rank": np.asarray(rank, dtype=np.int64)}
+
+
+def canonical_runs(runs: Any) -> dict[str, Any]:
+    """:func:`_canonical_runs` of anything :func:`~pyterrier_noise.io.read_runs` reads; run files
+    go through Arrow's reader (see :func:`_canonical_files`)."""
+    files = run_paths(runs)
+    if files is not None:
+        if not files:
+            raise InputError("argument 'runs': no run files given")
+        got = _canonical_files(files)
+        if got is not None:
+            return got
+        runs = files
+    return _canonical_runs(read_runs(runs))
+
+
+#: configuration keys and their defaults for a new session
+DEFAULTS: dict[str, Any] = {"method": "C", "p": 0.8, "power": 3.0, "residual_scope": "query",
+                            "score_scope": "system", "batch_size": 1, "tie_break": "deterministic",
+                            "seed": 0, "pool_runs": None, "per_topic_quota": None, "rel": 1.0, "max_rel": None,
+                            "ties": "trec_eval"}
+
+
+def _normalise_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Validate the session's configuration and give it one canonical, JSON-able form."""
+    out = dict(cfg)
+    if not isinstance(out["method"], str):
+        raise InputError(f"argument 'method': expected 'pool', 'A', 'B' or 'C', got {out['method']!r}")
+    out["p"] = check_probability("argument 'p'", out["p"])
+    pw = out["power"]
+    if isinstance(pw, (bool, np.bool_)) or not isinstance(pw, numbers.Real) or not math.isfinite(pw) or pw < 0:
+        raise InputError(f"argument 'power': expected a number >= 0, got {pw!r}")
+    out["power"] = float(pw)
+    for key, minimum in (("batch_size", 1), ("seed", 0)):
+        v = out[key]
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < minimum:
+            raise InputError(f"argument {key!r}: expected an integer >= {minimum}, got {v!r}")
+        out[key] = int(v)
+    for key, allowed in (("tie_break", ("deterministic", "random")), ("residual_scope", ("query", "system")),
+                         ("score_scope", ("query", "system"))):
+        if out[key] not in allowed:
+            raise InputError(f"argument {key!r}: expected one of {list(allowed)}, got {out[key]!r}")
+    if out["pool_runs"] is not None:
+        pr = out["pool_runs"]
+        if isinstance(pr, (str, bytes)) or not isinstance(pr, Sequence):
+            raise InputError(f"argument 'pool_runs': expected a list of run names, got {pr!r}")
+        out["pool_runs"] = [str(x) for x in pr]
+    if isinstance(out["rel"], (bool, np.bool_)) or not isinstance(out["rel"], numbers.Real) \
+            or not math.isfinite(out["rel"]) or out["rel"] <= 0:
+        raise InputError(f"argument 'rel': expected a number > 0 (label >= rel is relevant), got {out['rel']!r}")
+    out["rel"] = float(out["rel"])
+    mr = out["max_rel"]
+    if mr is not None:
+        if isinstance(mr, (bool, np.bool_)) or not isinstance(mr, numbers.Real) or not math.isfinite(mr) or mr <= 0:
+            raise InputError(f"argument 'max_rel': expected a number > 0 (graded gain) or None, got {mr!r}")
+        out["max_rel"] = float(mr)
+    if out["ties"] not in ("trec_eval", "given"):
+        raise InputError(f"argument 'ties': expected 'trec_eval' or 'given', got {out['ties']!r}")
+    q = out["per_topic_quota"]
+    if q is not None:
+        if isinstance(q, Mapping):
+            out["per_topic_quota"] = {str(k): int(v) for k, v in q.items()}
+        elif isinstance(q, numbers.Integral) and not isinstance(q, bool):
+            out["per_topic_quota"] = int(q)
+        else:
+            raise InputError(f"argument 'per_topic_quota': expected an integer or a mapping qid -> integer, got {q!r}")
+    return out
+
+
 def _joined(strings: Sequence[str]) -> bytes:
     return "\x00".join(strings).encode("utf-8")
 
@@ -48,10 +164,11 @@ def fingerprint_runs(runs: Any) -> str:
     """SHA-256 of the runs' ``(run, qid, docno, rank, score)`` rows, sorted: independent of the order of
     the runs and of the rows, sensitive to any change in them.
 
-    ``runs`` is anything :func:`pyterrier_noise.read_runs` reads.  Sorting is done on integer codes
-    of the sorted unique strings (``pandas.factorize``), so it stays fast for TREC-size run sets.
+    ``runs`` is anything :func:`pyterrier_noise.read_runs` reads; run files are parsed by Arrow
+    (no Python object per line).  Sorting is done on integer codes of the sorted unique strings, so
+    it stays fast and lean for TREC-size run sets.
     """
-    return _fingerprint_canonical(_canonical_runs(read_runs(runs)))
+    return _fingerprint_canonical(canonical_runs(runs))
 
 
 def _fingerprint_canonical(c: dict[str, Any]) -> str:
@@ -69,9 +186,10 @@ def _fingerprint_canonical(c: dict[str, Any]) -> str:
     h.update(_joined([str(x) for x in names[order_names]]) + b"\x01")
     h.update(_joined(c["qid_u"]) + b"\x01")
     h.update(_joined(c["docno_u"]) + b"\x01")
-    for arr in (run_c[order], c["qid_c"][order], c["docno_c"][order], c["rank"][order]):
-        h.update(arr.astype("<i8").tobytes())
-    h.update(c["score"][order].astype("<f8").tobytes())
+    # one column at a time, hashed through the buffer protocol: no copy beyond the reordered column
+    for col, dtype in ((run_c, "<i8"), (c["qid_c"], "<i8"), (c["docno_c"], "<i8"), (c["rank"], "<i8"),
+                       (c["score"], "<f8")):
+        h.update(memoryview(np.ascontiguousarray(col[order], dtype=dtype)))
     return h.hexdigest()
 
 
@@ -139,6 +257,51 @@ def _unpack_qrels(blob: bytes) -> pd.DataFrame:
 
 
 _FORMAT = "pyterrier-noise judging session 1"
+
+#: tag of the aligned-runs blob (``blobs.name = 'aligned'``): the selector's alignment, stored so
+#: that a session reopens without parsing or aligning the runs again.  Sessions written before it
+#: have no such blob and are aligned from their stored runs (then the blob is added).
+_ALIGNED_FORMAT = "pyterrier-noise aligned runs 1"
+
+
+def _pack_aligned(a: AlignedRuns) -> bytes:
+    """The selector's alignment (``ties`` "trec_eval" or "given": one position per document) as a
+    compressed ``.npz`` blob without pickle: segment lengths, positions, table rows, and the table's
+    docnos, topics and labels."""
+    if not (np.array_equal(a.group_start, a.pos) and np.array_equal(a.group_end, a.pos + 1)):
+        raise SessionError("internal: the selector's alignment has tie groups; it cannot be stored")
+    t = a.table
+    jtype = np.int32 if len(t) < 2 ** 31 - 1 else np.int64
+    buf = io.BytesIO()
+    np.savez_compressed(buf, format=_u8([_ALIGNED_FORMAT]), names=_u8(a.run_names), n_names=len(a.run_names),
+                        ties=_u8([a.ties]), topics=_u8(t.topics), n_topics=len(t.topics),
+                        docno=_u8(t.frame["docno"].tolist()), n_rows=len(t), topic_index=t.topic_index.astype(np.int32),
+                        labels=t.labels.astype(np.float64), seg_len=a.seg_len.astype(np.int64),
+                        pos=a.pos.astype(np.int32), jidx=a.jidx.astype(jtype))
+    return buf.getvalue()
+
+
+def _unpack_aligned(blob: bytes) -> AlignedRuns:
+    """The :class:`~pyterrier_noise.engine.AlignedRuns` of :func:`_pack_aligned`, as built."""
+    z = np.load(io.BytesIO(blob), allow_pickle=False)
+    if bytes(z["format"]).decode("utf-8") != _ALIGNED_FORMAT:
+        raise SessionError(f"the stored alignment has format {bytes(z['format'])!r}, expected {_ALIGNED_FORMAT!r}")
+    topics = [str(x) for x in _strings(z["topics"], int(z["n_topics"]))]
+    tix = z["topic_index"].astype(np.int64)
+    labels = z["labels"]
+    # object columns: the selector reads them as object arrays, which an Arrow-backed str column
+    # would have to convert (row by row) first
+    frame = pd.DataFrame({"qid": pd.Series(np.asarray(topics, dtype=object)[tix], dtype=object),
+                          "docno": pd.Series(_strings(z["docno"], int(z["n_rows"])), dtype=object), "label": labels})
+    start = np.searchsorted(tix, np.arange(len(topics) + 1))
+    table = JudgmentTable(frame, topics, tix, start, labels)
+    seg_len = z["seg_len"]
+    seg_start = np.zeros(len(seg_len) + 1, dtype=np.int64)
+    np.cumsum(seg_len, out=seg_start[1:])
+    pos = z["pos"]
+    names = [str(x) for x in _strings(z["names"], int(z["n_names"]))]
+    return AlignedRuns(names, table, bytes(z["ties"]).decode("utf-8"), seg_len, seg_start, pos,
+                       z["jidx"].astype(np.int64), pos, pos + 1, None)
 
 
 _SCHEMA = """
