@@ -41,13 +41,15 @@ import pandas as pd
 
 from .._progress import progress_bar
 from .._validation import InputError
-from ..io import read_qrels, write_trec_qrels
+from ..io import read_qrels, run_name, write_trec_qrels
 from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label
 from .durable import backup as _backup, check_integrity, damaged_message, publish, recover as _recover
 from .stopping import StopRule
-from .store import (_FORMAT, _SCHEMA, DEFAULTS, SessionError, SessionLockedError, _fingerprint_canonical,
+from .store import (_FORMAT, _SCHEMA, DEFAULTS, SessionError, SessionLockedError, _check_selector_settings,
+                    _fingerprint_canonical,
                     _normalise_config, _now, _pack_aligned, _pack_qrels, _pack_runs, _unpack_aligned, _unpack_qrels,
-                    _unpack_runs, canonical_runs, fingerprint_qrels, run_paths)
+                    _unpack_runs, canonical_columns, canonical_runs, fingerprint_qrels, read_run_columns,
+                    run_paths)
 
 __all__ = ["JudgingSession", "JudgingEvent", "RunReport"]
 
@@ -145,6 +147,7 @@ class JudgingSession:
         self._factory = selector_factory or _default_factory
         self._conn: sqlite3.Connection | None = None
         self._selector: Any = None
+        self._fresh_aligned: Any = None   # a new session's alignment, until its selector is built
         self._docs: pd.DataFrame | None = None
         self._meta: dict[str, str] = {}
         self._broken: BaseException | None = None
@@ -177,12 +180,12 @@ class JudgingSession:
                 self._create(runs, initial_qrels, given)   # an empty file: filled in place, under the lock
             elif token is not None and meta.get("creation_token") == token:
                 built = self._selector
-                self._reopen(meta, None, None, {})
+                self._reopen(meta, None, None, {}, verify_blobs=False)   # this process wrote them just now
                 if self._handled or self._pending:   # another process judged between publishing and opening
                     built = None
                 self._selector = built
             else:
-                self._selector = None
+                self._selector = self._fresh_aligned = None
                 self._reopen(meta, runs, initial_qrels, given)
         except sqlite3.DatabaseError as exc:   # damage quick_check cannot see (e.g. inside a record)
             self._close_quietly()
@@ -244,7 +247,15 @@ class JudgingSession:
             given = {k: v for k, v in given.items() if k != "per_topic_quota"}
         cfg = _normalise_config({**DEFAULTS, **given})
         files = run_paths(runs)
-        canonical = canonical_runs(runs)   # run files: Arrow's reader, no frame and no object per line
+        if files is not None and not files:
+            raise InputError("argument 'runs': no run files given")
+        # run files are parsed once, by Arrow's reader (no frame, no Python object per line); the
+        # same columns give the stored copy, its fingerprint and the selector's alignment
+        cols = read_run_columns(files) if files is not None else None
+        if cols is not None:
+            canonical = canonical_columns([run_name(f) for f in files], cols)
+        else:
+            canonical = canonical_runs(runs if files is None else files)
         if not canonical["names"]:
             raise InputError("argument 'runs': no runs given")
         if callable(quota_fn):
@@ -266,8 +277,17 @@ class JudgingSession:
         if self._factory is _default_factory:
             # the selector aligns the files themselves (the stored copy holds the same rows); its
             # alignment is stored so that reopening needs neither parsing nor aligning
-            self._selector, aligned_blob = self._aligned_selector(files if files is not None else _unpack_runs(blob))
+            from .contributions import _aligned_for
+            aligned = _aligned_for((names, cols) if cols is not None else files if files is not None
+                                   else _unpack_runs(blob), init, ties=cfg["ties"])
+            del cols   # the rows are in the blob and the alignment: the columns go before the selector is built
+            aligned_blob = _pack_aligned(aligned)
             meta["aligned_blob_sha256"] = hashlib.sha256(aligned_blob).hexdigest()
+            # the selector is built on first use, after the file is written (the blobs are gone by
+            # then: the two never take memory at once); what it would refuse is refused here
+            _check_selector_settings(cfg, names, aligned.topics)
+            self._fresh_aligned = aligned
+            del aligned
         else:
             self._selector = self._factory(_unpack_runs(blob), initial_qrels=init, **cfg)
         self._token = meta["creation_token"]
@@ -294,12 +314,15 @@ class JudgingSession:
 
     def _publish_new(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> str | None:
         write = self._prepare(runs, initial_qrels, given)
-        return self._token if publish(self.path, write) else None
+        done = publish(self.path, write)
+        del write   # and with it the blobs it wrote
+        return self._token if done else None
 
     def _create(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
         self._prepare(runs, initial_qrels, given)(self._conn)
 
-    def _reopen(self, meta: dict[str, str], runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
+    def _reopen(self, meta: dict[str, str], runs: Any, initial_qrels: Any, given: dict[str, Any],
+                verify_blobs: bool = True) -> None:
         cfg = {**DEFAULTS, **json.loads(meta["config"])}
         stored_names = json.loads(meta["run_names"])
         for key, value in given.items():
@@ -322,13 +345,12 @@ class JudgingSession:
                 raise SessionError(f"{self.path}: these runs are not the runs the session was created with{detail}; "
                                    f"runs fingerprint {fp[:12]}... != stored {meta['runs_fingerprint'][:12]}... "
                                    f"Reopen with the same runs, or without runs to use the stored copy")
-        want = meta.get("runs_blob_sha256")
-        if want is not None and hashlib.sha256(self._blob("runs")).hexdigest() != want:
-            raise SessionError(damaged_message(self.path, "the stored runs do not match their checksum"))
-        want = meta.get("aligned_blob_sha256")
-        if want is not None and hashlib.sha256(self._blob("aligned")).hexdigest() != want:
-            # checked at open, as the runs are: damage is reported before any judging, not at the first document
-            raise SessionError(damaged_message(self.path, "the stored alignment does not match its checksum"))
+        # the stored runs and alignment are checked at open: damage is reported before any judging
+        for name, key in (("runs", "runs_blob_sha256"), ("alignment", "aligned_blob_sha256")):
+            want = meta.get(key) if verify_blobs else None
+            if want is not None and hashlib.sha256(self._blob(key.split("_")[0])).hexdigest() != want:
+                raise SessionError(damaged_message(self.path, f"the stored {name} do{'es' * (name != 'runs')} "
+                                                              f"not match {'its' if name != 'runs' else 'their'} checksum"))
         init = None
         if meta["initial_qrels_fingerprint"]:
             init = _unpack_qrels(self._blob("initial_qrels"))
@@ -379,14 +401,19 @@ class JudgingSession:
         return self._selector
 
     def _aligned_selector(self, runs: Any) -> tuple[Any, bytes]:
-        """The default selector over ``runs`` (files or frames) and its alignment as a blob."""
+        """The default selector over ``runs`` (files, frames, or ``(names, columns)`` of files read
+        by :func:`read_run_columns`) and its alignment as a blob."""
         from .contributions import _aligned_for
         aligned = _aligned_for(runs, self.initial_qrels, ties=self.config["ties"])
+        runs = None
         return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config), _pack_aligned(aligned)
 
     def _stored_selector(self) -> Any:
         """The default selector over the stored alignment; a session written before alignments were
         stored is aligned from its stored runs once, and the alignment is added to the file."""
+        if self._fresh_aligned is not None:   # a new session: the alignment it just stored
+            aligned, self._fresh_aligned = self._fresh_aligned, None
+            return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config)
         want = self._meta.get("aligned_blob_sha256")
         row = self._conn.execute("SELECT data FROM blobs WHERE name='aligned'").fetchone() if want else None
         if row is not None:
