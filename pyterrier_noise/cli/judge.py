@@ -158,6 +158,26 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         print(f"session {args.session}: {s.n_judged} judgments ({report.judged} new), {s.n_bypassed} bypassed; "
               f"stopped: {why}")
         if args.bounds:
-            b = s.system_bounds()
-            print(b.to_string() if hasattr(b, "to_string") else b)
+            print(_bounds_table(s.system_bounds(), s.config["p"], len(s.selector.topics)))
     return 0
+
+
+def _bounds_table(bounds: Any, p: float, n_topics: int, decimals: int = 4) -> str:
+    """``--bounds``: the per-run RBP bounds (Moffat and Zobel 2008: base, residual, base + residual,
+    projected), means over the topics, as a plain table: runs by base score, highest first (ties by
+    name), run names in full, fixed decimals, no index."""
+    import math
+    b = bounds.sort_values(["base", "name"], ascending=[False, True], kind="stable")
+    cols = ["base", "residual", "upper", "projected"]
+    names = [str(x) for x in b["name"]]
+    width = max([len("run"), *map(len, names)])
+    num = max(len("projected"), decimals + 3)
+
+    def cell(x: float) -> str:
+        return f"{x:{num}.{decimals}f}" if math.isfinite(x) else f"{'-':>{num}}"
+
+    lines = [f"RBP bounds at p={p:g}, means over {n_topics} topics; runs by base score, highest first:",
+             f"{'run':<{width}}  " + "  ".join(f"{c:>{num}}" for c in cols)]
+    values = b[cols].to_numpy(dtype=float)
+    lines += [f"{n:<{width}}  " + "  ".join(cell(float(v)) for v in row) for n, row in zip(names, values)]
+    return "\n".join(lines)
