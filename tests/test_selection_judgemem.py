@@ -110,3 +110,22 @@ def test_quota_from_a_function_of_the_topics(tmp_path, coll):
         assert seen[0][0] not in set(s.history["qid"])
     with JudgingSession(tmp_path / "q.sqlite", per_topic_quota=quota) as s:   # ignored when reopening
         assert len(seen) == 1 and s.n_judged == 30
+
+
+def test_the_stored_alignment_round_trips(coll):
+    # the blob keeps the positions grouped by table row; unpacking scatters them back into segment
+    # order: the same arrays as the alignment that was stored, and the same contributions
+    import numpy as np
+    from pyterrier_noise.selection.contributions import _aligned_for, _contributions
+    from pyterrier_noise.selection.store import _pack_aligned, _unpack_aligned
+    a = _aligned_for(coll.runs, coll.true_qrels.iloc[::3])
+    b = _unpack_aligned(_pack_aligned(a))
+    for name in ("seg_len", "seg_start", "pos", "jidx", "group_start", "group_end"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert a.run_names == b.run_names and a.topics == b.topics and a.ties == b.ties
+    import pandas as pd
+    pd.testing.assert_frame_equal(a.table.frame, b.table.frame, check_dtype=False)   # str vs object columns
+    mask = np.ones(a.n_runs, dtype=bool)
+    ca, cb = _contributions(a, 0.8, mask), _contributions(b, 0.8, mask)
+    for name in ("all_ptr", "all_seg", "all_run", "all_c", "all_pos", "candidate"):
+        assert np.array_equal(getattr(ca, name), getattr(cb, name)), name

@@ -80,7 +80,14 @@ def _contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Co
     return hit
 
 
-def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
+def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The positions of ``aligned`` grouped by table row: ``(ptr, seg, pos)`` with row ``j``'s entries
+    at ``ptr[j]:ptr[j+1]``, segments ascending within a row (i.e. run order, the topic being fixed),
+    and each entry's segment and 0-based rank.  Independent of ``p`` and of the pool runs; kept in the
+    alignment's cache (a judging session stores it, so that reopening needs no sort)."""
+    hit = aligned._cache.get("selection-by-row")
+    if hit is not None:
+        return hit
     n_seg = aligned.n_segments
     J = len(aligned.table)
     jidx = aligned.jidx
@@ -90,10 +97,8 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
     # Integer arrays are int32 where the counts allow (segments, positions, table rows: always
     # for TREC-size inputs), which halves the memory of the structure and of its construction.
     n_pos = len(jidx)
-    narrow = max(n_pos + 1, n_seg, J) < 2 ** 31
-    it = np.int32 if narrow else np.int64
+    it = np.int32 if max(n_pos + 1, n_seg, J) < 2 ** 31 else np.int64
     seg = np.repeat(np.arange(n_seg, dtype=it), aligned.seg_len)
-    # CSR by table row, segments ascending within a row (i.e. run order, the topic being fixed).
     # The permutation is the stable argsort of jidx, found by scipy's O(n) COO -> CSR counting
     # sort (several times faster than a comparison sort of 10^6+ keys): each position's index
     # rides along as the data (1-based, exact in the integer type), and as a document appears at
@@ -108,10 +113,17 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
     ptr = by_row.indptr.astype(np.int64)
     del by_row
     pos = aligned.pos[order].astype(it, copy=False)
-    del order
+    hit = aligned._cache["selection-by-row"] = (ptr, segs, pos)
+    return hit
+
+
+def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
+    n_seg = aligned.n_segments
+    J = len(aligned.table)
+    ptr, segs, pos = _by_row(aligned)
     # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
     vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
-    run = segs // it(aligned.n_topics)
+    run = segs // segs.dtype.type(aligned.n_topics)
     keep = pool_mask[run]
     if keep.all():
         pool = sp.csr_matrix((vals, segs, ptr), shape=(J, n_seg))

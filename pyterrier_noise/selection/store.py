@@ -256,13 +256,16 @@ def _strings(u8: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _npz(**arrays: Any) -> bytes:
+def _npz(compress: bool = True, **arrays: Any) -> bytes:
     """``numpy.savez_compressed`` of the arrays (an ``.npz`` that ``numpy.load`` reads, no pickle),
     at zlib's fastest level: a few times faster on the runs of a TREC track (3.5 million lines: about
-    2 s instead of 7) for a blob about a tenth larger."""
+    2 s instead of 7) for a blob about a tenth larger; ``compress=False``: ``numpy.savez`` (stored,
+    read without decompressing: what is read at every reopening)."""
     import zipfile
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1, allowZip64=True) as zf:
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(buf, "w", compression=method, compresslevel=1 if compress else None,
+                         allowZip64=True) as zf:
         for name, value in arrays.items():
             with zf.open(name + ".npy", "w", force_zip64=True) as f:
                 np.lib.format.write_array(f, np.asanyarray(value), allow_pickle=False)
@@ -309,23 +312,38 @@ _ALIGNED_FORMAT = "pyterrier-noise aligned runs 1"
 
 
 def _pack_aligned(a: AlignedRuns) -> bytes:
-    """The selector's alignment (``ties`` "trec_eval" or "given": one position per document) as a
-    compressed ``.npz`` blob without pickle: segment lengths, positions, table rows, and the table's
-    docnos, topics and labels."""
+    """The selector's alignment (``ties`` "trec_eval" or "given": one position per document, so the
+    positions of a segment are 0, 1, 2, ...) as an uncompressed ``.npz`` blob without pickle: segment
+    lengths, the positions grouped by table row (segment and rank of each: what the selector's
+    contributions are built from, so reopening needs no sort), and the table's docnos, topics and
+    labels."""
+    from .contributions import _by_row
+    seg_start = a.seg_start[:-1].astype(a.pos.dtype, copy=False)
     if not (a.group_start is a.pos or np.array_equal(a.group_start, a.pos)) or \
-            not (a.group_end - a.pos == 1).all():
+            not (a.group_end - a.pos == 1).all() or \
+            not np.array_equal(a.pos, np.arange(len(a.pos), dtype=a.pos.dtype) - np.repeat(seg_start, a.seg_len)):
         raise SessionError("internal: the selector's alignment has tie groups; it cannot be stored")
+    ptr, segs, pos = _by_row(a)
     t = a.table
-    jtype = np.int32 if len(t) < 2 ** 31 - 1 else np.int64
-    return _npz(format=_u8([_ALIGNED_FORMAT]), names=_u8(a.run_names), n_names=len(a.run_names),
+    return _npz(compress=False, format=_u8([_ALIGNED_FORMAT]), names=_u8(a.run_names), n_names=len(a.run_names),
                 ties=_u8([a.ties]), topics=_u8(t.topics), n_topics=len(t.topics),
                 docno=_u8(t.frame["docno"].tolist()), n_rows=len(t), topic_index=t.topic_index.astype(np.int32),
                 labels=t.labels.astype(np.float64), seg_len=a.seg_len.astype(np.int64),
-                pos=a.pos.astype(np.int32, copy=False), jidx=a.jidx.astype(jtype))
+                row_len=np.diff(ptr).astype(np.int32), row_run=_narrow(segs // len(t.topics)),
+                row_pos=_narrow(pos))
+
+
+def _narrow(x: np.ndarray) -> np.ndarray:
+    """Non-negative integers as int16 where they fit (run numbers, ranks), else int32: half the bytes
+    to store and to decompress."""
+    top = int(x.max(initial=0))
+    return x.astype(np.int16 if top < 2 ** 15 else np.int32 if top < 2 ** 31 else np.int64)
 
 
 def _unpack_aligned(blob: bytes) -> AlignedRuns:
-    """The :class:`~pyterrier_noise.engine.AlignedRuns` of :func:`_pack_aligned`, as built."""
+    """The :class:`~pyterrier_noise.engine.AlignedRuns` of :func:`_pack_aligned`, as built: the
+    positions in segment order are put back by one scatter (no sort), and the rows' grouping is
+    left in the alignment's cache for the selector."""
     z = np.load(io.BytesIO(blob), allow_pickle=False)
     if bytes(z["format"]).decode("utf-8") != _ALIGNED_FORMAT:
         raise SessionError(f"the stored alignment has format {bytes(z['format'])!r}, expected {_ALIGNED_FORMAT!r}")
@@ -341,10 +359,25 @@ def _unpack_aligned(blob: bytes) -> AlignedRuns:
     seg_len = z["seg_len"]
     seg_start = np.zeros(len(seg_len) + 1, dtype=np.int64)
     np.cumsum(seg_len, out=seg_start[1:])
-    pos = z["pos"]
+    n_pos = int(seg_start[-1])
+    row_len, run, rpos = z["row_len"], z["row_run"], z["row_pos"]   # each read (decompressed) once
+    if len(row_len) != len(table) or int(row_len.sum()) != n_pos or len(run) != n_pos or len(rpos) != n_pos:
+        raise SessionError("the stored alignment is inconsistent (its lengths do not add up)")
+    ptr = np.zeros(len(row_len) + 1, dtype=np.int64)
+    np.cumsum(row_len, out=ptr[1:])
+    it = np.int32 if len(seg_len) < 2 ** 31 and n_pos < 2 ** 31 else np.int64
+    segs = run.astype(it)   # segment = run x topics + the row's topic
+    segs *= len(topics)
+    segs += np.repeat(tix.astype(it), row_len)
+    rpos = rpos.astype(it)
+    pos = np.arange(n_pos, dtype=np.int32 if n_pos < 2 ** 31 else np.int64)
+    pos -= np.repeat(seg_start[:-1].astype(pos.dtype), seg_len)
+    jidx = np.empty(n_pos, dtype=np.int64)
+    jidx[seg_start[segs] + rpos] = np.repeat(np.arange(len(table), dtype=np.int64), row_len)
     names = [str(x) for x in _strings(z["names"], int(z["n_names"]))]
-    return AlignedRuns(names, table, bytes(z["ties"]).decode("utf-8"), seg_len, seg_start, pos,
-                       z["jidx"].astype(np.int64), pos, pos + 1, None)
+    a = AlignedRuns(names, table, bytes(z["ties"]).decode("utf-8"), seg_len, seg_start, pos, jidx, pos, pos + 1, None)
+    a._cache["selection-by-row"] = (ptr, segs, rpos)
+    return a
 
 
 _SCHEMA = """
