@@ -129,3 +129,16 @@ def test_the_stored_alignment_round_trips(coll):
     ca, cb = _contributions(a, 0.8, mask), _contributions(b, 0.8, mask)
     for name in ("all_ptr", "all_seg", "all_run", "all_c", "all_pos", "candidate"):
         assert np.array_equal(getattr(ca, name), getattr(cb, name)), name
+
+
+@pytest.mark.parametrize("bad, match", [({"method": "D"}, "method"), ({"pool_runs": ["nope"]}, "'pool_runs'"),
+                                        ({"per_topic_quota": {"no-such-topic": 1}}, "not a topic of the runs")])
+def test_settings_the_selector_refuses_are_refused_before_the_file_is_written(tmp_path, coll, bad, match):
+    # the selector of a new session is built on first use, after the file is written: what it would
+    # refuse must be refused first, leaving no file behind
+    from pyterrier_noise._validation import InputError
+    with pytest.raises(InputError, match=match):
+        JudgingSession(tmp_path / "s.sqlite", runs=coll.runs, **bad)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(InputError, match=match):   # the selector itself says the same
+        JudgmentSelector(coll.runs, **bad)

@@ -126,6 +126,9 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         def quota(topics: list[str]) -> Any:   # the session calls it with the runs' topics, once read
             return unknown_topic_quota(topics, oracle_qrels["qid"], None, mode, "judge")
         settings["per_topic_quota"] = quota
+    if create and runs is not None and not Path(args.session).exists() and args.progress and sys.stderr.isatty():
+        # a one-line status for the few seconds before the first document (no bar: one pass, no steps)
+        print(f"new session {args.session}: reading and aligning the runs ...", file=sys.stderr, flush=True)
     with JudgingSession(args.session, runs=runs, initial_qrels=init, create=create, **settings) as s:
         if args.export is not None:
             q = s.export_qrels(args.export)

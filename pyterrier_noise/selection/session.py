@@ -46,10 +46,9 @@ from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check
 from .durable import backup as _backup, check_integrity, damaged_message, publish, recover as _recover
 from .stopping import StopRule
 from .store import (_FORMAT, _SCHEMA, DEFAULTS, SessionError, SessionLockedError, _check_selector_settings,
-                    _fingerprint_canonical,
-                    _normalise_config, _now, _pack_aligned, _pack_qrels, _pack_runs, _unpack_aligned, _unpack_qrels,
-                    _unpack_runs, canonical_columns, canonical_runs, fingerprint_qrels, read_run_columns,
-                    run_paths)
+                    _fingerprint_canonical, _normalise_config, _now, _pack_aligned, _pack_qrels, _pack_runs,
+                    _unpack_aligned, _unpack_qrels, _unpack_run_columns, _unpack_runs, canonical_columns,
+                    canonical_runs, fingerprint_qrels, read_run_columns, run_paths)
 
 __all__ = ["JudgingSession", "JudgingEvent", "RunReport"]
 
@@ -420,7 +419,7 @@ class JudgingSession:
             if hashlib.sha256(row[0]).hexdigest() != want:
                 raise SessionError(damaged_message(self.path, "the stored alignment does not match its checksum"))
             return _default_factory(_unpack_aligned(row[0]), initial_qrels=self.initial_qrels, **self.config)
-        sel, blob = self._aligned_selector(_unpack_runs(self._blob("runs")))
+        sel, blob = self._aligned_selector(_unpack_run_columns(self._blob("runs")))   # columns, not frames
         sha = hashlib.sha256(blob).hexdigest()
         self._write(lambda c: (c.execute("INSERT OR REPLACE INTO blobs(name, data) VALUES ('aligned', ?)", (blob,)),
                                c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('aligned_blob_sha256', ?)",

@@ -291,6 +291,19 @@ def _unpack_runs(blob: bytes) -> dict[str, pd.DataFrame]:
             for n, a, b in zip(names, bounds[:-1], bounds[1:])}
 
 
+def _unpack_run_columns(blob: bytes) -> tuple[list[str], tuple]:
+    """The stored runs as ``(names, columns)``, the columns in the form
+    :func:`~pyterrier_noise.io.run_file_columns` gives (what the alignment reads), without a frame:
+    codes into the sorted distinct qids and docnos, score and rank."""
+    z = np.load(io.BytesIO(blob), allow_pickle=False)
+    names = [str(x) for x in _strings(z["names"], int(z["n_names"]))]
+    sizes = z["sizes"]
+    run_idx = np.repeat(np.arange(len(names), dtype=np.int64), sizes)
+    cols = (run_idx, z["qid_c"], _strings(z["qid_u"], int(z["n_qid"])), z["docno_c"],
+            _strings(z["docno_u"], int(z["n_docno"])), z["score"], z["rank"].astype(np.int64, copy=False))
+    return names, cols
+
+
 def _pack_qrels(q: pd.DataFrame) -> bytes:
     return _npz(qid=_u8(q["qid"].tolist()), docno=_u8(q["docno"].tolist()), n=len(q),
                 label=q["label"].to_numpy(dtype=np.float64))
