@@ -142,3 +142,23 @@ def test_settings_the_selector_refuses_are_refused_before_the_file_is_written(tm
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(InputError, match=match):   # the selector itself says the same
         JudgmentSelector(coll.runs, **bad)
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "given", "expected", "optimistic"])
+@pytest.mark.parametrize("include_unjudged, topics", [(False, None), (True, "runs")])
+def test_aligning_columns_equals_aligning_the_files(run_dir, coll, ties, include_unjudged, topics):
+    # AlignedRuns.from_columns over the columns run_file_columns reads = AlignedRuns.build over the
+    # same files (the session reads its runs once and aligns those columns)
+    import numpy as np
+    import pandas as pd
+    from pyterrier_noise.engine import AlignedRuns
+    from pyterrier_noise.io import list_run_files, run_file_columns, run_name
+    files = list_run_files(run_dir)
+    qrels = coll.true_qrels.iloc[::2]
+    args = dict(ties=ties, topics=topics, include_unjudged=include_unjudged, on_topic_mismatch="ignore")
+    got = AlignedRuns.from_columns([run_name(f) for f in files], run_file_columns(files), qrels, **args)
+    want = AlignedRuns.build(files, qrels, **args)
+    for name in ("seg_len", "seg_start", "pos", "jidx", "group_start", "group_end"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    pd.testing.assert_frame_equal(got.table.frame, want.table.frame)
+    assert got.run_names == want.run_names and got.topics == want.topics
