@@ -100,10 +100,11 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .._validation import InputError
-    from ..io import read_qrels, read_runs
+    from ..io import read_qrels, run_file_arguments
     from ..selection import (JudgingSession, Oracle, QrelsOracle, TerminalOracle, read_docs_file,
                              read_topics_file)
-    runs = read_runs(args.runs) if args.runs else None
+    # the files themselves: the session parses them with Arrow's reader (no frame per run)
+    runs = run_file_arguments(args.runs) if args.runs else None
     if args.recover is not None:
         got = JudgingSession.recover(args.session, args.recover, runs=runs)
         print(f"recovered {got['events']} judgments and bypasses into {args.recover}"
@@ -120,11 +121,14 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     oracle_qrels = read_qrels(args.qrels) if args.qrels is not None and create else None
     if oracle_qrels is not None and runs is not None and not Path(args.session).exists():
         from ..selection.simulate import unknown_topic_quota
-        topics = sorted({str(q) for r in runs.values() for q in r["qid"].unique()})
-        quota = unknown_topic_quota(topics, oracle_qrels["qid"], None,
-                                    "judge" if args.judge_unknown_topics else "skip", "judge")
-        if quota is not None:
-            settings["per_topic_quota"] = quota
+        mode = "judge" if args.judge_unknown_topics else "skip"
+
+        def quota(topics: list[str]) -> Any:   # the session calls it with the runs' topics, once read
+            return unknown_topic_quota(topics, oracle_qrels["qid"], None, mode, "judge")
+        settings["per_topic_quota"] = quota
+    if create and runs is not None and not Path(args.session).exists() and args.progress and sys.stderr.isatty():
+        # a one-line status for the few seconds before the first document (no bar: one pass, no steps)
+        print(f"new session {args.session}: reading and aligning the runs ...", file=sys.stderr, flush=True)
     with JudgingSession(args.session, runs=runs, initial_qrels=init, create=create, **settings) as s:
         if args.export is not None:
             q = s.export_qrels(args.export)
@@ -157,6 +161,26 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         print(f"session {args.session}: {s.n_judged} judgments ({report.judged} new), {s.n_bypassed} bypassed; "
               f"stopped: {why}")
         if args.bounds:
-            b = s.system_bounds()
-            print(b.to_string() if hasattr(b, "to_string") else b)
+            print(_bounds_table(s.system_bounds(), s.config["p"], len(s.selector.topics)))
     return 0
+
+
+def _bounds_table(bounds: Any, p: float, n_topics: int, decimals: int = 4) -> str:
+    """``--bounds``: the per-run RBP bounds (Moffat and Zobel 2008: base, residual, base + residual,
+    projected), means over the topics, as a plain table: runs by base score, highest first (ties by
+    name), run names in full, fixed decimals, no index."""
+    import math
+    b = bounds.sort_values(["base", "name"], ascending=[False, True], kind="stable")
+    cols = ["base", "residual", "upper", "projected"]
+    names = [str(x) for x in b["name"]]
+    width = max([len("run"), *map(len, names)])
+    num = max(len("projected"), decimals + 3)
+
+    def cell(x: float) -> str:
+        return f"{x:{num}.{decimals}f}" if math.isfinite(x) else f"{'-':>{num}}"
+
+    lines = [f"RBP bounds at p={p:g}, means over {n_topics} topics; runs by base score, highest first:",
+             f"{'run':<{width}}  " + "  ".join(f"{c:>{num}}" for c in cols)]
+    values = b[cols].to_numpy(dtype=float)
+    lines += [f"{n:<{width}}  " + "  ".join(cell(float(v)) for v in row) for n, row in zip(names, values)]
+    return "\n".join(lines)

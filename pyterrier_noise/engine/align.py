@@ -147,42 +147,59 @@ def _columns_from_frames(frames: list[pd.DataFrame]):
     return run_idx, qcodes, np.asarray(quniq, dtype=object), dcodes, np.asarray(duniq, dtype=object), score, rank
 
 
-def _align_chunk(names: list[str], items: list, are_files: bool, table: "JudgmentTable", ties: str,
+def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: "JudgmentTable", ties: str,
                  keep_docnos: bool, include_unjudged: bool, n_threads: int = 1,
-                 topics_from_runs: bool = False) -> dict:
+                 topics_from_runs: bool = False, columns: bool = False) -> dict:
     """Position arrays of some runs: their segments are numbered from 0 within the chunk.
 
-    ``topics_from_runs``: the topics are those the runs answer (natural order), not the table's."""
-    cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
-    if cols is None:
-        frames = [read_trec_run(p) for p in items] if are_files else items
-        cols = _columns_from_frames(frames)
-        del frames
+    ``topics_from_runs``: the topics are those the runs answer (natural order), not the table's.
+    ``columns``: ``items`` is the tuple :func:`~pyterrier_noise.io.run_file_columns` returns."""
+    if columns:
+        cols = items
+    else:
+        cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
+        if cols is None:
+            frames = [read_trec_run(p) for p in items] if are_files else items
+            cols = _columns_from_frames(frames)
+            del frames
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
+    del cols   # the caller's columns stay; this chunk's own are freed as soon as they are used
     if topics_from_runs:
         table = JudgmentTable.from_frame(table.frame, _natural_sort([str(q) for q in quniq]))
 
     n_topics = len(table.topics)
+    n_rows = len(run_idx)
+    # integer widths: segment numbers, positions and (topic, document) keys are int32 whenever
+    # they fit (they always do for TREC-size inputs), which halves the alignment's temporaries
+    seg_t = np.int32 if len(names) * n_topics < 2 ** 31 else np.int64
+    row_t = np.int32 if n_rows < 2 ** 31 else np.int64
     # topic of every row, through the (few) distinct qid strings
     qmap = pd.Index(table.topics).get_indexer(pd.Index(quniq))
-    tix = qmap[qcodes]
     pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
     r_of, q_of = np.divmod(pairs, len(quniq))
     known = qmap[q_of] >= 0
     unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]
     answered = np.zeros((len(names), n_topics), dtype=bool)
     answered[r_of[known], qmap[q_of[known]]] = True
+    tix = qmap.astype(seg_t)[qcodes]
+    del qcodes
     keep = tix >= 0
     if not keep.all():
         run_idx, dcodes, score, rank, tix = run_idx[keep], dcodes[keep], score[keep], rank[keep], tix[keep]
-    seg = run_idx * n_topics + tix
+        n_rows = len(run_idx)
+    del keep
+    seg = run_idx.astype(seg_t)
+    seg *= n_topics
+    seg += tix
+    del run_idx, tix
 
     # documents: one vocabulary over these runs and the judgments, codes in docno (byte) order so
     # that trec_eval's tie-break (docno descending) is a comparison of integer codes
     jdoc = table.frame["docno"].to_numpy(dtype=object)
     rank_of, jdoc_code, sorted_docnos = _doc_vocabulary(duniq, jdoc)
-    doc = rank_of[dcodes]
     n_vocab = len(rank_of)
+    doc = rank_of.astype(np.int32 if n_vocab < 2 ** 31 else np.int64)[dcodes]
+    del dcodes
 
     # order positions within segments
     if ties == "given":
@@ -193,34 +210,51 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
             # ordered by docno descending (comp_sim_docno); this matches pytrec_eval exactly
             score = score.astype(np.float32).astype(np.float64)
         perm = AlignedRuns._score_order(seg, score, doc)
+    del rank
+    if ties not in GROUPED_POLICIES:
+        del score   # only tie groups need the scores again
     if perm is not None:
-        seg, score, doc = seg[perm], score[perm], doc[perm]
+        seg, doc = seg[perm], doc[perm]
+        if ties in GROUPED_POLICIES:
+            score = score[perm]
+    del perm
 
     counts = np.bincount(seg, minlength=len(names) * n_topics)
     seg_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=seg_start[1:])
-    pos = np.arange(len(seg), dtype=np.int64) - seg_start[seg]
+    pos = np.arange(n_rows, dtype=row_t)
+    pos -= np.repeat(seg_start[:-1].astype(row_t), counts)
 
     # duplicates within one ranking are an error (as in trec_eval)
-    key = seg * n_vocab + doc
     if len(counts) * n_vocab < 2 ** 31:
-        key = key.astype(np.int32)   # a narrower sort is about twice as fast
+        key = seg.astype(np.int32)   # a narrower sort is about twice as fast
+        key *= n_vocab
+        key += doc
+    else:
+        key = seg.astype(np.int64) * n_vocab + doc
     # sort-based (cheaper than hashing 10^6+ keys); the keys rise from segment to segment, so
     # the stable sort (a merge of runs) does far less work than a quicksort
     skey = np.sort(key, kind="stable")
     dup = skey[1:] == skey[:-1]
+    del skey
     if dup.any():
-        i = int(np.flatnonzero(key == skey[1:][dup][0])[0])
+        i = int(np.flatnonzero(key == np.sort(key, kind="stable")[1:][dup][0])[0])
         r, t = divmod(int(seg[i]), n_topics)
         raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {sorted_docnos()[doc[i]]!r} "
                          f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
                          f"expected each document at most once per topic")
+    del key, dup
 
     # judgment of each position, by (topic, document) keys; without include_unjudged only
     # documents judged for some topic can match, so the lookup runs over those positions alone
-    pkey = (seg % n_topics) * n_vocab + doc
-    jkey = table.topic_index * n_vocab + jdoc_code
+    key_t = np.int32 if n_topics * n_vocab < 2 ** 31 else np.int64
+    pkey = (seg % n_topics).astype(key_t, copy=False)
+    pkey *= n_vocab
+    pkey += doc
+    jkey = (table.topic_index * n_vocab + jdoc_code).astype(key_t)
     if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
+        if not keep_docnos:
+            del doc
         table, jidx = _with_unjudged_rows(table, jkey, pkey, n_vocab, sorted_docnos())
     else:
         judged_doc = np.zeros(n_vocab, dtype=bool)
@@ -228,6 +262,7 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
         cand = np.flatnonzero(judged_doc[doc])
         jidx = np.full(len(seg), -1, dtype=np.int64)
         jidx[cand] = _lookup(jkey, pkey[cand], n_topics * n_vocab)
+    del pkey
 
     # tie groups
     if ties in GROUPED_POLICIES:
@@ -236,13 +271,15 @@ def _align_chunk(names: list[str], items: list, are_files: bool, table: "Judgmen
         gid = np.cumsum(new_group) - 1
         gfirst = np.flatnonzero(new_group)
         glast = np.append(gfirst[1:], len(seg))
-        gstart = pos[gfirst][gid]
-        gend = gstart + (glast - gfirst)[gid]
-    else:
-        gstart, gend = pos, pos + 1
-    return {"counts": counts, "pos": pos.astype(np.int32), "jidx": jidx.astype(np.int64, copy=False),
-            "gstart": gstart.astype(np.int32), "gend": gend.astype(np.int32),
-            "docno": sorted_docnos()[doc] if keep_docnos else None, "unknown": unknown, "answered": answered, "table": table}
+        gstart = pos[gfirst][gid].astype(np.int32)
+        gend = gstart + (glast - gfirst)[gid].astype(np.int32)
+    pos = pos.astype(np.int32, copy=False)
+    if ties not in GROUPED_POLICIES:
+        gstart, gend = pos, pos + 1   # every position is its own group (shared with pos, as workers send it)
+    return {"counts": counts, "pos": pos, "jidx": jidx.astype(np.int64, copy=False),
+            "gstart": gstart, "gend": gend.astype(np.int32, copy=False),
+            "docno": sorted_docnos()[doc] if keep_docnos else None,
+            "unknown": unknown, "answered": answered, "table": table}
 
 
 def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "Callable[[], np.ndarray]"]:
@@ -288,7 +325,7 @@ def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.nd
         uniq = np.flatnonzero(seen)
         rank = np.zeros(key_range, dtype=np.int64 if len(uniq) >= 2 ** 31 else np.int32)
         rank[uniq] = np.arange(len(uniq), dtype=rank.dtype)
-        return uniq, rank[keys].astype(np.int64)
+        return uniq, rank[keys]   # int32 where the distinct keys allow: the caller widens what it keeps
     uniq, inverse = np.unique(keys, return_inverse=True)
     return uniq, inverse.reshape(-1)
 
@@ -398,15 +435,52 @@ class AlignedRuns:
         bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
         jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]
         parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
+        return cls._assemble(names, table, ties, parts, include_unjudged or topics_from_runs, on_topic_mismatch,
+                             keep_docnos)
 
-        if include_unjudged or topics_from_runs:  # the table grew or changed topics (always a single chunk)
+    @classmethod
+    def from_columns(cls, names: Sequence[str], columns: tuple, qrels, ties: str = "trec_eval",
+                     topics: Sequence[str] | str | None = None, on_topic_mismatch: str = "warn",
+                     keep_docnos: bool = False, include_unjudged: bool = False) -> "AlignedRuns":
+        """Align runs already read into flat columns: the tuple
+        :func:`~pyterrier_noise.io.run_file_columns` returns for files whose run names are ``names``
+        (the run index of each line counts into ``names``).  The same alignment as :meth:`build`
+        over those files, without parsing them again: a caller that needs the rows themselves too
+        (a judging session stores and fingerprints them) reads the files once.  Other arguments as
+        in :meth:`build`; the columns are not changed."""
+        if ties not in TIE_POLICIES:
+            raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+        if on_topic_mismatch not in ("warn", "error", "ignore"):
+            raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
+        topics_from_runs = isinstance(topics, str)
+        if topics_from_runs and topics != "runs":
+            raise InputError(f"topics must be a list of qids or 'runs', got {topics!r}")
+        if not isinstance(columns, tuple) or len(columns) != 7:
+            raise InputError("argument 'columns': expected the 7 columns run_file_columns returns "
+                             "(run index, qid codes, qids, docno codes, docnos, score, rank)")
+        names = [str(n) for n in names]
+        if not names:
+            raise InputError("no runs to evaluate")
+        table = qrels if isinstance(qrels, JudgmentTable) else \
+            JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
+        part = _align_chunk(names, columns, False, table, ties, keep_docnos, include_unjudged,
+                            topics_from_runs=topics_from_runs, columns=True)
+        return cls._assemble(names, table, ties, [part], include_unjudged or topics_from_runs, on_topic_mismatch,
+                             keep_docnos)
+
+    @classmethod
+    def _assemble(cls, names: list[str], table: JudgmentTable, ties: str, parts: list, new_table: bool,
+                  on_topic_mismatch: str, keep_docnos: bool) -> "AlignedRuns":
+        """The aligned runs of the chunks' parts, in order (``new_table``: the single part's table
+        replaces the given one: it grew, or took the runs' topics)."""
+        if new_table:
             table = parts[0]["table"]
         cls._report_topic_mismatch(names, [u for p in parts for u in p["unknown"]],
                                    np.concatenate([p["answered"] for p in parts]), table.topics, on_topic_mismatch)
         counts = np.concatenate([p["counts"] for p in parts])
         seg_start = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=seg_start[1:])
-        cat = lambda k: np.concatenate([p[k] for p in parts])  # noqa: E731
+        cat = lambda k: parts[0][k] if len(parts) == 1 else np.concatenate([p[k] for p in parts])  # noqa: E731
         return cls(names, table, ties, counts, seg_start, cat("pos"), cat("jidx"), cat("gstart"), cat("gend"),
                    cat("docno") if keep_docnos else None)
 

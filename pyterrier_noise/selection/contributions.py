@@ -28,19 +28,24 @@ def _aligned_for(runs: Any, qrels: pd.DataFrame | None, topics: Sequence[str] | 
                  ties: str = "trec_eval") -> AlignedRuns:
     """Align runs to qrels (or to nothing) with a table row for every retrieved document; the topics
     are those the runs answer unless given.  Run files (a directory, a file or a list of them) go
-    straight to the engine's Arrow reader."""
+    straight to the engine's Arrow reader; ``(names, columns)``, files already read into the columns
+    of :func:`~pyterrier_noise.io.run_file_columns`, are aligned without reading them again."""
     if isinstance(runs, AlignedRuns):
         return runs
-    if not isinstance(runs, Mapping) and not are_run_paths(runs):
+    columns = isinstance(runs, tuple) and len(runs) == 2 and isinstance(runs[1], tuple)
+    if not columns and not isinstance(runs, Mapping) and not are_run_paths(runs):
         runs = read_runs(runs)
-    if not runs:
+    if not runs or (columns and not runs[0]):
         raise InputError("argument 'runs': expected at least one run, got none")
     if qrels is None or len(qrels) == 0:
         table = _empty_table(topics if topics is not None else [])
     else:
         table = JudgmentTable.from_qrels(read_qrels(qrels), topics)
-    return AlignedRuns.build(runs, table, ties=ties, topics="runs" if topics is None else list(topics),
-                             on_topic_mismatch="ignore", include_unjudged=True, keep_docnos=False)
+    args = dict(ties=ties, topics="runs" if topics is None else list(topics), on_topic_mismatch="ignore",
+                include_unjudged=True, keep_docnos=False)
+    if columns:
+        return AlignedRuns.from_columns(runs[0], runs[1], table, **args)
+    return AlignedRuns.build(runs, table, **args)
 
 
 
@@ -75,27 +80,50 @@ def _contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Co
     return hit
 
 
-def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
+def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The positions of ``aligned`` grouped by table row: ``(ptr, seg, pos)`` with row ``j``'s entries
+    at ``ptr[j]:ptr[j+1]``, segments ascending within a row (i.e. run order, the topic being fixed),
+    and each entry's segment and 0-based rank.  Independent of ``p`` and of the pool runs; kept in the
+    alignment's cache (a judging session stores it, so that reopening needs no sort)."""
+    hit = aligned._cache.get("selection-by-row")
+    if hit is not None:
+        return hit
     n_seg = aligned.n_segments
     J = len(aligned.table)
-    seg = np.repeat(np.arange(n_seg, dtype=np.int64), aligned.seg_len)
     jidx = aligned.jidx
     if (jidx < 0).any():
         raise InputError("argument 'runs': an AlignedRuns given to the selector must be built with "
                          "include_unjudged=True (every retrieved document needs a table row)")
-    # CSR by table row, segments ascending within a row (i.e. run order, the topic being fixed).
+    # Integer arrays are int32 where the counts allow (segments, positions, table rows: always
+    # for TREC-size inputs), which halves the memory of the structure and of its construction.
+    n_pos = len(jidx)
+    it = np.int32 if max(n_pos + 1, n_seg, J) < 2 ** 31 else np.int64
+    seg = np.repeat(np.arange(n_seg, dtype=it), aligned.seg_len)
     # The permutation is the stable argsort of jidx, found by scipy's O(n) COO -> CSR counting
     # sort (several times faster than a comparison sort of 10^6+ keys): each position's index
-    # rides along as the data (exact in float64), and as a document appears at most once per
-    # ranking every (row, segment) pair is unique, so the canonical CSR order is the stable order.
-    n_pos = len(jidx)
-    by_row = sp.coo_matrix((np.arange(1, n_pos + 1, dtype=np.float64), (jidx, seg)), shape=(J, n_seg)).tocsr()
-    order = by_row.data.astype(np.int64) - 1
-    segs, ptr = by_row.indices.astype(np.int64), by_row.indptr.astype(np.int64)
-    pos = aligned.pos[order].astype(np.int64)
+    # rides along as the data (1-based, exact in the integer type), and as a document appears at
+    # most once per ranking every (row, segment) pair is unique, so the canonical CSR order is the
+    # stable order.
+    by_row = sp.coo_matrix((np.arange(1, n_pos + 1, dtype=it), (jidx.astype(it, copy=False), seg)),
+                           shape=(J, n_seg)).tocsr()
+    del seg
+    order = by_row.data
+    order -= 1
+    segs = by_row.indices.astype(it, copy=False)
+    ptr = by_row.indptr.astype(np.int64)
+    del by_row
+    pos = aligned.pos[order].astype(it, copy=False)
+    hit = aligned._cache["selection-by-row"] = (ptr, segs, pos)
+    return hit
+
+
+def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
+    n_seg = aligned.n_segments
+    J = len(aligned.table)
+    ptr, segs, pos = _by_row(aligned)
     # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
     vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
-    run = segs // aligned.n_topics
+    run = segs // segs.dtype.type(aligned.n_topics)
     keep = pool_mask[run]
     if keep.all():
         pool = sp.csr_matrix((vals, segs, ptr), shape=(J, n_seg))
@@ -108,5 +136,3 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
         pool_run, pool_pos = run[keep], pos[keep]
     candidate = np.diff(pool.indptr) > 0
     return _Contributions(ptr, segs, run, vals, pos, pool, pool_run, pool_pos, candidate)
-
-

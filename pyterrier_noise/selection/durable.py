@@ -117,24 +117,104 @@ def backup(conn: sqlite3.Connection, source: Path, dest: Path) -> Path:
     return dest
 
 
-def readable_rows(conn: sqlite3.Connection, table: str, columns: str, order: str) -> list[tuple]:
-    """The rows of ``table`` that can still be read: all at once, else rowid by rowid, skipping damage."""
+def _locked(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _query(conn: sqlite3.Connection, sql: str, args: tuple = ()) -> list[tuple] | None:
+    """The rows of ``sql``, or None where the pages it reads are damaged; a file held by another
+    process is an error, never damage (reading around a lock would skip judgments that exist)."""
     try:
-        return conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
-    except sqlite3.DatabaseError:
-        pass
-    out = []
-    try:
-        hi = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
-    except sqlite3.DatabaseError:
-        hi = 1_000_000
-    for rowid in range(1, hi + 1):
-        try:
-            row = conn.execute(f"SELECT {columns} FROM {table} WHERE rowid=?", (rowid,)).fetchone()
-        except sqlite3.DatabaseError:
+        return conn.execute(sql, args).fetchall()
+    except sqlite3.DatabaseError as exc:
+        if _locked(exc):
+            raise SessionError("the session file is open in another process (SQLite lock); close it first, "
+                               "then recover") from None
+        return None
+
+
+#: rowids read per step of the walk over a table's b-tree
+_PAGE = 512
+#: the largest rowid SQLite can store
+_MAX_ROWID = 2 ** 63 - 1
+
+
+def _existing_rowids(conn: sqlite3.Connection, table: str) -> list[int]:
+    """The rowids of ``table`` that can be found, in order, walking its b-tree rather than a range.
+
+    Pages of rowids are read with ``rowid > last ORDER BY rowid LIMIT n`` (a seek through the
+    b-tree, then a walk along its leaves).  Where a seek hits a damaged page, the walk jumps ahead
+    by doubling steps until a seek succeeds, then probes the rowids it jumped over one by one, so a
+    readable row past a damaged page is still found; the rowids of the table's indexes (every
+    UNIQUE constraint holds one) are added, which finds rows whose table pages cannot be walked.
+    Cost: the number of rows plus, per damaged stretch, its length and a logarithm of the rowid
+    range -- never a scan of an assumed range."""
+    # the rowids its indexes hold (every UNIQUE constraint is one): rows whose table pages cannot
+    # be walked are still found by them, and they bound the probes below
+    indexed: set[int] = set()
+    for (index,) in _query(conn, "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name=?", (table,)) or []:
+        got = _query(conn, f'SELECT rowid FROM {table} INDEXED BY "{index}"')
+        if got is not None:
+            indexed.update(r[0] for r in got)
+    found = set(indexed)
+    last = 0   # rowids of a session's tables start at 1
+    limit = _PAGE
+    while True:
+        rows = _query(conn, f"SELECT rowid FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT {limit}", (last,))
+        if rows is not None:
+            found.update(r[0] for r in rows)
+            if len(rows) < limit:
+                break
+            last = rows[-1][0]
+            limit = min(2 * limit, _PAGE)
             continue
-        if row is not None:
-            out.append(row)
+        if limit > 1:   # damage within the next ``limit`` rows: approach it row by row (doubling again)
+            limit = 1
+            continue
+        # a damaged page after ``last``: jump ahead by doubling steps until a seek lands on readable pages
+        step, landed = 1, None
+        while last + step < _MAX_ROWID:
+            got = _query(conn, f"SELECT rowid FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT 1", (last + step,))
+            if got is not None:
+                landed = got[0][0] if got else 0
+                break
+            step *= 2
+        # the rowids jumped over, one point probe each: as many as the damaged stretch is long for
+        # a session's consecutive rowids (the doubling overshoots it at most twice); over a wide gap
+        # of rowids, the stretches just after ``last`` and just before the landing point (rows
+        # further inside a gap are known from the indexes)
+        span = 8 * _PAGE
+        if landed is None:   # nothing after ``last`` could be sought
+            hi = min(last + span, max(max(indexed, default=last), last))
+            probes = range(last + 1, hi + 1)
+        else:
+            hi = last + step if landed == 0 else min(last + step, landed)
+            probes = (range(last + 1, hi + 1) if hi - last <= 2 * span else
+                      [*range(last + 1, last + span + 1), *range(hi - span + 1, hi + 1)])
+        for rowid in probes:
+            got = _query(conn, f"SELECT rowid FROM {table} WHERE rowid = ?", (rowid,))
+            if got:
+                found.add(got[0][0])
+        if not landed:
+            break
+        found.add(landed)
+        last = landed
+    return sorted(found)
+
+
+def readable_rows(conn: sqlite3.Connection, table: str, columns: str, order: str) -> list[tuple]:
+    """The rows of ``table`` that can still be read: all at once, else one by one over the rowids
+    that exist (:func:`_existing_rowids`), skipping rows whose pages are damaged; ordered by ``order``
+    (a column of ``columns``, the first being the key: ``seq`` of the events, ``key`` / ``name``)."""
+    rows = _query(conn, f"SELECT {columns} FROM {table} ORDER BY {order}")
+    if rows is not None:
+        return rows
+    out = []
+    for rowid in _existing_rowids(conn, table):
+        got = _query(conn, f"SELECT {columns} FROM {table} WHERE rowid = ?", (rowid,))
+        if got:
+            out.append(got[0])
     return out
 
 
@@ -152,10 +232,16 @@ def recover(source: Path, dest: Path, schema: str, runs_blob: Callable[[], bytes
     if not source.is_file():
         raise SessionError(f"{source}: no such session file")
     try:
-        conn = sqlite3.connect(str(source), isolation_level=None)
+        conn = sqlite3.connect(str(source), timeout=0.2, isolation_level=None)
     except sqlite3.Error as exc:
         raise SessionError(f"{source}: cannot be read at all ({exc}); restore a backup") from None
     try:
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            if _locked(exc):
+                raise SessionError(f"{source}: the session is open in another process (SQLite lock); close it "
+                                   f"first, then recover") from None
         meta = dict(readable_rows(conn, "meta", "key, value", "key"))
         if "config" not in meta or "run_names" not in meta:
             raise SessionError(f"{source}: the session's settings cannot be read; nothing can be recovered -- "
@@ -181,6 +267,12 @@ def recover(source: Path, dest: Path, schema: str, runs_blob: Callable[[], bytes
         conn.close()
     import json as _json
     import secrets as _secrets
+    # the stored alignment is copied only when intact and beside the stored runs (else it is rebuilt on open)
+    aligned = blobs.get("aligned")
+    if aligned is None or runs is not blobs.get("runs") or \
+            meta.get("aligned_blob_sha256") != hashlib.sha256(aligned).hexdigest():
+        aligned = None
+        meta.pop("aligned_blob_sha256", None)
     meta = {k: v for k, v in meta.items() if k not in ("creation_token",)}
     meta["runs_blob_sha256"] = hashlib.sha256(runs).hexdigest()
     meta["creation_token"] = _secrets.token_hex(16)
@@ -193,6 +285,8 @@ def recover(source: Path, dest: Path, schema: str, runs_blob: Callable[[], bytes
                 c.execute(stmt)
         c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
         c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (runs,))
+        if aligned is not None:
+            c.execute("INSERT INTO blobs(name, data) VALUES ('aligned', ?)", (aligned,))
         if "initial_qrels" in blobs:
             c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (blobs["initial_qrels"],))
         c.executemany("INSERT OR IGNORE INTO events(seq, action, qid, docno, label, weight, time) "

@@ -343,6 +343,24 @@ class JudgmentSelector(_QueueWeights):
             raise InputError(f"qid {qid!r}, docno {docno!r}: already judged (label {self._labels[j]!r})")
         self._record_row(j, y, self._last_prop.get(j))
 
+    def _replay(self, actions: Sequence[str], qids: Sequence[str], docnos: Sequence[str],
+                labels: Sequence[float], weights: Sequence[float | None]) -> None:
+        """Apply a session's committed steps in order (``"judge"`` or ``"bypass"``): the rows are
+        looked up at once and each judgment keeps the weight it was served at, so reopening a long
+        session costs a few array updates per step, not a lookup and an exact weight each."""
+        rows = self._rows_of(np.asarray(qids, dtype=object), np.asarray(docnos, dtype=object))
+        if (rows < 0).any():
+            i = int(np.flatnonzero(rows < 0)[0])
+            self._row(qids[i], docnos[i])   # raises the error that names the step's document
+        for i, (action, j) in enumerate(zip(actions, rows.tolist())):
+            if self._judged[j]:
+                raise InputError(f"qid {qids[i]!r}, docno {docnos[i]!r}: already judged (step {i + 1})")
+            if action == "judge":
+                w = weights[i]
+                self._record_row(j, float(labels[i]), None if w is None or w != w else float(w))
+            else:
+                self._bypass_row(j)
+
     def record_frame(self, df: pd.DataFrame) -> None:
         """Record every row of a ``qid, docno, label`` frame, in order."""
         if not isinstance(df, pd.DataFrame):

@@ -31,7 +31,7 @@ import numbers
 import os
 import secrets
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Union
@@ -40,13 +40,15 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, check_probability
-from ..io import read_qrels, read_runs, write_trec_qrels
+from .._validation import InputError
+from ..io import read_qrels, run_name, write_trec_qrels
 from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label
 from .durable import backup as _backup, check_integrity, damaged_message, publish, recover as _recover
 from .stopping import StopRule
-from .store import (_FORMAT, _SCHEMA, SessionError, SessionLockedError, _canonical_runs, _fingerprint_canonical,
-                    _now, _pack_qrels, _pack_runs, _unpack_qrels, _unpack_runs, fingerprint_qrels, fingerprint_runs)
+from .store import (_FORMAT, _SCHEMA, DEFAULTS, SessionError, SessionLockedError, _check_selector_settings,
+                    _fingerprint_canonical, _normalise_config, _now, _pack_aligned, _pack_qrels, _pack_runs,
+                    _unpack_aligned, _unpack_qrels, _unpack_run_columns, _unpack_runs, canonical_columns,
+                    canonical_runs, fingerprint_qrels, read_run_columns, run_paths)
 
 __all__ = ["JudgingSession", "JudgingEvent", "RunReport"]
 
@@ -75,59 +77,6 @@ class RunReport:
     reason: str
     detail: str | None = None
 
-
-
-#: configuration keys and their defaults for a new session
-DEFAULTS: dict[str, Any] = {"method": "C", "p": 0.8, "power": 3.0, "residual_scope": "query",
-                            "score_scope": "system", "batch_size": 1, "tie_break": "deterministic",
-                            "seed": 0, "pool_runs": None, "per_topic_quota": None, "rel": 1.0, "max_rel": None,
-                            "ties": "trec_eval"}
-
-
-def _normalise_config(cfg: dict[str, Any]) -> dict[str, Any]:
-    """Validate the session's configuration and give it one canonical, JSON-able form."""
-    out = dict(cfg)
-    if not isinstance(out["method"], str):
-        raise InputError(f"argument 'method': expected 'pool', 'A', 'B' or 'C', got {out['method']!r}")
-    out["p"] = check_probability("argument 'p'", out["p"])
-    pw = out["power"]
-    if isinstance(pw, (bool, np.bool_)) or not isinstance(pw, numbers.Real) or not math.isfinite(pw) or pw < 0:
-        raise InputError(f"argument 'power': expected a number >= 0, got {pw!r}")
-    out["power"] = float(pw)
-    for key, minimum in (("batch_size", 1), ("seed", 0)):
-        v = out[key]
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < minimum:
-            raise InputError(f"argument {key!r}: expected an integer >= {minimum}, got {v!r}")
-        out[key] = int(v)
-    for key, allowed in (("tie_break", ("deterministic", "random")), ("residual_scope", ("query", "system")),
-                         ("score_scope", ("query", "system"))):
-        if out[key] not in allowed:
-            raise InputError(f"argument {key!r}: expected one of {list(allowed)}, got {out[key]!r}")
-    if out["pool_runs"] is not None:
-        pr = out["pool_runs"]
-        if isinstance(pr, (str, bytes)) or not isinstance(pr, Sequence):
-            raise InputError(f"argument 'pool_runs': expected a list of run names, got {pr!r}")
-        out["pool_runs"] = [str(x) for x in pr]
-    if isinstance(out["rel"], (bool, np.bool_)) or not isinstance(out["rel"], numbers.Real) \
-            or not math.isfinite(out["rel"]) or out["rel"] <= 0:
-        raise InputError(f"argument 'rel': expected a number > 0 (label >= rel is relevant), got {out['rel']!r}")
-    out["rel"] = float(out["rel"])
-    mr = out["max_rel"]
-    if mr is not None:
-        if isinstance(mr, (bool, np.bool_)) or not isinstance(mr, numbers.Real) or not math.isfinite(mr) or mr <= 0:
-            raise InputError(f"argument 'max_rel': expected a number > 0 (graded gain) or None, got {mr!r}")
-        out["max_rel"] = float(mr)
-    if out["ties"] not in ("trec_eval", "given"):
-        raise InputError(f"argument 'ties': expected 'trec_eval' or 'given', got {out['ties']!r}")
-    q = out["per_topic_quota"]
-    if q is not None:
-        if isinstance(q, Mapping):
-            out["per_topic_quota"] = {str(k): int(v) for k, v in q.items()}
-        elif isinstance(q, numbers.Integral) and not isinstance(q, bool):
-            out["per_topic_quota"] = int(q)
-        else:
-            raise InputError(f"argument 'per_topic_quota': expected an integer or a mapping qid -> integer, got {q!r}")
-    return out
 
 
 def _default_factory(runs: dict[str, pd.DataFrame], **config: Any) -> Any:
@@ -162,6 +111,8 @@ class JudgingSession:
             ``method="C", p=0.8, power=3, residual_scope="query", score_scope="system",
             batch_size=1, tie_break="deterministic", seed=0, rel=1, max_rel=None`` (binary gain
             ``label >= rel``; graded gain ``min(label, max_rel) / max_rel``), ``ties="trec_eval"``.
+            ``per_topic_quota`` may also be a function of the runs' topics (sorted qids) returning
+            the quota: called once, when the session is created (reopening ignores it).
         initial_qrels: judgments known before the session (they seed the selector; they are not
             counted in ``n_judged``; :meth:`judged_qrels` includes them).
         create: create the file if it does not exist (otherwise a missing file is an error).
@@ -195,7 +146,9 @@ class JudgingSession:
         self._factory = selector_factory or _default_factory
         self._conn: sqlite3.Connection | None = None
         self._selector: Any = None
+        self._fresh_aligned: Any = None   # a new session's alignment, until its selector is built
         self._docs: pd.DataFrame | None = None
+        self._meta: dict[str, str] = {}
         self._broken: BaseException | None = None
         self._pending: dict[tuple[str, str], float] = {}
         self._handled: dict[tuple[str, str], tuple[int, str, float]] = {}
@@ -226,12 +179,12 @@ class JudgingSession:
                 self._create(runs, initial_qrels, given)   # an empty file: filled in place, under the lock
             elif token is not None and meta.get("creation_token") == token:
                 built = self._selector
-                self._reopen(meta, None, None, {})
+                self._reopen(meta, None, None, {}, verify_blobs=False)   # this process wrote them just now
                 if self._handled or self._pending:   # another process judged between publishing and opening
                     built = None
                 self._selector = built
             else:
-                self._selector = None
+                self._selector = self._fresh_aligned = None
                 self._reopen(meta, runs, initial_qrels, given)
         except sqlite3.DatabaseError as exc:   # damage quick_check cannot see (e.g. inside a record)
             self._close_quietly()
@@ -288,24 +241,56 @@ class JudgingSession:
         its records."""
         if runs is None:
             raise SessionError(f"{self.path}: a new session needs the runs to select from (argument 'runs')")
+        quota_fn = given.get("per_topic_quota")
+        if callable(quota_fn):   # evaluated below, on the runs' topics
+            given = {k: v for k, v in given.items() if k != "per_topic_quota"}
         cfg = _normalise_config({**DEFAULTS, **given})
-        runs = read_runs(runs)
-        if not runs:
+        files = run_paths(runs)
+        if files is not None and not files:
+            raise InputError("argument 'runs': no run files given")
+        # run files are parsed once, by Arrow's reader (no frame, no Python object per line); the
+        # same columns give the stored copy, its fingerprint and the selector's alignment
+        cols = read_run_columns(files) if files is not None else None
+        if cols is not None:
+            canonical = canonical_columns([run_name(f) for f in files], cols)
+        else:
+            canonical = canonical_runs(runs if files is None else files)
+        if not canonical["names"]:
             raise InputError("argument 'runs': no runs given")
-        canonical = _canonical_runs(runs)
+        if callable(quota_fn):
+            cfg = _normalise_config({**cfg, "per_topic_quota": quota_fn(list(canonical["qid_u"]))})
         fp = _fingerprint_canonical(canonical)
         blob = _pack_runs(canonical)
+        names = list(canonical["names"])
+        del canonical
         init = read_qrels(initial_qrels) if initial_qrels is not None else None
         self.config = cfg
-        self.run_names = list(runs)
+        self.run_names = names
         self.fingerprint = fp
         self.initial_qrels = init
-        self._selector = self._factory(_unpack_runs(blob), initial_qrels=init, **cfg)
         meta = {"format": _FORMAT, "config": json.dumps(cfg, sort_keys=True), "run_names": json.dumps(self.run_names),
                 "runs_fingerprint": fp, "created": _now(), "package_version": _package_version(),
                 "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else "",
                 "creation_token": secrets.token_hex(16), "runs_blob_sha256": hashlib.sha256(blob).hexdigest()}
+        aligned_blob = None
+        if self._factory is _default_factory:
+            # the selector aligns the files themselves (the stored copy holds the same rows); its
+            # alignment is stored so that reopening needs neither parsing nor aligning
+            from .contributions import _aligned_for
+            aligned = _aligned_for((names, cols) if cols is not None else files if files is not None
+                                   else _unpack_runs(blob), init, ties=cfg["ties"])
+            del cols   # the rows are in the blob and the alignment: the columns go before the selector is built
+            aligned_blob = _pack_aligned(aligned)
+            meta["aligned_blob_sha256"] = hashlib.sha256(aligned_blob).hexdigest()
+            # the selector is built on first use, after the file is written (the blobs are gone by
+            # then: the two never take memory at once); what it would refuse is refused here
+            _check_selector_settings(cfg, names, aligned.topics)
+            self._fresh_aligned = aligned
+            del aligned
+        else:
+            self._selector = self._factory(_unpack_runs(blob), initial_qrels=init, **cfg)
         self._token = meta["creation_token"]
+        self._meta = meta
 
         def write(c: sqlite3.Connection) -> None:
             c.execute("BEGIN IMMEDIATE")
@@ -315,6 +300,8 @@ class JudgingSession:
                         c.execute(stmt)
                 c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
                 c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (blob,))
+                if aligned_blob is not None:
+                    c.execute("INSERT INTO blobs(name, data) VALUES ('aligned', ?)", (aligned_blob,))
                 if init is not None:
                     c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (_pack_qrels(init),))
                 c.execute("COMMIT")
@@ -326,33 +313,43 @@ class JudgingSession:
 
     def _publish_new(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> str | None:
         write = self._prepare(runs, initial_qrels, given)
-        return self._token if publish(self.path, write) else None
+        done = publish(self.path, write)
+        del write   # and with it the blobs it wrote
+        return self._token if done else None
 
     def _create(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
         self._prepare(runs, initial_qrels, given)(self._conn)
 
-    def _reopen(self, meta: dict[str, str], runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
+    def _reopen(self, meta: dict[str, str], runs: Any, initial_qrels: Any, given: dict[str, Any],
+                verify_blobs: bool = True) -> None:
         cfg = {**DEFAULTS, **json.loads(meta["config"])}
         stored_names = json.loads(meta["run_names"])
         for key, value in given.items():
+            if key == "per_topic_quota" and callable(value):   # a function of the topics: used at creation only
+                continue
             norm = _normalise_config({**cfg, key: value})[key]
             if norm != cfg[key]:
                 raise SessionError(f"{self.path}: the session was created with {key}={cfg[key]!r}, not {value!r}; "
                                    f"a session keeps its settings (leave {key} out, or start a new session file)")
         if runs is not None:
-            runs = read_runs(runs)
-            fp = fingerprint_runs(runs)
+            given_c = canonical_runs(runs)
+            fp = _fingerprint_canonical(given_c)
+            given_names = list(given_c["names"])
+            del given_c
             if fp != meta["runs_fingerprint"]:
-                extra = sorted(set(runs) - set(stored_names))
-                lost = sorted(set(stored_names) - set(runs))
+                extra = sorted(set(given_names) - set(stored_names))
+                lost = sorted(set(stored_names) - set(given_names))
                 detail = (f" (runs not in the session: {extra[:5]}; session runs not given: {lost[:5]})"
                           if extra or lost else " (same run names, different rankings)")
                 raise SessionError(f"{self.path}: these runs are not the runs the session was created with{detail}; "
                                    f"runs fingerprint {fp[:12]}... != stored {meta['runs_fingerprint'][:12]}... "
                                    f"Reopen with the same runs, or without runs to use the stored copy")
-        want = meta.get("runs_blob_sha256")
-        if want is not None and hashlib.sha256(self._blob("runs")).hexdigest() != want:
-            raise SessionError(damaged_message(self.path, "the stored runs do not match their checksum"))
+        # the stored runs and alignment are checked at open: damage is reported before any judging
+        for name, key in (("runs", "runs_blob_sha256"), ("alignment", "aligned_blob_sha256")):
+            want = meta.get(key) if verify_blobs else None
+            if want is not None and hashlib.sha256(self._blob(key.split("_")[0])).hexdigest() != want:
+                raise SessionError(damaged_message(self.path, f"the stored {name} do{'es' * (name != 'runs')} "
+                                                              f"not match {'its' if name != 'runs' else 'their'} checksum"))
         init = None
         if meta["initial_qrels_fingerprint"]:
             init = _unpack_qrels(self._blob("initial_qrels"))
@@ -365,6 +362,7 @@ class JudgingSession:
         self.run_names = stored_names
         self.fingerprint = meta["runs_fingerprint"]
         self.initial_qrels = init
+        self._meta = meta
         for seq, action, qid, docno, label in self._conn.execute(
                 "SELECT seq, action, qid, docno, label FROM events ORDER BY seq"):
             if action == "judge":
@@ -383,16 +381,51 @@ class JudgingSession:
         stored settings, then every committed step is replayed into it in order."""
         if self._selector is None:
             self._check_open()
-            # the stored copy of the runs: same runs, same row order, hence the same state
-            sel = self._factory(_unpack_runs(self._blob("runs")), initial_qrels=self.initial_qrels, **self.config)
-            for action, qid, docno, label in self._conn.execute(
-                    "SELECT action, qid, docno, label FROM events ORDER BY seq"):
-                if action == "judge":
-                    sel.record(qid, docno, label)
-                else:
-                    sel.bypass(qid, docno)
+            if self._factory is _default_factory:
+                sel = self._stored_selector()
+            else:
+                # the stored copy of the runs: same runs, same row order, hence the same state
+                sel = self._factory(_unpack_runs(self._blob("runs")), initial_qrels=self.initial_qrels, **self.config)
+            rows = self._conn.execute("SELECT action, qid, docno, label, weight FROM events ORDER BY seq").fetchall()
+            if hasattr(sel, "_replay"):   # JudgmentSelector: all rows looked up at once
+                if rows:
+                    sel._replay(*map(list, zip(*rows)))
+            else:
+                for action, qid, docno, label, _ in rows:
+                    if action == "judge":
+                        sel.record(qid, docno, label)
+                    else:
+                        sel.bypass(qid, docno)
             self._selector = sel
         return self._selector
+
+    def _aligned_selector(self, runs: Any) -> tuple[Any, bytes]:
+        """The default selector over ``runs`` (files, frames, or ``(names, columns)`` of files read
+        by :func:`read_run_columns`) and its alignment as a blob."""
+        from .contributions import _aligned_for
+        aligned = _aligned_for(runs, self.initial_qrels, ties=self.config["ties"])
+        runs = None
+        return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config), _pack_aligned(aligned)
+
+    def _stored_selector(self) -> Any:
+        """The default selector over the stored alignment; a session written before alignments were
+        stored is aligned from its stored runs once, and the alignment is added to the file."""
+        if self._fresh_aligned is not None:   # a new session: the alignment it just stored
+            aligned, self._fresh_aligned = self._fresh_aligned, None
+            return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config)
+        want = self._meta.get("aligned_blob_sha256")
+        row = self._conn.execute("SELECT data FROM blobs WHERE name='aligned'").fetchone() if want else None
+        if row is not None:
+            if hashlib.sha256(row[0]).hexdigest() != want:
+                raise SessionError(damaged_message(self.path, "the stored alignment does not match its checksum"))
+            return _default_factory(_unpack_aligned(row[0]), initial_qrels=self.initial_qrels, **self.config)
+        sel, blob = self._aligned_selector(_unpack_run_columns(self._blob("runs")))   # columns, not frames
+        sha = hashlib.sha256(blob).hexdigest()
+        self._write(lambda c: (c.execute("INSERT OR REPLACE INTO blobs(name, data) VALUES ('aligned', ?)", (blob,)),
+                               c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('aligned_blob_sha256', ?)",
+                                         (sha,))))
+        self._meta["aligned_blob_sha256"] = sha
+        return sel
 
     def _documents(self) -> pd.DataFrame:
         """Every ``(qid, docno)`` the stored runs retrieved (cached): the table a NoisyOracle draws over."""
@@ -424,7 +457,7 @@ class JudgingSession:
         initial qrels and every readable judgment and bypass in order.  Returns the counts
         ``{"events": copied, "unreadable": skipped}``; open ``new_path`` to go on judging."""
         def blob() -> bytes:
-            return _pack_runs(_canonical_runs(read_runs(runs)))
+            return _pack_runs(canonical_runs(runs))
         return _recover(Path(path), Path(new_path), _SCHEMA, blob if runs is not None else None)
 
     # -- state ---------------------------------------------------------------------------
@@ -599,6 +632,7 @@ class JudgingSession:
         judged = bypassed = 0
         if isinstance(oracle, NoisyOracle):   # its replicate is drawn over every document the runs retrieved
             oracle.bind(self._documents())
+        self.selector   # built (and the records replayed) before the bar starts: its rate is this run's judging
         bar = progress_bar(total=budget, initial=min(self._n_judged, budget) if budget is not None else self._n_judged,
                            desc="judging", unit="judgment", enabled=bool(progress))
         reason, detail = "budget", None

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
+import numbers
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError
-from ..io import read_qrels, read_runs
+from .._validation import InputError, check_probability
+from ..engine import AlignedRuns, JudgmentTable, are_run_paths
+from ..io import list_run_files, read_qrels, read_runs, run_file_columns, run_name
 
 __all__ = ["SessionError", "SessionLockedError", "fingerprint_runs", "fingerprint_qrels"]
 
@@ -40,6 +45,152 @@ def _canonical_runs(runs: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
             "rank": np.concatenate([runs[n]["rank"].to_numpy(dtype=np.int64) for n in names])}
 
 
+def run_paths(runs: Any) -> list[Path] | None:
+    """The run files named by ``runs`` (a file, a directory or a list of them), or None when ``runs``
+    are frames or a mapping (read those with :func:`~pyterrier_noise.io.read_runs`)."""
+    if not are_run_paths(runs):
+        return None
+    items = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
+    files = [f for p in map(Path, items) for f in (list_run_files(p) if p.is_dir() else [p])]
+    names = [run_name(f) for f in files]
+    if len(set(names)) != len(names):
+        raise InputError("two run files share a name (a run's name is its file name without .gz)")
+    return files
+
+
+def _sorted_codes(uniq: Any, codes: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Distinct strings used by ``codes`` in sorted order, and the codes renumbered into them (what
+    ``pandas.factorize(values, sort=True)`` gives, without a Python object per row); ``uniq`` is an
+    object array or a pyarrow string array.  Codes are int32 (a session stores them so)."""
+    used = np.flatnonzero(np.bincount(codes, minlength=len(uniq)))
+    values = uniq.to_pylist() if not isinstance(uniq, np.ndarray) else uniq
+    strings = np.asarray([str(values[i]) for i in used.tolist()], dtype=object)
+    order = np.argsort(strings, kind="stable")
+    new = np.full(len(uniq), -1, dtype=np.int32)
+    new[used[order]] = np.arange(len(used), dtype=np.int32)
+    return strings[order].tolist(), new[codes]
+
+
+def release_arrow_memory() -> None:
+    """Give back to the system what Arrow's allocator keeps after parsing the run files (about
+    200 MB for the 143 TREC-COVID runs, all of it free), before the next phase allocates."""
+    import pyarrow as pa
+    pa.default_memory_pool().release_unused()
+
+
+def read_run_columns(files: Sequence[Path]) -> tuple | None:
+    """The flat columns of run files (:func:`~pyterrier_noise.io.run_file_columns`, docnos as an
+    Arrow string array, the files read in threads), read once for both the stored copy of the runs
+    and the selector's alignment; None when a file needs the validating reader (which names the
+    offending line)."""
+    cols = run_file_columns(list(files), n_threads=os.cpu_count() or 1, arrow_docnos=True)
+    release_arrow_memory()
+    return cols
+
+
+def canonical_columns(names: Sequence[str], cols: tuple) -> dict[str, Any]:
+    """:func:`_canonical_runs` of runs read into flat columns (:func:`read_run_columns`): strings
+    stay codes, one Python object per distinct qid and docno, not per line."""
+    run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
+    qid_u, qid_c = _sorted_codes(quniq, qcodes)
+    docno_u, docno_c = _sorted_codes(duniq, dcodes)
+    return {"names": list(names), "sizes": np.bincount(run_idx, minlength=len(names)).astype(np.int64),
+            "qid_u": qid_u, "qid_c": qid_c, "docno_u": docno_u, "docno_c": docno_c,
+            "score": np.asarray(score, dtype=np.float64), "rank": np.asarray(rank, dtype=np.int64)}
+
+
+def canonical_runs(runs: Any) -> dict[str, Any]:
+    """:func:`_canonical_runs` of anything :func:`~pyterrier_noise.io.read_runs` reads; run files
+    go through Arrow's reader (see :func:`read_run_columns`)."""
+    files = run_paths(runs)
+    if files is not None:
+        if not files:
+            raise InputError("argument 'runs': no run files given")
+        cols = read_run_columns(files)
+        if cols is not None:
+            return canonical_columns([run_name(f) for f in files], cols)
+        runs = files
+    return _canonical_runs(read_runs(runs))
+
+
+#: configuration keys and their defaults for a new session
+DEFAULTS: dict[str, Any] = {"method": "C", "p": 0.8, "power": 3.0, "residual_scope": "query",
+                            "score_scope": "system", "batch_size": 1, "tie_break": "deterministic",
+                            "seed": 0, "pool_runs": None, "per_topic_quota": None, "rel": 1.0, "max_rel": None,
+                            "ties": "trec_eval"}
+
+
+def _normalise_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Validate the session's configuration and give it one canonical, JSON-able form."""
+    out = dict(cfg)
+    if not isinstance(out["method"], str):
+        raise InputError(f"argument 'method': expected 'pool', 'A', 'B' or 'C', got {out['method']!r}")
+    out["p"] = check_probability("argument 'p'", out["p"])
+    pw = out["power"]
+    if isinstance(pw, (bool, np.bool_)) or not isinstance(pw, numbers.Real) or not math.isfinite(pw) or pw < 0:
+        raise InputError(f"argument 'power': expected a number >= 0, got {pw!r}")
+    out["power"] = float(pw)
+    for key, minimum in (("batch_size", 1), ("seed", 0)):
+        v = out[key]
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < minimum:
+            raise InputError(f"argument {key!r}: expected an integer >= {minimum}, got {v!r}")
+        out[key] = int(v)
+    for key, allowed in (("tie_break", ("deterministic", "random")), ("residual_scope", ("query", "system")),
+                         ("score_scope", ("query", "system"))):
+        if out[key] not in allowed:
+            raise InputError(f"argument {key!r}: expected one of {list(allowed)}, got {out[key]!r}")
+    if out["pool_runs"] is not None:
+        pr = out["pool_runs"]
+        if isinstance(pr, (str, bytes)) or not isinstance(pr, Sequence):
+            raise InputError(f"argument 'pool_runs': expected a list of run names, got {pr!r}")
+        out["pool_runs"] = [str(x) for x in pr]
+    if isinstance(out["rel"], (bool, np.bool_)) or not isinstance(out["rel"], numbers.Real) \
+            or not math.isfinite(out["rel"]) or out["rel"] <= 0:
+        raise InputError(f"argument 'rel': expected a number > 0 (label >= rel is relevant), got {out['rel']!r}")
+    out["rel"] = float(out["rel"])
+    mr = out["max_rel"]
+    if mr is not None:
+        if isinstance(mr, (bool, np.bool_)) or not isinstance(mr, numbers.Real) or not math.isfinite(mr) or mr <= 0:
+            raise InputError(f"argument 'max_rel': expected a number > 0 (graded gain) or None, got {mr!r}")
+        out["max_rel"] = float(mr)
+    if out["ties"] not in ("trec_eval", "given"):
+        raise InputError(f"argument 'ties': expected 'trec_eval' or 'given', got {out['ties']!r}")
+    q = out["per_topic_quota"]
+    if q is not None:
+        if isinstance(q, Mapping):
+            out["per_topic_quota"] = {str(k): int(v) for k, v in q.items()}
+        elif isinstance(q, numbers.Integral) and not isinstance(q, bool):
+            out["per_topic_quota"] = int(q)
+        else:
+            raise InputError(f"argument 'per_topic_quota': expected an integer or a mapping qid -> integer, got {q!r}")
+    return out
+
+
+def _check_selector_settings(cfg: dict[str, Any], names: Sequence[str], topics: Sequence[str]) -> None:
+    """What the default selector would refuse in a new session's settings, refused before the file is
+    written (the selector itself is built on first use): the method, pool runs that are not runs,
+    quota topics that are not topics of the runs."""
+    methods = ("pool", "A", "B", "C")
+    if cfg["method"] not in methods:
+        raise InputError(f"argument 'method': expected one of {list(methods)}, got {cfg['method']!r}")
+    if cfg["pool_runs"] is not None:
+        unknown = [x for x in cfg["pool_runs"] if x not in set(names)]
+        if unknown:
+            raise InputError(f"argument 'pool_runs': {len(unknown)} name(s) are not runs, e.g. {unknown[0]!r} "
+                             f"(runs: {list(names)[:5]}{' ...' if len(names) > 5 else ''})")
+        if not cfg["pool_runs"]:
+            raise InputError("argument 'pool_runs': expected at least one run name, got none")
+    q = cfg["per_topic_quota"]
+    if isinstance(q, Mapping):
+        for qid, n in q.items():
+            if qid not in set(topics):
+                raise InputError(f"argument 'per_topic_quota': qid {qid!r} is not a topic of the runs")
+            if n < 0:
+                raise InputError(f"argument 'per_topic_quota': qid {qid!r}: expected an integer >= 0, got {n!r}")
+    elif q is not None and q < 0:
+        raise InputError(f"argument 'per_topic_quota': expected an integer >= 0 or {{qid: n}}, got {q!r}")
+
+
 def _joined(strings: Sequence[str]) -> bytes:
     return "\x00".join(strings).encode("utf-8")
 
@@ -48,10 +199,11 @@ def fingerprint_runs(runs: Any) -> str:
     """SHA-256 of the runs' ``(run, qid, docno, rank, score)`` rows, sorted: independent of the order of
     the runs and of the rows, sensitive to any change in them.
 
-    ``runs`` is anything :func:`pyterrier_noise.read_runs` reads.  Sorting is done on integer codes
-    of the sorted unique strings (``pandas.factorize``), so it stays fast for TREC-size run sets.
+    ``runs`` is anything :func:`pyterrier_noise.read_runs` reads; run files are parsed by Arrow
+    (no Python object per line).  Sorting is done on integer codes of the sorted unique strings, so
+    it stays fast and lean for TREC-size run sets.
     """
-    return _fingerprint_canonical(_canonical_runs(read_runs(runs)))
+    return _fingerprint_canonical(canonical_runs(runs))
 
 
 def _fingerprint_canonical(c: dict[str, Any]) -> str:
@@ -69,9 +221,10 @@ def _fingerprint_canonical(c: dict[str, Any]) -> str:
     h.update(_joined([str(x) for x in names[order_names]]) + b"\x01")
     h.update(_joined(c["qid_u"]) + b"\x01")
     h.update(_joined(c["docno_u"]) + b"\x01")
-    for arr in (run_c[order], c["qid_c"][order], c["docno_c"][order], c["rank"][order]):
-        h.update(arr.astype("<i8").tobytes())
-    h.update(c["score"][order].astype("<f8").tobytes())
+    # one column at a time, hashed through the buffer protocol: no copy beyond the reordered column
+    for col, dtype in ((run_c, "<i8"), (c["qid_c"], "<i8"), (c["docno_c"], "<i8"), (c["rank"], "<i8"),
+                       (c["score"], "<f8")):
+        h.update(memoryview(np.ascontiguousarray(col[order], dtype=dtype)))
     return h.hexdigest()
 
 
@@ -103,14 +256,28 @@ def _strings(u8: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _npz(compress: bool = True, **arrays: Any) -> bytes:
+    """``numpy.savez_compressed`` of the arrays (an ``.npz`` that ``numpy.load`` reads, no pickle),
+    at zlib's fastest level: a few times faster on the runs of a TREC track (3.5 million lines: about
+    2 s instead of 7) for a blob about a tenth larger; ``compress=False``: ``numpy.savez`` (stored,
+    read without decompressing: what is read at every reopening)."""
+    import zipfile
+    buf = io.BytesIO()
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(buf, "w", compression=method, compresslevel=1 if compress else None,
+                         allowZip64=True) as zf:
+        for name, value in arrays.items():
+            with zf.open(name + ".npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(value), allow_pickle=False)
+    return buf.getvalue()
+
+
 def _pack_runs(c: dict[str, Any]) -> bytes:
     """The runs (canonical columns, :func:`_canonical_runs`) as a compressed ``.npz`` blob, without pickle."""
-    buf = io.BytesIO()
-    np.savez_compressed(buf, names=_u8(c["names"]), n_names=len(c["names"]), sizes=c["sizes"],
-                        qid_u=_u8(c["qid_u"]), n_qid=len(c["qid_u"]), qid_c=c["qid_c"].astype(np.int32),
-                        docno_u=_u8(c["docno_u"]), n_docno=len(c["docno_u"]), docno_c=c["docno_c"].astype(np.int32),
-                        score=c["score"], rank=c["rank"])
-    return buf.getvalue()
+    return _npz(names=_u8(c["names"]), n_names=len(c["names"]), sizes=c["sizes"],
+                qid_u=_u8(c["qid_u"]), n_qid=len(c["qid_u"]), qid_c=c["qid_c"].astype(np.int32, copy=False),
+                docno_u=_u8(c["docno_u"]), n_docno=len(c["docno_u"]),
+                docno_c=c["docno_c"].astype(np.int32, copy=False), score=c["score"], rank=c["rank"])
 
 
 def _unpack_runs(blob: bytes) -> dict[str, pd.DataFrame]:
@@ -124,11 +291,22 @@ def _unpack_runs(blob: bytes) -> dict[str, pd.DataFrame]:
             for n, a, b in zip(names, bounds[:-1], bounds[1:])}
 
 
+def _unpack_run_columns(blob: bytes) -> tuple[list[str], tuple]:
+    """The stored runs as ``(names, columns)``, the columns in the form
+    :func:`~pyterrier_noise.io.run_file_columns` gives (what the alignment reads), without a frame:
+    codes into the sorted distinct qids and docnos, score and rank."""
+    z = np.load(io.BytesIO(blob), allow_pickle=False)
+    names = [str(x) for x in _strings(z["names"], int(z["n_names"]))]
+    sizes = z["sizes"]
+    run_idx = np.repeat(np.arange(len(names), dtype=np.int64), sizes)
+    cols = (run_idx, z["qid_c"], _strings(z["qid_u"], int(z["n_qid"])), z["docno_c"],
+            _strings(z["docno_u"], int(z["n_docno"])), z["score"], z["rank"].astype(np.int64, copy=False))
+    return names, cols
+
+
 def _pack_qrels(q: pd.DataFrame) -> bytes:
-    buf = io.BytesIO()
-    np.savez_compressed(buf, qid=_u8(q["qid"].tolist()), docno=_u8(q["docno"].tolist()), n=len(q),
-                        label=q["label"].to_numpy(dtype=np.float64))
-    return buf.getvalue()
+    return _npz(qid=_u8(q["qid"].tolist()), docno=_u8(q["docno"].tolist()), n=len(q),
+                label=q["label"].to_numpy(dtype=np.float64))
 
 
 def _unpack_qrels(blob: bytes) -> pd.DataFrame:
@@ -139,6 +317,80 @@ def _unpack_qrels(blob: bytes) -> pd.DataFrame:
 
 
 _FORMAT = "pyterrier-noise judging session 1"
+
+#: tag of the aligned-runs blob (``blobs.name = 'aligned'``): the selector's alignment, stored so
+#: that a session reopens without parsing or aligning the runs again.  Sessions written before it
+#: have no such blob and are aligned from their stored runs (then the blob is added).
+_ALIGNED_FORMAT = "pyterrier-noise aligned runs 1"
+
+
+def _pack_aligned(a: AlignedRuns) -> bytes:
+    """The selector's alignment (``ties`` "trec_eval" or "given": one position per document, so the
+    positions of a segment are 0, 1, 2, ...) as an uncompressed ``.npz`` blob without pickle: segment
+    lengths, the positions grouped by table row (segment and rank of each: what the selector's
+    contributions are built from, so reopening needs no sort), and the table's docnos, topics and
+    labels."""
+    from .contributions import _by_row
+    seg_start = a.seg_start[:-1].astype(a.pos.dtype, copy=False)
+    if not (a.group_start is a.pos or np.array_equal(a.group_start, a.pos)) or \
+            not (a.group_end - a.pos == 1).all() or \
+            not np.array_equal(a.pos, np.arange(len(a.pos), dtype=a.pos.dtype) - np.repeat(seg_start, a.seg_len)):
+        raise SessionError("internal: the selector's alignment has tie groups; it cannot be stored")
+    ptr, segs, pos = _by_row(a)
+    t = a.table
+    return _npz(compress=False, format=_u8([_ALIGNED_FORMAT]), names=_u8(a.run_names), n_names=len(a.run_names),
+                ties=_u8([a.ties]), topics=_u8(t.topics), n_topics=len(t.topics),
+                docno=_u8(t.frame["docno"].tolist()), n_rows=len(t), topic_index=t.topic_index.astype(np.int32),
+                labels=t.labels.astype(np.float64), seg_len=a.seg_len.astype(np.int64),
+                row_len=np.diff(ptr).astype(np.int32), row_run=_narrow(segs // len(t.topics)),
+                row_pos=_narrow(pos))
+
+
+def _narrow(x: np.ndarray) -> np.ndarray:
+    """Non-negative integers as int16 where they fit (run numbers, ranks), else int32: half the bytes
+    to store and to decompress."""
+    top = int(x.max(initial=0))
+    return x.astype(np.int16 if top < 2 ** 15 else np.int32 if top < 2 ** 31 else np.int64)
+
+
+def _unpack_aligned(blob: bytes) -> AlignedRuns:
+    """The :class:`~pyterrier_noise.engine.AlignedRuns` of :func:`_pack_aligned`, as built: the
+    positions in segment order are put back by one scatter (no sort), and the rows' grouping is
+    left in the alignment's cache for the selector."""
+    z = np.load(io.BytesIO(blob), allow_pickle=False)
+    if bytes(z["format"]).decode("utf-8") != _ALIGNED_FORMAT:
+        raise SessionError(f"the stored alignment has format {bytes(z['format'])!r}, expected {_ALIGNED_FORMAT!r}")
+    topics = [str(x) for x in _strings(z["topics"], int(z["n_topics"]))]
+    tix = z["topic_index"].astype(np.int64)
+    labels = z["labels"]
+    # object columns: the selector reads them as object arrays, which an Arrow-backed str column
+    # would have to convert (row by row) first
+    frame = pd.DataFrame({"qid": pd.Series(np.asarray(topics, dtype=object)[tix], dtype=object),
+                          "docno": pd.Series(_strings(z["docno"], int(z["n_rows"])), dtype=object), "label": labels})
+    start = np.searchsorted(tix, np.arange(len(topics) + 1))
+    table = JudgmentTable(frame, topics, tix, start, labels)
+    seg_len = z["seg_len"]
+    seg_start = np.zeros(len(seg_len) + 1, dtype=np.int64)
+    np.cumsum(seg_len, out=seg_start[1:])
+    n_pos = int(seg_start[-1])
+    row_len, run, rpos = z["row_len"], z["row_run"], z["row_pos"]   # each read (decompressed) once
+    if len(row_len) != len(table) or int(row_len.sum()) != n_pos or len(run) != n_pos or len(rpos) != n_pos:
+        raise SessionError("the stored alignment is inconsistent (its lengths do not add up)")
+    ptr = np.zeros(len(row_len) + 1, dtype=np.int64)
+    np.cumsum(row_len, out=ptr[1:])
+    it = np.int32 if len(seg_len) < 2 ** 31 and n_pos < 2 ** 31 else np.int64
+    segs = run.astype(it)   # segment = run x topics + the row's topic
+    segs *= len(topics)
+    segs += np.repeat(tix.astype(it), row_len)
+    rpos = rpos.astype(it)
+    pos = np.arange(n_pos, dtype=np.int32 if n_pos < 2 ** 31 else np.int64)
+    pos -= np.repeat(seg_start[:-1].astype(pos.dtype), seg_len)
+    jidx = np.empty(n_pos, dtype=np.int64)
+    jidx[seg_start[segs] + rpos] = np.repeat(np.arange(len(table), dtype=np.int64), row_len)
+    names = [str(x) for x in _strings(z["names"], int(z["n_names"]))]
+    a = AlignedRuns(names, table, bytes(z["ties"]).decode("utf-8"), seg_len, seg_start, pos, jidx, pos, pos + 1, None)
+    a._cache["selection-by-row"] = (ptr, segs, rpos)
+    return a
 
 
 _SCHEMA = """

@@ -8,6 +8,7 @@ for how the exact greedy order is found fast.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -108,8 +109,20 @@ class _QueueWeights:
         order = nz[np.argsort(-A[nz], kind="stable")]
         self._a_order = order
         self._a_sorted = A[order]
-        self._a_matrix = pool[order]
+        self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._seg_pool = np.repeat(self._pool_mask, T)
+
+    def _a_prefix(self, m: int) -> Any:
+        """The pool's rows in decreasing Method A order, at least the first ``m`` of them, as a CSR
+        matrix: built for the prefix a refresh needs (and grown fourfold when a refresh needs more),
+        not for every row at once -- a selector is ready without gathering millions of entries."""
+        have = self._a_rows
+        if have is None or have.shape[0] < m:
+            n_rows = len(self._a_order)
+            size = n_rows if have is not None and 4 * have.shape[0] >= n_rows else min(n_rows, max(m, 4 * (
+                have.shape[0] if have is not None else 0)))
+            self._a_rows = have = self._contrib.pool[self._a_order[:size]]
+        return have
 
     def _x_values(self, mass: np.ndarray, base: np.ndarray | None) -> np.ndarray:
         r = 1.0 - mass
@@ -152,10 +165,11 @@ class _QueueWeights:
         fmax = float(f[self._seg_pool].max()) if self._seg_pool.any() else 0.0
         n_avail = int(np.count_nonzero(self._avail))
         k = min(max(self.head_size, 4 * n) * self._head_scale, n_avail)
-        W, order, A = self._a_matrix, self._a_order, self._a_sorted
+        order, A = self._a_order, self._a_sorted
         n_rows = len(order)
         m = min(n_rows, max(8 * k, 8192, self._prefix))
         while True:
+            W = self._a_prefix(m)
             sub = sp.csr_matrix((W.data[:W.indptr[m]], W.indices[:W.indptr[m]], W.indptr[:m + 1]),
                                 shape=(m, W.shape[1]))
             v = sub @ f
