@@ -121,3 +121,20 @@ def test_ranking_agreement_in_blocks_of_replicates(coll, full, monkeypatch):
     again = RobustnessResult.from_arrays(full.true, full.values, full.names, full.topics, baseline=1,
                                          correction="holm", seed=4, labels=full.labels)
     _same_frames(full, again)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 100])
+def test_uncorrected_t_tests_by_critical_values_reach_the_p_value_conclusions(coll, chunk_size):
+    """Without a correction the streamed analysis locates each replicate's t-test p-value among
+    alpha and the band edges from critical t values (stats.all_pairs_t_codes) instead of computing
+    it; with keep_pvalues=True it computes every p-value.  Every table must be identical (pair
+    conclusions, p bands, summaries), for alpha = 0.05 and for an alpha that is not a band edge."""
+    for alpha in (0.05, 0.07):
+        kw = dict(n_replicates=13, seed=4, baseline=1, correction=None, correction_alpha=alpha)
+        by_p = robustness_experiment(coll.runs, coll.topics, coll.qrels, MEASURES, RandomFlips(0.93, 0.07),
+                                     keep_pvalues=True, **kw)
+        by_codes = robustness_experiment(coll.runs, coll.topics, coll.qrels, MEASURES, RandomFlips(0.93, 0.07),
+                                         keep_pvalues=False, chunk_size=chunk_size, **kw)
+        _same_frames(by_p, by_codes)
+        # the test is not vacuous: some replicate conclusions differ from the truth's
+        assert (by_p.pairs[["lost", "gained"]].to_numpy() > 0).any()
