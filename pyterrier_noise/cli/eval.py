@@ -29,7 +29,7 @@ def register_cli(sub: Any) -> None:
                        parents=[options.qrels_runs(), options.measures(), options.ties(help=(
                            "tie policy (default: trec_eval, i.e. score then docno descending); expected, "
                            "optimistic and pessimistic treat equal scores as unordered")),
-                           options.output_format(("text", "tsv", "json"))])
+                           options.output_format(("text", "tsv", "json")), options.progress()])
     e.add_argument("--per-query", action="store_true", help="one row per (run, topic, measure)")
     e.add_argument("--fractional", choices=["truncate", "keep"], default="truncate",
                    help="fractional qrels labels (1.5): truncate them as trec_eval does (default, with a warning "
@@ -96,7 +96,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     qrels = read_qrels(args.qrels, fractional=args.fractional)
     runs = run_file_arguments(args.runs)   # unread: the engine parses them (one reader, one pool)
-    res = evaluate(runs, qrels, args.measures, ties=args.ties, perquery=args.per_query)
+    # a one-line status on stderr for reading and aligning, and for evaluating, when either takes
+    # more than about 2 s (not with --quiet, nor when stderr is not a terminal)
+    res = evaluate(runs, qrels, args.measures, ties=args.ties, perquery=args.per_query, progress=args.progress)
     out = sys.stdout
     if args.format == "tsv":
         out.write("run\tqid\tmeasure\tvalue\tresidual\n")
