@@ -138,3 +138,22 @@ def test_uncorrected_t_tests_by_critical_values_reach_the_p_value_conclusions(co
         _same_frames(by_p, by_codes)
         # the test is not vacuous: some replicate conclusions differ from the truth's
         assert (by_p.pairs[["lost", "gained"]].to_numpy() > 0).any()
+
+
+def test_run_files_give_the_tables_of_the_frames(coll, tmp_path):
+    """Run files handed to robustness_experiment go to the engine's Arrow reader (as the command
+    line does); the result must equal the one from the same runs as frames (TREC files are 1-based,
+    the frames 0-based: write_trec_run and the reader convert)."""
+    from pyterrier_noise.io import write_trec_run
+    paths = []
+    for name, run in coll.runs.items():
+        path = tmp_path / f"{name}.gz"
+        write_trec_run(run, path, tag=name)
+        paths.append(path)
+    kw = dict(n_replicates=7, seed=2, baseline=1, correction=None)
+    by_frames = robustness_experiment(coll.runs, None, coll.qrels, MEASURES, RandomFlips(0.9, 0.1), **kw)
+    by_files = robustness_experiment(paths, None, coll.qrels, MEASURES, RandomFlips(0.9, 0.1), **kw)
+    assert by_files.names == list(coll.runs)
+    _same_frames(by_frames, by_files)
+    by_dir = robustness_experiment(tmp_path, None, coll.qrels, ["AP"], RandomFlips(0.9, 0.1), **kw)
+    assert sorted(by_dir.names) == sorted(coll.runs)
