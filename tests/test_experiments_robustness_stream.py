@@ -157,3 +157,18 @@ def test_run_files_give_the_tables_of_the_frames(coll, tmp_path):
     _same_frames(by_frames, by_files)
     by_dir = robustness_experiment(tmp_path, None, coll.qrels, ["AP"], RandomFlips(0.9, 0.1), **kw)
     assert sorted(by_dir.names) == sorted(coll.runs)
+
+
+@pytest.mark.slow
+def test_critical_value_path_on_trec_covid(covid):
+    """The same check on real data (TREC-COVID round 1, 143 runs, 30 topics, 10,153 pairs, the
+    run files read by the engine): uncorrected t-tests by critical values (keep_pvalues=False)
+    against every p-value computed (keep_pvalues=True), 40 replicates in chunks of 15."""
+    runs = covid / "runs"
+    kw = dict(n_replicates=40, seed=1, correction=None, chunk_size=15)
+    by_p = robustness_experiment(runs, None, covid / "qrels-rnd1.txt", ["RBP(p=0.8)", "AP"],
+                                 RandomFlips(0.93, 0.07), keep_pvalues=True, **kw)
+    by_codes = robustness_experiment(runs, None, covid / "qrels-rnd1.txt", ["RBP(p=0.8)", "AP"],
+                                     RandomFlips(0.93, 0.07), keep_pvalues=False, **kw)
+    _same_frames(by_p, by_codes)
+    assert len(by_p.names) == 143 and (by_p.pairs["lost"] > 0).any()
