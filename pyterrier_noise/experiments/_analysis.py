@@ -410,7 +410,9 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
         seq[1:] = np.concatenate([[0.0], seq[1:n]])
         key = np.zeros(n + 1, np.int8)
         key[1] = 1
-        g = pd.Series(seq, copy=False).groupby(key)
+        # the key as a categorical: pandas takes its codes as the group labels (the labels an int8
+        # key factorises to, so the same sums) without hashing every entry
+        g = pd.Series(seq, copy=False).groupby(pd.Categorical.from_codes(key, categories=[0, 1]), observed=False)
         cols["mean"][b] = g.mean().iloc[0]
         cols["sd"][b] = g.std(ddof=1).iloc[0]
         del seq, key, g
