@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-
 from pyterrier_noise import _progress
 from pyterrier_noise._progress import status
 
