@@ -17,8 +17,11 @@ median wall time of each side and the median of the pairwise ratios are reported
 memory of the largest single process (``wait4``).  The values themselves are checked by
 ``benchmarks/w1_evaluate.py`` and tests/test_reference.py.
 
-Usage:  python benchmarks/w1_process.py [--runs N] [--peer-runs M]   (defaults 5 and 1; writes
-benchmarks/results/w1_process.json)
+With ``--before SRC`` (a checkout or an unpacked ``git archive`` holding ``pyterrier_noise/``) the
+same W1 command is also run from SRC, alternating with this checkout, as a before/after row.
+
+Usage:  python benchmarks/w1_process.py [--runs N] [--peer-runs M] [--before SRC]   (defaults 5 and 1;
+writes benchmarks/results/w1_process.json)
 """
 from __future__ import annotations
 
@@ -53,9 +56,13 @@ SIDES = {
 }
 
 
-def run_once(cmd: list[str]) -> dict:
+#: the checkout each side imports pyterrier_noise from (this one unless --before names another)
+SOURCES: dict[str, Path] = {}
+
+
+def run_once(cmd: list[str], source: Path = ROOT) -> dict:
     """Wall seconds, CPU seconds and peak MiB of one fresh process (output thrown away)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(source))
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=DATA, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(proc.pid, 0)
@@ -69,13 +76,14 @@ def run_once(cmd: list[str]) -> dict:
 def pair(a: str, b: str, n: int) -> dict:
     """``n`` alternating runs of sides a and b (after one warm-up of each when n > 1; the files are
     in the page cache after the first pair anyway)."""
+    src = lambda side: SOURCES.get(side, ROOT)  # noqa: E731
     if n > 1:
-        run_once(SIDES[a])
-        run_once(SIDES[b])
+        run_once(SIDES[a], src(a))
+        run_once(SIDES[b], src(b))
     ra, rb = [], []
     for _ in range(n):
-        ra.append(run_once(SIDES[a]))
-        rb.append(run_once(SIDES[b]))
+        ra.append(run_once(SIDES[a], src(a)))
+        rb.append(run_once(SIDES[b], src(b)))
     med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
     return {"ours": a, "peer": b, "n": n,
             "ours_s": med(ra, "wall_s"), "peer_s": med(rb, "wall_s"),
@@ -89,13 +97,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="alternating runs of ours against the floor")
     ap.add_argument("--peer-runs", type=int, default=1, help="alternating runs against ir_measures and rbp-eval")
+    ap.add_argument("--before", type=Path, help="another checkout to run the same W1 command from (a before/after row)")
     args = ap.parse_args()
     if not DATA.exists():
         print(f"W1 needs the real data at {DATA}; it is absent, so nothing was benchmarked.", file=sys.stderr)
         return 2
-    rows = [pair("ours W1", "floor (Arrow parse only)", args.runs),
+    rows = []
+    if args.before is not None:
+        SIDES["W1 from --before"] = SIDES["ours W1"]
+        SOURCES["W1 from --before"] = args.before.resolve()
+        rows.append(pair("ours W1", "W1 from --before", args.runs))
+    rows += [pair("ours W1", "floor (Arrow parse only)", args.runs),
             pair("ours W1", "ir_measures", args.peer_runs),
             pair("ours RBP x3, ties expected", "rbp-eval", args.peer_runs)]
+    if args.before is not None:
+        rows[0]["before"] = str(args.before)
     print(f"{'ours':28} {'s':>6} {'peer':26} {'s':>6} {'peer/ours':>9} {'CPU s':>11} {'peak MiB':>11}")
     for r in rows:
         print(f"{r['ours']:28} {r['ours_s']:6.2f} {r['peer']:26} {r['peer_s']:6.2f} {r['ratio_peer_over_ours']:8.2f}x "

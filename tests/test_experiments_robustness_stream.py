@@ -121,3 +121,54 @@ def test_ranking_agreement_in_blocks_of_replicates(coll, full, monkeypatch):
     again = RobustnessResult.from_arrays(full.true, full.values, full.names, full.topics, baseline=1,
                                          correction="holm", seed=4, labels=full.labels)
     _same_frames(full, again)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 100])
+def test_uncorrected_t_tests_by_critical_values_reach_the_p_value_conclusions(coll, chunk_size):
+    """Without a correction the streamed analysis locates each replicate's t-test p-value among
+    alpha and the band edges from critical t values (stats.all_pairs_t_codes) instead of computing
+    it; with keep_pvalues=True it computes every p-value.  Every table must be identical (pair
+    conclusions, p bands, summaries), for alpha = 0.05 and for an alpha that is not a band edge."""
+    for alpha in (0.05, 0.07):
+        kw = dict(n_replicates=13, seed=4, baseline=1, correction=None, correction_alpha=alpha)
+        by_p = robustness_experiment(coll.runs, coll.topics, coll.qrels, MEASURES, RandomFlips(0.93, 0.07),
+                                     keep_pvalues=True, **kw)
+        by_codes = robustness_experiment(coll.runs, coll.topics, coll.qrels, MEASURES, RandomFlips(0.93, 0.07),
+                                         keep_pvalues=False, chunk_size=chunk_size, **kw)
+        _same_frames(by_p, by_codes)
+        # the test is not vacuous: some replicate conclusions differ from the truth's
+        assert (by_p.pairs[["lost", "gained"]].to_numpy() > 0).any()
+
+
+def test_run_files_give_the_tables_of_the_frames(coll, tmp_path):
+    """Run files handed to robustness_experiment go to the engine's Arrow reader (as the command
+    line does); the result must equal the one from the same runs as frames (TREC files are 1-based,
+    the frames 0-based: write_trec_run and the reader convert)."""
+    from pyterrier_noise.io import write_trec_run
+    paths = []
+    for name, run in coll.runs.items():
+        path = tmp_path / f"{name}.gz"
+        write_trec_run(run, path, tag=name)
+        paths.append(path)
+    kw = dict(n_replicates=7, seed=2, baseline=1, correction=None)
+    by_frames = robustness_experiment(coll.runs, None, coll.qrels, MEASURES, RandomFlips(0.9, 0.1), **kw)
+    by_files = robustness_experiment(paths, None, coll.qrels, MEASURES, RandomFlips(0.9, 0.1), **kw)
+    assert by_files.names == list(coll.runs)
+    _same_frames(by_frames, by_files)
+    by_dir = robustness_experiment(tmp_path, None, coll.qrels, ["AP"], RandomFlips(0.9, 0.1), **kw)
+    assert sorted(by_dir.names) == sorted(coll.runs)
+
+
+@pytest.mark.slow
+def test_critical_value_path_on_trec_covid(covid):
+    """The same check on real data (TREC-COVID round 1, 143 runs, 30 topics, 10,153 pairs, the
+    run files read by the engine): uncorrected t-tests by critical values (keep_pvalues=False)
+    against every p-value computed (keep_pvalues=True), 40 replicates in chunks of 15."""
+    runs = covid / "runs"
+    kw = dict(n_replicates=40, seed=1, correction=None, chunk_size=15)
+    by_p = robustness_experiment(runs, None, covid / "qrels-rnd1.txt", ["RBP(p=0.8)", "AP"],
+                                 RandomFlips(0.93, 0.07), keep_pvalues=True, **kw)
+    by_codes = robustness_experiment(runs, None, covid / "qrels-rnd1.txt", ["RBP(p=0.8)", "AP"],
+                                     RandomFlips(0.93, 0.07), keep_pvalues=False, **kw)
+    _same_frames(by_p, by_codes)
+    assert len(by_p.names) == 143 and (by_p.pairs["lost"] > 0).any()

@@ -449,3 +449,62 @@ def test_wilcoxon_small_samples_with_ties_use_the_normal_approximation():
         warnings.simplefilter("ignore")
         np.testing.assert_allclose(paired_test(many, 0.0, "wilcoxon", "less"),
                                    st.wilcoxon(many, alternative="less", axis=-1).pvalue, rtol=1e-12)
+
+
+def test_all_pairs_t_codes_equal_the_p_value_codes_at_and_near_the_critical_values():
+    """all_pairs_t_codes locates each two-sided t-test p-value among cuts from critical |t| values;
+    it must give p_codes(all_pairs(x).pvalue) exactly (brute force over every pair and version).
+
+    Pairs are built with |t| at each cut's critical value (scipy.special.stdtrit) and a few ulps
+    either side, where the comparison of |t| with the critical value cannot decide: there the
+    p-value itself is computed and compared with the cut (p == cut is its own, odd, code).  Also
+    identical systems (NaN: -1), a constant shift (|t| infinite, p = 0: equal to the cut 0), equal
+    means (t = 0, p = 1: equal to the cut 1), nearly identical systems (the Gram form falls back to
+    the differences) and random pairs."""
+    from scipy import special
+    from pyterrier_noise.stats.tests import _T_MARGIN, all_pairs_t_codes, p_codes
+
+    rng = np.random.default_rng(5)
+    T, K = 30, 6
+    cuts = np.array([0.0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0])
+    tc = -special.stdtrit(T - 1, cuts[1:-1] / 2)
+    z = rng.normal(size=(T, K))
+    z = (z - z.mean(axis=0)) / z.std(axis=0, ddof=1)          # mean 0, sd 1 in every version
+    base = rng.normal(0.4, 0.1, size=(T, K))
+    systems = [base]
+    for t0 in tc:
+        for ulps in (-3, -1, 0, 1, 3):                        # |t| a few ulps from the critical value
+            shift = np.nextafter(t0, np.inf if ulps > 0 else -np.inf) if ulps else t0
+            for _ in range(abs(ulps) - 1):
+                shift = np.nextafter(shift, np.inf if ulps > 0 else -np.inf)
+            systems.append(base + 0.05 * z + 0.05 * shift / np.sqrt(T))
+    systems += [base.copy(), base + 1e-3, base + 0.05 * z, base + 1e-9 * rng.normal(size=(T, K))]
+    systems += [rng.normal(0.4, 0.15, size=(T, K)) for _ in range(6)]
+    x = np.stack(systems)
+    i, j, p = all_pairs(x)
+    codes = all_pairs_t_codes(x, cuts)
+    np.testing.assert_array_equal(codes.i, i)
+    np.testing.assert_array_equal(codes.j, j)
+    np.testing.assert_array_equal(codes.code, p_codes(p, cuts))
+    # the boundary was really exercised: pairs (base, shifted) within the margin of a critical value
+    first = i == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = x[j[first]] - x[0][None]
+        t = np.abs(d.mean(axis=1) / (d.std(axis=1, ddof=1) / np.sqrt(T)))
+    near = (np.abs(t[..., None] - tc) <= _T_MARGIN * tc).any(axis=-1)
+    assert near.sum() >= 5 * len(tc)
+    # every kind of code appears: undefined, equal to 0 and to 1, and strictly between cuts
+    found = set(np.unique(codes.code).tolist())
+    assert {-1, 1, 2 * len(cuts) - 1} <= found and {2, 4, 6, 8, 10, 12, 14} <= found
+    # one version at a time gives the same codes
+    np.testing.assert_array_equal(all_pairs_t_codes(x[..., 2], cuts).code, codes.code[:, 2])
+    with pytest.raises(InputError, match="strictly increasing"):
+        all_pairs_t_codes(x, [0.05, 0.01])
+
+
+def test_p_codes_by_hand():
+    """The code of a p-value among cuts [0.01, 0.05]: 0 below, 1 equal to 0.01, 2 between,
+    3 equal to 0.05, 4 above, -1 for NaN (definition)."""
+    from pyterrier_noise.stats.tests import p_codes
+    got = p_codes(np.array([0.001, 0.01, 0.03, 0.05, 0.5, np.nan]), np.array([0.01, 0.05]))
+    np.testing.assert_array_equal(got, [0, 1, 2, 3, 4, -1])

@@ -61,22 +61,29 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     from .._output import OutputDirectory
     from .._validation import InputError, check_int
     from ..experiments import robustness_experiment
-    from ..io import read_qrels, read_runs, run_name
+    from ..io import read_qrels, read_runs, run_file_arguments, run_name
+    from .eval import _batch_memory
     from .perturb import _model_from_args
 
+    _batch_memory()
     directory = OutputDirectory(args.out, "robustness", force=args.force)
     qrels = read_qrels(args.qrels)
-    runs: dict[str, Any] = {}
-    for item in args.run_files:
-        for name, frame in read_runs(item).items():
-            if name in runs:
-                raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
-            runs[name] = frame
+    runs: Any
+    if args.model in ("rank-biased", "metarank", "pool-depth") and args.runs is None:
+        runs = {}   # the model reads the evaluated runs: frames
+        for item in args.run_files:
+            for name, frame in read_runs(item).items():
+                if name in runs:
+                    raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
+                runs[name] = frame
+    else:   # unread: the engine parses the files (one reader, one pool)
+        runs = run_file_arguments(args.run_files)
+    run_names = list(runs) if isinstance(runs, dict) else [run_name(f) for f in runs]
     baseline = args.baseline
-    if baseline is not None and baseline not in runs:
+    if baseline is not None and baseline not in run_names:
         alt = run_name(Path(baseline))  # a path to the run file is fine too
-        if alt not in runs:
-            raise InputError(f"--baseline {baseline!r} is not one of the runs (e.g. {list(runs)[:3]})")
+        if alt not in run_names:
+            raise InputError(f"--baseline {baseline!r} is not one of the runs (e.g. {run_names[:3]})")
         baseline = alt
     margs = copy.copy(args)
     margs.ties = args.ties or "trec_eval"

@@ -171,17 +171,32 @@ def ndcg(aligned: "AlignedRuns", spec: MeasureSpec, dcg: np.ndarray, g: np.ndarr
 
 def average_precision(aligned: "AlignedRuns", spec: MeasureSpec, g: np.ndarray) -> np.ndarray:
     """Average precision as trec_eval computes it (map / map_cut): sum of precision at each
-    relevant retrieved rank over the number of relevant judgments R of the topic."""
+    relevant retrieved rank over the number of relevant judgments R of the topic.
+
+    Versions are rows here (``(R, judged positions)``, each version's positions contiguous), so the
+    running counts and the per-segment sums stream through memory; every value is the one of the
+    position-major layout bit for bit (the same integer counts, divisions and sums in order)."""
     j = aligned.judged_positions()
-    rel = g[j["jidx"]] > 0
+    R = g.shape[1]
+    # np.take keeps the result C-ordered (fancy indexing along axis 1 would not)
+    rel = np.take(np.ascontiguousarray(g.T) > 0, j["jidx"], axis=1)    # (R, judged positions)
     if spec.cutoff is not None:
-        rel[j["pos"] >= spec.cutoff] = False
-    within = _cumulative_in_segment(aligned, rel)
-    contrib = (within * rel) / (j["pos"][:, None] + 1.0)
-    num = segment_sum(aligned, contrib)
+        rel[:, j["pos"] >= spec.cutoff] = False
+    out = np.zeros((aligned.n_segments, R))
+    ne = j["nonempty"]
+    if len(ne):
+        first = j["indptr"][ne]
+        within = np.cumsum(rel, axis=1, dtype=np.int32)               # running count of relevant
+        before = within[:, first] - rel[:, first]
+        within -= np.repeat(before, np.diff(j["indptr"])[ne], axis=1)  # ... within each segment
+        within *= rel
+        contrib = within.astype(np.float64)
+        del within
+        contrib /= aligned.cached("rank1", lambda: j["pos"] + 1.0)   # precision at relevant ranks
+        out[ne] = np.add.reduceat(contrib, first, axis=1).T
     n_rel = topic_sum(aligned.table, (g > 0).astype(np.float64))
     denom = n_rel[_topic_of_segment(aligned)]
-    return np.where(denom > 0, num / np.where(denom > 0, denom, 1.0), 0.0)
+    return np.where(denom > 0, out / np.where(denom > 0, denom, 1.0), 0.0)
 
 
 def reciprocal_rank(aligned: "AlignedRuns", spec: MeasureSpec, g: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import all_pairs, correct_pvalues, kendall_tau, paired_test, rbo, significant, tau_ap
+from ..stats.tests import all_pairs_t_codes
 
 if TYPE_CHECKING:
     from .result import RobustnessResult
@@ -104,6 +105,29 @@ class Analysis:
         self.edges = np.asarray(p["p_bands"])
         self.state = {m: _Measure(S, len(self.i), R, len(self.edges) - 1, keep_pvalues, keep_values, T, b_idx)
                       for m in res.measures}
+        # Uncorrected two-sided t-tests need each replicate's p-value only to compare it with alpha
+        # and the band edges: the replicates' p-values are then located among those cuts from
+        # critical t values (stats.all_pairs_t_codes, exact at the boundaries), and every decision is
+        # the p-value path's own applied to one representative p of each location
+        self.cuts = np.unique(np.append(self.edges, p["alpha"]))
+        self.by_codes = p["test"] == "t" and p["correction"] is None and not keep_pvalues
+        if self.by_codes:
+            c = self.cuts
+            mids = np.concatenate([[c[0] - 1.0], (c[:-1] + c[1:]) / 2.0, [c[-1] + 1.0]])
+            rep = np.empty(2 * len(c) + 2)
+            rep[0] = np.nan                                   # code -1: undefined test
+            rep[1::2] = mids                                  # code 2k: strictly between cuts
+            rep[2::2] = c                                     # code 2k + 1: equal to cuts[k]
+            self.code_sig, self.code_ok, self.code_band = self._decisions(rep)
+
+    def _decisions(self, pr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """From (corrected) replicate p-values: significant at alpha, inside the band edges, band."""
+        e = self.edges
+        sig = np.asarray(significant(pr, self.res.params["alpha"]))
+        with np.errstate(invalid="ignore"):
+            ok = ~np.isnan(pr) & (pr >= e[0]) & (pr <= e[-1])
+        band = np.clip(np.searchsorted(e, pr, side="right") - 1, 0, len(e) - 2)
+        return sig, ok, band
 
     # -- one chunk --------------------------------------------------------------------------------
 
@@ -118,8 +142,16 @@ class Analysis:
         st.M[:, c0:c1] = M
         if st.values is not None:
             st.values[:, :, c0:c1] = XA[:, :, 1:]
-        p_all = all_pairs(XA, **self.kw).pvalue                           # (P, 1 + C)
         corr = p["correction"]
+        if st.true is not None and self.by_codes:
+            # the truth stays column 0 (same t statistics as the first chunk); see __init__
+            idx = all_pairs_t_codes(XA, self.cuts).code[:, 1:].astype(np.intp) + 1
+            sig_r, ok_r, band = self.code_sig[idx], self.code_ok[idx], self.code_band[idx]
+            self._add_replicates(st, M, sig_r, ok_r, band, None, c0)
+            if self.b_idx is not None:
+                self._add_baseline(st, XA, MA, corr)
+            return
+        p_all = all_pairs(XA, **self.kw).pvalue                           # (P, 1 + C)
         p_all_c = p_all if corr is None else correct_pvalues(p_all, corr, axis=0)
         if st.true is None:
             X0 = np.ascontiguousarray(XA[:, :, 0])
@@ -129,11 +161,22 @@ class Analysis:
                             sig0=np.asarray(significant(p_all_c[:, 0], p["alpha"])) & (d0 != 0),
                             gt=all_pairs(X0, alternative="greater", **self.kw).pvalue,
                             lt=all_pairs(X0, alternative="less", **self.kw).pvalue)
-        q = st.pairs
         pr, prc = p_all[:, 1:], p_all_c[:, 1:]
+        sig_r = self._decisions(prc)[0]
+        _, ok_r, band = self._decisions(pr)
+        self._add_replicates(st, M, sig_r, ok_r, band, pr, c0)
+        if self.b_idx is not None:
+            self._add_baseline(st, XA, MA, corr)
+
+    def _add_replicates(self, st: _Measure, M: np.ndarray, sig_r: np.ndarray, ok_r: np.ndarray,
+                        band: np.ndarray, pr: np.ndarray | None, c0: int) -> None:
+        """Pair conclusions and p bands of replicates ``c0 ..`` from their decisions: significant
+        (corrected p < alpha), p inside the band edges, and band (both from the uncorrected p)."""
+        q, i, j = st.pairs, self.i, self.j
+        c1 = c0 + M.shape[1]
         d0, sig0 = q["d0"], q["sig0"]
         dr = np.sign(M[i] - M[j])
-        sigr = np.asarray(significant(prc, p["alpha"])) & (dr != 0)
+        sigr = sig_r & (dr != 0)
         code = conclusion_codes(sig0, d0, sigr, dr)
         st.code_n += code_counts(code, len(CONCLUSIONS))
         st.sig_n += sigr.sum(axis=1)
@@ -146,16 +189,10 @@ class Analysis:
         st.tot["sigr"] += int(sigr.sum())
         st.tot["agree"] += int((s0 == sigr).sum())
         st.tot["swap_st"] += int((s0 & swapped).sum())
-        e = self.edges
-        with np.errstate(invalid="ignore"):
-            ok = (dr != 0) & ~np.isnan(pr) & (pr >= e[0]) & (pr <= e[-1])
-        band = np.clip(np.searchsorted(e, pr, side="right") - 1, 0, len(e) - 2)
-        st.band[:, c0:c1] = np.where(ok, 2 * band + (dr > 0), -1)
+        st.band[:, c0:c1] = np.where(ok_r & (dr != 0), 2 * band + (dr > 0), -1)
         if st.p_obs is not None:
             st.p_obs[:, c0:c1] = pr
             st.dir_obs[:, c0:c1] = dr
-        if self.b_idx is not None:
-            self._add_baseline(st, XA, MA, corr)
 
     def _add_baseline(self, st: _Measure, XA: np.ndarray, MA: np.ndarray, corr: str | None) -> None:
         """Each system against the baseline, as pt.Experiment tests it: ``test(system, baseline)``
@@ -373,7 +410,9 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
         seq[1:] = np.concatenate([[0.0], seq[1:n]])
         key = np.zeros(n + 1, np.int8)
         key[1] = 1
-        g = pd.Series(seq, copy=False).groupby(key)
+        # the key as a categorical: pandas takes its codes as the group labels (the labels an int8
+        # key factorises to, so the same sums) without hashing every entry
+        g = pd.Series(seq, copy=False).groupby(pd.Categorical.from_codes(key, categories=[0, 1]), observed=False)
         cols["mean"][b] = g.mean().iloc[0]
         cols["sd"][b] = g.std(ddof=1).iloc[0]
         del seq, key, g

@@ -25,8 +25,8 @@ import pandas as pd
 
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_int, check_probability
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec
-from ..io import read_qrels, read_run
+from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
+from ..io import read_qrels, read_run, read_runs, run_file_arguments, run_name
 from ..stats import CORRECTIONS, TESTS
 from ._common import RBO_P, interactive, measure_label, renamed, spec_and_ties
 from ._frame import check_frame_options
@@ -105,7 +105,9 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
 
     Args:
         retr_systems: list or dict of pt.Transformers or results frames (``qid, docno, score,
-            rank``), e.g. ``pt.Transformer.from_df(run)``; each is run once on ``topics``.
+            rank``), e.g. ``pt.Transformer.from_df(run)``; each is run once on ``topics``.  Or
+            TREC run files: a path, a directory of them or a list of paths (each run named by its
+            file name without ``.gz``), which the engine reads directly (faster than frames).
         topics: ``qid, query`` frame; only topics that also have qrels are evaluated.  May be None
             when every system is a results frame (then every qrels topic is evaluated).
         qrels: ``qid, docno, label`` frame or anything :func:`~pyterrier_noise.io.read_qrels` reads.
@@ -185,7 +187,17 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     if topics is not None:
         if not isinstance(topics, pd.DataFrame) or "qid" not in topics.columns:
             raise InputError("topics must be a frame with a 'qid' column (e.g. dataset.get_topics())")
-    names, results = _run_systems(retr_systems, topics, names)
+    files = None
+    if are_run_paths(retr_systems):
+        # run files go straight to the engine's Arrow reader (one reader, one pool); with a topics
+        # frame they are read as frames, to be cut to its topics
+        files = run_file_arguments([retr_systems] if isinstance(retr_systems, (str, os.PathLike)) else retr_systems)
+        if topics is not None:
+            retr_systems, files = read_runs(files), None
+        else:
+            names = [run_name(f) for f in files]
+    if files is None:
+        names, results = _run_systems(retr_systems, topics, names)
     if len(names) < 2:
         raise InputError(f"a robustness experiment needs at least 2 systems, got {len(names)}")
     _baseline_index(baseline, names)  # fail before the expensive part
@@ -209,7 +221,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     table = JudgmentTable.from_qrels(q.reset_index(drop=True))
     if len(table.topics) < 2:
         raise InputError(f"paired tests over topics need at least 2 topics with qrels, got {table.topics}")
-    runs = {name: _as_run(res, name) for name, res in zip(names, results)}
+    runs = files if files is not None else {name: _as_run(res, name) for name, res in zip(names, results)}
     if wanted is not None:
         # rows on topics outside the topics frame are announced here; rows on topics of the
         # topics frame without qrels were announced above

@@ -14,6 +14,7 @@ import pandas as pd
 from ir_measures.measures import Measure
 
 from .._validation import InputError
+from .._progress import status
 from .._warnings import NoiseWarning
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..io import read_runs, run_file_arguments
@@ -124,7 +125,7 @@ def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
 
 def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
              perquery: bool = False, on_topic_mismatch: str = "warn",
-             topics: Sequence[str] | pd.DataFrame | None = None) -> pd.DataFrame:
+             topics: Sequence[str] | pd.DataFrame | None = None, progress: bool = False) -> pd.DataFrame:
     """Evaluate runs with the aligned engine: one alignment per tie policy, all measures at once.
 
     ``runs``: ``{name: frame}``, a directory or list of TREC run files, or one frame (with a
@@ -140,6 +141,8 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     ``qrels.attrs["topics"]`` (a reduction that removes every judgment of a topic keeps it there):
     a topic without judgments scores base 0 with the residual of the run's ranking.
     ``RBPProjected`` is 0.5 (the midpoint of [base, upper]) where nothing is judged.
+    ``progress``: a one-line status on stderr for reading and aligning, and for evaluating, when
+    either takes more than about 2 s (only when stderr is a terminal).
 
     Example::
 
@@ -162,13 +165,16 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
         groups[ties or own_ties].append((label, spec))
     frames = []
     for policy, items in groups.items():
-        aligned = AlignedRuns.build(runs, table, ties=policy, on_topic_mismatch=on_topic_mismatch)
+        what = f"{len(runs)} runs" if isinstance(runs, (list, dict)) else "the runs"
+        with status(f"reading and aligning {what}" if are_run_paths(runs) else f"aligning {what}", progress):
+            aligned = AlignedRuns.build(runs, table, ties=policy, on_topic_mismatch=on_topic_mismatch)
         wanted = []
         for _, spec in items:
             wanted.append(spec)
             if spec.component == "value" and spec.family in ("RBP", "INST", "INSQ"):
                 wanted.append(_replace(spec, component="residual"))
-        values = aligned.evaluate(dict.fromkeys(wanted))
+        with status(f"evaluating {len(items)} measure(s) on {aligned.n_runs} runs x {aligned.n_topics} topics", progress):
+            values = aligned.evaluate(dict.fromkeys(wanted))
         for label, spec in items:
             v = values[spec][:, :, 0]
             if spec.component == "projected":   # undefined (0 / 0) where nothing is judged

@@ -6,6 +6,7 @@ from .perquery import degradation_test, pairwise_significance, pvalue_quadrants
 from .reliability import (PreferenceUnits, consistent_discrimination, discrimination_agreement,
                           discrimination_ratio, krippendorff_alpha, pairwise_preference_units)
 from .tests import ALTERNATIVES, TESTS, PairwiseResult, all_pairs, paired_test
+from .tests import PairwiseCodes, all_pairs_t_codes, p_codes
 from .tukey import tukey_hsd
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "krippendorff_alpha", "PreferenceUnits", "pairwise_preference_units", "discrimination_ratio",
     "consistent_discrimination", "discrimination_agreement",
     "TESTS", "ALTERNATIVES", "PairwiseResult", "paired_test", "all_pairs",
+    "PairwiseCodes", "all_pairs_t_codes", "p_codes",
     "CORRECTIONS", "correct_pvalues", "significant",
     "tukey_hsd",
     "ConfidenceInterval", "mean_ci",

@@ -27,7 +27,8 @@ from .._validation import InputError
 from ._checks import _block, _choice, _float_array, _n_resamples, _system_topic_array
 from .multiple import CORRECTIONS, Correction, correct_pvalues
 
-__all__ = ["TESTS", "ALTERNATIVES", "PairwiseResult", "paired_test", "all_pairs"]
+__all__ = ["TESTS", "ALTERNATIVES", "PairwiseResult", "paired_test", "all_pairs", "PairwiseCodes",
+           "all_pairs_t_codes", "p_codes"]
 
 Test = Literal["t", "wilcoxon", "sign", "randomisation", "bootstrap"]
 Alternative = Literal["two-sided", "greater", "less"]
@@ -348,18 +349,15 @@ def all_pairs(scores: object, test: Test = "t", alternative: Alternative = "two-
     return PairwiseResult(i, j, out)
 
 
-def _all_pairs_t_gram(x: np.ndarray) -> np.ndarray:
-    """Two-sided paired t-test p-values of every system pair (``numpy.triu_indices`` order) in
-    every version: ``(S, T, K)`` scores -> ``(pairs, K)``.
+def _gram_t_blocks(x: np.ndarray):
+    """The Gram-matrix paired t statistics of every system pair, a block of pairs at a time:
+    ``(S, T, K)`` scores -> yields ``(b0, b1, t, k, q, p_exact)`` with ``t`` of shape
+    ``(K, b1 - b0)`` for pairs ``b0 .. b1 - 1`` (``numpy.triu_indices`` order) and the entries
+    ``(k, q)`` whose t the Gram form would get wrong (nearly identical systems), with their
+    p-values ``p_exact`` computed from the differences as scipy does.
 
-    Student's paired t-test (``scipy.stats.ttest_rel``) computed from per-version Gram matrices
-    instead of materialising the ``pairs x K x T`` differences:
-    ``sum_t (a_t - b_t)^2 = sum a^2 + sum b^2 - 2 sum ab`` (one batched matrix product), so an
-    all-pairs test over many replicates costs little next to the evaluation kernels.  Where that
-    subtraction would cancel -- pairs of nearly identical systems -- the p-value is computed from
-    the differences as scipy does, so every p-value agrees with scipy to about 1e-9 relative, and
-    identical systems get NaN as scipy gives.
-    """
+    ``sum_t (a_t - b_t)^2 = sum a^2 + sum b^2 - 2 sum ab`` (one batched matrix product), so no
+    ``pairs x K x T`` array of differences is built."""
     S, T, K = x.shape
     A = np.ascontiguousarray(np.moveaxis(x, 2, 0))           # (K, S, T)
     mean = A.mean(axis=2)                                    # (K, S)
@@ -368,7 +366,6 @@ def _all_pairs_t_gram(x: np.ndarray) -> np.ndarray:
     gram = A @ np.ascontiguousarray(A.transpose(0, 2, 1))   # (K, S, S)
     gram = gram.reshape(K, S * S)
     i, j = np.triu_indices(S, 1)
-    out = np.empty((len(i), K))
     step = max(1, _PAIR_BLOCK_ELEMENTS // max(K, 1))
     for b0 in range(0, len(i), step):                        # blocks of pairs, not single pairs
         bi, bj = i[b0:b0 + step], j[b0:b0 + step]
@@ -377,11 +374,137 @@ def _all_pairs_t_gram(x: np.ndarray) -> np.ndarray:
         ss = scale - 2.0 * gram[:, bi * S + bj] - T * dm * dm   # sum of squared deviations of a - b
         with np.errstate(divide="ignore", invalid="ignore"):
             t = dm / np.sqrt(np.maximum(ss, 0.0) / ((T - 1) * T))
-            p = 2.0 * _special.stdtr(T - 1, -np.abs(t))
         exact = ss <= _GRAM_RTOL * scale
+        k = q = p_exact = None
         if exact.any():
             k, q = np.nonzero(exact)
             d = A[k, bi[q]] - A[k, bj[q]]                     # (n, T) differences of those only
-            p[k, q] = _p_t(d, "two-sided")
-        out[b0:b0 + step] = p.T
+            p_exact = _p_t(d, "two-sided")
+        yield b0, b0 + len(bi), t, k, q, p_exact
+
+
+def _p_two_sided(df: int, t: np.ndarray) -> np.ndarray:
+    """Two-sided p-value of Student's t with ``df`` degrees of freedom: ``2 F(-|t|)``, the one
+    expression every path of the Gram t-test uses (so they agree bit for bit)."""
+    with np.errstate(invalid="ignore"):
+        return 2.0 * _special.stdtr(df, -np.abs(t))
+
+
+def _all_pairs_t_gram(x: np.ndarray) -> np.ndarray:
+    """Two-sided paired t-test p-values of every system pair (``numpy.triu_indices`` order) in
+    every version: ``(S, T, K)`` scores -> ``(pairs, K)``.
+
+    Student's paired t-test (``scipy.stats.ttest_rel``) computed from per-version Gram matrices
+    (:func:`_gram_t_blocks`), so an all-pairs test over many replicates costs little next to the
+    evaluation kernels.  Where the Gram subtraction would cancel -- pairs of nearly identical
+    systems -- the p-value is computed from the differences as scipy does, so every p-value
+    agrees with scipy to about 1e-9 relative, and identical systems get NaN as scipy gives.
+    """
+    S, T, K = x.shape
+    out = np.empty((S * (S - 1) // 2, K))
+    for b0, b1, t, k, q, p_exact in _gram_t_blocks(x):
+        p = _p_two_sided(T - 1, t)
+        if k is not None:
+            p[k, q] = p_exact
+        out[b0:b1] = p.T
     return out
+
+
+class PairwiseCodes(NamedTuple):
+    """Pairs ``(i[k], j[k])`` with ``i < j`` and where each p-value falls among the cuts:
+    ``code[k, ...]`` (see :func:`all_pairs_t_codes`)."""
+
+    i: np.ndarray
+    j: np.ndarray
+    code: np.ndarray
+
+
+def p_codes(p: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+    """Where p-values fall among sorted ``cuts``: ``2 k`` when exactly ``k`` cuts are below ``p``
+    and none equals it, ``2 k + 1`` when ``p`` equals ``cuts[k]``, -1 for NaN (int16)."""
+    p = np.asarray(p, dtype=np.float64)
+    code = np.searchsorted(cuts, p, side="left") + np.searchsorted(cuts, p, side="right")
+    return np.where(np.isnan(p), -1, code).astype(np.int16)
+
+
+#: relative margin around each critical |t| within which the p-value itself is computed
+_T_MARGIN = 1e-9
+#: |t| at or below this may give p == 1 exactly; such entries take the p-value path
+_T_SMALL = 1e-6
+
+
+def _critical_t(df: int, cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Critical |t| of every cut strictly inside (0, 1) (``p > c`` exactly when ``|t| < t_c``),
+    the relative margin around each, and the |t| above which p may underflow to 0.
+
+    Each critical value comes from the inverse CDF (``scipy.special.stdtrit``) and is checked
+    with the CDF itself: the p-value at ``t_c (1 + margin)`` must lie below the cut and at
+    ``t_c (1 - margin)`` above it, else the margin widens (it stays about 1e-9 in practice)."""
+    inner = cuts[(cuts > 0.0) & (cuts < 1.0)]
+    with np.errstate(invalid="ignore"):
+        tc = -_special.stdtrit(df, inner / 2.0)
+    margin = np.full(len(inner), _T_MARGIN)
+    for n, (c, t0) in enumerate(zip(inner, tc)):
+        while not (_p_two_sided(df, t0 * (1 + margin[n])) < c < _p_two_sided(df, t0 * (1 - margin[n]))):
+            margin[n] = max(margin[n] * 10.0, 1e-15)
+            if margin[n] > 0.5:
+                raise AssertionError(f"no critical t for cut {c} at {df} degrees of freedom")
+    big = -float(_special.stdtrit(df, 1e-250))            # p(|t|) >= 2e-250 > 0 below this
+    if not _p_two_sided(df, big) > 0.0:
+        raise AssertionError(f"no safe upper |t| at {df} degrees of freedom")
+    return tc, margin, big
+
+
+def all_pairs_t_codes(scores: object, cuts: object) -> PairwiseCodes:
+    """Where the two-sided paired t-test p-value of every system pair falls among ``cuts``,
+    without computing most p-values.
+
+    The decisions a robustness analysis needs -- is ``p < alpha``, which p band holds ``p`` --
+    depend only on where ``p`` falls among a few cuts.  The p-value of Student's t-test falls
+    as ``|t|`` grows, so it is compared with the critical value ``t_c`` of each cut (``p > c``
+    exactly when ``|t| < t_c``), computed once, instead of evaluating the t CDF for every pair
+    and replicate.  Entries whose ``|t|`` lies within a relative 1e-9 of a critical value (the
+    boundary), at most 1e-6 (p may be exactly 1), beyond the |t| where p could underflow to 0,
+    or not finite, and the pairs the Gram form computes from the differences, take the p-value
+    of :func:`all_pairs` itself: every code is the one :func:`p_codes` gives for
+    ``all_pairs(scores).pvalue``, ties at a cut included (``p == cut`` is its own code).
+
+    Args:
+        scores: array ``systems x topics`` or ``systems x topics x replicates [x ...]``.
+        cuts: increasing p-value cuts (e.g. the significance level and the edges of p bands).
+
+    Returns:
+        ``PairwiseCodes(i, j, code)``: pairs as :func:`all_pairs` orders them and ``code`` of
+        shape ``(pairs, *replicates)`` (int16): ``2 k`` when exactly ``k`` cuts are below ``p``
+        and none equals it, ``2 k + 1`` when ``p == cuts[k]``, -1 when the test is undefined
+        (identical systems: NaN p-value).  ``(code + 1) // 2`` cuts are at or below ``p``;
+        ``code // 2`` are strictly below it.
+    """
+    x = _system_topic_array(scores)
+    c = np.asarray(cuts, dtype=np.float64).ravel()
+    if len(c) == 0 or not np.isfinite(c).all() or (np.diff(c) <= 0).any():
+        raise InputError(f"cuts must be finite and strictly increasing, got {c.tolist()}")
+    S, T = x.shape[0], x.shape[1]
+    xs = x.reshape(S, T, -1)
+    df = T - 1
+    tc, margin, big = _critical_t(df, c)
+    n_low = int((c <= 0.0).sum())                        # cuts every p in (0, 1) is above
+    out = np.empty((S * (S - 1) // 2, xs.shape[2]), dtype=np.int16)
+    for b0, b1, t, k, q, p_exact in _gram_t_blocks(xs):
+        a = np.abs(t)
+        with np.errstate(invalid="ignore"):
+            slow = ~(a > _T_SMALL) | ~(a < big)          # NaN, inf, tiny, or possibly p == 0
+            above = np.full(a.shape, n_low, dtype=np.int16)
+            for t0, m in zip(tc, margin):
+                above += a < t0                          # p > cut  <=>  |t| < t_c
+                slow |= np.abs(a - t0) <= m * t0
+        code = 2 * above
+        if k is not None:
+            slow[k, q] = False
+            code[k, q] = p_codes(p_exact, c)
+        if slow.any():
+            kk, qq = np.nonzero(slow)
+            code[kk, qq] = p_codes(_p_two_sided(df, t[kk, qq]), c)
+        out[b0:b1] = code.T
+    i, j = np.triu_indices(S, 1)
+    return PairwiseCodes(i, j, out.reshape((-1,) + x.shape[2:]))
