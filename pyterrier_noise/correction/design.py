@@ -1,0 +1,206 @@
+"""Which (query, document) pairs to send to the gold (human) judge, with known inclusion probabilities.
+
+A gold sample is drawn from the pairs the cheap judge labelled (the rows of a judgment table) by
+one of three designs, each with the inclusion probability ``pi`` of every pair, so that the
+Horvitz-Thompson estimator ``sum_{i in S} z_i / pi_i`` of a total ``sum_j z_j`` is unbiased
+(Horvitz and Thompson 1952):
+
+* ``"uniform"``: a simple random sample without replacement of ``n`` pairs;
+* ``"stratified"``: strata by the cheap label crossed with bins of the pair's rank weight in the
+  runs (its importance to the measure); within each stratum a simple random sample, allocated in
+  proportion to the stratum's size times its mean importance (at least two pairs per stratum
+  when possible, so that every stratum has a variance);
+* ``"active"``: Poisson sampling with ``pi`` proportional to importance times the cheap judge's
+  uncertainty (``sqrt(q (1 - q))`` of its probability ``q`` when given, else of the stratum's
+  disagreement rate), capped at 1 -- human effort goes where the cheap judge is unsure and the
+  pair matters to the comparison, in the spirit of LARA (Takehi et al. 2024).
+
+:func:`ht_covariance` is the design-based covariance of the Horvitz-Thompson estimates of several
+totals at once (stratified: ``sum_h N_h^2 (1 - f_h) s_h^2 / n_h``; Poisson:
+``sum_i (1 - pi_i) z_i z_i^T / pi_i^2``), batched over leading axes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InputError, check_choice, check_int
+
+__all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "DESIGNS"]
+
+DESIGNS = ("uniform", "stratified", "active")
+Design = Literal["uniform", "stratified", "active"]
+
+
+@dataclass(eq=False)
+class GoldSample:
+    """A sample of judgment-table rows for the gold judge, with the design's inclusion probabilities.
+
+    ``rows``: sampled row numbers of the table (sorted); ``pi``: their inclusion probabilities;
+    ``factor``: each unit's share of the variance estimator (see :func:`ht_covariance`);
+    ``stratum``: each unit's stratum (``-1`` for Poisson sampling, which is not centred);
+    ``pi_all``: the inclusion probability of every row of the table (for exact checks);
+    ``design``: the design's name; ``n_rows``: the size of the table.
+    """
+
+    rows: np.ndarray
+    pi: np.ndarray
+    factor: np.ndarray
+    stratum: np.ndarray
+    pi_all: np.ndarray
+    design: str
+    n_rows: int
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def to_frame(self, table: Any) -> pd.DataFrame:
+        """The sampled pairs as ``qid, docno, pi, stratum`` (what to hand to the human judges)."""
+        frame = table.frame.iloc[self.rows][["qid", "docno"]].reset_index(drop=True)
+        return frame.assign(pi=self.pi, stratum=self.stratum)
+
+
+def _stratified_factor(stratum: np.ndarray, sizes: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """``N_h^2 (1 - n_h / N_h) / (n_h (n_h - 1))`` per unit (0 when its stratum has one unit)."""
+    Nh = sizes[stratum].astype(np.float64)
+    nh = taken[stratum].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = Nh ** 2 * (1.0 - nh / Nh) / (nh * (nh - 1.0))
+    return np.where(nh > 1, f, 0.0)
+
+
+def _allocate(sizes: np.ndarray, score: np.ndarray, n: int) -> np.ndarray:
+    """Sample size per stratum, proportional to ``score``, at most the stratum size, summing to ``n``."""
+    take = np.minimum(sizes, np.where(sizes >= 2, 2, sizes)) if n >= 2 * (sizes > 0).sum() else \
+        np.zeros_like(sizes)
+    rest = n - take.sum()
+    while rest > 0:
+        room = sizes - take
+        s = np.where(room > 0, score, 0.0)
+        if s.sum() <= 0:
+            s = (room > 0).astype(np.float64)
+        share = rest * s / s.sum()
+        add = np.minimum(np.floor(share).astype(np.int64), room)
+        if add.sum() == 0:   # hand out the remainders one by one, largest share first
+            order = np.argsort(-(share - np.floor(share)) - (room > 0) * 1e-9)
+            for h in order[:rest]:
+                if room[h] > 0:
+                    add[h] += 1
+        take = take + add
+        rest = n - take.sum()
+    return take
+
+
+def _strata(cheap: np.ndarray, importance: np.ndarray, n_bins: int) -> np.ndarray:
+    """Stratum of each row: cheap label crossed with quantile bins of importance."""
+    labels, lab = np.unique(np.nan_to_num(cheap, nan=-1.0), return_inverse=True)
+    if n_bins > 1 and np.ptp(importance) > 0:
+        edges = np.unique(np.quantile(importance, np.linspace(0, 1, n_bins + 1)[1:-1]))
+        b = np.searchsorted(edges, importance, side="right")
+    else:
+        b = np.zeros(len(importance), dtype=np.int64)
+    _, stratum = np.unique(lab * (n_bins + 1) + b, return_inverse=True)
+    return stratum
+
+
+def sample_pairs(cheap: Any, n: int, *, design: Design = "stratified", importance: Any = None,
+                 probability: Any = None, n_bins: int = 3, seed: int | None = 0) -> GoldSample:
+    """Draw a gold sample of ``n`` pairs (expected size for ``"active"``) from the cheap-judged pairs.
+
+    Args:
+        cheap: the cheap judge's label of every row of the judgment table (NaN: its own stratum).
+        n: the human budget in pairs.
+        design: ``"uniform"``, ``"stratified"`` or ``"active"`` (see the module doc).
+        importance: a weight per row, e.g. the total rank weight of the pair over the runs (from
+            :func:`pair_weights`); default equal.
+        probability: the cheap judge's probability that the pair is relevant (``"active"`` only).
+        n_bins: importance bins crossed with the cheap labels (``"stratified"``).
+        seed: the random seed (default 0).
+    """
+    y = np.asarray(cheap, dtype=np.float64)
+    N = len(y)
+    n = check_int("n", n, 1)
+    if n > N:
+        raise InputError(f"a gold sample of {n} pairs needs at least {n} cheap-judged pairs, got {N}")
+    check_choice("design", design, DESIGNS)
+    imp = np.ones(N) if importance is None else np.asarray(importance, dtype=np.float64)
+    if imp.shape != (N,) or not np.isfinite(imp).all() or (imp < 0).any():
+        raise InputError(f"importance must be {N} finite non-negative weights (one per pair), got shape {imp.shape}")
+    rng = np.random.default_rng(seed)
+    if design == "active":
+        if probability is not None:
+            q = np.clip(np.asarray(probability, dtype=np.float64), 0.0, 1.0)
+            if q.shape != (N,):
+                raise InputError(f"probability must have one value per pair ({N}), got shape {q.shape}")
+            unsure = np.sqrt(q * (1.0 - q))
+        else:   # no probability: the spread of the cheap labels within each grade is unknown -> equal
+            unsure = np.ones(N)
+        score = (imp + 1e-3 * imp.mean() + 1e-12) * (unsure + 0.05)
+        pi = _capped(score, n)
+        take = rng.random(N) < pi
+        rows = np.flatnonzero(take)
+        p = pi[rows]
+        return GoldSample(rows, p, (1.0 - p) / p ** 2, np.full(len(rows), -1), pi, "active", N)
+    stratum = np.zeros(N, dtype=np.int64) if design == "uniform" else _strata(y, imp, n_bins)
+    sizes = np.bincount(stratum)
+    score = sizes * np.maximum(np.bincount(stratum, weights=imp) / sizes, 1e-12)
+    taken = np.array([n]) if design == "uniform" else _allocate(sizes, score, n)
+    # a simple random sample within every stratum: the `taken[h]` rows with the smallest keys
+    key = rng.random(N)
+    order = np.lexsort((key, stratum))
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rank_in = np.empty(N, dtype=np.int64)
+    rank_in[order] = np.arange(N) - first[stratum[order]]
+    rows = np.flatnonzero(rank_in < taken[stratum])
+    pi_all = taken[stratum] / sizes[stratum]
+    s = stratum[rows]
+    return GoldSample(rows, pi_all[rows], _stratified_factor(s, sizes, taken), s, pi_all, design, N)
+
+
+def _capped(score: np.ndarray, n: int) -> np.ndarray:
+    """Probabilities proportional to ``score``, capped at 1, summing to ``n``."""
+    pi = np.zeros_like(score)
+    free = np.ones(len(score), dtype=bool)
+    target = float(n)
+    for _ in range(len(score)):
+        pi[free] = target * score[free] / score[free].sum()
+        over = free & (pi >= 1.0)
+        if not over.any():
+            break
+        pi[over] = 1.0
+        free &= ~over
+        target = n - (~free).sum()
+        if target <= 0 or not free.any():
+            break
+    return np.clip(pi, 0.0, 1.0)
+
+
+def sample_topics(n_topics: int, n: int, *, seed: int | None = 0) -> np.ndarray:
+    """A simple random sample (sorted) of ``n`` of ``n_topics`` topics whose pairs all go to the gold judge."""
+    n_topics = check_int("n_topics", n_topics, 2)
+    n = check_int("n", n, 2)
+    if n > n_topics:
+        raise InputError(f"cannot sample {n} of {n_topics} topics")
+    return np.sort(np.random.default_rng(seed).choice(n_topics, n, replace=False))
+
+
+def ht_covariance(Z: Any, sample: GoldSample) -> np.ndarray:
+    """Design-based covariance of the Horvitz-Thompson totals of the columns of ``Z``.
+
+    ``Z`` is ``(..., n, d)``: for each sampled unit (in ``sample.rows`` order) its value ``z_i``
+    of ``d`` totals.  Stratified simple random sampling (Cochran 1977, Eq 5.8):
+    ``sum_h N_h^2 (1 - f_h) s_h^2 / n_h``; Poisson sampling: ``sum_i (1 - pi_i) z_i z_i^T / pi_i^2``.
+    Returns ``(..., d, d)``.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    s = sample.stratum
+    if (s >= 0).any():
+        H = int(s.max()) + 1
+        onehot = (s[:, None] == np.arange(H)).astype(np.float64)          # (n, H)
+        counts = np.maximum(onehot.sum(axis=0), 1.0)
+        means = np.einsum("nh,...nd->...hd", onehot, Z) / counts[:, None]
+        Z = Z - np.einsum("nh,...hd->...nd", onehot, means)
+    return np.swapaxes(Z * sample.factor[:, None], -1, -2) @ Z
