@@ -97,7 +97,7 @@ def _design(table: Any, rows: np.ndarray, sample: GoldSample | None) -> tuple[st
     pi = np.full(n, n / N)
     factor = np.full(n, N ** 2 * (1 - n / N) / (n * (n - 1.0)) if n > 1 else 0.0)
     return "pairs", GoldSample(np.sort(rows), pi, factor, np.zeros(n, dtype=np.int64), np.full(N, n / N),
-                               "uniform", N)
+                               "uniform", N, np.zeros(N, dtype=np.int64))
 
 
 def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], *,

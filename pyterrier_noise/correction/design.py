@@ -8,8 +8,9 @@ Horvitz-Thompson estimator ``sum_{i in S} z_i / pi_i`` of a total ``sum_j z_j`` 
 * ``"uniform"``: a simple random sample without replacement of ``n`` pairs;
 * ``"stratified"``: strata by the cheap label crossed with bins of the pair's rank weight in the
   runs (its importance to the measure); within each stratum a simple random sample, allocated in
-  proportion to the stratum's size times its mean importance (at least two pairs per stratum
-  when possible, so that every stratum has a variance);
+  proportion to the stratum's size times its mean importance, at least two pairs (or the whole
+  stratum) per stratum so that every pair can be drawn and every stratum has a variance (with too
+  small a budget the importance bins, then the label strata, are merged);
 * ``"active"``: Poisson sampling with ``pi`` proportional to importance times the cheap judge's
   uncertainty (``sqrt(q (1 - q))`` of its probability ``q`` when given, else of the stratum's
   disagreement rate), capped at 1 -- human effort goes where the cheap judge is unsure and the
@@ -53,6 +54,7 @@ class GoldSample:
     pi_all: np.ndarray
     design: str
     n_rows: int
+    stratum_all: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -61,6 +63,23 @@ class GoldSample:
         """The sampled pairs as ``qid, docno, pi, stratum`` (what to hand to the human judges)."""
         frame = table.frame.iloc[self.rows][["qid", "docno"]].reset_index(drop=True)
         return frame.assign(pi=self.pi, stratum=self.stratum)
+
+    def with_rows(self, rows: Any) -> "GoldSample":
+        """Another sample of the same design (same strata and probabilities) made of ``rows``: for
+        exact checks by enumeration, or for gold labels collected on a planned sample."""
+        rows = np.unique(np.asarray(rows, dtype=np.int64))
+        if rows.size and (rows[0] < 0 or rows[-1] >= self.n_rows):
+            raise InputError(f"rows must be table rows 0..{self.n_rows - 1}")
+        pi = self.pi_all[rows]
+        if self.stratum_all is None:      # Poisson sampling
+            return GoldSample(rows, pi, (1.0 - pi) / pi ** 2, np.full(len(rows), -1), self.pi_all, self.design,
+                              self.n_rows)
+        s_all = self.stratum_all
+        sizes = np.bincount(s_all)
+        taken = np.bincount(s_all[rows], minlength=len(sizes))
+        s = s_all[rows]
+        return GoldSample(rows, pi, _stratified_factor(s, sizes, taken), s, self.pi_all, self.design, self.n_rows,
+                          s_all)
 
 
 def _stratified_factor(stratum: np.ndarray, sizes: np.ndarray, taken: np.ndarray) -> np.ndarray:
@@ -74,8 +93,7 @@ def _stratified_factor(stratum: np.ndarray, sizes: np.ndarray, taken: np.ndarray
 
 def _allocate(sizes: np.ndarray, score: np.ndarray, n: int) -> np.ndarray:
     """Sample size per stratum, proportional to ``score``, at most the stratum size, summing to ``n``."""
-    take = np.minimum(sizes, np.where(sizes >= 2, 2, sizes)) if n >= 2 * (sizes > 0).sum() else \
-        np.zeros_like(sizes)
+    take = np.minimum(sizes, 2)      # every stratum at least two pairs (or all of it): pi > 0 and a variance
     rest = n - take.sum()
     while rest > 0:
         room = sizes - take
@@ -144,7 +162,13 @@ def sample_pairs(cheap: Any, n: int, *, design: Design = "stratified", importanc
         rows = np.flatnonzero(take)
         p = pi[rows]
         return GoldSample(rows, p, (1.0 - p) / p ** 2, np.full(len(rows), -1), pi, "active", N)
-    stratum = np.zeros(N, dtype=np.int64) if design == "uniform" else _strata(y, imp, n_bins)
+    stratum = np.zeros(N, dtype=np.int64)
+    if design == "stratified":   # fewer bins (then one stratum) until every stratum gets two pairs
+        for bins in range(max(int(n_bins), 1), 0, -1):
+            cand = _strata(y, imp, bins)
+            if n >= np.minimum(np.bincount(cand), 2).sum():
+                stratum = cand
+                break
     sizes = np.bincount(stratum)
     score = sizes * np.maximum(np.bincount(stratum, weights=imp) / sizes, 1e-12)
     taken = np.array([n]) if design == "uniform" else _allocate(sizes, score, n)
@@ -157,7 +181,7 @@ def sample_pairs(cheap: Any, n: int, *, design: Design = "stratified", importanc
     rows = np.flatnonzero(rank_in < taken[stratum])
     pi_all = taken[stratum] / sizes[stratum]
     s = stratum[rows]
-    return GoldSample(rows, pi_all[rows], _stratified_factor(s, sizes, taken), s, pi_all, design, N)
+    return GoldSample(rows, pi_all[rows], _stratified_factor(s, sizes, taken), s, pi_all, design, N, stratum)
 
 
 def _capped(score: np.ndarray, n: int) -> np.ndarray:

@@ -132,7 +132,7 @@ class CheapStudy:
 
     def estimate(self, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample | np.ndarray, *,
                  methods: tuple[str, ...] = METHODS, scope: Scope = "collection",
-                 grades: np.ndarray | None = None) -> dict[MeasureSpec, Estimates]:
+                 grades: np.ndarray | None = None, ddof: int = 1) -> dict[MeasureSpec, Estimates]:
         """Estimates of every measure by every method.
 
         Args:
@@ -144,6 +144,7 @@ class CheapStudy:
             methods: any of :data:`METHODS`.
             scope: ``"collection"`` or ``"topics"`` (see the module doc).
             grades: the label set of the confusion matrix (``goldberg``; default the labels seen).
+            ddof: of the variances over topics in the topic design (``ddof=0`` matches ppi_py).
         """
         for m in methods:
             check_choice("method", m, METHODS)
@@ -156,7 +157,7 @@ class CheapStudy:
             return {s: self._pair_design(s, naive[s], cheap, np.asarray(gold, dtype=np.float64), sample, methods,
                                          scope, grades) for s in self.specs}
         return self._topic_design(naive, cheap, np.asarray(gold, dtype=np.float64), np.asarray(sample), methods,
-                                  scope)
+                                  scope, ddof)
 
     def _naive(self, per_topic: np.ndarray) -> tuple[tuple, tuple]:
         return self._t(per_topic), self._t(self._pairs(per_topic))
@@ -263,7 +264,7 @@ class CheapStudy:
         return out[0], out[1]
 
     def _topic_design(self, naive: dict, cheap: np.ndarray, gold: np.ndarray, topics: np.ndarray,
-                      methods: tuple[str, ...], scope: str) -> dict[MeasureSpec, Estimates]:
+                      methods: tuple[str, ...], scope: str, ddof: int = 1) -> dict[MeasureSpec, Estimates]:
         """PPI over topics: the gold judge labelled every pair of the sampled ``topics``."""
         if gold.shape != cheap.shape:
             raise InputError(f"topic design: gold labels must be one per judgment ({len(cheap)}), got {gold.shape}")
@@ -292,7 +293,7 @@ class CheapStudy:
                     lam_out = (lam_s, lam)
                 for m, lv in (("gold", 0.0), ("ppi", 1.0), ("ppi++", lam)):
                     if m in methods:
-                        target[m] = _ppi_topics(y, yh, yall, lv, scope)
+                        target[m] = _ppi_topics(y, yh, yall, lv, scope, ddof)
                 if "goldberg" in methods:
                     target["goldberg"] = _nan(y.shape[0])
             out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out)
