@@ -82,16 +82,21 @@ class CheapStudy:
         aligned: :class:`~pyterrier_noise.engine.AlignedRuns` over the judgment table of the cheap
             qrels (ties ``"trec_eval"`` or ``"given"``).
         specs: the measures (engine :class:`~pyterrier_noise.engine.MeasureSpec`).
+        pairs: ``(i, j)`` index arrays of the pairs of runs to compare (default every pair ``i < j``).
     """
 
-    def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec]) -> None:
+    def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None) -> None:
         if aligned.ties not in ("trec_eval", "given"):
             raise InputError(f"cheap-judge estimators need one order per ranking (ties 'trec_eval' or 'given'), "
                              f"got {aligned.ties!r}")
         self.aligned = aligned
         self.specs = [s.validate() for s in specs]
         self.n_runs, self.n_topics = aligned.n_runs, aligned.n_topics
-        self.i, self.j = np.triu_indices(self.n_runs, 1)
+        self.i, self.j = np.triu_indices(self.n_runs, 1) if pairs is None else (
+            np.asarray(pairs[0], dtype=np.int64), np.asarray(pairs[1], dtype=np.int64))
+        if self.i.shape != self.j.shape or (self.i.size and (min(self.i.min(), self.j.min()) < 0 or
+                                                             max(self.i.max(), self.j.max()) >= self.n_runs)):
+            raise InputError(f"pairs must be two index arrays of one length over runs 0..{self.n_runs - 1}")
         table = aligned.table
         self.row_topic = table.topic_index
         j = aligned.judged_positions()
@@ -102,7 +107,7 @@ class CheapStudy:
                 continue
             w = position_weights(spec, max(aligned.max_len, 1))[j["pos"]]
             W = sparse.csr_matrix((w, (j["seg"], j["jidx"])), shape=(aligned.n_segments, len(table)))
-            self._W[spec] = W
+            self._W[spec] = W.tocsc()
             run_of_seg = np.repeat(np.arange(self.n_runs), self.n_topics)
             S = sparse.csr_matrix((np.full(aligned.n_segments, 1.0 / self.n_topics),
                                    (run_of_seg, np.arange(aligned.n_segments))))
