@@ -99,8 +99,6 @@ def main() -> int:
     importance = study.importance()
     truth = study.per_topic(truth_labels)
     T = aligned.n_topics
-    tq = sps.t.ppf(0.975, T - 1)
-    z = sps.norm.ppf(0.975)
     ref = {}
     for s in specs:
         per = truth[s]
@@ -134,10 +132,9 @@ def main() -> int:
                 for m in METHODS:
                     v, se = coll[s].systems[m]
                     dv, dse = coll[s].pairs[m]
-                    q = tq if m == "naive" else z
                     a = acc[(s, m)]
-                    a["cov_sys"].append(np.mean(np.abs(v - r["mean"]) <= q * se))
-                    a["cov_pair"].append(np.mean(np.abs(dv - r["diff"]) <= q * dse))
+                    a["cov_sys"].append(np.mean(np.abs(v - r["mean"]) <= coll[s].quantile(m, "systems") * se))
+                    a["cov_pair"].append(np.mean(np.abs(dv - r["diff"]) <= coll[s].quantile(m, "pairs") * dse))
                     with np.errstate(divide="ignore", invalid="ignore"):
                         a["width"].append(np.nanmedian(np.where(gse > 0, se / gse, np.nan)))
                     a["bias"].append(np.mean(v - r["mean"]))
@@ -146,7 +143,9 @@ def main() -> int:
                     tv, tse = tops[s].pairs[m]
                     with np.errstate(divide="ignore", invalid="ignore"):
                         stat = np.where(tse > 0, tv / tse, np.nan)
-                    p = 2 * (sps.t.sf(np.abs(stat), T - 1) if m == "naive" else sps.norm.sf(np.abs(stat)))
+                    dfp = tops[s].df.get(m, (None, np.full(len(tv), np.inf)))[1]
+                    p = 2 * np.where(np.isfinite(dfp), sps.t.sf(np.abs(stat), np.where(np.isfinite(dfp), dfp, 1.0)),
+                                     sps.norm.sf(np.abs(stat)))
                     sig = p < 0.05
                     same = np.sign(tv) == r["sign"]
                     a["kept"].append(int((sig & r["sig"] & same).sum()))

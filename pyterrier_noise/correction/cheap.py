@@ -18,13 +18,12 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._validation import InputError, check_choice, check_probability
 from ..engine import AlignedRuns
 from ._common import _warn
 from .design import GoldSample
-from .estimators import METHODS, CheapStudy, Scope, interval, p_value
+from .estimators import METHODS, CheapStudy, Scope, p_value
 
 __all__ = ["cheap_experiment", "CheapResult"]
 
@@ -160,8 +159,6 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         full[rows] = labels
         est = study.estimate(cheap_labels, full, smp, methods=methods, scope=scope)
     run_names = aligned.run_names
-    T = aligned.n_topics
-    tq = stats.t.ppf(1 - alpha / 2, T - 1)
     sys_rows, pair_rows = [], []
     unavailable: list[str] = []
     for m in methods:
@@ -174,15 +171,10 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             dv, dse = e.pairs[m]
             if np.isnan(v).all():
                 unavailable.append(f"{m} for {name}")
-            if m == "naive":
-                lo, hi = v - tq * se, v + tq * se
-                dlo, dhi = dv - tq * dse, dv + tq * dse
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    p = 2 * stats.t.sf(np.abs(np.where(dse > 0, dv / dse, np.nan)), T - 1)
-            else:
-                lo, hi = interval(v, se, alpha)
-                dlo, dhi = interval(dv, dse, alpha)
-                p = p_value(dv, dse)
+            q, dq = e.quantile(m, "systems", alpha), e.quantile(m, "pairs", alpha)
+            lo, hi = v - q * se, v + q * se
+            dlo, dhi = dv - dq * dse, dv + dq * dse
+            p = p_value(dv, dse, e.df[m][1] if e.df and m in e.df else None)
             srow[name], srow[f"{name} se"], srow[f"{name} lo"], srow[f"{name} hi"] = v, se, lo, hi
             prow[name], prow[f"{name} se"], prow[f"{name} lo"], prow[f"{name} hi"] = dv, dse, dlo, dhi
             prow[f"{name} p-value"] = p

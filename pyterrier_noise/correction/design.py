@@ -30,7 +30,7 @@ import pandas as pd
 
 from .._validation import InputError, check_choice, check_int
 
-__all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "DESIGNS"]
+__all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "ht_df", "DESIGNS"]
 
 DESIGNS = ("uniform", "stratified", "active")
 Design = Literal["uniform", "stratified", "active"]
@@ -228,3 +228,36 @@ def ht_covariance(Z: Any, sample: GoldSample) -> np.ndarray:
         means = np.einsum("nh,...nd->...hd", onehot, Z) / counts[:, None]
         Z = Z - np.einsum("nh,...hd->...nd", onehot, means)
     return np.swapaxes(Z * sample.factor[:, None], -1, -2) @ Z
+
+
+def ht_df(Z: Any, sample: GoldSample) -> np.ndarray:
+    """Effective degrees of freedom of the variance estimate of each column's Horvitz-Thompson total.
+
+    Stratified sampling: the smaller of Satterthwaite's approximation over strata (Cochran 1977,
+    Sec 5.4), ``(sum_h v_h)^2 / sum_h v_h^2 / (n_h - 1)`` with ``v_h = N_h^2 (1 - f_h) s_h^2 / n_h``,
+    and the effective number of terms of the variance sum minus one,
+    ``(sum_i v_i)^2 / sum_i v_i^2 - 1`` over the sampled units' terms ``v_i``; Poisson sampling: the
+    latter.  A total carried by a few sampled pairs (a system's top ranks hold few of them) gets
+    few degrees of freedom, hence a wider t interval.
+    ``Z`` is ``(n, d)``; returns ``(d,)`` (``inf`` where the variance is 0).
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    s = sample.stratum
+    if (s >= 0).any():
+        H = int(s.max()) + 1
+        onehot = (s[:, None] == np.arange(H)).astype(np.float64)
+        counts = onehot.sum(axis=0)
+        means = onehot.T @ Z / np.maximum(counts, 1.0)[:, None]
+        unit = sample.factor[:, None] * (Z - onehot @ means) ** 2
+        v = onehot.T @ unit                                                         # (H, d)
+        dfh = np.maximum(counts - 1.0, 1.0)[:, None]
+        num, den = v.sum(axis=0) ** 2, (v ** 2 / dfh).sum(axis=0)
+        den_unit = (unit ** 2).sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            strata = np.where(den > 0, num / den, np.inf)
+            units = np.where(den_unit > 0, np.maximum(num / den_unit - 1.0, 1.0), np.inf)
+        return np.minimum(strata, units)
+    v = sample.factor[:, None] * Z ** 2
+    num, den = v.sum(axis=0) ** 2, (v ** 2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, np.maximum(num / den - 1.0, 1.0), np.inf)

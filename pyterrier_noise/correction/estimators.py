@@ -42,7 +42,7 @@ from scipy import sparse, stats
 
 from .._validation import InputError, check_choice
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
-from .design import GoldSample, ht_covariance
+from .design import GoldSample, ht_covariance, ht_df
 from .estimates import corrected_from_mass
 
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
@@ -54,13 +54,24 @@ Scope = Literal["collection", "topics"]
 
 class Estimates(NamedTuple):
     """Estimates and standard errors by method: ``{method: (value, se)}`` for systems ``(R,)`` and pairs
-    ``(P,)`` (pair ``k`` is ``i[k]`` minus ``j[k]``); ``lam``: PPI++'s tuned ``lam`` per system and pair."""
+    ``(P,)`` (pair ``k`` is ``i[k]`` minus ``j[k]``); ``lam``: PPI++'s tuned ``lam`` per system and pair;
+    ``df``: ``{method: (systems, pairs)}`` degrees of freedom of the t intervals and tests (``inf``:
+    normal)."""
 
     systems: dict[str, tuple[np.ndarray, np.ndarray]]
     pairs: dict[str, tuple[np.ndarray, np.ndarray]]
     i: np.ndarray
     j: np.ndarray
     lam: tuple[np.ndarray, np.ndarray] | None = None
+    df: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+
+    def quantile(self, method: str, kind: str = "systems", alpha: float = 0.05) -> np.ndarray:
+        """``t_{1 - alpha/2, df}`` per system or pair (the normal quantile where ``df`` is infinite)."""
+        n = len(self.i) if kind == "pairs" else len(self.systems[method][0])
+        df = np.full(n, np.inf) if self.df is None or method not in self.df else \
+            np.broadcast_to(self.df[method][0 if kind == "systems" else 1], (n,))
+        return np.where(np.isfinite(df), stats.t.ppf(1 - alpha / 2, np.where(np.isfinite(df), df, 1.0)),
+                        stats.norm.ppf(1 - alpha / 2))
 
 
 def measure_gains(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
@@ -173,21 +184,24 @@ class CheapStudy:
         R, P = self.n_runs, len(self.i)
         systems: dict = {}
         pairs: dict = {}
+        df: dict = {}
         if "naive" in methods:
             systems["naive"], pairs["naive"] = self._naive(naive)
+            df["naive"] = (np.full(R, self.n_topics - 1.0), np.full(P, self.n_topics - 1.0))
         linear = spec in self._A
         lam_out = None
         if linear and any(m in methods for m in ("gold", "ppi", "ppi++")):
-            lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs)
+            lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df)
         if linear and "goldberg" in methods:
             systems["goldberg"], pairs["goldberg"] = self._goldberg(spec, cheap, gold, sample, scope, grades)
         for m in methods:
             if m not in systems:
                 systems[m], pairs[m] = _nan(R), _nan(P)
-        return Estimates(systems, pairs, self.i, self.j, lam_out)
+        return Estimates(systems, pairs, self.i, self.j, lam_out, df)
 
     def _rectified(self, spec: MeasureSpec, naive: np.ndarray, cheap: np.ndarray, gold: np.ndarray,
-                   sample: GoldSample, methods: tuple[str, ...], scope: str, systems: dict, pairs: dict) -> tuple:
+                   sample: GoldSample, methods: tuple[str, ...], scope: str, systems: dict, pairs: dict,
+                   df: dict) -> tuple:
         """Horvitz-Thompson rectifier ``lam * cheap + HT(w (g(gold) - lam g(cheap)))`` (pair design)."""
         A = self._A[spec]
         R = self.n_runs
@@ -234,6 +248,9 @@ class CheapStudy:
                     axis=1, ddof=1) / self.n_topics
             systems[m] = (val, np.sqrt(np.maximum(var, 0.0)))
             pairs[m] = (dval, np.sqrt(np.maximum(dvar, 0.0)))
+            Zm = Zy - ls * Zh
+            Zp = (Zy[:, self.i] - Zy[:, self.j]) - lp * (Zh[:, self.i] - Zh[:, self.j])
+            df[m] = (ht_df(Zm, sample), ht_df(Zp, sample))
         return lam_s, lam_p
 
     def _goldberg(self, spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample, scope: str,
@@ -285,6 +302,8 @@ class CheapStudy:
             Y, Yh = truth[spec][:, topics], Yh_all[:, topics]
             systems: dict = {}
             pairs: dict = {}
+            df = {m: (np.full(self.n_runs, n - 1.0), np.full(len(self.i), n - 1.0)) for m in ("gold", "ppi", "ppi++")}
+            df["naive"] = (np.full(self.n_runs, T - 1.0), np.full(len(self.i), T - 1.0))
             lam_out = None
             for kind, (y, yh, yall) in (("systems", (Y, Yh, Yh_all)),
                                         ("pairs", (self._pairs(Y), self._pairs(Yh), self._pairs(Yh_all)))):
@@ -301,7 +320,7 @@ class CheapStudy:
                         target[m] = _ppi_topics(y, yh, yall, lv, scope, ddof)
                 if "goldberg" in methods:
                     target["goldberg"] = _nan(y.shape[0])
-            out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out)
+            out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out, df)
         return out
 
 
@@ -339,8 +358,13 @@ def interval(value: np.ndarray, se: np.ndarray, alpha: float = 0.05) -> tuple[np
     return value - z * se, value + z * se
 
 
-def p_value(value: np.ndarray, se: np.ndarray) -> np.ndarray:
-    """Two-sided normal p-value of ``value / se`` (NaN where ``se`` is 0 or NaN)."""
+def p_value(value: np.ndarray, se: np.ndarray, df: Any = None) -> np.ndarray:
+    """Two-sided p-value of ``value / se`` under a t distribution with ``df`` degrees of freedom (normal
+    where ``df`` is None or infinite; NaN where ``se`` is 0 or NaN)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(se > 0, value / se, np.nan)
-    return 2 * stats.norm.sf(np.abs(z))
+        z = np.abs(np.where(se > 0, value / se, np.nan))
+    if df is None:
+        return 2 * stats.norm.sf(z)
+    df = np.broadcast_to(np.asarray(df, dtype=np.float64), z.shape)
+    finite = np.isfinite(df)
+    return 2 * np.where(finite, stats.t.sf(z, np.where(finite, df, 1.0)), stats.norm.sf(z))
