@@ -51,9 +51,9 @@ def tiny(seed: int = 0, n_topics: int = 2, n_docs: int = 5, n_runs: int = 3):
     return runs, truth, cheap
 
 
-def study_of(runs, cheap, specs):
+def study_of(runs, cheap, specs, variance="pooled"):
     aligned = AlignedRuns.build(runs, cheap, ties="trec_eval")
-    return CheapStudy(aligned, specs)
+    return CheapStudy(aligned, specs, variance=variance)
 
 
 def labels_on_table(study, frame):
@@ -169,7 +169,7 @@ def test_pair_design_gold_and_ppi_unbiased_by_enumeration():
 
 def test_pair_design_matches_brute_force():
     runs, truth, cheap = tiny(seed=4, n_topics=3, n_docs=6)
-    st = study_of(runs, cheap, [RBP, P3])
+    st = study_of(runs, cheap, [RBP, P3], variance="design")
     c = st.aligned.table.labels
     g = labels_on_table(st, truth)
     N = len(c)

@@ -239,7 +239,7 @@ def ht_df(Z: Any, sample: GoldSample) -> np.ndarray:
     ``(sum_i v_i)^2 / sum_i v_i^2 - 1`` over the sampled units' terms ``v_i``; Poisson sampling: the
     latter.  A total carried by a few sampled pairs (a system's top ranks hold few of them) gets
     few degrees of freedom, hence a wider t interval.
-    ``Z`` is ``(n, d)``; returns ``(d,)`` (``inf`` where the variance is 0).
+    ``Z`` is ``(n, d)``; returns ``(d,)`` (0 where the variance estimate is 0: nothing to go on).
     """
     Z = np.asarray(Z, dtype=np.float64)
     s = sample.stratum
@@ -254,10 +254,10 @@ def ht_df(Z: Any, sample: GoldSample) -> np.ndarray:
         num, den = v.sum(axis=0) ** 2, (v ** 2 / dfh).sum(axis=0)
         den_unit = (unit ** 2).sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            strata = np.where(den > 0, num / den, np.inf)
-            units = np.where(den_unit > 0, np.maximum(num / den_unit - 1.0, 1.0), np.inf)
+            strata = np.where(den > 0, num / den, 0.0)
+            units = np.where(den_unit > 0, np.maximum(num / den_unit - 1.0, 1.0), 0.0)
         return np.minimum(strata, units)
     v = sample.factor[:, None] * Z ** 2
     num, den = v.sum(axis=0) ** 2, (v ** 2).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, np.maximum(num / den - 1.0, 1.0), np.inf)
+        return np.where(den > 0, np.maximum(num / den - 1.0, 1.0), 0.0)

@@ -48,6 +48,8 @@ from .estimates import corrected_from_mass
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
 
 METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
+#: below this many effective degrees of freedom the design-based variance is replaced by the pooled one
+MIN_DESIGN_DF = 10.0
 LINEAR_FAMILIES = ("P", "DCG", "RBP")
 Scope = Literal["collection", "topics"]
 
@@ -56,7 +58,8 @@ class Estimates(NamedTuple):
     """Estimates and standard errors by method: ``{method: (value, se)}`` for systems ``(R,)`` and pairs
     ``(P,)`` (pair ``k`` is ``i[k]`` minus ``j[k]``); ``lam``: PPI++'s tuned ``lam`` per system and pair;
     ``df``: ``{method: (systems, pairs)}`` degrees of freedom of the t intervals and tests (``inf``:
-    normal)."""
+    normal); ``topic_var``: (pair design) the topic-sampling variance term that ``scope="topics"``
+    adds to ``se ** 2`` (given whatever the scope, so both scopes come from one call)."""
 
     systems: dict[str, tuple[np.ndarray, np.ndarray]]
     pairs: dict[str, tuple[np.ndarray, np.ndarray]]
@@ -64,12 +67,14 @@ class Estimates(NamedTuple):
     j: np.ndarray
     lam: tuple[np.ndarray, np.ndarray] | None = None
     df: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+    topic_var: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
 
     def quantile(self, method: str, kind: str = "systems", alpha: float = 0.05) -> np.ndarray:
         """``t_{1 - alpha/2, df}`` per system or pair (the normal quantile where ``df`` is infinite)."""
         n = len(self.i) if kind == "pairs" else len(self.systems[method][0])
         df = np.full(n, np.inf) if self.df is None or method not in self.df else \
             np.broadcast_to(self.df[method][0 if kind == "systems" else 1], (n,))
+        df = np.maximum(df, 1.0)        # 0: a variance estimate of 0, nothing to go on (the interval is a point)
         return np.where(np.isfinite(df), stats.t.ppf(1 - alpha / 2, np.where(np.isfinite(df), df, 1.0)),
                         stats.norm.ppf(1 - alpha / 2))
 
@@ -94,15 +99,24 @@ class CheapStudy:
             qrels (ties ``"trec_eval"`` or ``"given"``).
         specs: the measures (engine :class:`~pyterrier_noise.engine.MeasureSpec`).
         pairs: ``(i, j)`` index arrays of the pairs of runs to compare (default every pair ``i < j``).
+        variance: of the pair-design rectifier: ``"design"``, the Horvitz-Thompson variance estimate
+            alone; ``"pooled"`` (default, stratified designs): where the design-based estimate rests
+            on fewer than :data:`MIN_DESIGN_DF` effective terms and is smaller, the variance under a
+            model where residuals are independent of rank weights within a stratum, with the
+            residuals' moments pooled over the stratum's sampled pairs and the rank weights' moments
+            known for every pair.  A run's top ranks hold few sampled pairs, so with a small gold
+            sample its design-based estimate is often 0 or tiny; the pooled one is not.
     """
 
-    def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None) -> None:
+    def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None,
+                 variance: Literal["design", "pooled"] = "pooled") -> None:
         if aligned.ties not in ("trec_eval", "given"):
             raise InputError(f"cheap-judge estimators need one order per ranking (ties 'trec_eval' or 'given'), "
                              f"got {aligned.ties!r}")
         self.aligned = aligned
         self.specs = [s.validate() for s in specs]
         self.n_runs, self.n_topics = aligned.n_runs, aligned.n_topics
+        self.variance = check_choice("variance", variance, ("design", "pooled"))
         self.i, self.j = np.triu_indices(self.n_runs, 1) if pairs is None else (
             np.asarray(pairs[0], dtype=np.int64), np.asarray(pairs[1], dtype=np.int64))
         if self.i.shape != self.j.shape or (self.i.size and (min(self.i.min(), self.j.min()) < 0 or
@@ -113,6 +127,8 @@ class CheapStudy:
         j = aligned.judged_positions()
         self._W: dict[MeasureSpec, sparse.csr_matrix] = {}
         self._A: dict[MeasureSpec, sparse.csc_matrix] = {}
+        self._A_rows: dict[MeasureSpec, sparse.csr_matrix] = {}
+        self._A_dense: dict[MeasureSpec, np.ndarray] = {}
         for spec in self.specs:
             if spec.family not in LINEAR_FAMILIES or spec.component != "value":
                 continue
@@ -122,7 +138,8 @@ class CheapStudy:
             run_of_seg = np.repeat(np.arange(self.n_runs), self.n_topics)
             S = sparse.csr_matrix((np.full(aligned.n_segments, 1.0 / self.n_topics),
                                    (run_of_seg, np.arange(aligned.n_segments))))
-            self._A[spec] = (S @ W).tocsc()
+            self._A_rows[spec] = (S @ W).tocsr()
+            self._A[spec] = self._A_rows[spec].tocsc()
 
     # -- helpers ------------------------------------------------------------------------------------
 
@@ -185,23 +202,25 @@ class CheapStudy:
         systems: dict = {}
         pairs: dict = {}
         df: dict = {}
+        tv: dict = {}
         if "naive" in methods:
             systems["naive"], pairs["naive"] = self._naive(naive)
             df["naive"] = (np.full(R, self.n_topics - 1.0), np.full(P, self.n_topics - 1.0))
         linear = spec in self._A
         lam_out = None
         if linear and any(m in methods for m in ("gold", "ppi", "ppi++")):
-            lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df)
+            lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if linear and "goldberg" in methods:
-            systems["goldberg"], pairs["goldberg"] = self._goldberg(spec, cheap, gold, sample, scope, grades)
+            systems["goldberg"], pairs["goldberg"], tv["goldberg"] = self._goldberg(spec, cheap, gold, sample, scope,
+                                                                                  grades)
         for m in methods:
             if m not in systems:
                 systems[m], pairs[m] = _nan(R), _nan(P)
-        return Estimates(systems, pairs, self.i, self.j, lam_out, df)
+        return Estimates(systems, pairs, self.i, self.j, lam_out, df, tv)
 
     def _rectified(self, spec: MeasureSpec, naive: np.ndarray, cheap: np.ndarray, gold: np.ndarray,
                    sample: GoldSample, methods: tuple[str, ...], scope: str, systems: dict, pairs: dict,
-                   df: dict) -> tuple:
+                   df: dict, tv: dict) -> tuple:
         """Horvitz-Thompson rectifier ``lam * cheap + HT(w (g(gold) - lam g(cheap)))`` (pair design)."""
         A = self._A[spec]
         R = self.n_runs
@@ -225,13 +244,10 @@ class CheapStudy:
         with np.errstate(divide="ignore", invalid="ignore"):
             lam_s = np.clip(np.where(dhh > 0, dyh / dhh, 0.0), 0.0, 1.0)
             lam_p = np.clip(np.where(phh > 0, pyh / phh, 0.0), 0.0, 1.0)
-        topic_part = None
-        if scope == "topics":
-            W = self._W[spec]
-            Ws = W[:, rows]
-            per_y = (Ws @ (gy / pi)).reshape(self.n_runs, self.n_topics)
-            per_h = (Ws @ (gh / pi)).reshape(self.n_runs, self.n_topics)
-            topic_part = (naive, per_y, per_h)
+        Ws = self._W[spec][:, rows]
+        per_y = (Ws @ (gy / pi)).reshape(self.n_runs, self.n_topics)
+        per_h = (Ws @ (gh / pi)).reshape(self.n_runs, self.n_topics)
+        pooled = self._pooled_moments(spec, sample, gy, gh) if self.variance == "pooled" else None
         for m, ls, lp in (("gold", 0.0, 0.0), ("ppi", 1.0, 1.0), ("ppi++", lam_s, lam_p)):
             if m not in methods:
                 continue
@@ -239,19 +255,56 @@ class CheapStudy:
             var = dyy - 2 * ls * dyh + ls ** 2 * dhh
             dval = self._pairs(t_cheap) * lp + self._pairs(hy) - lp * self._pairs(hh)
             dvar = pyy - 2 * lp * pyh + lp ** 2 * phh
-            if topic_part is not None:
-                c, y, h = topic_part
-                lsv = np.broadcast_to(ls, (self.n_runs,))[:, None]
-                lpv = np.broadcast_to(lp, (len(self.i),))[:, None]
-                var = var + (lsv * c + y - lsv * h).var(axis=1, ddof=1) / self.n_topics
-                dvar = dvar + (lpv * self._pairs(c) + self._pairs(y) - lpv * self._pairs(h)).var(
-                    axis=1, ddof=1) / self.n_topics
-            systems[m] = (val, np.sqrt(np.maximum(var, 0.0)))
-            pairs[m] = (dval, np.sqrt(np.maximum(dvar, 0.0)))
             Zm = Zy - ls * Zh
             Zp = (Zy[:, self.i] - Zy[:, self.j]) - lp * (Zh[:, self.i] - Zh[:, self.j])
-            df[m] = (ht_df(Zm, sample), ht_df(Zp, sample))
+            dfs, dfp = ht_df(Zm, sample), ht_df(Zp, sample)
+            if pooled is not None:
+                vs, vp, df_pooled = _pooled_variance(pooled, ls, lp)
+                use_s, use_p = (dfs < MIN_DESIGN_DF) & (vs > var), (dfp < MIN_DESIGN_DF) & (vp > dvar)
+                var, dvar = np.where(use_s, vs, var), np.where(use_p, vp, dvar)
+                dfs, dfp = np.where(use_s, df_pooled, dfs), np.where(use_p, df_pooled, dfp)
+            lsv = np.broadcast_to(ls, (self.n_runs,))[:, None]
+            lpv = np.broadcast_to(lp, (len(self.i),))[:, None]
+            tv[m] = ((lsv * naive + per_y - lsv * per_h).var(axis=1, ddof=1) / self.n_topics,
+                     (lpv * self._pairs(naive) + self._pairs(per_y) - lpv * self._pairs(per_h)).var(
+                         axis=1, ddof=1) / self.n_topics)
+            if scope == "topics":
+                var, dvar = var + tv[m][0], dvar + tv[m][1]
+            systems[m] = (val, np.sqrt(np.maximum(var, 0.0)))
+            pairs[m] = (dval, np.sqrt(np.maximum(dvar, 0.0)))
+            df[m] = (dfs, dfp)
         return lam_s, lam_p
+
+    def _dense(self, spec: MeasureSpec) -> np.ndarray:
+        if spec not in self._A_dense:
+            self._A_dense[spec] = self._A_rows[spec].toarray()
+        return self._A_dense[spec]
+
+    def _pooled_moments(self, spec: MeasureSpec, sample: GoldSample, gy: np.ndarray, gh: np.ndarray) -> dict | None:
+        """Per stratum: the population moments of every run's (and pair's) rank weights, known for every
+        pair, and the gains' moments pooled over the stratum's sampled pairs (see ``variance``)."""
+        if sample.stratum_all is None:
+            return None
+        s_all, s = sample.stratum_all, sample.stratum
+        H = int(s_all.max()) + 1
+        Nh = np.bincount(s_all, minlength=H).astype(np.float64)
+        nh = np.bincount(s, minlength=H).astype(np.float64)
+        onehot = sparse.csr_matrix((np.ones(len(s_all)), (np.arange(len(s_all)), s_all)), shape=(len(s_all), H))
+        A = self._dense(spec)                                    # (runs, pairs of the table)
+        w1 = np.asarray(onehot.T @ A.T).T / Nh
+        w2 = np.asarray(onehot.T @ (A * A).T).T / Nh
+        x = np.empty((len(self.i), H))
+        for h in range(H):     # one Gram matrix of the runs' weights per stratum (a handful of strata)
+            Ah = A[:, s_all == h]
+            x[:, h] = (Ah @ Ah.T)[self.i, self.j] / Nh[h]
+        d1 = w1[self.i] - w1[self.j]
+        d2 = w2[self.i] + w2[self.j] - 2 * x
+        cnt = np.maximum(nh, 1.0)
+        mom = {k: np.bincount(s, weights=v, minlength=H) / cnt
+               for k, v in (("y", gy), ("h", gh), ("yy", gy * gy), ("yh", gy * gh), ("hh", gh * gh))}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = np.where(nh > 0, Nh ** 2 * (1 - nh / Nh) / nh * np.where(Nh > 1, Nh / (Nh - 1), 1.0), 0.0)
+        return dict(w1=w1, w2=w2, d1=d1, d2=d2, mom=mom, c=c, df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
 
     def _goldberg(self, spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample, scope: str,
                   grades: np.ndarray | None) -> tuple[tuple, tuple]:
@@ -272,18 +325,19 @@ class CheapStudy:
         with np.errstate(divide="ignore", invalid="ignore"):
             counts = counts * (n_per_row / counts.sum(axis=1))[:, None]      # effective sizes: the real counts
         if (n_per_row == 0).any() or abs(np.linalg.det(np.nan_to_num(counts))) < 1e-12:
-            return _nan(R), _nan(P)
+            return _nan(R), _nan(P), (np.full(R, np.nan), np.full(P, np.nan))
         cidx = np.searchsorted(grades, np.nan_to_num(cheap, nan=grades[0]))
         onehot = sparse.csr_matrix(((~np.isnan(cheap)).astype(np.float64), (np.arange(len(cheap)), cidx)),
                                    shape=(len(cheap), L))
         mass = np.asarray((self._W[spec] @ onehot).todense()).reshape(self.n_runs, self.n_topics, L)
         v = measure_gains(grades, spec)
-        out = []
+        out, qv = [], []
         for m in (mass, mass[self.i] - mass[self.j]):
             res = corrected_from_mass(m, counts, v)
             var = res.calibration_var.sum(axis=-1) + (res.query_var if scope == "topics" else 0.0)
             out.append((res.value, np.sqrt(var)))
-        return out[0], out[1]
+            qv.append(res.query_var)
+        return out[0], out[1], (qv[0], qv[1])
 
     def _topic_design(self, naive: dict, cheap: np.ndarray, gold: np.ndarray, topics: np.ndarray,
                       methods: tuple[str, ...], scope: str, ddof: int = 1) -> dict[MeasureSpec, Estimates]:
@@ -322,6 +376,19 @@ class CheapStudy:
                     target["goldberg"] = _nan(y.shape[0])
             out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out, df)
         return out
+
+
+def _pooled_variance(pooled: dict, ls: Any, lp: Any) -> tuple[np.ndarray, np.ndarray, float]:
+    """Variance of the rectifier if each pair's residual ``g(gold) - lam g(cheap)`` were independent of its
+    rank weight within its stratum: ``sum_h N_h^2 (1 - f_h) / n_h * (E[w^2] E[r^2] - E[w]^2 E[r]^2)``."""
+    m = pooled["mom"]
+    out = []
+    for lam, w1, w2 in ((ls, pooled["w1"], pooled["w2"]), (lp, pooled["d1"], pooled["d2"])):
+        lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (w1.shape[0],))[:, None]
+        mu = m["y"] - lam * m["h"]
+        m2 = m["yy"] - 2 * lam * m["yh"] + lam ** 2 * m["hh"]
+        out.append((np.maximum(w2 * m2 - w1 ** 2 * mu ** 2, 0.0) * pooled["c"]).sum(axis=1))
+    return out[0], out[1], pooled["df"]
 
 
 def _ppi_lambda(y: np.ndarray, yh: np.ndarray, yall: np.ndarray) -> np.ndarray:
@@ -365,6 +432,6 @@ def p_value(value: np.ndarray, se: np.ndarray, df: Any = None) -> np.ndarray:
         z = np.abs(np.where(se > 0, value / se, np.nan))
     if df is None:
         return 2 * stats.norm.sf(z)
-    df = np.broadcast_to(np.asarray(df, dtype=np.float64), z.shape)
+    df = np.maximum(np.broadcast_to(np.asarray(df, dtype=np.float64), z.shape), 1.0)
     finite = np.isfinite(df)
     return 2 * np.where(finite, stats.t.sf(z, np.where(finite, df, 1.0)), stats.norm.sf(z))
