@@ -25,7 +25,7 @@ non-relevant documents that look topical; so the judge below agrees on about 70%
 more non-relevant documents relevant when some run ranks them in its top 10, and is more accurate
 on highly relevant documents than on partially relevant ones.
 
-Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--pairs 1000]
+Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--pairs 500]
         [--seed 0]   (writes benchmarks/results/cheap_judges.json)
 """
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", type=int, default=500)
     ap.add_argument("--budgets", default="100,300,1000")
-    ap.add_argument("--pairs", type=int, default=1000, help="random subset of pairs of runs (0: all)")
+    ap.add_argument("--pairs", type=int, default=500, help="random subset of pairs of runs (0: all)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cheap_judges.json"))
     args = ap.parse_args()

@@ -211,6 +211,25 @@ def sample_topics(n_topics: int, n: int, *, seed: int | None = 0) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_topics, n, replace=False))
 
 
+def _stratum_blocks(stratum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Order that groups the sampled units by stratum, the start of each group, and each group's size."""
+    order = np.argsort(stratum, kind="stable")
+    s = stratum[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    sizes = np.diff(np.r_[starts, len(s)])
+    return order, starts, sizes
+
+
+def _centred(Z: np.ndarray, sample: GoldSample) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``Z`` (sorted by stratum) minus its stratum means, the units' factors in that order, and the blocks."""
+    if not (sample.stratum >= 0).any():
+        return Z, sample.factor, None, None
+    order, starts, sizes = _stratum_blocks(sample.stratum)
+    Zs = Z[..., order, :]
+    means = np.add.reduceat(Zs, starts, axis=-2) / sizes[:, None]
+    return Zs - np.repeat(means, sizes, axis=-2), sample.factor[order], starts, sizes
+
+
 def ht_covariance(Z: Any, sample: GoldSample) -> np.ndarray:
     """Design-based covariance of the Horvitz-Thompson totals of the columns of ``Z``.
 
@@ -219,15 +238,8 @@ def ht_covariance(Z: Any, sample: GoldSample) -> np.ndarray:
     ``sum_h N_h^2 (1 - f_h) s_h^2 / n_h``; Poisson sampling: ``sum_i (1 - pi_i) z_i z_i^T / pi_i^2``.
     Returns ``(..., d, d)``.
     """
-    Z = np.asarray(Z, dtype=np.float64)
-    s = sample.stratum
-    if (s >= 0).any():
-        H = int(s.max()) + 1
-        onehot = (s[:, None] == np.arange(H)).astype(np.float64)          # (n, H)
-        counts = np.maximum(onehot.sum(axis=0), 1.0)
-        means = np.einsum("nh,...nd->...hd", onehot, Z) / counts[:, None]
-        Z = Z - np.einsum("nh,...hd->...nd", onehot, means)
-    return np.swapaxes(Z * sample.factor[:, None], -1, -2) @ Z
+    Zc, factor, _, _ = _centred(np.asarray(Z, dtype=np.float64), sample)
+    return np.swapaxes(Zc * factor[:, None], -1, -2) @ Zc
 
 
 def ht_df(Z: Any, sample: GoldSample) -> np.ndarray:
@@ -237,27 +249,20 @@ def ht_df(Z: Any, sample: GoldSample) -> np.ndarray:
     Sec 5.4), ``(sum_h v_h)^2 / sum_h v_h^2 / (n_h - 1)`` with ``v_h = N_h^2 (1 - f_h) s_h^2 / n_h``,
     and the effective number of terms of the variance sum minus one,
     ``(sum_i v_i)^2 / sum_i v_i^2 - 1`` over the sampled units' terms ``v_i``; Poisson sampling: the
-    latter.  A total carried by a few sampled pairs (a system's top ranks hold few of them) gets
+    latter.  A total carried by a few sampled pairs (a run's top ranks hold few of them) gets
     few degrees of freedom, hence a wider t interval.
     ``Z`` is ``(n, d)``; returns ``(d,)`` (0 where the variance estimate is 0: nothing to go on).
     """
-    Z = np.asarray(Z, dtype=np.float64)
-    s = sample.stratum
-    if (s >= 0).any():
-        H = int(s.max()) + 1
-        onehot = (s[:, None] == np.arange(H)).astype(np.float64)
-        counts = onehot.sum(axis=0)
-        means = onehot.T @ Z / np.maximum(counts, 1.0)[:, None]
-        unit = sample.factor[:, None] * (Z - onehot @ means) ** 2
-        v = onehot.T @ unit                                                         # (H, d)
-        dfh = np.maximum(counts - 1.0, 1.0)[:, None]
-        num, den = v.sum(axis=0) ** 2, (v ** 2 / dfh).sum(axis=0)
-        den_unit = (unit ** 2).sum(axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            strata = np.where(den > 0, num / den, 0.0)
-            units = np.where(den_unit > 0, np.maximum(num / den_unit - 1.0, 1.0), 0.0)
-        return np.minimum(strata, units)
-    v = sample.factor[:, None] * Z ** 2
-    num, den = v.sum(axis=0) ** 2, (v ** 2).sum(axis=0)
+    Zc, factor, starts, sizes = _centred(np.asarray(Z, dtype=np.float64), sample)
+    unit = factor[:, None] * Zc * Zc
+    total = unit.sum(axis=0)
+    num = total * total
+    den_unit = (unit * unit).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, np.maximum(num / den - 1.0, 1.0), 0.0)
+        units = np.where(den_unit > 0, np.maximum(num / den_unit - 1.0, 1.0), 0.0)
+        if starts is None:
+            return units
+        v = np.add.reduceat(unit, starts, axis=0)                                  # (H, d)
+        den = (v * v / np.maximum(sizes - 1.0, 1.0)[:, None]).sum(axis=0)
+        strata = np.where(den > 0, num / den, 0.0)
+    return np.minimum(strata, units)

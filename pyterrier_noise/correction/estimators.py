@@ -50,6 +50,7 @@ __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
 METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
 #: below this many effective degrees of freedom the design-based variance is replaced by the pooled one
 MIN_DESIGN_DF = 10.0
+_CACHED_PAIRS = 2000     # up to this many pairs of runs, their rank-weight products are kept (sparse)
 LINEAR_FAMILIES = ("P", "DCG", "RBP")
 Scope = Literal["collection", "topics"]
 
@@ -129,6 +130,7 @@ class CheapStudy:
         self._A: dict[MeasureSpec, sparse.csc_matrix] = {}
         self._A_rows: dict[MeasureSpec, sparse.csr_matrix] = {}
         self._A_dense: dict[MeasureSpec, np.ndarray] = {}
+        self._pair_products: dict[MeasureSpec, sparse.csr_matrix] = {}
         for spec in self.specs:
             if spec.family not in LINEAR_FAMILIES or spec.component != "value":
                 continue
@@ -290,13 +292,22 @@ class CheapStudy:
         Nh = np.bincount(s_all, minlength=H).astype(np.float64)
         nh = np.bincount(s, minlength=H).astype(np.float64)
         onehot = sparse.csr_matrix((np.ones(len(s_all)), (np.arange(len(s_all)), s_all)), shape=(len(s_all), H))
-        A = self._dense(spec)                                    # (runs, pairs of the table)
-        w1 = np.asarray(onehot.T @ A.T).T / Nh
-        w2 = np.asarray(onehot.T @ (A * A).T).T / Nh
-        x = np.empty((len(self.i), H))
-        for h in range(H):     # one Gram matrix of the runs' weights per stratum (a handful of strata)
-            Ah = A[:, s_all == h]
-            x[:, h] = (Ah @ Ah.T)[self.i, self.j] / Nh[h]
+        A = self._A_rows[spec]                                   # (runs, pairs of the table)
+        w1 = np.asarray((A @ onehot).todense()) / Nh
+        w2 = np.asarray((A.multiply(A) @ onehot).todense()) / Nh
+        if len(self.i) <= _CACHED_PAIRS:   # the pairs' weight products, kept: one sparse product per call
+            if spec not in self._pair_products:
+                D = self._dense(spec)
+                self._pair_products[spec] = sparse.csr_matrix(D[self.i] * D[self.j])
+            x = np.asarray((self._pair_products[spec] @ onehot).todense()) / Nh
+        else:                               # one Gram matrix of the runs' weights per stratum
+            x = np.empty((len(self.i), H))
+            order = np.argsort(s_all, kind="stable")
+            As = self._dense(spec)[:, order]
+            bounds = np.r_[0, np.cumsum(np.bincount(s_all, minlength=H))]
+            for h in range(H):
+                Ah = As[:, bounds[h]:bounds[h + 1]]
+                x[:, h] = (Ah @ Ah.T)[self.i, self.j] / Nh[h]
         d1 = w1[self.i] - w1[self.j]
         d2 = w2[self.i] + w2[self.j] - 2 * x
         cnt = np.maximum(nh, 1.0)
