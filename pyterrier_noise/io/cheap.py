@@ -59,12 +59,12 @@ def _normalise(frame: pd.DataFrame, where: str, line_of: Any = None) -> pd.DataF
                              f"({int(bad.sum())} such value(s))")
         if role == "probability" and ((vals < 0) | (vals > 1)).any() and c != "score":
             i = int(np.flatnonzero((vals < 0) | (vals > 1))[0])
-            raise InputError(f"{where}, {line(i)}: column {c!r} is a probability in [0, 1], got {vals[i]!r}")
+            raise InputError(f"{where}, {line(i)}: column {c!r} is a probability in [0, 1], got {float(vals[i]):g}")
         out[role] = vals
     lab = out["label"].to_numpy()
     if (lab != np.round(lab)).any():
         i = int(np.flatnonzero(lab != np.round(lab))[0])
-        raise InputError(f"{where}, {line(i)}: grade {lab[i]!r} is not a whole number (expected 0-3)")
+        raise InputError(f"{where}, {line(i)}: grade {float(lab[i]):g} is not a whole number (expected 0-3)")
     out["label"] = lab.astype(np.int64)
     dup = out.duplicated(["qid", "docno"])
     if dup.any():
@@ -88,16 +88,20 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
             if not isinstance(rec, dict):
                 raise InputError(f"{path}, line {n}: expected a JSON object with qid, docid and grade, got "
                                  f"{type(rec).__name__}")
-            records.append(rec)
+            row = {}
+            for role in CHEAP_COLUMNS:     # each record may spell its keys its own way
+                key = _pick(list(rec), role)
+                if key is None or rec[key] is None:
+                    if role != "probability":
+                        raise InputError(f"{path}, line {n}: no {role} (expected a key among "
+                                         f"{CHEAP_COLUMNS[role]}, found {list(rec)})")
+                    continue
+                row[role if role != "label" else "grade"] = rec[key]
+            records.append(row)
             lines.append(n)
     if not records:
         raise InputError(f"{path}: no labels (the file is empty)")
     frame = pd.DataFrame.from_records(records)
-    for role in ("qid", "docno", "label"):
-        c = _pick(list(frame.columns), role)
-        if c is not None and frame[c].isna().any():
-            i = int(np.flatnonzero(frame[c].isna().to_numpy())[0])
-            raise InputError(f"{path}, line {lines[i]}: no {c!r} (expected one of {CHEAP_COLUMNS[role]})")
     return _normalise(frame, str(path), lines)
 
 
