@@ -21,9 +21,10 @@ keeps the default run under about ten minutes on two shared cores.
 The cheap judge's rates are approximations chosen to look like published LLM judges, not fitted:
 UMBRELA (Upadhyay et al. 2024) reports Cohen's kappa of about 0.3-0.5 between GPT-4o grades and
 TREC Deep Learning assessors, and Thomas et al. (2024) report that LLM graders are lenient on
-non-relevant documents that look topical; so the judge below agrees on about 70% of pairs, calls
-more non-relevant documents relevant when some run ranks them in its top 10, and is more accurate
-on highly relevant documents than on partially relevant ones.
+non-relevant documents that look topical; so the judge below agrees with NIST on about 64% of the
+round-1 pairs (Cohen's kappa about 0.36 graded, 0.42 for relevant / not relevant), calls more
+non-relevant documents relevant when some run ranks them in its top 10, and is more accurate on
+highly relevant documents than on partially relevant ones.
 
 Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--pairs 500]
         [--seed 0]   (writes benchmarks/results/cheap_judges.json)
@@ -38,7 +39,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from scipy import stats as sps
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "trec-covid-round1"

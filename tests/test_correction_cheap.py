@@ -13,7 +13,6 @@ Where each expected number comes from:
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 import pandas as pd
