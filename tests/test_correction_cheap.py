@@ -145,6 +145,7 @@ def test_sample_pairs_refuses_bad_input():
 # ------------------------------------------------------------------------------------------------
 # pair-design estimators: unbiased by exact enumeration, equal to brute force
 
+@pytest.mark.slow      # every one of the design's samples (a few hundred estimates)
 def test_pair_design_gold_and_ppi_unbiased_by_enumeration():
     runs, truth, cheap = tiny(seed=2)
     st = study_of(runs, cheap, [P3, RBP, DCG])
