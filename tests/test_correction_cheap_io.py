@@ -124,3 +124,28 @@ def test_cli_calibrate_writes_tables_and_figures(tmp_path):
 def test_cli_method_names_match_the_library():
     from pyterrier_noise.cli import calibrate
     assert set(calibrate.METHODS) == set(METHODS)
+
+
+def test_judging_session_serves_the_planned_pairs_durably(tmp_path):
+    from pyterrier_noise.correction import cheap_experiment, planned_selector
+    from pyterrier_noise.selection import JudgingSession, QrelsOracle
+    runs, truth, cheap = tiny(seed=13, n_topics=3, n_docs=8)
+    study = CheapStudy(AlignedRuns.build(runs, cheap), [MeasureSpec("P", cutoff=3)])
+    plan = sample_pairs(study.aligned.table.labels, 9, importance=study.importance(), n_bins=1, seed=4)
+    frame = plan.to_frame(study.aligned.table)
+    path = tmp_path / "gold.sqlite"
+    session = JudgingSession(path, runs, selector_factory=planned_selector(frame))
+    session.run(QrelsOracle(truth), budget=4)
+    session.close()
+    again = JudgingSession(path, selector_factory=planned_selector(frame))     # reopened: resumes the plan
+    again.run(QrelsOracle(truth), budget=len(frame))
+    judged = again.judged_qrels()
+    again.close()
+    # exactly the planned pairs, in the plan's order, with the oracle's labels
+    assert list(zip(judged["qid"], judged["docno"])) == list(zip(frame["qid"], frame["docno"]))
+    expected = frame.merge(truth, on=["qid", "docno"])["label"].to_numpy(dtype=float)
+    np.testing.assert_array_equal(judged["label"].to_numpy(dtype=float), expected)
+    res = cheap_experiment(runs, cheap, judged[["qid", "docno", "label"]], ["P@3"], methods=("ppi",), sample=plan)
+    assert res.design == "stratified" and res.systems["P@3"].notna().all()
+    with pytest.raises(InputError, match="was not retrieved by any run"):
+        planned_selector(pd.DataFrame({"qid": ["1"], "docno": ["nowhere"]}))(runs)

@@ -16,7 +16,7 @@ from .compare import Comparison, compare
 from .estimates import (CorrectedEstimate, MassCorrection, corrected_dcg, corrected_from_mass, corrected_metric,
                         corrected_precision, corrected_rbp, label_mass)
 from .experiment import correct_experiment, correct_per_query, correct_summary
-from .design import DESIGNS, GoldSample, ht_covariance, sample_pairs, sample_topics
+from .design import DESIGNS, GoldSample, PlannedSelector, ht_covariance, planned_selector, sample_pairs, sample_topics
 from .estimators import METHODS, CheapStudy, Estimates
 from .cheap import CheapResult, cheap_experiment
 from .judge_fit import fit_confusion, fit_judge
@@ -24,5 +24,5 @@ from .judge_fit import fit_confusion, fit_judge
 __all__ = ['CorrectionWarning', 'JudgeCalibration', 'CorrectedEstimate', 'Comparison', 'MassCorrection',
            'corrected_precision', 'corrected_dcg', 'corrected_rbp', 'corrected_metric', 'correct_per_query',
            'correct_summary', 'correct_experiment', 'compare', 'label_mass', 'corrected_from_mass',
-           'DESIGNS', 'GoldSample', 'ht_covariance', 'sample_pairs', 'sample_topics', 'METHODS', 'CheapStudy',
+           'DESIGNS', 'GoldSample', 'PlannedSelector', 'planned_selector', 'ht_covariance', 'sample_pairs', 'sample_topics', 'METHODS', 'CheapStudy',
            'Estimates', 'CheapResult', 'cheap_experiment', 'fit_confusion', 'fit_judge']

@@ -16,6 +16,8 @@ Horvitz-Thompson estimator ``sum_{i in S} z_i / pi_i`` of a total ``sum_j z_j`` 
   disagreement rate), capped at 1 -- human effort goes where the cheap judge is unsure and the
   pair matters to the comparison, in the spirit of LARA (Takehi et al. 2024).
 
+:func:`planned_selector` makes a judging session serve the planned pairs to the human judges.
+
 :func:`ht_covariance` is the design-based covariance of the Horvitz-Thompson estimates of several
 totals at once (stratified: ``sum_h N_h^2 (1 - f_h) s_h^2 / n_h``; Poisson:
 ``sum_i (1 - pi_i) z_i z_i^T / pi_i^2``), batched over leading axes.
@@ -30,7 +32,8 @@ import pandas as pd
 
 from .._validation import InputError, check_choice, check_int
 
-__all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "ht_df", "DESIGNS"]
+__all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "ht_df", "DESIGNS", "PlannedSelector",
+           "planned_selector"]
 
 DESIGNS = ("uniform", "stratified", "active")
 Design = Literal["uniform", "stratified", "active"]
@@ -266,3 +269,61 @@ def ht_df(Z: Any, sample: GoldSample) -> np.ndarray:
         den = (v * v / np.maximum(sizes - 1.0, 1.0)[:, None]).sum(axis=0)
         strata = np.where(den > 0, num / den, 0.0)
     return np.minimum(strata, units)
+
+
+class PlannedSelector:
+    """A judgment selector that serves the pairs of a planned gold sample, in the plan's order.
+
+    It wraps :class:`~pyterrier_noise.selection.JudgmentSelector` (which keeps the runs' bounds and
+    the judged qrels) and replaces only its proposals, so a
+    :class:`~pyterrier_noise.selection.JudgingSession` records the humans' labels of exactly the
+    planned pairs, durably and resumably.  Build it through :func:`planned_selector`.
+    """
+
+    def __init__(self, runs: Any, plan: pd.DataFrame, **config: Any) -> None:
+        from ..selection import JudgmentSelector
+        missing = [c for c in ("qid", "docno") if c not in plan.columns]
+        if missing:
+            raise InputError(f"plan: missing column(s) {missing}; expected qid, docno[, pi] "
+                             f"(GoldSample.to_frame gives them)")
+        self._inner = JudgmentSelector(runs, **config)
+        retrieved = pd.MultiIndex.from_frame(pd.concat(
+            [f[["qid", "docno"]].astype(str) for f in runs.values()], ignore_index=True).drop_duplicates())
+        keys = pd.MultiIndex.from_arrays([plan["qid"].astype(str), plan["docno"].astype(str)])
+        absent = ~keys.isin(retrieved)
+        if absent.any():
+            i = int(np.flatnonzero(absent)[0])
+            raise InputError(f"plan row {i}: qid={keys[i][0]!r} docno={keys[i][1]!r} was not retrieved by any run "
+                             f"of the session ({int(absent.sum())} such pair(s)); plan the sample on pairs the "
+                             f"runs retrieve")
+        weight = plan["pi"].to_numpy(dtype=np.float64) if "pi" in plan.columns else np.ones(len(plan))
+        self._queue = [(str(q), str(d), float(w)) for q, d, w in zip(plan["qid"], plan["docno"], weight)]
+        self._done: set[tuple[str, str]] = set()
+
+    def propose(self, n: int | None = None) -> list[tuple[str, str, float]]:
+        """The next ``n`` (default 1) planned pairs not yet judged or bypassed, as ``(qid, docno, pi)``."""
+        n = 1 if n is None else int(n)
+        return [item for item in self._queue if (item[0], item[1]) not in self._done][:n]
+
+    def record(self, qid: Any, docno: Any, label: float) -> None:
+        self._inner.record(qid, docno, label)
+        self._done.add((str(qid), str(docno)))
+
+    def bypass(self, qid: Any, docno: Any) -> None:
+        self._inner.bypass(qid, docno)
+        self._done.add((str(qid), str(docno)))
+
+    def __getattr__(self, name: str) -> Any:     # bounds, system_bounds, judged_qrels ... of the wrapped selector
+        if name.startswith("__") or name == "_inner":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def planned_selector(plan: pd.DataFrame) -> Any:
+    """A ``selector_factory`` for :class:`~pyterrier_noise.selection.JudgingSession` that serves the
+    planned pairs (``GoldSample.to_frame(table)``) to the human judges, in order.
+
+    Pass the same factory when the session is reopened (the plan is not stored in the session file).
+    """
+    frame = plan.copy()
+    return lambda runs, **config: PlannedSelector(runs, frame, **config)
