@@ -375,7 +375,7 @@ class CheapStudy:
                 target = systems if kind == "systems" else pairs
                 if "naive" in methods:
                     target["naive"] = self._t(yall)
-                lam = _ppi_lambda(y, yh, yall)
+                lam = _ppi_lambda(y, yh, yall, scope)
                 if kind == "systems":
                     lam_s = lam
                 else:
@@ -402,14 +402,21 @@ def _pooled_variance(pooled: dict, ls: Any, lp: Any) -> tuple[np.ndarray, np.nda
     return out[0], out[1], pooled["df"]
 
 
-def _ppi_lambda(y: np.ndarray, yh: np.ndarray, yall: np.ndarray) -> np.ndarray:
-    """PPI++'s ``lam`` for a mean (Angelopoulos, Duchi and Zrnic 2023, Example 6.1), per row, clipped to
-    [0, 1]: ``Cov(Y, Yhat) / ((1 + n / N) Var(Yhat))``."""
+def _ppi_lambda(y: np.ndarray, yh: np.ndarray, yall: np.ndarray, scope: str = "topics") -> np.ndarray:
+    """PPI++'s ``lam`` for a mean, per row, clipped to [0, 1].
+
+    ``scope="topics"``: ``Cov(Y, Yhat) / ((1 + n / N) Var(Yhat))`` (Angelopoulos, Duchi and Zrnic 2023,
+    Example 6.1, as ppi_py computes it); ``"collection"``: ``Cov(Y, Yhat) / Var(Yhat)`` on the gold
+    topics, which minimises the finite-population variance ``(1 - n / N) Var(Y - lam Yhat) / n``."""
     n, N = y.shape[1], yall.shape[1]
-    cov = ((y - y.mean(axis=1, keepdims=True)) * (yh - yh.mean(axis=1, keepdims=True))).sum(axis=1) / n
-    var = np.concatenate([yh, yall], axis=1).var(axis=1, ddof=1)
+    yc, hc = y - y.mean(axis=1, keepdims=True), yh - yh.mean(axis=1, keepdims=True)
+    if scope == "collection":
+        cov, var = (yc * hc).sum(axis=1), (hc * hc).sum(axis=1)
+    else:
+        cov = (yc * hc).sum(axis=1) / n
+        var = (1 + n / N) * np.concatenate([yh, yall], axis=1).var(axis=1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lam = np.where(var > 0, cov / ((1 + n / N) * var), 0.0)
+        lam = np.where(var > 0, cov / var, 0.0)
     return np.clip(lam, 0.0, 1.0)
 
 
