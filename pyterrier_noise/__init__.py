@@ -68,6 +68,9 @@ _register("selection", "CallableOracle compare_methods depth_pool JudgingEvent J
 _register("correction", "compare Comparison correct_experiment correct_per_query correct_summary "
                         "corrected_dcg corrected_from_mass corrected_metric corrected_precision corrected_rbp "
                         "CorrectedEstimate JudgeCalibration label_mass MassCorrection")
+_register("correction", "cheap_experiment CheapResult CheapStudy fit_confusion fit_judge GoldSample sample_pairs "
+                        "sample_topics planned_selector")
+_register("io", "read_cheap_qrels")
 _register("ties", "band_boundaries expected_by_enumeration first_multi_doc_band rho_label round_scores "
                   "ScoreRounding tie_stats tie_stats_in_chunks TieBanding TieBreaker TieRange TieStats "
                   "worst_case_delta_rbp worst_case_delta_rr worst_case_table")

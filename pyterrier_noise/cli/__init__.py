@@ -19,6 +19,7 @@ COMMANDS = {
     "eval": "eval", "demo": "demo", "perturb": "perturb", "robustness": "robustness", "select": "select",
     "judge": "judge", "band": "ties", "round": "ties", "ties": "ties", "phi-match": "phi_match",
     "pairwise": "pairwise", "report": "report",
+    "calibrate": "calibrate",
 }
 COMMANDS["serve"] = "serve"   # judging in the browser (pyterrier_noise.web)
 

@@ -1,0 +1,240 @@
+"""Evidence benchmark: cheap (LLM-like) judges plus a small gold sample on TREC-COVID round 1.
+
+The NIST qrels of round 1 (8,691 judged pairs, grades 0-2, 30 topics) are the truth; the 143 runs
+are evaluated by P@10 and RBP(p=0.8).  A simulated cheap judge relabels every judged pair by a
+confusion matrix by grade whose errors depend on rank (rates below); a gold sample of 100, 300 or
+1,000 pairs is drawn by the stratified design (cheap label x rank-weight bins, inclusion
+probabilities known) and labelled with the NIST grade.  Each of ``--studies`` simulated studies
+draws new cheap labels and a new gold sample.  Per method (naive, Goldberg et al. 2017, PPI, PPI++,
+gold-only) it reports:
+
+* coverage of the 95% intervals of every system's mean and of every pair's difference, against
+  the NIST value on these 30 topics (collection scope; the naive interval is today's t interval);
+* the interval width relative to gold-only (median over systems of the ratio of standard errors,
+  then the median over studies);
+* bias and RMSE of the system means; Kendall's tau of the ranking against NIST's;
+* significance conclusions (topics scope, two-sided 0.05, no multiplicity correction) against
+  NIST's paired t-tests: kept (same direction), lost, gained, reversed, per study on average.
+
+nDCG@10 and AP are not linear in the gains, so they are estimated under the topic design
+instead: the gold judge labels every pair of 4 or 8 random topics (about 1,160 or 2,320 pairs),
+and PPI runs over topics (``--topic-budgets``).
+
+Pairs: a seeded random subset of ``--pairs`` of the 10,153 pairs (all of them with ``--pairs 0``)
+keeps the default run under about ten minutes on two shared cores.
+
+The cheap judge's rates are approximations chosen to look like published LLM judges, not fitted:
+UMBRELA (Upadhyay et al. 2024) reports Cohen's kappa of about 0.3-0.5 between GPT-4o grades and
+TREC Deep Learning assessors, and Thomas et al. (2024) report that LLM graders are lenient on
+non-relevant documents that look topical; so the judge below agrees with NIST on about 64% of the
+round-1 pairs (Cohen's kappa about 0.36 graded, 0.42 for relevant / not relevant), calls more
+non-relevant documents relevant when some run ranks them in its top 10, and is more accurate on
+highly relevant documents than on partially relevant ones.
+
+Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--topic-budgets 4,8]
+        [--pairs 500]
+        [--seed 0]   (writes benchmarks/results/cheap_judges.json)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "trec-covid-round1"
+sys.path.insert(0, str(ROOT))
+
+#: P(cheap grade | NIST grade): rows NIST 0, 1, 2; columns cheap 0, 1, 2
+CONFUSION_DEEP = np.array([[0.82, 0.13, 0.05],
+                           [0.25, 0.45, 0.30],
+                           [0.07, 0.23, 0.70]])
+#: the same for pairs that some run ranks in its top 10 (more lenient on non-relevant documents)
+CONFUSION_TOP = np.array([[0.62, 0.25, 0.13],
+                          [0.18, 0.47, 0.35],
+                          [0.04, 0.21, 0.75]])
+METHODS = ("naive", "goldberg", "ppi", "ppi++", "gold")
+MEASURES = ("P@10", "RBP(p=0.8)")
+TOPIC_MEASURES = ("nDCG@10", "AP")
+
+
+def draw_cheap(truth: np.ndarray, top: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One cheap judge's grades for every pair (vectorised over pairs)."""
+    g = truth.astype(np.int64)
+    cum = np.where(top[:, None], np.cumsum(CONFUSION_TOP, axis=1)[g], np.cumsum(CONFUSION_DEEP, axis=1)[g])
+    u = rng.random(len(g))
+    return (u[:, None] >= cum[:, :-1]).sum(axis=1).astype(np.float64)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--studies", type=int, default=500)
+    ap.add_argument("--budgets", default="100,300,1000", help="gold pairs (pair design)")
+    ap.add_argument("--topic-budgets", default="4,8", help="gold topics (topic design, nDCG@10 and AP)")
+    ap.add_argument("--pairs", type=int, default=500, help="random subset of pairs of runs (0: all)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cheap_judges.json"))
+    args = ap.parse_args()
+    if not DATA.exists():
+        print(f"real data not available: {DATA} is absent", file=sys.stderr)
+        return 2
+    from pyterrier_noise.correction import CheapStudy, sample_pairs, sample_topics
+    from pyterrier_noise.correction.estimators import p_value
+    from pyterrier_noise.engine import AlignedRuns
+    from pyterrier_noise.measures import to_spec
+    from pyterrier_noise.stats import all_pairs, kendall_tau
+
+    t0 = time.time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        aligned = AlignedRuns.build(DATA / "runs", DATA / "qrels-rnd1.txt")
+    specs = [to_spec(m)[0] for m in MEASURES]
+    R = aligned.n_runs
+    rng = np.random.default_rng(args.seed)
+    ii, jj = np.triu_indices(R, 1)
+    sub = np.sort(rng.choice(len(ii), args.pairs, replace=False)) if 0 < args.pairs < len(ii) else np.arange(len(ii))
+    study = CheapStudy(aligned, specs, pairs=(ii[sub], jj[sub]))
+    truth_labels = aligned.table.labels
+    N = len(truth_labels)
+    jp = aligned.judged_positions()
+    best = np.full(N, np.iinfo(np.int64).max)
+    np.minimum.at(best, jp["jidx"], jp["pos"])
+    top = best < 10
+    importance = study.importance()
+    truth = study.per_topic(truth_labels)
+    T = aligned.n_topics
+    ref = {}
+    for s in specs:
+        per = truth[s]
+        p_all = all_pairs(per).pvalue[sub]
+        diff = per.mean(axis=1)[study.i] - per.mean(axis=1)[study.j]
+        ref[s] = dict(mean=per.mean(axis=1), diff=diff, sig=p_all < 0.05, sign=np.sign(diff))
+    print(f"aligned {R} runs x {T} topics, {N} judged pairs ({top.mean():.0%} in some run's top 10), "
+          f"{len(sub)} pairs of runs; {time.time() - t0:.1f} s", flush=True)
+
+    keys = ("cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost", "gained", "reversed", "lam")
+
+    def score(acc: dict, specs_: list, methods: tuple, ref_: dict, coll: dict, tops: dict | None) -> None:
+        """One study's coverage, width, bias, tau and conclusions, appended to ``acc``."""
+        for s in specs_:
+            r = ref_[s]
+            gse = coll[s].systems["gold"][1]
+            for m in methods:
+                v, se = coll[s].systems[m]
+                dv, dse = coll[s].pairs[m]
+                a = acc[(s, m)]
+                a["cov_sys"].append(np.mean(np.abs(v - r["mean"]) <= coll[s].quantile(m, "systems") * se))
+                a["cov_pair"].append(np.mean(np.abs(dv - r["diff"]) <= coll[s].quantile(m, "pairs") * dse))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    a["width"].append(np.nanmedian(np.where(gse > 0, se / gse, np.nan)))
+                a["bias"].append(np.mean(v - r["mean"]))
+                a["rmse"].append(np.sqrt(np.mean((v - r["mean"]) ** 2)))
+                a["tau"].append(kendall_tau(v, r["mean"]) if np.isfinite(v).all() else np.nan)
+                # topics scope for the tests: the naive se already is; the others add topic sampling
+                if tops is not None:
+                    tv, tse = tops[s].pairs[m]
+                    dfp = tops[s].df[m][1]
+                else:
+                    tv = dv
+                    tse = dse if m == "naive" else np.sqrt(dse ** 2 + coll[s].topic_var[m][1])
+                    dfp = coll[s].df.get(m, (None, np.full(len(tv), np.inf)))[1]
+                sig = p_value(tv, tse, dfp) < 0.05
+                same = np.sign(tv) == r["sign"]
+                a["kept"].append(int((sig & r["sig"] & same).sum()))
+                a["reversed"].append(int((sig & r["sig"] & ~same).sum()))
+                a["lost"].append(int((~sig & r["sig"]).sum()))
+                a["gained"].append(int((sig & ~r["sig"]).sum()))
+                if m == "ppi++" and coll[s].lam is not None:
+                    a["lam"].append(float(np.median(coll[s].lam[0])))
+
+    def summarise(acc: dict, specs_: list, names: tuple, methods: tuple, ref_: dict, budget: int, design: str,
+                  gold_pairs: float) -> None:
+        for s, name in zip(specs_, names):
+            for m in methods:
+                row = {"measure": name, "design": design, "budget": budget, "gold_pairs": round(gold_pairs),
+                       "method": m, "studies": args.studies, "nist_significant_pairs": int(ref_[s]["sig"].sum())}
+                for key, vals in acc[(s, m)].items():
+                    if vals:   # width: the median over studies (a near-singular calibration blows one study up)
+                        row[key] = float(np.nanmedian(vals) if key == "width" else np.nanmean(vals))
+                results.append(row)
+
+    results: list = []
+    grades = np.array([0.0, 1.0, 2.0])
+    for budget in [int(b) for b in args.budgets.split(",")]:
+        acc = {(s, m): {k: [] for k in keys} for s in specs for m in METHODS}
+        agree = []
+        t1 = time.time()
+        for k in range(args.studies):
+            srng = np.random.default_rng([args.seed, budget, k])
+            cheap = draw_cheap(truth_labels, top, srng)
+            agree.append(float((cheap == truth_labels).mean()))
+            smp = sample_pairs(cheap, budget, design="stratified", importance=importance,
+                               seed=int(srng.integers(2 ** 31)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                coll = study.estimate(cheap, truth_labels[smp.rows], smp, scope="collection", grades=grades)
+            score(acc, specs, METHODS, ref, coll, None)
+            if (k + 1) % 100 == 0:
+                print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
+        summarise(acc, specs, MEASURES, METHODS, ref, budget, "pairs (stratified)", budget)
+        print(f"budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
+              f"{time.time() - t1:.0f} s", flush=True)
+
+    # the topic design for the measures that are not linear in the gains (nDCG, AP)
+    tspecs = [to_spec(m)[0] for m in TOPIC_MEASURES]
+    tstudy = CheapStudy(aligned, tspecs, pairs=(ii[sub], jj[sub]))
+    ttruth = tstudy.per_topic(truth_labels)
+    tref = {}
+    for s in tspecs:
+        per = ttruth[s]
+        diff = per.mean(axis=1)[tstudy.i] - per.mean(axis=1)[tstudy.j]
+        tref[s] = dict(mean=per.mean(axis=1), diff=diff, sig=all_pairs(per).pvalue[sub] < 0.05, sign=np.sign(diff))
+    size = np.diff(aligned.table.topic_start)
+    tmethods = ("naive", "ppi", "ppi++", "gold")
+    for n_topics in [int(b) for b in args.topic_budgets.split(",") if b.strip()]:
+        acc = {(s, m): {k: [] for k in keys} for s in tspecs for m in tmethods}
+        pairs_judged = []
+        t1 = time.time()
+        for k in range(args.studies):
+            srng = np.random.default_rng([args.seed, 10_000 + n_topics, k])
+            cheap = draw_cheap(truth_labels, top, srng)
+            topics = sample_topics(T, n_topics, seed=int(srng.integers(2 ** 31)))
+            pairs_judged.append(size[topics].sum())
+            coll = tstudy.estimate(cheap, truth_labels, topics, methods=tmethods, scope="collection")
+            tops = tstudy.estimate(cheap, truth_labels, topics, methods=tmethods, scope="topics")
+            score(acc, tspecs, tmethods, tref, coll, tops)
+        summarise(acc, tspecs, TOPIC_MEASURES, tmethods, tref, n_topics, "topics", float(np.mean(pairs_judged)))
+        print(f"topic design, {n_topics} gold topics (about {np.mean(pairs_judged):.0f} pairs): "
+              f"{time.time() - t1:.0f} s", flush=True)
+
+    header = ("measure", "design", "gold_pairs", "method", "cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost",
+              "gained", "reversed")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in results:
+        cells = []
+        for h in header:
+            x = row.get(h, float("nan"))
+            cells.append(f"{x:.3f}" if isinstance(x, float) and h in ("cov_sys", "cov_pair", "width", "tau") else
+                         f"{x:+.4f}" if h == "bias" else f"{x:.4f}" if h == "rmse" else
+                         f"{x:.1f}" if isinstance(x, float) else str(x))
+        print("| " + " | ".join(cells) + " |")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    info = {"command": "python benchmarks/cheap_judges.py " + " ".join(sys.argv[1:]),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": R, "topics": T,
+            "judged_pairs": N, "pairs_of_runs": int(len(sub)), "studies": args.studies, "seed": args.seed,
+            "confusion_deep": CONFUSION_DEEP.tolist(), "confusion_top10": CONFUSION_TOP.tolist(),
+            "seconds": round(time.time() - t0, 1), "results": results}
+    out.write_text(json.dumps(info, indent=1) + "\n")
+    print(f"wrote {out} ({time.time() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

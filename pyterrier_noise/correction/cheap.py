@@ -1,0 +1,206 @@
+"""Cheap judges, honest conclusions: :func:`cheap_experiment`, a ``pt.Experiment``-shaped table of
+bias-corrected scores with intervals from cheap (LLM or crowd) labels plus a small gold sample.
+
+Methods (see :mod:`.estimators`): ``naive`` (today's practice), ``goldberg`` (Goldberg et al.
+2017), ``ppi`` (Angelopoulos et al. 2023), ``ppi++`` (Angelopoulos, Duchi and Zrnic 2023) and
+``gold`` (the gold sample alone).  Output frames:
+
+* ``systems``: ``name, method`` then, for each measure ``M``, columns ``M`` (estimate),
+  ``M se``, ``M lo``, ``M hi`` (the ``1 - alpha`` interval);
+* ``pairs``: ``name, baseline, method`` then ``M`` (difference name minus baseline), ``M se``,
+  ``M lo``, ``M hi``, ``M p-value`` (two-sided; the naive one is the paired t-test).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InputError, check_choice, check_probability
+from ..engine import AlignedRuns
+from ._common import _warn
+from .design import GoldSample
+from .estimators import METHODS, CheapStudy, Scope, p_value
+
+__all__ = ["cheap_experiment", "CheapResult"]
+
+
+@dataclass(eq=False)
+class CheapResult:
+    """The result of :func:`cheap_experiment`: ``systems`` and ``pairs`` frames, the design used."""
+
+    systems: pd.DataFrame
+    pairs: pd.DataFrame
+    design: str
+    scope: str
+    measures: list[str]
+    n_gold: int
+    study: CheapStudy = field(repr=False)
+
+    def plot(self, measure: str | None = None, save: Any = None) -> Any:
+        """Intervals per system, one marker colour per method (a matplotlib Figure)."""
+        from .._plot import figure, save as save_fig
+        measure = measure or self.measures[0]
+        if measure not in self.measures:
+            raise InputError(f"measure {measure!r} is not one of {self.measures}")
+        df = self.systems.dropna(subset=[measure])
+        names = list(dict.fromkeys(df["name"]))
+        order = (df[df["method"] == df["method"].iloc[0]].sort_values(measure)["name"].tolist()
+                 if len(df) else names)
+        methods = list(dict.fromkeys(df["method"]))
+        fig = figure(7.5, max(2.5, 0.22 * len(order) + 1.2))
+        ax = fig.add_subplot(1, 1, 1)
+        pos = {n: i for i, n in enumerate(order)}
+        for k, m in enumerate(methods):
+            d = df[df["method"] == m]
+            y = d["name"].map(pos).to_numpy() + (k - (len(methods) - 1) / 2) * 0.8 / max(len(methods), 1)
+            ax.errorbar(d[measure], y, xerr=[d[measure] - d[f"{measure} lo"], d[f"{measure} hi"] - d[measure]],
+                        fmt="o", ms=3, lw=1, capsize=0, label=m)
+        ax.set_yticks(range(len(order)))
+        ax.set_yticklabels(order, fontsize=7)
+        ax.set_xlabel(f"{measure} ({self.scope} scope, {self.design} design, {self.n_gold} gold labels)")
+        ax.legend(fontsize=7, loc="lower right")
+        return save_fig(fig, save)
+
+
+def _gold_rows(table: Any, gold: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Table row and gold label of every gold pair; every gold pair must be a cheap-judged pair."""
+    key = table.frame[["qid", "docno"]].assign(row=np.arange(len(table)))
+    m = gold.merge(key, on=["qid", "docno"], how="left")
+    missing = m["row"].isna().to_numpy()
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise InputError(f"gold qrels row {i}: pair qid={m['qid'].iloc[i]!r} docno={m['docno'].iloc[i]!r} has no "
+                         f"cheap label ({int(missing.sum())} such pair(s)); the gold sample must be drawn from the "
+                         f"cheap-judged pairs")
+    return m["row"].to_numpy(dtype=np.int64), m["label"].to_numpy(dtype=np.float64)
+
+
+def _design(table: Any, rows: np.ndarray, sample: GoldSample | None) -> tuple[str, Any]:
+    """The design: the given sample, whole topics (topic design) or a simple random sample of pairs."""
+    N = len(table)
+    if sample is not None:
+        if sample.n_rows != N or not np.array_equal(np.sort(rows), sample.rows):
+            raise InputError(f"the gold qrels must label exactly the {len(sample)} pairs of the sample "
+                             f"(got {len(rows)} gold pairs)")
+        return "pairs", sample
+    per_topic = np.bincount(table.topic_index[rows], minlength=len(table.topics))
+    size = np.diff(table.topic_start)
+    gold_topics = np.flatnonzero(per_topic > 0)
+    if len(gold_topics) >= 2 and (per_topic[gold_topics] == size[gold_topics]).all():
+        return "topics", gold_topics
+    n = len(rows)
+    pi = np.full(n, n / N)
+    factor = np.full(n, N ** 2 * (1 - n / N) / (n * (n - 1.0)) if n > 1 else 0.0)
+    return "pairs", GoldSample(np.sort(rows), pi, factor, np.zeros(n, dtype=np.int64), np.full(N, n / N),
+                               "uniform", N, np.zeros(N, dtype=np.int64))
+
+
+def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], *,
+                     methods: Sequence[str] = ("naive", "goldberg", "ppi", "ppi++", "gold"),
+                     sample: GoldSample | None = None, scope: Scope = "collection", alpha: float = 0.05,
+                     names: Sequence[str] | None = None) -> CheapResult:
+    """Scores with intervals per system, and differences with p-values per pair, from cheap labels.
+
+    Args:
+        runs: ``{name: results frame}``, a list of frames (with ``names``), run files or a directory.
+        cheap: the cheap judge's labels (see :func:`~pyterrier_noise.io.read_cheap_qrels`).
+        gold: gold (human) labels of a subset of the cheap-judged pairs (qrels).
+        measures: in ir_measures syntax or as measure objects, e.g. ``["P@10", "RBP(p=0.8)", "nDCG@10"]``.
+        methods: any of ``naive, goldberg, gold, ppi, ppi++``.
+        sample: the :class:`~pyterrier_noise.correction.GoldSample` the gold pairs were drawn by
+            (its inclusion probabilities weight them); default: whole topics if the gold qrels
+            judge every cheap-judged pair of at least two topics (topic design), else a simple
+            random sample of pairs.
+        scope: ``"collection"``: intervals for the mean over these topics as the gold judge would
+            score them; ``"topics"``: for the population of topics (adds topic sampling).
+        alpha: the intervals are ``1 - alpha``.
+
+    Pair design: P@k, DCG@k and RBP by every method; nDCG, AP and RR by ``naive`` only (their
+    per-document rectifier is not unbiased).  Topic design: every measure by ``naive``, ``gold``,
+    ``ppi`` and ``ppi++``; ``goldberg`` needs the pair design.  Estimates a method cannot give are
+    NaN, with one warning that names them.
+    """
+    from ..io.cheap import read_cheap_qrels
+    from ..io import read_qrels
+    from ..measures import to_spec
+
+    methods = tuple(methods)
+    for m in methods:
+        check_choice("method", m, METHODS)
+    check_choice("scope", scope, ("collection", "topics"))
+    alpha = check_probability("alpha", alpha)
+    cheap_q = read_cheap_qrels(cheap)
+    gold_q = read_qrels(gold)
+    if isinstance(runs, (list, tuple)) and runs and isinstance(runs[0], pd.DataFrame):
+        names = list(names) if names is not None else [f"run{i}" for i in range(len(runs))]
+        runs = dict(zip(names, runs))
+    mnames = [m if isinstance(m, str) else str(m) for m in measures]
+    specs = []
+    for m in measures:
+        spec, ties = to_spec(m)
+        if ties not in ("trec_eval", "given"):
+            raise InputError(f"measure {m!r}: tie policy {ties!r} is not supported here (trec_eval order only)")
+        specs.append(spec)
+    aligned = AlignedRuns.build(runs, cheap_q[["qid", "docno", "label"]], ties="trec_eval")
+    study = CheapStudy(aligned, specs)
+    table = aligned.table
+    rows, labels = _gold_rows(table, gold_q)
+    design, smp = _design(table, rows, sample)
+    cheap_labels = table.labels
+    if design == "pairs":
+        order = np.argsort(rows)
+        est = study.estimate(cheap_labels, labels[order], smp, methods=methods, scope=scope)
+    else:
+        full = np.full(len(table), np.nan)
+        full[rows] = labels
+        est = study.estimate(cheap_labels, full, smp, methods=methods, scope=scope)
+    run_names = aligned.run_names
+    sys_rows, pair_rows = [], []
+    unavailable: list[str] = []
+    for m in methods:
+        srow = pd.DataFrame({"name": run_names, "method": m})
+        prow = pd.DataFrame({"name": np.asarray(run_names)[study.i], "baseline": np.asarray(run_names)[study.j],
+                             "method": m})
+        for name, spec in zip(mnames, specs):
+            e = est[spec]
+            v, se = e.systems[m]
+            dv, dse = e.pairs[m]
+            if np.isnan(v).all():
+                unavailable.append(f"{m} for {name}")
+            q, dq = e.quantile(m, "systems", alpha), e.quantile(m, "pairs", alpha)
+            lo, hi = v - q * se, v + q * se
+            dlo, dhi = dv - dq * dse, dv + dq * dse
+            p = p_value(dv, dse, e.df[m][1] if e.df and m in e.df else None)
+            srow[name], srow[f"{name} se"], srow[f"{name} lo"], srow[f"{name} hi"] = v, se, lo, hi
+            prow[name], prow[f"{name} se"], prow[f"{name} lo"], prow[f"{name} hi"] = dv, dse, dlo, dhi
+            prow[f"{name} p-value"] = p
+        sys_rows.append(srow)
+        pair_rows.append(prow)
+    if unavailable:
+        why = ("under the pair design only P@k, DCG@k and RBP have an unbiased per-document correction"
+               if design == "pairs" else "Goldberg et al.'s correction needs a sample of pairs")
+        _warn(f"not estimated (NaN): {', '.join(unavailable)}; {why}")
+    n_gold = len(rows)
+    res = CheapResult(pd.concat(sys_rows, ignore_index=True), pd.concat(pair_rows, ignore_index=True),
+                      design if design == "topics" else smp.design, scope, mnames, n_gold, study)
+    return res
+
+
+def save_result(result: CheapResult, directory: Any) -> list[str]:
+    """Write ``systems.tsv``, ``pairs.tsv`` and one ``intervals-<measure>.png`` per measure into an
+    open :class:`~pyterrier_noise._output.OutputDirectory`; returns the file names."""
+    files = []
+    directory.write("systems.tsv", result.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
+    directory.write("pairs.tsv", result.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
+    files += ["systems.tsv", "pairs.tsv"]
+    for m in result.measures:
+        safe = "".join(c if c.isalnum() or c in "@.=-" else "_" for c in m)
+        name = f"intervals-{safe}.png"
+        with directory.staging() as stage:
+            result.plot(m, save=Path(stage) / name)
+        files.append(name)
+    return files

@@ -1,0 +1,329 @@
+"""Which (query, document) pairs to send to the gold (human) judge, with known inclusion probabilities.
+
+A gold sample is drawn from the pairs the cheap judge labelled (the rows of a judgment table) by
+one of three designs, each with the inclusion probability ``pi`` of every pair, so that the
+Horvitz-Thompson estimator ``sum_{i in S} z_i / pi_i`` of a total ``sum_j z_j`` is unbiased
+(Horvitz and Thompson 1952):
+
+* ``"uniform"``: a simple random sample without replacement of ``n`` pairs;
+* ``"stratified"``: strata by the cheap label crossed with bins of the pair's rank weight in the
+  runs (its importance to the measure); within each stratum a simple random sample, allocated in
+  proportion to the stratum's size times its mean importance, at least two pairs (or the whole
+  stratum) per stratum so that every pair can be drawn and every stratum has a variance (with too
+  small a budget the importance bins, then the label strata, are merged);
+* ``"active"``: Poisson sampling with ``pi`` proportional to importance times the cheap judge's
+  uncertainty (``sqrt(q (1 - q))`` of its probability ``q`` when given, else of the stratum's
+  disagreement rate), capped at 1 -- human effort goes where the cheap judge is unsure and the
+  pair matters to the comparison, in the spirit of LARA (Takehi et al. 2024).
+
+:func:`planned_selector` makes a judging session serve the planned pairs to the human judges.
+
+:func:`ht_covariance` is the design-based covariance of the Horvitz-Thompson estimates of several
+totals at once (stratified: ``sum_h N_h^2 (1 - f_h) s_h^2 / n_h``; Poisson:
+``sum_i (1 - pi_i) z_i z_i^T / pi_i^2``), batched over leading axes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InputError, check_choice, check_int
+
+__all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "ht_df", "DESIGNS", "PlannedSelector",
+           "planned_selector"]
+
+DESIGNS = ("uniform", "stratified", "active")
+Design = Literal["uniform", "stratified", "active"]
+
+
+@dataclass(eq=False)
+class GoldSample:
+    """A sample of judgment-table rows for the gold judge, with the design's inclusion probabilities.
+
+    ``rows``: sampled row numbers of the table (sorted); ``pi``: their inclusion probabilities;
+    ``factor``: each unit's share of the variance estimator (see :func:`ht_covariance`);
+    ``stratum``: each unit's stratum (``-1`` for Poisson sampling, which is not centred);
+    ``pi_all``: the inclusion probability of every row of the table (for exact checks);
+    ``design``: the design's name; ``n_rows``: the size of the table.
+    """
+
+    rows: np.ndarray
+    pi: np.ndarray
+    factor: np.ndarray
+    stratum: np.ndarray
+    pi_all: np.ndarray
+    design: str
+    n_rows: int
+    stratum_all: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def to_frame(self, table: Any) -> pd.DataFrame:
+        """The sampled pairs as ``qid, docno, pi, stratum`` (what to hand to the human judges)."""
+        frame = table.frame.iloc[self.rows][["qid", "docno"]].reset_index(drop=True)
+        return frame.assign(pi=self.pi, stratum=self.stratum)
+
+    def with_rows(self, rows: Any) -> "GoldSample":
+        """Another sample of the same design (same strata and probabilities) made of ``rows``: for
+        exact checks by enumeration, or for gold labels collected on a planned sample."""
+        rows = np.unique(np.asarray(rows, dtype=np.int64))
+        if rows.size and (rows[0] < 0 or rows[-1] >= self.n_rows):
+            raise InputError(f"rows must be table rows 0..{self.n_rows - 1}")
+        pi = self.pi_all[rows]
+        if self.stratum_all is None:      # Poisson sampling
+            return GoldSample(rows, pi, (1.0 - pi) / pi ** 2, np.full(len(rows), -1), self.pi_all, self.design,
+                              self.n_rows)
+        s_all = self.stratum_all
+        sizes = np.bincount(s_all)
+        taken = np.bincount(s_all[rows], minlength=len(sizes))
+        s = s_all[rows]
+        return GoldSample(rows, pi, _stratified_factor(s, sizes, taken), s, self.pi_all, self.design, self.n_rows,
+                          s_all)
+
+
+def _stratified_factor(stratum: np.ndarray, sizes: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """``N_h^2 (1 - n_h / N_h) / (n_h (n_h - 1))`` per unit (0 when its stratum has one unit)."""
+    Nh = sizes[stratum].astype(np.float64)
+    nh = taken[stratum].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = Nh ** 2 * (1.0 - nh / Nh) / (nh * (nh - 1.0))
+    return np.where(nh > 1, f, 0.0)
+
+
+def _allocate(sizes: np.ndarray, score: np.ndarray, n: int) -> np.ndarray:
+    """Sample size per stratum, proportional to ``score``, at most the stratum size, summing to ``n``."""
+    take = np.minimum(sizes, 2)      # every stratum at least two pairs (or all of it): pi > 0 and a variance
+    rest = n - take.sum()
+    while rest > 0:
+        room = sizes - take
+        s = np.where(room > 0, score, 0.0)
+        if s.sum() <= 0:
+            s = (room > 0).astype(np.float64)
+        share = rest * s / s.sum()
+        add = np.minimum(np.floor(share).astype(np.int64), room)
+        if add.sum() == 0:   # hand out the remainders one by one, largest share first
+            order = np.argsort(-(share - np.floor(share)) - (room > 0) * 1e-9)
+            for h in order[:rest]:
+                if room[h] > 0:
+                    add[h] += 1
+        take = take + add
+        rest = n - take.sum()
+    return take
+
+
+def _strata(cheap: np.ndarray, importance: np.ndarray, n_bins: int) -> np.ndarray:
+    """Stratum of each row: cheap label crossed with quantile bins of importance."""
+    labels, lab = np.unique(np.nan_to_num(cheap, nan=-1.0), return_inverse=True)
+    if n_bins > 1 and np.ptp(importance) > 0:
+        edges = np.unique(np.quantile(importance, np.linspace(0, 1, n_bins + 1)[1:-1]))
+        b = np.searchsorted(edges, importance, side="right")
+    else:
+        b = np.zeros(len(importance), dtype=np.int64)
+    _, stratum = np.unique(lab * (n_bins + 1) + b, return_inverse=True)
+    return stratum
+
+
+def sample_pairs(cheap: Any, n: int, *, design: Design = "stratified", importance: Any = None,
+                 probability: Any = None, n_bins: int = 3, seed: int | None = 0) -> GoldSample:
+    """Draw a gold sample of ``n`` pairs (expected size for ``"active"``) from the cheap-judged pairs.
+
+    Args:
+        cheap: the cheap judge's label of every row of the judgment table (NaN: its own stratum).
+        n: the human budget in pairs.
+        design: ``"uniform"``, ``"stratified"`` or ``"active"`` (see the module doc).
+        importance: a weight per row, e.g. the total rank weight of the pair over the runs (from
+            :func:`pair_weights`); default equal.
+        probability: the cheap judge's probability that the pair is relevant (``"active"`` only).
+        n_bins: importance bins crossed with the cheap labels (``"stratified"``).
+        seed: the random seed (default 0).
+    """
+    y = np.asarray(cheap, dtype=np.float64)
+    N = len(y)
+    n = check_int("n", n, 1)
+    if n > N:
+        raise InputError(f"a gold sample of {n} pairs needs at least {n} cheap-judged pairs, got {N}")
+    check_choice("design", design, DESIGNS)
+    imp = np.ones(N) if importance is None else np.asarray(importance, dtype=np.float64)
+    if imp.shape != (N,) or not np.isfinite(imp).all() or (imp < 0).any():
+        raise InputError(f"importance must be {N} finite non-negative weights (one per pair), got shape {imp.shape}")
+    rng = np.random.default_rng(seed)
+    if design == "active":
+        if probability is not None:
+            q = np.clip(np.asarray(probability, dtype=np.float64), 0.0, 1.0)
+            if q.shape != (N,):
+                raise InputError(f"probability must have one value per pair ({N}), got shape {q.shape}")
+            unsure = np.sqrt(q * (1.0 - q))
+        else:   # no probability: the spread of the cheap labels within each grade is unknown -> equal
+            unsure = np.ones(N)
+        score = (imp + 1e-3 * imp.mean() + 1e-12) * (unsure + 0.05)
+        pi = _capped(score, n)
+        take = rng.random(N) < pi
+        rows = np.flatnonzero(take)
+        p = pi[rows]
+        return GoldSample(rows, p, (1.0 - p) / p ** 2, np.full(len(rows), -1), pi, "active", N)
+    stratum = np.zeros(N, dtype=np.int64)
+    if design == "stratified":   # fewer bins (then one stratum) until every stratum gets two pairs
+        for bins in range(max(int(n_bins), 1), 0, -1):
+            cand = _strata(y, imp, bins)
+            if n >= np.minimum(np.bincount(cand), 2).sum():
+                stratum = cand
+                break
+    sizes = np.bincount(stratum)
+    score = sizes * np.maximum(np.bincount(stratum, weights=imp) / sizes, 1e-12)
+    taken = np.array([n]) if design == "uniform" else _allocate(sizes, score, n)
+    # a simple random sample within every stratum: the `taken[h]` rows with the smallest keys
+    key = rng.random(N)
+    order = np.lexsort((key, stratum))
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rank_in = np.empty(N, dtype=np.int64)
+    rank_in[order] = np.arange(N) - first[stratum[order]]
+    rows = np.flatnonzero(rank_in < taken[stratum])
+    pi_all = taken[stratum] / sizes[stratum]
+    s = stratum[rows]
+    return GoldSample(rows, pi_all[rows], _stratified_factor(s, sizes, taken), s, pi_all, design, N, stratum)
+
+
+def _capped(score: np.ndarray, n: int) -> np.ndarray:
+    """Probabilities proportional to ``score``, capped at 1, summing to ``n``."""
+    pi = np.zeros_like(score)
+    free = np.ones(len(score), dtype=bool)
+    target = float(n)
+    for _ in range(len(score)):
+        pi[free] = target * score[free] / score[free].sum()
+        over = free & (pi >= 1.0)
+        if not over.any():
+            break
+        pi[over] = 1.0
+        free &= ~over
+        target = n - (~free).sum()
+        if target <= 0 or not free.any():
+            break
+    return np.clip(pi, 0.0, 1.0)
+
+
+def sample_topics(n_topics: int, n: int, *, seed: int | None = 0) -> np.ndarray:
+    """A simple random sample (sorted) of ``n`` of ``n_topics`` topics whose pairs all go to the gold judge."""
+    n_topics = check_int("n_topics", n_topics, 2)
+    n = check_int("n", n, 2)
+    if n > n_topics:
+        raise InputError(f"cannot sample {n} of {n_topics} topics")
+    return np.sort(np.random.default_rng(seed).choice(n_topics, n, replace=False))
+
+
+def _stratum_blocks(stratum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Order that groups the sampled units by stratum, the start of each group, and each group's size."""
+    order = np.argsort(stratum, kind="stable")
+    s = stratum[order]
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    sizes = np.diff(np.r_[starts, len(s)])
+    return order, starts, sizes
+
+
+def _centred(Z: np.ndarray, sample: GoldSample) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``Z`` (sorted by stratum) minus its stratum means, the units' factors in that order, and the blocks."""
+    if not (sample.stratum >= 0).any():
+        return Z, sample.factor, None, None
+    order, starts, sizes = _stratum_blocks(sample.stratum)
+    Zs = Z[..., order, :]
+    means = np.add.reduceat(Zs, starts, axis=-2) / sizes[:, None]
+    return Zs - np.repeat(means, sizes, axis=-2), sample.factor[order], starts, sizes
+
+
+def ht_covariance(Z: Any, sample: GoldSample) -> np.ndarray:
+    """Design-based covariance of the Horvitz-Thompson totals of the columns of ``Z``.
+
+    ``Z`` is ``(..., n, d)``: for each sampled unit (in ``sample.rows`` order) its value ``z_i``
+    of ``d`` totals.  Stratified simple random sampling (Cochran 1977, Eq 5.8):
+    ``sum_h N_h^2 (1 - f_h) s_h^2 / n_h``; Poisson sampling: ``sum_i (1 - pi_i) z_i z_i^T / pi_i^2``.
+    Returns ``(..., d, d)``.
+    """
+    Zc, factor, _, _ = _centred(np.asarray(Z, dtype=np.float64), sample)
+    return np.swapaxes(Zc * factor[:, None], -1, -2) @ Zc
+
+
+def ht_df(Z: Any, sample: GoldSample) -> np.ndarray:
+    """Effective degrees of freedom of the variance estimate of each column's Horvitz-Thompson total.
+
+    Stratified sampling: the smaller of Satterthwaite's approximation over strata (Cochran 1977,
+    Sec 5.4), ``(sum_h v_h)^2 / sum_h v_h^2 / (n_h - 1)`` with ``v_h = N_h^2 (1 - f_h) s_h^2 / n_h``,
+    and the effective number of terms of the variance sum minus one,
+    ``(sum_i v_i)^2 / sum_i v_i^2 - 1`` over the sampled units' terms ``v_i``; Poisson sampling: the
+    latter.  A total carried by a few sampled pairs (a run's top ranks hold few of them) gets
+    few degrees of freedom, hence a wider t interval.
+    ``Z`` is ``(n, d)``; returns ``(d,)`` (0 where the variance estimate is 0: nothing to go on).
+    """
+    Zc, factor, starts, sizes = _centred(np.asarray(Z, dtype=np.float64), sample)
+    unit = factor[:, None] * Zc * Zc
+    total = unit.sum(axis=0)
+    num = total * total
+    den_unit = (unit * unit).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        units = np.where(den_unit > 0, np.maximum(num / den_unit - 1.0, 1.0), 0.0)
+        if starts is None:
+            return units
+        v = np.add.reduceat(unit, starts, axis=0)                                  # (H, d)
+        den = (v * v / np.maximum(sizes - 1.0, 1.0)[:, None]).sum(axis=0)
+        strata = np.where(den > 0, num / den, 0.0)
+    return np.minimum(strata, units)
+
+
+class PlannedSelector:
+    """A judgment selector that serves the pairs of a planned gold sample, in the plan's order.
+
+    It wraps :class:`~pyterrier_noise.selection.JudgmentSelector` (which keeps the runs' bounds and
+    the judged qrels) and replaces only its proposals, so a
+    :class:`~pyterrier_noise.selection.JudgingSession` records the humans' labels of exactly the
+    planned pairs, durably and resumably.  Build it through :func:`planned_selector`.
+    """
+
+    def __init__(self, runs: Any, plan: pd.DataFrame, **config: Any) -> None:
+        from ..selection import JudgmentSelector
+        missing = [c for c in ("qid", "docno") if c not in plan.columns]
+        if missing:
+            raise InputError(f"plan: missing column(s) {missing}; expected qid, docno[, pi] "
+                             f"(GoldSample.to_frame gives them)")
+        self._inner = JudgmentSelector(runs, **config)
+        retrieved = pd.MultiIndex.from_frame(pd.concat(
+            [f[["qid", "docno"]].astype(str) for f in runs.values()], ignore_index=True).drop_duplicates())
+        keys = pd.MultiIndex.from_arrays([plan["qid"].astype(str), plan["docno"].astype(str)])
+        absent = ~keys.isin(retrieved)
+        if absent.any():
+            i = int(np.flatnonzero(absent)[0])
+            raise InputError(f"plan row {i}: qid={keys[i][0]!r} docno={keys[i][1]!r} was not retrieved by any run "
+                             f"of the session ({int(absent.sum())} such pair(s)); plan the sample on pairs the "
+                             f"runs retrieve")
+        weight = plan["pi"].to_numpy(dtype=np.float64) if "pi" in plan.columns else np.ones(len(plan))
+        self._queue = [(str(q), str(d), float(w)) for q, d, w in zip(plan["qid"], plan["docno"], weight)]
+        self._done: set[tuple[str, str]] = set()
+
+    def propose(self, n: int | None = None) -> list[tuple[str, str, float]]:
+        """The next ``n`` (default 1) planned pairs not yet judged or bypassed, as ``(qid, docno, pi)``."""
+        n = 1 if n is None else int(n)
+        return [item for item in self._queue if (item[0], item[1]) not in self._done][:n]
+
+    def record(self, qid: Any, docno: Any, label: float) -> None:
+        self._inner.record(qid, docno, label)
+        self._done.add((str(qid), str(docno)))
+
+    def bypass(self, qid: Any, docno: Any) -> None:
+        self._inner.bypass(qid, docno)
+        self._done.add((str(qid), str(docno)))
+
+    def __getattr__(self, name: str) -> Any:     # bounds, system_bounds, judged_qrels ... of the wrapped selector
+        if name.startswith("__") or name == "_inner":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def planned_selector(plan: pd.DataFrame) -> Any:
+    """A ``selector_factory`` for :class:`~pyterrier_noise.selection.JudgingSession` that serves the
+    planned pairs (``GoldSample.to_frame(table)``) to the human judges, in order.
+
+    Pass the same factory when the session is reopened (the plan is not stored in the session file).
+    """
+    frame = plan.copy()
+    return lambda runs, **config: PlannedSelector(runs, frame, **config)

@@ -1,0 +1,455 @@
+"""Estimators of a system's mean score, and of a pair's difference, from cheap labels plus a gold sample.
+
+The runs are aligned once (:class:`~pyterrier_noise.engine.AlignedRuns`); a version of the
+judgments is a label vector over the judgment table (the cheap judge's labels, the gold labels).
+:class:`CheapStudy` computes, for every system and every pair of systems (``i < j`` in
+``numpy.triu_indices`` order), estimate and standard error by each method:
+
+``naive``
+    the mean over topics of the engine's per-topic values on the cheap labels (today's practice),
+    with the t interval over topics whatever the scope.
+``goldberg``
+    Goldberg et al. (2017, Eq 14/18) corrected gains ``w = J^-1 v`` from the confusion of the
+    gold sample (weighted by ``1 / pi``), SE by their delta method (Eq 7, graded form), the
+    calibration shared by both systems of a pair.  Linear measures only (P@k, DCG@k, RBP).
+``gold``
+    the gold labels alone: Horvitz-Thompson over the sampled pairs (pair design) or the mean over
+    the gold-judged topics (topic design).
+``ppi`` / ``ppi++``
+    prediction-powered inference (Angelopoulos et al. 2023) and its power-tuned form PPI++
+    (Angelopoulos, Duchi and Zrnic 2023): ``lam * cheap + (gold - lam * cheap on the sample)``
+    with ``lam = 1`` or the variance-minimising ``lam`` in [0, 1] (per system and per pair).
+
+Which estimator is valid where.  Under the *pair design* (a gold sample of (query, document)
+pairs with known inclusion probabilities) the rectifier is per document, which is unbiased only
+for measures linear in per-document gains with label-independent rank weights: P@k, DCG@k, RBP.
+nDCG (its ideal normaliser depends on every label of the topic), AP, RR are not linear; for them
+the valid estimator is the *topic design*: the gold judge labels every cheap-judged pair of a
+simple random sample of topics, and PPI runs over topics, the per-topic measure being the unit.
+Methods that are not valid for a measure under the design give NaN (the frame entry point says so).
+
+``scope="collection"`` (default) targets the mean over the evaluated topics as the gold judge
+would score them (the uncertainty is the gold sample's); ``scope="topics"`` targets the population
+of topics the collection samples and adds the topic-sampling variance (conservatively: the
+per-topic estimates' variance over topics, which already holds some of the sampling noise).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+from scipy import sparse, stats
+
+from .._validation import InputError, check_choice
+from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
+from .design import GoldSample, ht_covariance, ht_df
+from .estimates import corrected_from_mass
+
+__all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
+
+METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
+#: below this many effective degrees of freedom the design-based variance is replaced by the pooled one
+MIN_DESIGN_DF = 10.0
+_CACHED_PAIRS = 2000     # up to this many pairs of runs, their rank-weight products are kept (sparse)
+LINEAR_FAMILIES = ("P", "DCG", "RBP")
+Scope = Literal["collection", "topics"]
+
+
+class Estimates(NamedTuple):
+    """Estimates and standard errors by method: ``{method: (value, se)}`` for systems ``(R,)`` and pairs
+    ``(P,)`` (pair ``k`` is ``i[k]`` minus ``j[k]``); ``lam``: PPI++'s tuned ``lam`` per system and pair;
+    ``df``: ``{method: (systems, pairs)}`` degrees of freedom of the t intervals and tests (``inf``:
+    normal); ``topic_var``: (pair design) the topic-sampling variance term that ``scope="topics"``
+    adds to ``se ** 2`` (given whatever the scope, so both scopes come from one call)."""
+
+    systems: dict[str, tuple[np.ndarray, np.ndarray]]
+    pairs: dict[str, tuple[np.ndarray, np.ndarray]]
+    i: np.ndarray
+    j: np.ndarray
+    lam: tuple[np.ndarray, np.ndarray] | None = None
+    df: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+    topic_var: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+
+    def quantile(self, method: str, kind: str = "systems", alpha: float = 0.05) -> np.ndarray:
+        """``t_{1 - alpha/2, df}`` per system or pair (the normal quantile where ``df`` is infinite)."""
+        n = len(self.i) if kind == "pairs" else len(self.systems[method][0])
+        df = np.full(n, np.inf) if self.df is None or method not in self.df else \
+            np.broadcast_to(self.df[method][0 if kind == "systems" else 1], (n,))
+        df = np.maximum(df, 1.0)        # 0: a variance estimate of 0, nothing to go on (the interval is a point)
+        return np.where(np.isfinite(df), stats.t.ppf(1 - alpha / 2, np.where(np.isfinite(df), df, 1.0)),
+                        stats.norm.ppf(1 - alpha / 2))
+
+
+def measure_gains(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
+    """The engine's gain of each label for a measure (graded for DCG / nDCG, else ``label >= rel``)."""
+    labels = np.asarray(labels, dtype=np.float64)
+    if spec.family in ("DCG", "nDCG"):
+        return np.where(np.isnan(labels), 0.0, np.maximum(labels, 0.0))
+    return gains(labels, spec)
+
+
+def _nan(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.full(n, np.nan), np.full(n, np.nan)
+
+
+class CheapStudy:
+    """Runs aligned once to the cheap-judged pairs, ready to estimate from any labels and gold sample.
+
+    Args:
+        aligned: :class:`~pyterrier_noise.engine.AlignedRuns` over the judgment table of the cheap
+            qrels (ties ``"trec_eval"`` or ``"given"``).
+        specs: the measures (engine :class:`~pyterrier_noise.engine.MeasureSpec`).
+        pairs: ``(i, j)`` index arrays of the pairs of runs to compare (default every pair ``i < j``).
+        variance: of the pair-design rectifier: ``"design"``, the Horvitz-Thompson variance estimate
+            alone; ``"pooled"`` (default, stratified designs): where the design-based estimate rests
+            on fewer than :data:`MIN_DESIGN_DF` effective terms and is smaller, the variance under a
+            model where residuals are independent of rank weights within a stratum, with the
+            residuals' moments pooled over the stratum's sampled pairs and the rank weights' moments
+            known for every pair.  A run's top ranks hold few sampled pairs, so with a small gold
+            sample its design-based estimate is often 0 or tiny; the pooled one is not.
+    """
+
+    def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None,
+                 variance: Literal["design", "pooled"] = "pooled") -> None:
+        if aligned.ties not in ("trec_eval", "given"):
+            raise InputError(f"cheap-judge estimators need one order per ranking (ties 'trec_eval' or 'given'), "
+                             f"got {aligned.ties!r}")
+        self.aligned = aligned
+        self.specs = [s.validate() for s in specs]
+        self.n_runs, self.n_topics = aligned.n_runs, aligned.n_topics
+        self.variance = check_choice("variance", variance, ("design", "pooled"))
+        self.i, self.j = np.triu_indices(self.n_runs, 1) if pairs is None else (
+            np.asarray(pairs[0], dtype=np.int64), np.asarray(pairs[1], dtype=np.int64))
+        if self.i.shape != self.j.shape or (self.i.size and (min(self.i.min(), self.j.min()) < 0 or
+                                                             max(self.i.max(), self.j.max()) >= self.n_runs)):
+            raise InputError(f"pairs must be two index arrays of one length over runs 0..{self.n_runs - 1}")
+        table = aligned.table
+        self.row_topic = table.topic_index
+        j = aligned.judged_positions()
+        self._W: dict[MeasureSpec, sparse.csr_matrix] = {}
+        self._A: dict[MeasureSpec, sparse.csc_matrix] = {}
+        self._A_rows: dict[MeasureSpec, sparse.csr_matrix] = {}
+        self._A_dense: dict[MeasureSpec, np.ndarray] = {}
+        self._pair_products: dict[MeasureSpec, sparse.csr_matrix] = {}
+        for spec in self.specs:
+            if spec.family not in LINEAR_FAMILIES or spec.component != "value":
+                continue
+            w = position_weights(spec, max(aligned.max_len, 1))[j["pos"]]
+            W = sparse.csr_matrix((w, (j["seg"], j["jidx"])), shape=(aligned.n_segments, len(table)))
+            self._W[spec] = W.tocsc()
+            run_of_seg = np.repeat(np.arange(self.n_runs), self.n_topics)
+            S = sparse.csr_matrix((np.full(aligned.n_segments, 1.0 / self.n_topics),
+                                   (run_of_seg, np.arange(aligned.n_segments))))
+            self._A_rows[spec] = (S @ W).tocsr()
+            self._A[spec] = self._A_rows[spec].tocsc()
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def per_topic(self, labels: np.ndarray) -> dict[MeasureSpec, np.ndarray]:
+        """The engine's per-topic values ``(runs, topics)`` of every measure on one label vector."""
+        res = self.aligned.evaluate(self.specs, labels)
+        return {s: v[:, :, 0] for s, v in res.items()}
+
+    def importance(self, spec: MeasureSpec | None = None) -> np.ndarray:
+        """Total rank weight of each cheap-judged pair over the runs (for the sampling designs)."""
+        specs = [spec] if spec is not None else list(self._A)
+        if not specs:
+            return np.ones(len(self.aligned.table))
+        return sum(np.asarray(self._A[s].sum(axis=0)).ravel() for s in specs)
+
+    def _pairs(self, x: np.ndarray) -> np.ndarray:
+        return x[self.i] - x[self.j]
+
+    def _t(self, per_topic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return per_topic.mean(axis=-1), per_topic.std(axis=-1, ddof=1) / np.sqrt(per_topic.shape[-1])
+
+    # -- the estimators -----------------------------------------------------------------------------
+
+    def estimate(self, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample | np.ndarray, *,
+                 methods: tuple[str, ...] = METHODS, scope: Scope = "collection",
+                 grades: np.ndarray | None = None, ddof: int = 1) -> dict[MeasureSpec, Estimates]:
+        """Estimates of every measure by every method.
+
+        Args:
+            cheap: the cheap label of every table row (NaN: unjudged).
+            gold: the gold labels of the sampled rows (pair design: in ``sample.rows`` order) or of
+                every table row (topic design; rows of other topics are ignored).
+            sample: a :class:`GoldSample` (pair design) or an array of gold-judged topic numbers
+                (topic design).
+            methods: any of :data:`METHODS`.
+            scope: ``"collection"`` or ``"topics"`` (see the module doc).
+            grades: the label set of the confusion matrix (``goldberg``; default the labels seen).
+            ddof: of the variances over topics in the topic design (``ddof=0`` matches ppi_py).
+        """
+        for m in methods:
+            check_choice("method", m, METHODS)
+        check_choice("scope", scope, ("collection", "topics"))
+        cheap = np.asarray(cheap, dtype=np.float64)
+        if cheap.shape != (len(self.aligned.table),):
+            raise InputError(f"cheap labels must be one per judgment ({len(self.aligned.table)}), got {cheap.shape}")
+        naive = self.per_topic(cheap)
+        if isinstance(sample, GoldSample):
+            return {s: self._pair_design(s, naive[s], cheap, np.asarray(gold, dtype=np.float64), sample, methods,
+                                         scope, grades) for s in self.specs}
+        return self._topic_design(naive, cheap, np.asarray(gold, dtype=np.float64), np.asarray(sample), methods,
+                                  scope, ddof)
+
+    def _naive(self, per_topic: np.ndarray) -> tuple[tuple, tuple]:
+        return self._t(per_topic), self._t(self._pairs(per_topic))
+
+    def _pair_design(self, spec: MeasureSpec, naive: np.ndarray, cheap: np.ndarray, gold: np.ndarray,
+                     sample: GoldSample, methods: tuple[str, ...], scope: str,
+                     grades: np.ndarray | None) -> Estimates:
+        R, P = self.n_runs, len(self.i)
+        systems: dict = {}
+        pairs: dict = {}
+        df: dict = {}
+        tv: dict = {}
+        if "naive" in methods:
+            systems["naive"], pairs["naive"] = self._naive(naive)
+            df["naive"] = (np.full(R, self.n_topics - 1.0), np.full(P, self.n_topics - 1.0))
+        linear = spec in self._A
+        lam_out = None
+        if linear and any(m in methods for m in ("gold", "ppi", "ppi++")):
+            lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
+        if linear and "goldberg" in methods:
+            systems["goldberg"], pairs["goldberg"], tv["goldberg"] = self._goldberg(spec, cheap, gold, sample, scope,
+                                                                                  grades)
+        for m in methods:
+            if m not in systems:
+                systems[m], pairs[m] = _nan(R), _nan(P)
+        return Estimates(systems, pairs, self.i, self.j, lam_out, df, tv)
+
+    def _rectified(self, spec: MeasureSpec, naive: np.ndarray, cheap: np.ndarray, gold: np.ndarray,
+                   sample: GoldSample, methods: tuple[str, ...], scope: str, systems: dict, pairs: dict,
+                   df: dict, tv: dict) -> tuple:
+        """Horvitz-Thompson rectifier ``lam * cheap + HT(w (g(gold) - lam g(cheap)))`` (pair design)."""
+        A = self._A[spec]
+        R = self.n_runs
+        rows, pi = sample.rows, sample.pi
+        if gold.shape != rows.shape:
+            raise InputError(f"gold labels must be one per sampled pair ({len(rows)}), got shape {gold.shape}")
+        gy = measure_gains(gold, spec)
+        gh = measure_gains(cheap[rows], spec)
+        As = A[:, rows].toarray().T                      # (n, runs): weight of each sampled pair per run
+        Zy, Zh = As * gy[:, None], As * gh[:, None]
+        t_cheap = naive.mean(axis=1)                     # = A @ g(cheap), the engine's values
+        hy, hh = (Zy / pi[:, None]).sum(axis=0), (Zh / pi[:, None]).sum(axis=0)
+        C = ht_covariance(np.concatenate([Zy, Zh], axis=1), sample)
+        Cyy, Cyh, Chh = C[:R, :R], 0.5 * (C[:R, R:] + C[R:, :R].T), C[R:, R:]
+
+        def contrast(M: np.ndarray) -> np.ndarray:
+            return M[self.i, self.i] + M[self.j, self.j] - M[self.i, self.j] - M[self.j, self.i]
+
+        dyy, dyh, dhh = np.diag(Cyy), np.diag(Cyh), np.diag(Chh)
+        pyy, pyh, phh = contrast(Cyy), contrast(Cyh), contrast(Chh)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam_s = np.clip(np.where(dhh > 0, dyh / dhh, 0.0), 0.0, 1.0)
+            lam_p = np.clip(np.where(phh > 0, pyh / phh, 0.0), 0.0, 1.0)
+        Ws = self._W[spec][:, rows]
+        per_y = (Ws @ (gy / pi)).reshape(self.n_runs, self.n_topics)
+        per_h = (Ws @ (gh / pi)).reshape(self.n_runs, self.n_topics)
+        pooled = self._pooled_moments(spec, sample, gy, gh) if self.variance == "pooled" else None
+        for m, ls, lp in (("gold", 0.0, 0.0), ("ppi", 1.0, 1.0), ("ppi++", lam_s, lam_p)):
+            if m not in methods:
+                continue
+            val = ls * t_cheap + hy - ls * hh
+            var = dyy - 2 * ls * dyh + ls ** 2 * dhh
+            dval = self._pairs(t_cheap) * lp + self._pairs(hy) - lp * self._pairs(hh)
+            dvar = pyy - 2 * lp * pyh + lp ** 2 * phh
+            Zm = Zy - ls * Zh
+            Zp = (Zy[:, self.i] - Zy[:, self.j]) - lp * (Zh[:, self.i] - Zh[:, self.j])
+            dfs, dfp = ht_df(Zm, sample), ht_df(Zp, sample)
+            if pooled is not None:
+                vs, vp, df_pooled = _pooled_variance(pooled, ls, lp)
+                use_s, use_p = (dfs < MIN_DESIGN_DF) & (vs > var), (dfp < MIN_DESIGN_DF) & (vp > dvar)
+                var, dvar = np.where(use_s, vs, var), np.where(use_p, vp, dvar)
+                dfs, dfp = np.where(use_s, df_pooled, dfs), np.where(use_p, df_pooled, dfp)
+            lsv = np.broadcast_to(ls, (self.n_runs,))[:, None]
+            lpv = np.broadcast_to(lp, (len(self.i),))[:, None]
+            tv[m] = ((lsv * naive + per_y - lsv * per_h).var(axis=1, ddof=1) / self.n_topics,
+                     (lpv * self._pairs(naive) + self._pairs(per_y) - lpv * self._pairs(per_h)).var(
+                         axis=1, ddof=1) / self.n_topics)
+            if scope == "topics":
+                var, dvar = var + tv[m][0], dvar + tv[m][1]
+            systems[m] = (val, np.sqrt(np.maximum(var, 0.0)))
+            pairs[m] = (dval, np.sqrt(np.maximum(dvar, 0.0)))
+            df[m] = (dfs, dfp)
+        return lam_s, lam_p
+
+    def _dense(self, spec: MeasureSpec) -> np.ndarray:
+        if spec not in self._A_dense:
+            self._A_dense[spec] = self._A_rows[spec].toarray()
+        return self._A_dense[spec]
+
+    def _pooled_moments(self, spec: MeasureSpec, sample: GoldSample, gy: np.ndarray, gh: np.ndarray) -> dict | None:
+        """Per stratum: the population moments of every run's (and pair's) rank weights, known for every
+        pair, and the gains' moments pooled over the stratum's sampled pairs (see ``variance``)."""
+        if sample.stratum_all is None:
+            return None
+        s_all, s = sample.stratum_all, sample.stratum
+        H = int(s_all.max()) + 1
+        Nh = np.bincount(s_all, minlength=H).astype(np.float64)
+        nh = np.bincount(s, minlength=H).astype(np.float64)
+        onehot = sparse.csr_matrix((np.ones(len(s_all)), (np.arange(len(s_all)), s_all)), shape=(len(s_all), H))
+        A = self._A_rows[spec]                                   # (runs, pairs of the table)
+        w1 = np.asarray((A @ onehot).todense()) / Nh
+        w2 = np.asarray((A.multiply(A) @ onehot).todense()) / Nh
+        if len(self.i) <= _CACHED_PAIRS:   # the pairs' weight products, kept: one sparse product per call
+            if spec not in self._pair_products:
+                D = self._dense(spec)
+                self._pair_products[spec] = sparse.csr_matrix(D[self.i] * D[self.j])
+            x = np.asarray((self._pair_products[spec] @ onehot).todense()) / Nh
+        else:                               # one Gram matrix of the runs' weights per stratum
+            x = np.empty((len(self.i), H))
+            order = np.argsort(s_all, kind="stable")
+            As = self._dense(spec)[:, order]
+            bounds = np.r_[0, np.cumsum(np.bincount(s_all, minlength=H))]
+            for h in range(H):
+                Ah = As[:, bounds[h]:bounds[h + 1]]
+                x[:, h] = (Ah @ Ah.T)[self.i, self.j] / Nh[h]
+        d1 = w1[self.i] - w1[self.j]
+        d2 = w2[self.i] + w2[self.j] - 2 * x
+        cnt = np.maximum(nh, 1.0)
+        mom = {k: np.bincount(s, weights=v, minlength=H) / cnt
+               for k, v in (("y", gy), ("h", gh), ("yy", gy * gy), ("yh", gy * gh), ("hh", gh * gh))}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c = np.where(nh > 0, Nh ** 2 * (1 - nh / Nh) / nh * np.where(Nh > 1, Nh / (Nh - 1), 1.0), 0.0)
+        return dict(w1=w1, w2=w2, d1=d1, d2=d2, mom=mom, c=c, df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
+
+    def _goldberg(self, spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample, scope: str,
+                  grades: np.ndarray | None) -> tuple[tuple, tuple]:
+        """Goldberg et al. (2017) with the gold sample's confusion (weighted by ``1 / pi``)."""
+        R, P = self.n_runs, len(self.i)
+        rows = sample.rows
+        ch = cheap[rows]
+        ok = ~np.isnan(ch) & ~np.isnan(gold)
+        if grades is None:
+            grades = np.unique(np.concatenate([cheap[~np.isnan(cheap)], gold[ok]]))
+        L = len(grades)
+        gi = np.searchsorted(grades, gold[ok])
+        ci = np.searchsorted(grades, ch[ok])
+        w = 1.0 / sample.pi[ok]
+        counts = np.zeros((L, L))
+        np.add.at(counts, (gi, ci), w)
+        n_per_row = np.bincount(gi, minlength=L).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            counts = counts * (n_per_row / counts.sum(axis=1))[:, None]      # effective sizes: the real counts
+        if (n_per_row == 0).any() or abs(np.linalg.det(np.nan_to_num(counts))) < 1e-12:
+            return _nan(R), _nan(P), (np.full(R, np.nan), np.full(P, np.nan))
+        cidx = np.searchsorted(grades, np.nan_to_num(cheap, nan=grades[0]))
+        onehot = sparse.csr_matrix(((~np.isnan(cheap)).astype(np.float64), (np.arange(len(cheap)), cidx)),
+                                   shape=(len(cheap), L))
+        mass = np.asarray((self._W[spec] @ onehot).todense()).reshape(self.n_runs, self.n_topics, L)
+        v = measure_gains(grades, spec)
+        out, qv = [], []
+        for m in (mass, mass[self.i] - mass[self.j]):
+            res = corrected_from_mass(m, counts, v)
+            var = res.calibration_var.sum(axis=-1) + (res.query_var if scope == "topics" else 0.0)
+            out.append((res.value, np.sqrt(var)))
+            qv.append(res.query_var)
+        return out[0], out[1], (qv[0], qv[1])
+
+    def _topic_design(self, naive: dict, cheap: np.ndarray, gold: np.ndarray, topics: np.ndarray,
+                      methods: tuple[str, ...], scope: str, ddof: int = 1) -> dict[MeasureSpec, Estimates]:
+        """PPI over topics: the gold judge labelled every pair of the sampled ``topics``."""
+        if gold.shape != cheap.shape:
+            raise InputError(f"topic design: gold labels must be one per judgment ({len(cheap)}), got {gold.shape}")
+        n, T = len(topics), self.n_topics
+        if n < 2 or len(np.unique(topics)) != n or topics.min() < 0 or topics.max() >= T:
+            raise InputError(f"topic design needs at least two distinct topic numbers in 0..{T - 1}, got {topics}")
+        in_sample = np.isin(self.row_topic, topics)
+        gold_vec = np.where(in_sample, gold, np.nan)
+        truth = self.per_topic(gold_vec)
+        out = {}
+        for spec in self.specs:
+            Yh_all = naive[spec]
+            Y, Yh = truth[spec][:, topics], Yh_all[:, topics]
+            systems: dict = {}
+            pairs: dict = {}
+            df = {m: (np.full(self.n_runs, n - 1.0), np.full(len(self.i), n - 1.0)) for m in ("gold", "ppi", "ppi++")}
+            df["naive"] = (np.full(self.n_runs, T - 1.0), np.full(len(self.i), T - 1.0))
+            lam_out = None
+            for kind, (y, yh, yall) in (("systems", (Y, Yh, Yh_all)),
+                                        ("pairs", (self._pairs(Y), self._pairs(Yh), self._pairs(Yh_all)))):
+                target = systems if kind == "systems" else pairs
+                if "naive" in methods:
+                    target["naive"] = self._t(yall)
+                lam = _ppi_lambda(y, yh, yall, scope)
+                if kind == "systems":
+                    lam_s = lam
+                else:
+                    lam_out = (lam_s, lam)
+                for m, lv in (("gold", 0.0), ("ppi", 1.0), ("ppi++", lam)):
+                    if m in methods:
+                        target[m] = _ppi_topics(y, yh, yall, lv, scope, ddof)
+                if "goldberg" in methods:
+                    target["goldberg"] = _nan(y.shape[0])
+            out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out, df)
+        return out
+
+
+def _pooled_variance(pooled: dict, ls: Any, lp: Any) -> tuple[np.ndarray, np.ndarray, float]:
+    """Variance of the rectifier if each pair's residual ``g(gold) - lam g(cheap)`` were independent of its
+    rank weight within its stratum: ``sum_h N_h^2 (1 - f_h) / n_h * (E[w^2] E[r^2] - E[w]^2 E[r]^2)``."""
+    m = pooled["mom"]
+    out = []
+    for lam, w1, w2 in ((ls, pooled["w1"], pooled["w2"]), (lp, pooled["d1"], pooled["d2"])):
+        lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (w1.shape[0],))[:, None]
+        mu = m["y"] - lam * m["h"]
+        m2 = m["yy"] - 2 * lam * m["yh"] + lam ** 2 * m["hh"]
+        out.append((np.maximum(w2 * m2 - w1 ** 2 * mu ** 2, 0.0) * pooled["c"]).sum(axis=1))
+    return out[0], out[1], pooled["df"]
+
+
+def _ppi_lambda(y: np.ndarray, yh: np.ndarray, yall: np.ndarray, scope: str = "topics") -> np.ndarray:
+    """PPI++'s ``lam`` for a mean, per row, clipped to [0, 1].
+
+    ``scope="topics"``: ``Cov(Y, Yhat) / ((1 + n / N) Var(Yhat))`` (Angelopoulos, Duchi and Zrnic 2023,
+    Example 6.1, as ppi_py computes it); ``"collection"``: ``Cov(Y, Yhat) / Var(Yhat)`` on the gold
+    topics, which minimises the finite-population variance ``(1 - n / N) Var(Y - lam Yhat) / n``."""
+    n, N = y.shape[1], yall.shape[1]
+    yc, hc = y - y.mean(axis=1, keepdims=True), yh - yh.mean(axis=1, keepdims=True)
+    if scope == "collection":
+        cov, var = (yc * hc).sum(axis=1), (hc * hc).sum(axis=1)
+    else:
+        cov = (yc * hc).sum(axis=1) / n
+        var = (1 + n / N) * np.concatenate([yh, yall], axis=1).var(axis=1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(var > 0, cov / var, 0.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
+def _ppi_topics(y: np.ndarray, yh: np.ndarray, yall: np.ndarray, lam: Any, scope: str, ddof: int = 1) -> tuple:
+    """PPI mean over topics ``lam * mean_N(Yhat) + mean_n(Y - lam Yhat)`` and its SE.
+
+    ``scope="topics"``: the superpopulation variance ``Var(Y - lam Yhat) / n + lam^2 Var(Yhat) / N``
+    (as ppi_py's ``ppi_mean_ci``); ``"collection"``: the finite-population variance of a simple random
+    sample of ``n`` of the ``N`` topics, ``(1 - n / N) Var(Y - lam Yhat) / n``."""
+    n, N = y.shape[1], yall.shape[1]
+    lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (y.shape[0],))[:, None]
+    r = y - lam * yh
+    val = lam[:, 0] * yall.mean(axis=1) + r.mean(axis=1)
+    if scope == "topics":
+        var = r.var(axis=1, ddof=ddof) / n + lam[:, 0] ** 2 * yall.var(axis=1, ddof=ddof) / N
+    else:
+        var = (1.0 - n / N) * r.var(axis=1, ddof=ddof) / n
+    return val, np.sqrt(var)
+
+
+def interval(value: np.ndarray, se: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Normal interval ``value -+ z_{1 - alpha/2} se``."""
+    z = stats.norm.ppf(1 - alpha / 2)
+    return value - z * se, value + z * se
+
+
+def p_value(value: np.ndarray, se: np.ndarray, df: Any = None) -> np.ndarray:
+    """Two-sided p-value of ``value / se`` under a t distribution with ``df`` degrees of freedom (normal
+    where ``df`` is None or infinite; NaN where ``se`` is 0 or NaN)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(np.where(se > 0, value / se, np.nan))
+    if df is None:
+        return 2 * stats.norm.sf(z)
+    df = np.maximum(np.broadcast_to(np.asarray(df, dtype=np.float64), z.shape), 1.0)
+    finite = np.isfinite(df)
+    return 2 * np.where(finite, stats.t.sf(z, np.where(finite, df, 1.0)), stats.norm.sf(z))

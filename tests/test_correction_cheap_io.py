@@ -1,0 +1,151 @@
+"""Cheap judges: the label reader (errors name the file and line), the ``calibrate`` command, and the
+pooled variance of the pair design against brute force.
+
+Expected values: the reader's rows are the file's own; the pooled variance is the formula
+``sum_h N_h^2 (1 - f_h) / n_h * (E[w^2] E[r^2] - E[w]^2 E[r]^2) * N_h / (N_h - 1)`` written out with
+loops over strata (brute force)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cli_helpers import run_cli
+from pyterrier_noise._validation import InputError
+from pyterrier_noise.correction import METHODS, CheapStudy, sample_pairs
+from pyterrier_noise.engine import AlignedRuns, MeasureSpec
+from pyterrier_noise.io import read_cheap_qrels, write_trec_qrels, write_trec_run
+from test_correction_cheap import labels_on_table, tiny
+
+
+def test_read_umbrela_jsonl_csv_and_trec(tmp_path):
+    f = tmp_path / "llm.jsonl"
+    f.write_text('{"qid": "1", "docid": "d1", "grade": 3, "probability": 0.9}\n\n'
+                 '{"query_id": 2, "doc_id": "d2", "grade": 0, "probability": 0.2}\n')
+    # the second record names its columns differently: both spellings are read
+    df = read_cheap_qrels(f)
+    assert df.to_dict("list") == {"qid": ["1", "2"], "docno": ["d1", "d2"], "label": [3, 0],
+                                  "probability": [0.9, 0.2]}
+    c = tmp_path / "llm.csv"
+    c.write_text("topic,docno,relevance\n1,d1,2\n1,d2,0\n")
+    assert read_cheap_qrels(c)["label"].tolist() == [2, 0]
+    q = tmp_path / "qrels.txt"
+    q.write_text("1 0 d1 1\n1 0 d2 0\n")
+    assert read_cheap_qrels(q)["label"].tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"qid": "1", "docid": "d1", "grade": 1}\n{"qid": "1", "docid": "d2", "grade": "high"}\n',
+     r"llm.jsonl, line 2: column 'grade' must be a number, got 'high'"),
+    ('{"qid": "1", "docid": "d1", "grade": 1}\nnot json\n', r"llm.jsonl, line 2: not valid JSON"),
+    ('{"qid": "1", "docid": "d1", "grade": 1.5}\n', r"llm.jsonl, line 1: grade 1.5 is not a whole number"),
+    ('{"qid": "1", "docid": "d1", "grade": 1}\n{"qid": "1", "docid": "d1", "grade": 2}\n',
+     r"line 2: pair qid='1' docno='d1' is labelled twice"),
+    ('{"qid": "1", "docid": "d1", "grade": 1, "prob": 1.5}\n', r"line 1: column 'probability' is a probability in \[0, 1\], got 1.5"),
+    ('{"qid": "1", "grade": 1}\n', r"llm.jsonl, line 1: no docno"),
+])
+def test_reader_errors_name_file_and_line(tmp_path, text, message):
+    f = tmp_path / "llm.jsonl"
+    f.write_text(text)
+    with pytest.raises(InputError, match=message):
+        read_cheap_qrels(f)
+
+
+def test_csv_error_names_the_line(tmp_path):
+    c = tmp_path / "llm.csv"
+    c.write_text("qid,docid,grade\n1,d1,2\n1,d2,x\n")
+    with pytest.raises(InputError, match=r"llm.csv, line 3: column 'grade'"):
+        read_cheap_qrels(c)
+
+
+def test_pooled_variance_brute_force():
+    runs, truth, cheap = tiny(seed=11, n_topics=3, n_docs=8)
+    aligned = AlignedRuns.build(runs, cheap, ties="trec_eval")
+    spec = MeasureSpec("RBP", p=0.8)
+    pooled = CheapStudy(aligned, [spec], variance="pooled")
+    design = CheapStudy(aligned, [spec], variance="design")
+    c = aligned.table.labels
+    g = labels_on_table(pooled, truth)
+    smp = sample_pairs(c, 10, design="stratified", importance=pooled.importance(), n_bins=1, seed=2)
+    ep = pooled.estimate(c, g[smp.rows], smp, methods=("ppi",))[spec]
+    ed = design.estimate(c, g[smp.rows], smp, methods=("ppi",))[spec]
+    N = len(c)
+    W = np.zeros((pooled.n_runs, N))
+    for j in range(N):
+        lab = np.zeros(N)
+        lab[j] = 1.0
+        W[:, j] = pooled.per_topic(lab)[spec].mean(axis=1)
+    r = (g >= 1).astype(float) - (c >= 1).astype(float)      # PPI's residual (lam = 1), binary gain
+    for k in range(pooled.n_runs):
+        v = 0.0
+        for h in np.unique(smp.stratum_all):
+            pop = smp.stratum_all == h
+            smp_h = smp.rows[smp.stratum == h]
+            Nh, nh = pop.sum(), len(smp_h)
+            Ew, Ew2 = W[k, pop].mean(), (W[k, pop] ** 2).mean()
+            Er, Er2 = r[smp_h].mean(), (r[smp_h] ** 2).mean()
+            v += Nh ** 2 * (1 - nh / Nh) / nh * max(Ew2 * Er2 - Ew ** 2 * Er ** 2, 0.0) * Nh / (Nh - 1)
+        se_p, se_d, df = ep.systems["ppi"][1][k], ed.systems["ppi"][1][k], ed.df["ppi"][0][k]
+        if df < 10 and v > se_d ** 2:       # the pooled variance replaces a design one resting on few terms
+            assert se_p ** 2 == pytest.approx(v, rel=1e-10)
+        else:
+            assert se_p == pytest.approx(se_d, rel=1e-12)
+    assert (ep.systems["ppi"][1] != ed.systems["ppi"][1]).any()     # the case above really happened
+
+
+def test_cli_calibrate_writes_tables_and_figures(tmp_path):
+    runs, truth, cheap = tiny(seed=12, n_topics=4, n_docs=8)
+    rdir = tmp_path / "runs"
+    rdir.mkdir()
+    for name, frame in runs.items():
+        write_trec_run(frame.assign(rank=frame.groupby("qid")["score"].rank(ascending=False, method="first")),
+                       rdir / name)
+    write_trec_qrels(cheap, tmp_path / "cheap.txt")
+    write_trec_qrels(truth.sample(12, random_state=0), tmp_path / "gold.txt")
+    out = tmp_path / "out"
+    code, stdout, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt",
+                                   rdir, "-m", "P@3", "-m", "RBP(p=0.8)", "--method", "naive,ppi++,gold",
+                                   "--out", out)
+    assert code == 0, stderr
+    systems = pd.read_csv(out / "systems.tsv", sep="\t")
+    assert list(systems.columns[:4]) == ["name", "method", "P@3", "P@3 se"]
+    assert sorted(systems["method"].unique()) == ["gold", "naive", "ppi++"]
+    pairs = pd.read_csv(out / "pairs.tsv", sep="\t")
+    assert len(pairs) == 3 * 3 and "RBP(p=0.8) p-value" in pairs.columns
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"systems.tsv", "pairs.tsv", "intervals-P@3.png", "experiment.json"} <= set(manifest["files"])
+    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt",
+                              rdir, "-m", "P@3", "--method", "ppi,magic", "--out", tmp_path / "o2")
+    assert code == 2 and "unknown method(s) ['magic']" in stderr
+
+
+def test_cli_method_names_match_the_library():
+    from pyterrier_noise.cli import calibrate
+    assert set(calibrate.METHODS) == set(METHODS)
+
+
+def test_judging_session_serves_the_planned_pairs_durably(tmp_path):
+    from pyterrier_noise.correction import cheap_experiment, planned_selector
+    from pyterrier_noise.selection import JudgingSession, QrelsOracle
+    runs, truth, cheap = tiny(seed=13, n_topics=3, n_docs=8)
+    study = CheapStudy(AlignedRuns.build(runs, cheap), [MeasureSpec("P", cutoff=3)])
+    plan = sample_pairs(study.aligned.table.labels, 9, importance=study.importance(), n_bins=1, seed=4)
+    frame = plan.to_frame(study.aligned.table)
+    path = tmp_path / "gold.sqlite"
+    session = JudgingSession(path, runs, selector_factory=planned_selector(frame))
+    session.run(QrelsOracle(truth), budget=4)
+    session.close()
+    again = JudgingSession(path, selector_factory=planned_selector(frame))     # reopened: resumes the plan
+    again.run(QrelsOracle(truth), budget=len(frame))
+    judged = again.judged_qrels()
+    again.close()
+    # exactly the planned pairs, in the plan's order, with the oracle's labels
+    assert list(zip(judged["qid"], judged["docno"])) == list(zip(frame["qid"], frame["docno"]))
+    expected = frame.merge(truth, on=["qid", "docno"])["label"].to_numpy(dtype=float)
+    np.testing.assert_array_equal(judged["label"].to_numpy(dtype=float), expected)
+    res = cheap_experiment(runs, cheap, judged[["qid", "docno", "label"]], ["P@3"], methods=("ppi",), sample=plan)
+    assert res.design == "stratified" and res.systems["P@3"].notna().all()
+    with pytest.raises(InputError, match="was not retrieved by any run"):
+        planned_selector(pd.DataFrame({"qid": ["1"], "docno": ["nowhere"]}))(runs)
