@@ -314,7 +314,7 @@ class PlannedSelector:
         self._done.add((str(qid), str(docno)))
 
     def __getattr__(self, name: str) -> Any:     # bounds, system_bounds, judged_qrels ... of the wrapped selector
-        if name.startswith("__") or name == "_inner":
+        if name.startswith("_"):    # private hooks (e.g. a session's bulk replay) would bypass the plan's bookkeeping
             raise AttributeError(name)
         return getattr(self._inner, name)
 
