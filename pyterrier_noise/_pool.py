@@ -72,11 +72,17 @@ def worker_pool(processes: int, initializer: Callable | None = None,
     import multiprocessing as mp
     ctx = mp.get_context("fork") if fork_available() else mp.get_context()
     main = threading.current_thread() is threading.main_thread()
-    old_term = signal.signal(signal.SIGTERM, _end_with_workers) if main else None
+    # Fork with SIGTERM at its default action: a worker inherits the parent's handler until its
+    # initializer runs, and a Python-level handler there would leave a SIGTERM from pool.terminate()
+    # pending, then dropped when the initializer resets it (the worker lives on and join() hangs).
+    # Forking under SIG_DFL, a SIGTERM that early ends the worker at once.
+    old_term = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
     pool = None
     try:
         pool = ctx.Pool(processes, initializer=_die_with_parent, initargs=(os.getpid(), initializer, initargs))
         _OPEN.append(pool)
+        if main:
+            signal.signal(signal.SIGTERM, _end_with_workers)
         yield pool
     finally:
         if pool is not None:

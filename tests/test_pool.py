@@ -42,6 +42,35 @@ def test_workers_ask_to_be_killed_with_their_parent():
     assert signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)
 
 
+class _Probe:
+    """Registered with multiprocessing.util.register_after_fork: runs in each child right after fork,
+    before the pool's initializer, and records the SIGTERM disposition the child inherited."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self) -> None:
+        handler = signal.getsignal(signal.SIGTERM)
+        with open(self.path, "a") as f:
+            f.write(("default" if handler == signal.SIG_DFL else repr(handler)) + "\n")
+
+
+@pytest.mark.skipif(not LINUX, reason="fork start method")
+def test_workers_are_forked_with_sigterm_at_its_default(tmp_path):
+    # A worker that inherited a Python-level SIGTERM handler lost pool.terminate()'s SIGTERM when it
+    # arrived before the initializer reset the handler: the worker lived on and join() hung (seen in
+    # the test above on a loaded machine).  Forked under SIG_DFL, such an early SIGTERM kills it.
+    from multiprocessing.util import register_after_fork
+    probe = _Probe(tmp_path / "dispositions")
+    register_after_fork(probe, _Probe.__call__)
+    try:
+        with worker_pool(2) as pool:
+            pool.map(abs, range(4), chunksize=1)
+    finally:
+        del probe   # the registry holds it weakly
+    assert (tmp_path / "dispositions").read_text().split() == ["default", "default"]
+
+
 # ------------------------------------------------------------------------------------------------
 # the TSV writer: numpy's float64 text equals Python's repr (the old writer's _fmt)
 
