@@ -433,13 +433,21 @@ def test_per_topic_fits_equal_separate_statsmodels_fits(dual):
     d = m.assign(A=(orig["label"].to_numpy() >= 1).astype(int), B=alt["label"].to_numpy())
     proper = coef[coef["status"] != "improper"]
     assert len(proper) >= 60
+    classes: dict[str, int] = {}
     for row in proper.itertuples():
         g = d[(d["qid"] == row.qid) & (d["A"] == row.original)]
         ref = sm.Logit(g["B"].astype(float), sm.add_constant(g["meta_ap"])).fit(disp=0)
         assert [row.beta0, row.beta1] == pytest.approx(ref.params.to_list(), abs=1e-5), row.qid
         assert [row.se_beta0, row.se_beta1] == pytest.approx(ref.bse.to_list(), rel=1e-4), row.qid
+        # Table 4's slope classes from statsmodels' two-sided Wald test of the slope (p < 0.05)
+        p_ref = float(ref.pvalues.iloc[1])
+        assert row.p_slope == pytest.approx(p_ref, rel=1e-4, abs=1e-12), row.qid
+        want = ("pos" if ref.params.iloc[1] > 0 else "neg") + ("_sig" if p_ref < 0.05 else "_nonsig")
+        classes[want] = classes.get(want, 0) + 1
+        assert row.status == want, row.qid
     table4 = model.slope_table()
     assert table4.to_numpy().sum() == len(coef)
+    assert {k: int(table4[k].sum()) for k in classes} == classes
     assert table4.loc["p(.|0)", "pos_sig"] > table4.loc["p(.|0)", "neg_sig"]
 
 
@@ -449,19 +457,54 @@ def test_improper_fits_are_detected_and_fall_back():
                       "meta_ap": [0.5, 1, 1.5, 2, 3, 3.5, 4, 5] * 2})
     orig = m[["qid", "docno"]].assign(label=[1, 1, 1, 1, 0, 0, 0, 0] * 2)
     alt = m[["qid", "docno"]].assign(label=[0, 0, 1, 1, 1, 0, 1, 0] + [1, 1, 1, 1, 0, 1, 0, 1])
-    with pytest.warns(PerturbationWarning, match="improper"):
+    # the warning names the separable topics and what they use
+    with pytest.warns(PerturbationWarning, match=r"improper .*qid '1' \(A=1\), '2' \(A=1\).*0/1 probabilities"):
         model = MetarankLogisticModel(metarank=m, scope="per_topic").fit(orig, alt)
     coef = model.coefficients_.set_index(["qid", "original"])
     assert coef.loc[("1", 1), "status"] == "improper" and coef.loc[("2", 1), "status"] == "improper"
     assert coef.loc[("1", 0), "status"] != "improper"
     p = model.probabilities(orig).set_index("docno")["p_relevant"]
-    assert p[["d0", "d1", "d2", "d3"]].to_numpy() == pytest.approx([0.5] * 4)      # empirical rate 2 / 4
+    # Webber et al. (2012), Sec. 3.2.2: "0 or 1 probabilities can be assigned to scores": topic 1's
+    # B = 1 documents (metarank 1.5, 2) lie above its B = 0 ones (0.5, 1), so 0 below the gap, 1 above
+    assert p[["d0", "d1", "d2", "d3"]].to_numpy() == pytest.approx([0.0, 0.0, 1.0, 1.0])
     assert p[["d8", "d9", "d10", "d11"]].to_numpy() == pytest.approx([1.0] * 4)    # all agree
+    # Eq. 2 (residual sum of squares): 0 for a perfectly separated step; brute force for a proper fit
+    assert coef.loc[("1", 1), "rss"] == pytest.approx(0.0)
+    row = coef.loc[("1", 0)]
+    mm = np.array([3, 3.5, 4, 5.0]); yy = np.array([1, 0, 1, 0.0])
+    assert row["rss"] == pytest.approx(((yy - expit(row["beta0"] + row["beta1"] * mm)) ** 2).sum())
+    # a new metarank between the classes: the step's middle (1.25) decides
+    new = pd.DataFrame({"qid": ["1"], "docno": ["x"], "label": [1]})
+    mx = pd.concat([m, pd.DataFrame({"qid": ["1"], "docno": ["x"], "meta_ap": [1.3]})], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerturbationWarning)
+        m2 = MetarankLogisticModel(metarank=mx, scope="per_topic").fit(orig, alt)
+    assert m2.probabilities(new)["p_relevant"].iloc[0] == 1.0
+    # the earlier behaviour: the rank-insensitive empirical rate
+    with pytest.warns(PerturbationWarning, match="empirical rate"):
+        rate = MetarankLogisticModel(metarank=m, scope="per_topic", improper="rate").fit(orig, alt)
+    p = rate.probabilities(orig).set_index("docno")["p_relevant"]
+    assert p[["d0", "d1", "d2", "d3"]].to_numpy() == pytest.approx([0.5] * 4)      # empirical rate 2 / 4
+    assert rate.coefficients_.set_index(["qid", "original"]).loc[("1", 1), "rss"] == pytest.approx(4 * 0.25)
     with pytest.warns(PerturbationWarning, match="universal model"):
         uni = MetarankLogisticModel(metarank=m, scope="per_topic", improper="universal").fit(orig, alt)
     u = uni.universal_.set_index("original")
     want = expit(u.loc[1, "beta0"] + u.loc[1, "beta1"] * 0.5)
     assert uni.probabilities(orig).set_index("docno")["p_relevant"]["d0"] == pytest.approx(want)
+
+
+def test_quasi_separated_fit_steps_with_the_boundary_rate():
+    # B = 1 at metarank (2, 3, 3), B = 0 at (1, 2): classes touch at 2 (quasi-complete separation);
+    # below 2 -> 0, above -> 1, at 2 the documents there (one B = 1, one B = 0) get 1/2
+    m = pd.DataFrame({"qid": ["1"] * 7, "docno": [f"d{i}" for i in range(7)],
+                      "meta_ap": [1.0, 2.0, 2.0, 3.0, 3.0, 0.5, 4.0]})
+    orig = m[["qid", "docno"]].assign(label=[1, 1, 1, 1, 1, 0, 0])
+    alt = m[["qid", "docno"]].assign(label=[0, 0, 1, 1, 1, 0, 1])
+    with pytest.warns(PerturbationWarning, match="improper"):
+        model = MetarankLogisticModel(metarank=m, scope="per_topic").fit(orig, alt)
+    p = model.probabilities(orig).set_index("docno")["p_relevant"]
+    assert p[["d0", "d1", "d2", "d3", "d4"]].to_numpy() == pytest.approx([0.0, 0.5, 0.5, 1.0, 1.0])
+    assert model.coefficients_.set_index(["qid", "original"]).loc[("1", 1), "rss"] == pytest.approx(0.5)
 
 
 def test_flip_rate_model(dual):
