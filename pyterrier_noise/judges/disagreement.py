@@ -259,16 +259,18 @@ class MetarankLogisticModel(_DisagreementModel):
             the same qrels); or ``metarank``: a ``qid, docno, meta_ap`` frame.
         scope: ``"per_topic"`` or ``"universal"``.
         alpha: level of the Wald test of the slope in :attr:`coefficients_` ``status``.
+        predictor: the metarank computed from ``runs`` (Sec. 3.2.1): ``"meta_ap"`` (default, the
+            paper's choice), ``"mean_inverse_rank"`` or ``"max_inverse_rank"`` (:func:`metarank`).
     """
 
     def __init__(self, runs: Any = None, *, metarank: Any = None, scope: str = "per_topic",
                  improper: str = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: str = "trec_eval",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
-                 seed: int | None = 0) -> None:
+                 seed: int | None = 0, predictor: str = "meta_ap") -> None:
         super().__init__(scope, rel, off_label, on_label, seed)
         self.improper = check_choice("improper", improper, ("step", "rate", "universal"))
         self.alpha = _rate("alpha", alpha)
-        self._meta = _MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel")
+        self._meta = _MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel", predictor)
         self.coefficients_: pd.DataFrame | None = None
         self.universal_: pd.DataFrame | None = None
 
@@ -276,7 +278,7 @@ class MetarankLogisticModel(_DisagreementModel):
         return True
 
     def _params(self) -> dict[str, Any]:
-        return {"scope": self.scope, "improper": self.improper}
+        return {"scope": self.scope, "improper": self.improper, "predictor": self._meta.predictor}
 
     def fit(self, original: Any, alternative: Any) -> "MetarankLogisticModel":
         """Fit on dual assessments (documents judged in both qrels).  Returns ``self``.
