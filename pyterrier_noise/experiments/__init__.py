@@ -7,10 +7,12 @@
 ``phi_match``  :func:`match_phi`: the RBP persistence most like AP / nDCG, and its residual
 ``depth``      Depth@k reduced qrels and :func:`depth_experiment` (Yang 2019, Ch. 4)
 ``ap_bounds``  :func:`ap_bounds`: exact AP range over the completions of unjudged documents
+``assessors``  :func:`simulation_fidelity`, :func:`assessor_significance` (Webber et al. 2012)
 ============== ==================================================================================
 """
 from ._common import RBO_P
 from .ap_bounds import MAX_UNJUDGED, APBounds, ap_bounds
+from .assessors import AssessorSignificance, SimulationFidelity, assessor_significance, simulation_fidelity
 from .depth import (DepthExperiment, depth_experiment, depth_labels, multiplicity_table, pool_entry_depth,
                     pool_multiplicity)
 from .phi_match import (CORRELATIONS, DEFAULT_GRID, DEPTH_GRID, FINE_GRID, PhiMatch, add_residual_columns,
@@ -31,4 +33,6 @@ __all__ = [
     # pool depth
     "pool_entry_depth", "pool_multiplicity", "multiplicity_table", "depth_labels",
     "DepthExperiment", "depth_experiment",
+    # fidelity of simulated assessors
+    "SimulationFidelity", "simulation_fidelity", "AssessorSignificance", "assessor_significance",
 ]
