@@ -945,3 +945,34 @@ def test_public_names_and_the_old_module():
     for name in judges.__all__:
         assert getattr(models, name) is getattr(judges, name)
     assert judges.PerturbationWarning is pn.PerturbationWarning
+
+
+# ------------------------------------------------------------------------------------------------
+# binarised flips (Rashidi, Zobel and Moffat 2023 binarise the qrels before flipping)
+
+@pytest.mark.parametrize("make", ["random", "rank_biased"])
+def test_binarise_makes_labels_binary_and_leaves_binary_measures_alone(make):
+    c = make_collection(n_topics=6, n_systems=5, n_docs_per_topic=100, depth=40, pool_depth=15, seed=8)
+    graded = c.qrels.assign(label=np.where(c.qrels["label"] >= 1,
+                                           1 + (np.arange(len(c.qrels)) % 2), 0))    # grades 0, 1, 2
+    table = JudgmentTable.from_qrels(graded)
+
+    def model(binarise):
+        if make == "random":
+            return RandomFlips(0.8, 0.1, seed=4, binarise=binarise)
+        return RankBiasedFlips(0.8, 0.1, runs=c.runs, seed=4, binarise=binarise)
+
+    keep = model(False).sample_labels(table, 3)
+    binary = model(True).sample_labels(table, 3)
+    # brute force: the binarised replicate is the graded one thresholded at rel = 1 (same flips)
+    want = np.where(keep >= 1, 1.0, 0.0)
+    np.testing.assert_array_equal(binary, want)
+    assert set(np.unique(keep)) == {0.0, 1.0, 2.0} and set(np.unique(binary)) == {0.0, 1.0}
+    aligned = AlignedRuns.build(c.runs, table)
+    ap, ndcg = MeasureSpec("AP"), MeasureSpec("nDCG")
+    a = aligned.evaluate([ap, ndcg], keep)
+    b = aligned.evaluate([ap, ndcg], binary)
+    np.testing.assert_allclose(a[ap], b[ap], atol=1e-12)            # binary measure: the same
+    assert np.abs(a[ndcg] - b[ndcg]).max() > 1e-3                    # graded gains: not the same
+    with pytest.raises(InputError, match="binarise"):
+        RandomFlips(0.8, 0.1, binarise="yes")
