@@ -225,3 +225,18 @@ def test_rbo_batched_scores_match_lists_and_random_baseline():
     values = rbo(perms[:, 0], perms[:, 1], 0.9, "trunc")
     assert values.mean() == pytest.approx(0.193, abs=0.004)
     assert values.std() == pytest.approx(0.072, abs=0.004)
+
+
+def test_rbo_ext_exceeds_trunc_by_p_to_the_k_for_two_orderings_of_the_same_items():
+    # Webber, Moffat & Zobel (2010) Eq. 32 minus the truncated sum is (X_k / k) p^k, and X_k = k when
+    # both orderings hold the same k items: 0.9^50 = 0.0052 for Rashidi, Zobel and Moffat's 50 systems
+    rng = np.random.default_rng(0)
+    x = rng.random((20, 50))
+    y = rng.random((20, 50))
+    diff = rbo(x, y, p=0.9, variant="ext") - rbo(x, y, p=0.9, variant="trunc")
+    np.testing.assert_allclose(diff, 0.9 ** 50, atol=1e-12)
+    assert rbo(x[0], x[0], p=0.9, variant="trunc") == pytest.approx(1 - 0.9 ** 50)
+    # the paper's random-ordering reference: truncated RBO of random orderings of 50 items ~ 0.194 +- 0.072
+    many = rbo(rng.random((4000, 50)), rng.random((4000, 50)), p=0.9, variant="trunc")
+    assert many.mean() == pytest.approx(0.194, abs=0.005)
+    assert many.std() == pytest.approx(0.072, abs=0.005)

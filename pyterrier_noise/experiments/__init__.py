@@ -8,6 +8,7 @@
 ``depth``      Depth@k reduced qrels and :func:`depth_experiment` (Yang 2019, Ch. 4)
 ``ap_bounds``  :func:`ap_bounds`: exact AP range over the completions of unjudged documents
 ``assessors``  :func:`simulation_fidelity`, :func:`assessor_significance` (Webber et al. 2012)
+``stability``  :func:`ordering_agreement`, :func:`compare_stability`, :func:`consensus_similarity`
 ============== ==================================================================================
 """
 from ._common import RBO_P
@@ -20,6 +21,7 @@ from .phi_match import (CORRELATIONS, DEFAULT_GRID, DEPTH_GRID, FINE_GRID, PhiMa
 from .plots import plot_distributions, plot_ranks
 from .result import CONCLUSIONS, DEFAULT_P_BANDS, RobustnessResult
 from .robustness import PerturbationModel, RobustnessExperiment, robustness_experiment
+from .stability import PAPER_RBO, compare_stability, consensus_run, consensus_similarity, ordering_agreement
 
 __all__ = [
     # robustness of conclusions under judging error
@@ -35,4 +37,6 @@ __all__ = [
     "DepthExperiment", "depth_experiment",
     # fidelity of simulated assessors
     "SimulationFidelity", "simulation_fidelity", "AssessorSignificance", "assessor_significance",
+    # stability of orderings (Rashidi, Zobel and Moffat 2023)
+    "PAPER_RBO", "ordering_agreement", "compare_stability", "consensus_run", "consensus_similarity",
 ]
