@@ -33,7 +33,7 @@ from ..stats import consistent_discrimination, discrimination_agreement, discrim
 from ._common import aligned_runs, labelled_spec, renamed
 
 __all__ = ["pool_entry_depth", "depth_labels", "pool_multiplicity", "multiplicity_table",
-           "DepthExperiment", "depth_experiment"]
+           "DepthExperiment", "depth_experiment", "unjudged_depth"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,6 +157,60 @@ def multiplicity_table(aligned: AlignedRuns, depth: int, pool_runs: Sequence[str
     with np.errstate(invalid="ignore", divide="ignore"):
         frame["pct_relevant"] = 100.0 * frame["relevant"] / frame["count"].where(frame["count"] > 0)
     return frame
+
+
+def unjudged_depth(aligned: AlignedRuns, labels: np.ndarray | None = None, k: int = 10,
+                   versions: Sequence[str] | None = None) -> pd.DataFrame:
+    """Where each ranking meets its first unjudged document, and how many of its top k are unjudged.
+
+    Yang (2019, Sec. 4.10) recommends reporting, beside significance tests, the RBP residual or,
+    where residuals cannot be computed, "the fraction of unjudged documents above rank k" per
+    topic.  For every run, topic and label version this gives ``first_unjudged``, the 1-based rank
+    of the first retrieved document without a judgment (NaN when every retrieved document is
+    judged), ``unjudged_at_k``, the number of unjudged documents in the top ``k``, and
+    ``share_unjudged_at_k``, that number over the documents retrieved in the top ``k``.
+
+    Args:
+        aligned: runs aligned to the qrels.
+        labels: label matrix ``(len(aligned.table), versions)`` (e.g. :func:`depth_labels`; NaN =
+            unjudged); default: the table's own labels.
+        k: the rank cutoff.
+        versions: names of the label columns (default ``0, 1, ...``).
+
+    Returns:
+        Frame ``name, qid, version, first_unjudged, unjudged_at_k, share_unjudged_at_k``.
+    """
+    if not isinstance(aligned, AlignedRuns):
+        raise InputError(f"aligned must be an AlignedRuns, got {type(aligned).__name__}")
+    k = check_int("k", k, 1)
+    L = aligned.label_matrix(labels)
+    K = L.shape[1]
+    names = [str(v) for v in (range(K) if versions is None else versions)]
+    if len(names) != K:
+        raise InputError(f"versions has {len(names)} names for {K} label column(s)")
+    G = aligned.n_segments
+    seg = np.repeat(np.arange(G), aligned.seg_len)
+    judged_row = aligned.jidx >= 0
+    lab = np.full((len(seg), K), np.nan)
+    lab[judged_row] = L[aligned.jidx[judged_row]]
+    unj = np.isnan(lab)                                                   # (positions, K)
+    rank = aligned.pos.astype(np.float64) + 1.0
+    first = np.full(G * K, np.inf)
+    flat = (seg[:, None] * K + np.arange(K)[None, :])
+    np.minimum.at(first, flat[unj], np.broadcast_to(rank[:, None], unj.shape)[unj])
+    top = aligned.pos < k
+    count = np.bincount(flat[unj & top[:, None]], minlength=G * K)
+    retrieved = np.minimum(aligned.seg_len, k).astype(np.float64)         # (G,)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = count.reshape(G, K) / retrieved[:, None]
+    run_of = np.arange(G) // aligned.n_topics
+    topic_of = np.arange(G) % aligned.n_topics
+    return pd.DataFrame({
+        "name": np.repeat(np.asarray(aligned.run_names, dtype=object)[run_of], K),
+        "qid": np.repeat(np.asarray(aligned.topics, dtype=object)[topic_of], K),
+        "version": np.tile(np.asarray(names, dtype=object), G),
+        "first_unjudged": np.where(np.isinf(first), np.nan, first),
+        "unjudged_at_k": count.astype(np.int64), "share_unjudged_at_k": share.ravel()})
 
 
 # ---------------------------------------------------------------------------------------------
