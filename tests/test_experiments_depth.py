@@ -150,9 +150,23 @@ def test_depth_experiment_seeded(aligned):
 
 
 def test_depth_experiment_plots_and_bad_input(experiment, aligned, tmp_path):
-    experiment.plot_movement(tmp_path / "movement.png")
-    assert (tmp_path / "movement.png").stat().st_size > 1000
-    assert len(experiment.plot_discrimination().axes) == 2
+    fig = experiment.plot_movement(tmp_path / "movement.png")
+    assert (tmp_path / "movement.png").exists()
+    # what the figure shows: one panel per measure, one scatter per depth, labelled axes, tau in the title
+    assert len(fig.axes) == len(experiment.measures)
+    for ax, m in zip(fig.axes, experiment.measures):
+        assert len(ax.collections) == len(experiment.depths)
+        assert ax.get_xlabel() == "RBP residual (p=0.98) at depth k"
+        assert ax.get_ylabel() == "score(k) - score(full)"
+        tau = experiment.movement.set_index(["measure", "depth"]).loc[(m, "all"), "tau_diff"]
+        assert ax.get_title() == f"{m}: tau_b = {tau:.2f}"
+        pts = np.concatenate([c.get_offsets() for c in ax.collections])
+        assert len(pts) == len(experiment.run_names) * len(experiment.topics) * len(experiment.depths)
+    disc = experiment.plot_discrimination()
+    assert len(disc.axes) == 2
+    assert len(disc.axes[0].get_lines()) == 2 * len(experiment.measures)     # a curve and its reference line
+    np.testing.assert_allclose(disc.axes[0].get_lines()[0].get_ydata(),
+                               100 * experiment.discrimination.iloc[0, :-1].to_numpy(dtype=float))
     assert len(experiment.plot_consistency().axes) == len(experiment.measures)
     with pytest.raises(InputError, match="residual_p"):
         depth_experiment(aligned, depths=(1, 2), residual_p=1.0)

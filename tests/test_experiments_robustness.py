@@ -470,3 +470,25 @@ def test_verbose_is_a_deprecated_alias_of_progress(small, noisy):
     with pytest.warns(DeprecationWarning, match="verbose= is deprecated"):
         RobustnessResult.from_arrays(noisy.true, noisy.values, noisy.names, noisy.topics, verbose=False)
     assert noisy.params["rbo_p"] == 0.9                          # the package's RBO persistence
+
+
+def test_kendall_tau_is_tau_b_when_system_means_tie():
+    """Synthetic means with ties (two identical systems; a tie that appears in some replicates only):
+    the experiment's Kendall tau is scipy's tau_b, which here differs from tau_a, so a tau_a
+    implementation would fail (brute-force reference: scipy.stats.kendalltau)."""
+    rng = np.random.default_rng(3)
+    S, T, R = 6, 5, 8
+    true = rng.random((S, T))
+    true[1] = true[0]                                           # systems 0 and 1 tie under the true qrels
+    values = true[:, :, None] + rng.normal(0, 0.05, (S, T, R))
+    values[1] = values[0]                                       # ... and in every replicate
+    values[3, :, ::2] = values[2, :, ::2]                       # systems 2 and 3 tie in half the replicates
+    res = RobustnessResult.from_arrays({"AP": true}, {"AP": values}, [f"s{i}" for i in range(S)],
+                                       [f"q{t}" for t in range(T)])
+    M0, M = true.mean(axis=1), values.mean(axis=1)
+    got = res.rankings[res.rankings["measure"] == "AP"]["kendall_tau"].to_numpy()
+    want = np.array([stats.kendalltau(M[:, r], M0).statistic for r in range(R)])
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    conc = np.array([sum(np.sign(M[a, r] - M[b, r]) * np.sign(M0[a] - M0[b])
+                         for a, b in itertools.combinations(range(S), 2)) for r in range(R)]) / (S * (S - 1) / 2)
+    assert np.abs(got - conc).min() > 1e-3                      # tau_a (brute-force count) is different
