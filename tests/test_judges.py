@@ -770,6 +770,22 @@ def test_cli_random_writes_byte_identical_replicates(cli_files, capsys, coll):
     assert (d / "c" / names[0]).read_bytes() != (d / "a" / names[0]).read_bytes()
 
 
+def test_cli_binarise_writes_what_the_model_draws(cli_files, capsys, coll):
+    # --binarise is RandomFlips(binarise=True) (Rashidi, Zobel and Moffat 2023 flipped binarised qrels)
+    d = cli_files
+    assert coll.qrels["label"].max() > 1          # graded, so binarising changes the files
+    args = ["perturb", d / "qrels.txt", "--model", "random", "--tpr", "0.93", "--fpr", "0.07", "-n", "2",
+            "--seed", "3"]
+    assert run_cli(args + ["--binarise", "--out", d / "bin"], capsys)[0] == 0
+    assert run_cli(args + ["--out", d / "graded"], capsys)[0] == 0
+    binary = pn.read_qrels(d / "bin" / "replicate-0002.qrels")
+    graded = pn.read_qrels(d / "graded" / "replicate-0002.qrels")
+    assert set(binary["label"].unique()) <= {0, 1} and graded["label"].max() > 1
+    reps = RandomFlips(0.93, 0.07, binarise=True, seed=3).replicates(coll.qrels, 2)
+    assert binary.equals(pn.read_qrels(reps.qrels(1)))
+    assert ((binary["label"] > 0) == (graded["label"] > 0)).all()   # same flips, only the grades differ
+
+
 @pytest.mark.parametrize("extra", [
     ["--model", "random", "--judge", "smart_neutral"],
     ["--model", "random", "--disc", "3", "--bias", "0"],
