@@ -55,8 +55,8 @@ def run(paper: str, data: str | Path | None = None, quick: bool = False, progres
         progress: progress bars on stderr.
     """
     paper = _check_paper(paper)
-    where = resolve_data(data)
     module = importlib.import_module(f"{__name__}.{paper}")
+    where = resolve_data(data) if getattr(module, "NEEDS_DATA", True) else data
     start = time.perf_counter()
     rec = module.run(where, quick=bool(quick), progress=bool(progress))
     rec.seconds = round(time.perf_counter() - start, 1)

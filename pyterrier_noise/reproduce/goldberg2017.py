@@ -17,6 +17,8 @@ from .record import NOT_REPRODUCED, REPRODUCED, Reproduction, Row
 PAPER = "goldberg2017"
 CITATION = "Goldberg, Trotman, Wang, Min and Wan (2017)"
 TITLE = "Drawing Sound Conclusions from Noisy Judgments"
+#: the paper's own numbers: no data folder needed
+NEEDS_DATA = False
 EBAY = "the paper's eBay summary statistics and calibration (Sec. 6)"
 
 

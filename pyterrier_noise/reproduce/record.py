@@ -121,14 +121,23 @@ class Reproduction:
                   "verdict": f"not yet reproduced: {what}", "note": ""} for what in self.not_yet]
         return pd.DataFrame(rows, columns=["quantity", "paper", "source", "ours", "data", "verdict", "note"])
 
+    def summary_table(self) -> dict[str, Any]:
+        """The rows as the docs page shows them: quantity, paper (a number, or its text), where printed,
+        ours, verdict."""
+        rows = [[r.quantity, r.paper_text or r.paper, r.source, r.ours, r.verdict] for r in self.rows]
+        return {"columns": ["quantity", "paper", "where printed", "ours", "verdict"], "rows": rows}
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the inverse of :meth:`from_dict`)."""
-        return asdict(self)
+        """A JSON-ready dict (the inverse of :meth:`from_dict`); ``tables["summary"]`` is :meth:`summary_table`."""
+        d = asdict(self)
+        d["tables"] = {"summary": self.summary_table(), **{k: v for k, v in self.tables.items() if k != "summary"}}
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Reproduction":
         d = dict(d)
         d["rows"] = [Row(**r) for r in d["rows"]]
+        d["tables"] = {k: v for k, v in d.get("tables", {}).items() if k != "summary"}
         return cls(**d)
 
     def save(self, path: str | Path) -> Path:
