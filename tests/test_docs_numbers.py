@@ -150,7 +150,7 @@ def test_numeric_tables_are_marked_or_listed():
         for line, marker, header, body in tables(page.read_text()):
             if marker or not any(shows_number(c) for row in body for c in row):
                 continue
-            head = "| " + " | ".join(header) + " |"
+            head = re.sub(r"\s+", " ", "| " + " | ".join(header) + " |")
             key = next((k for k in UNBACKED if k[0] == page.name and head.startswith(k[1])), None)
             if key is None:
                 unmarked.append(f"{page.name}:{line}: {head[:80]}")

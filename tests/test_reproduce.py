@@ -94,7 +94,8 @@ def test_command_writes_records_and_a_page(tmp_path):
     assert _row(rec, "corrected P@3, data set b").ours == pytest.approx(0.828442, abs=1e-6)
     page = render_page([rec])
     assert "<!-- numbers: docs/data/reproduce_goldberg2017.json#summary -->" in page
-    assert "| corrected P@3, data set a | 0.8047 | Sec. 6 (Eq 5) | 0.8047 | reproduced |" in page
+    assert ("| corrected P@3, data set a | 0.8047 | Sec. 6 (Eq 5) | 0.8047 | the paper's eBay summary statistics and "
+            "calibration (Sec. 6) | reproduced |") in page
     status, out, err = run_cli("reproduce", "--help")
     assert status == 0 and all(p in out for p in PAPERS)
 
@@ -106,3 +107,8 @@ def test_quick_on_trec_covid(covid, paper):
     if paper == "yang2019":   # Yang 2019 Sec. 3.3.4 reproduces on TREC-COVID (docs/ties.md: >= 96.8% at rho = 2)
         kept = [r for r in rec.rows if r.quantity.startswith("pairs keeping")]
         assert all(r.ours >= 0.96 for r in kept)
+
+
+def test_command_line_copy_of_the_papers_agrees_with_the_library():
+    from pyterrier_noise.cli import reproduce as cli_reproduce
+    assert cli_reproduce.PAPERS == PAPERS

@@ -62,10 +62,10 @@ def render_section(rec: Reproduction, docs_path: str) -> str:
              f"- **How our data differs:** {rec.data_differs}.",
              f"- **Command:** `{rec.command}` ({rec.seconds:.0f} s{', quick mode' if rec.quick else ''}).", "",
              f"<!-- numbers: {docs_path}#summary -->",
-             "| quantity | paper | where printed | ours | verdict |", "|---|---|---|---|---|"]
+             "| quantity | paper | where printed | ours | data | verdict |", "|---|---|---|---|---|---|"]
     for r in rec.rows:
         paper = r.paper_text or (_cell(r.paper, r.decimals) if r.paper is not None else "(not printed)")
-        lines.append(f"| {r.quantity} | {paper} | {r.source} | {_cell(r.ours, r.decimals)} | {r.verdict} |")
+        lines.append(f"| {r.quantity} | {paper} | {r.source} | {_cell(r.ours, r.decimals)} | {r.data} | {r.verdict} |")
     notes = [f"- {r.quantity}: {r.note}" for r in rec.rows if r.note]
     if notes:
         lines += ["", "Notes:", "", *dict.fromkeys(notes)]

@@ -123,9 +123,9 @@ class Reproduction:
 
     def summary_table(self) -> dict[str, Any]:
         """The rows as the docs page shows them: quantity, paper (a number, or its text), where printed,
-        ours, verdict."""
-        rows = [[r.quantity, r.paper_text or r.paper, r.source, r.ours, r.verdict] for r in self.rows]
-        return {"columns": ["quantity", "paper", "where printed", "ours", "verdict"], "rows": rows}
+        ours, data, verdict."""
+        rows = [[r.quantity, r.paper_text or r.paper, r.source, r.ours, r.data, r.verdict] for r in self.rows]
+        return {"columns": ["quantity", "paper", "where printed", "ours", "data", "verdict"], "rows": rows}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the inverse of :meth:`from_dict`); ``tables["summary"]`` is :meth:`summary_table`."""
