@@ -20,7 +20,7 @@ from .._validation import InputError
 DATA_ENV = "PYTERRIER_NOISE_DATA"
 SYNTHETIC = "synthetic"
 
-__all__ = ["DATA_ENV", "SYNTHETIC", "Collection", "default_data_dir", "resolve_data", "load_collection"]
+__all__ = ["DATA_ENV", "SYNTHETIC", "Collection", "default_data_dir", "resolve_data", "load_collection", "data_option"]
 
 
 @dataclass

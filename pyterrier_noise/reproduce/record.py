@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from .._validation import InputError
+
 #: the verdicts a row can carry
 REPRODUCED = "reproduced"
 DATA_DIFFERS = "differs because our data differs"
@@ -63,7 +65,7 @@ class Row:
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+            raise InputError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
         self.paper = None if self.paper is None else float(self.paper)
         self.ours = None if self.ours is None or not math.isfinite(float(self.ours)) else float(self.ours)
 

@@ -15,12 +15,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .. import AlignedRuns, MeasureSpec
 from ..experiments import depth_experiment, match_phi_many
 from ..stats import discrimination_agreement
 from ..ties import TieBanding, TieBreaker, worst_case_table
-from .data import data_option, load_collection
+from .data import Collection, data_option, load_collection
 from .record import DATA_DIFFERS, NOT_REPRODUCED, REPRODUCED, Reproduction, Row
 
 PAPER = "yang2019"
@@ -49,13 +50,13 @@ def table33_rows() -> list[Row]:
     return rows
 
 
-def _scores(runs: dict, qrels, ties: str) -> dict[str, np.ndarray]:
+def _scores(runs: dict, qrels: pd.DataFrame, ties: str) -> dict[str, np.ndarray]:
     aligned = AlignedRuns.build(runs, qrels, ties=ties, on_topic_mismatch="ignore")
     out = aligned.evaluate(list(BAND_MEASURES.values()))
     return {k: out[s][:, :, 0] for k, s in BAND_MEASURES.items()}
 
 
-def banding_rows(coll, rho: float = 2.0) -> list[Row]:
+def banding_rows(coll: Collection, rho: float = 2.0) -> list[Row]:
     """Share of system pairs keeping their t-test conclusion after banding at ``rho`` (Sec. 3.3.4)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -75,7 +76,7 @@ def banding_rows(coll, rho: float = 2.0) -> list[Row]:
     return rows
 
 
-def phi_rows(coll) -> list[Row]:
+def phi_rows(coll: Collection) -> list[Row]:
     """The RBP persistence whose system ordering best matches each metric's (Kendall's tau, Sec. 4.4)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -91,7 +92,7 @@ def phi_rows(coll) -> list[Row]:
     return rows
 
 
-def depth_rows(coll, quick: bool) -> list[Row]:
+def depth_rows(coll: Collection, quick: bool) -> list[Row]:
     """Discrimination ratio of AP at shallow pool depths (Table 4.5), against the full qrels."""
     depths = (5, 25) if quick else (5, 10, 15, 20, 25, 50)
     with warnings.catch_warnings():
