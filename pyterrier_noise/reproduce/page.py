@@ -65,10 +65,17 @@ def render_section(rec: Reproduction, docs_path: str) -> str:
              "| quantity | paper | where printed | ours | data | verdict |", "|---|---|---|---|---|---|"]
     for r in rec.rows:
         paper = r.paper_text or (_cell(r.paper, r.decimals) if r.paper is not None else "(not printed)")
-        lines.append(f"| {r.quantity} | {paper} | {r.source} | {_cell(r.ours, r.decimals)} | {r.data} | {r.verdict} |")
-    notes = [f"- {r.quantity}: {r.note}" for r in rec.rows if r.note]
+        lines.append(f"| {r.quantity} | {paper} | {r.source} | {_cell(r.ours, r.decimals)} | {rec.data_shown(r)} "
+                     f"| {r.verdict} |")
+    notes: dict[str, list[str]] = {}
+    for r in rec.rows:
+        if r.note:
+            notes.setdefault(r.note, []).append(r.quantity)
     if notes:
-        lines += ["", "Notes:", "", *dict.fromkeys(notes)]
+        lines += ["", "Notes:", ""]
+        for note, which in notes.items():
+            rows = which[0] if len(which) == 1 else f"{which[0]} ... {which[-1]} ({len(which)} rows)"
+            lines.append(f"- {rows}: {note}.")
     if rec.not_yet:
         lines += ["", "Not yet reproduced:", "", *[f"- {w}" for w in rec.not_yet]]
     return "\n".join(lines) + "\n"

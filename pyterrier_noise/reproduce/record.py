@@ -126,8 +126,18 @@ class Reproduction:
     def summary_table(self) -> dict[str, Any]:
         """The rows as the docs page shows them: quantity, paper (a number, or its text), where printed,
         ours, data, verdict."""
-        rows = [[r.quantity, r.paper_text or r.paper, r.source, r.ours, r.data, r.verdict] for r in self.rows]
+        rows = [[r.quantity, r.paper_text or r.paper, r.source, r.ours, self.data_shown(r), r.verdict]
+                for r in self.rows]
         return {"columns": ["quantity", "paper", "where printed", "ours", "data", "verdict"], "rows": rows}
+
+    def data_shown(self, row: Row) -> str:
+        """A row's data as the docs table shows it: what it adds to the record's ``data`` ("the data
+        above" when nothing), or its own words when it ran on something else."""
+        if row.data == self.data:
+            return "the data above"
+        if row.data.startswith(self.data):
+            return "the data above" + row.data[len(self.data):]
+        return row.data
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the inverse of :meth:`from_dict`); ``tables["summary"]`` is :meth:`summary_table`."""
