@@ -41,8 +41,6 @@ UNBACKED = {
     ("selection.md", "| rule | C | A | pooling |"): "stopping rules on TREC-COVID (select --stop-*)",
     ("selection.md", "| workload | ours (s) | minavgerr (s) |"): "W3 timings; benchmarks/results/ is not committed",
     ("ties.md", "| metric | expected | min (pessimistic) |"): "Table 3.1 worked example (docs code block)",
-    ("ties.md", "| rho | TREC-COVID RR | RBP(0.5) |"): "banding experiment (benchmarks/banding_experiment.py, needs Vaswani + PISA)",
-    ("ties.md", "| | measure | both significant |"): "banding experiment (benchmarks/banding_experiment.py, needs Vaswani + PISA)",
     ("uncertainty.md", "| metric | matched phi | expected depth |"): "phi matching on TREC-COVID (docs code block)",
     ("uncertainty.md", "| reference / correlation | mean phi |"): "per-topic phi on TREC-COVID (docs code block)",
     ("uncertainty.md", "| version | k=1 | 2 | 3 |"): "depth experiment (benchmarks/depth_experiment.py)",
