@@ -7,11 +7,14 @@ checks the page against it).  The reproductions write their own records
 * ``docs/data/tie_stats.json#table32``: ties in the TREC-COVID round-1 runs (Yang 2019 thesis,
   Table 3.2 layout), computed here with ``pyterrier_noise.ties.tie_stats_in_chunks`` in float64
   and float32; the TREC-7 and TREC-8 rows are the thesis's printed numbers.
+* ``docs/data/selection_stopping.json#stopping``: judgments until a stopping rule of
+  ``pyterrier_noise.selection.StopRule`` ends Methods C and A and pooling on TREC-COVID round 1
+  (all runs pooled, p = 0.8, the round-1 qrels as the assessor; docs/selection.md).
 * ``docs/data/banding_experiment.json#unchanged`` and ``#rho2``: the two tables of the banding
   experiment, taken from ``benchmarks/results/banding_experiment.json`` (run
   ``python benchmarks/banding_experiment.py`` first; skipped with a message when it is absent).
 
-Usage:  python benchmarks/render_docs.py          (about 30 seconds; needs ../shared/data)
+Usage:  python benchmarks/render_docs.py          (about a minute; needs ../shared/data)
 """
 from __future__ import annotations
 
@@ -65,6 +68,32 @@ def tie_stats_table() -> dict:
             "rows": rows + THESIS_TABLE_3_2}
 
 
+def stopping_table() -> dict:
+    from pyterrier_noise.io import read_qrels, read_runs
+    from pyterrier_noise.selection import StopRule, simulate
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = read_runs(DATA / "runs")
+    qrels = read_qrels(DATA / "qrels-rnd1.txt")
+    budget = len(qrels)
+    never = f"not within {budget:,}"
+
+    def judgments(method: str, rules: list) -> int | str:
+        used = []
+        for rule in rules:
+            res = simulate(runs, qrels, method=method, checkpoints=[budget], p_eval=[0.8], significance=False,
+                           stop=rule)
+            if res.stopped is not None:
+                used.append(len(res.judgments))
+        return min(used) if used else never
+
+    rows = [["mean residual of the top 48 runs by midpoint <= 0.1",
+             *[judgments(m, [StopRule(top_residual=0.1)]) for m in ("C", "A", "pool")]],
+            ["leading run's base above every other run's upper bound (or projection)",
+             *[judgments(m, [StopRule(leader="upper"), StopRule(leader="projected")]) for m in ("C", "A", "pool")]]]
+    return {"columns": ["rule", "C", "A", "pooling"], "rows": rows}
+
+
 def banding_tables(report: dict) -> dict:
     parts = [("covid", "TREC-COVID"), ("vaswani", "Vaswani")]
     measures = list(report["covid"]["results"]["2"])
@@ -91,6 +120,8 @@ def main() -> int:
     _write("tie_stats", {"table32": tie_stats_table()},
            "python benchmarks/render_docs.py (pyterrier_noise.ties.tie_stats_in_chunks on TREC-COVID round 1; "
            "thesis rows: Yang 2019, Table 3.2)")
+    _write("selection_stopping", {"stopping": stopping_table()},
+           "python benchmarks/render_docs.py (pyterrier_noise.selection.simulate with StopRule on TREC-COVID round 1)")
     if BANDING.exists():
         _write("banding_experiment", banding_tables(json.loads(BANDING.read_text())),
                "python benchmarks/banding_experiment.py, then python benchmarks/render_docs.py")
