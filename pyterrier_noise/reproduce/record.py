@@ -66,7 +66,7 @@ class Row:
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise InputError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
-        self.paper = None if self.paper is None else float(self.paper)
+        self.paper = None if self.paper is None else round(float(self.paper), 12)
         self.ours = None if self.ours is None or not math.isfinite(float(self.ours)) else float(self.ours)
 
     @property
