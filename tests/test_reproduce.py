@@ -112,3 +112,11 @@ def test_quick_on_trec_covid(covid, paper):
 def test_command_line_copy_of_the_papers_agrees_with_the_library():
     from pyterrier_noise.cli import reproduce as cli_reproduce
     assert cli_reproduce.PAPERS == PAPERS
+
+
+def test_reproductions_page_is_generated_from_the_stored_records():
+    """docs/reproductions.md is exactly what ``reproduce all --write-docs`` renders from docs/data/."""
+    from pyterrier_noise.reproduce.page import DOCS, json_path
+    stored = [Reproduction.load(json_path(p)) for p in PAPERS]
+    assert (DOCS / "reproductions.md").read_text() == render_page(stored)
+    assert [r.paper for r in stored] == list(PAPERS) and not any(r.quick for r in stored)
