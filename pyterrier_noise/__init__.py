@@ -31,6 +31,7 @@ __version__ = "0.1.0"
 
 SUBPACKAGES = ("io", "engine", "measures", "judges", "experiments", "selection", "correction", "ties",
                "stats", "crowd", "report", "synthetic", "cli")
+SUBPACKAGES += ("reproduce",)   # each source paper's headline experiment, beside its printed numbers
 
 # public name -> the subpackage that defines it: the user-facing names of every capability (a test keeps
 # this table in step with the subpackages' __all__; names that two subpackages share, and constants and

@@ -19,6 +19,7 @@ COMMANDS = {
     "eval": "eval", "demo": "demo", "perturb": "perturb", "robustness": "robustness", "select": "select",
     "judge": "judge", "band": "ties", "round": "ties", "ties": "ties", "phi-match": "phi_match",
     "pairwise": "pairwise", "report": "report",
+    "reproduce": "reproduce",
 }
 
 
