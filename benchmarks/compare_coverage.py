@@ -30,91 +30,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-import warnings
 from pathlib import Path
 
-import numpy as np
-from scipy import stats
-
-from pyterrier_noise.correction import JudgeCalibration, compare, correct_summary
+from pyterrier_noise.reproduce.coverage import K, N_A, N_B, N_N, N_R, TNR, TPR, ebay, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "compare_coverage.json"
-
-TPR, TNR = 43 / 59, 67 / 84          # true judge rates (the eBay estimates, Goldberg et al. 2017, Sec 6)
-N_R, N_N = 59, 84                    # gold sample: the eBay size (143 pairs)
-N_A, N_B = 10278, 20604              # queries of the two eBay data sets
-K = 3                                # P@3
-
-
-def _bronze_summaries(m_gold: float, n: int, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and SD over ``n`` queries of bronze P@3, for ``size`` experiments (Eq 3: forward model)."""
-    m_j = m_gold * TPR + (1 - m_gold) * (1 - TNR)
-    pmf = stats.binom.pmf(np.arange(K + 1), K, m_j)
-    counts = rng.multinomial(n, pmf, size=size)               # queries with 0..3 bronze-relevant docs
-    x = np.arange(K + 1) / K
-    mean = counts @ x / n
-    var = (counts @ x ** 2 - n * mean ** 2) / (n - 1)
-    return mean, np.sqrt(np.maximum(var, 0.0))
-
-
-def _calibrations(size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    return rng.binomial(N_R, TPR, size=size), rng.binomial(N_N, TNR, size=size)
-
-
-def _coverage(hits: np.ndarray) -> dict[str, float]:
-    c = float(hits.mean())
-    return {"coverage": c, "mc_se": float(np.sqrt(c * (1 - c) / hits.size))}
-
-
-def simulate(n_experiments: int = 4000, seed: int = 0) -> dict:
-    """Run the three designs; return the table rows."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    designs = [("one sample", 0.805, 0.828, True), ("one sample, no difference", 0.805, 0.805, True),
-               ("own samples", 0.805, 0.828, False)]
-    for design, m_a, m_b, shared in designs:
-        mean_a, sd_a = _bronze_summaries(m_a, N_A, n_experiments, rng)
-        mean_b, sd_b = _bronze_summaries(m_b, N_B, n_experiments, rng)
-        agree_r, agree_n = _calibrations(n_experiments, rng)
-        agree_r2, agree_n2 = (agree_r, agree_n) if shared else _calibrations(n_experiments, rng)
-        modes = ("shared", "independent") if shared else ("independent",)
-        cover_a = np.zeros(n_experiments, bool)
-        cover = {m: np.zeros(n_experiments, bool) for m in modes}
-        se = {m: np.zeros(n_experiments) for m in modes}
-        diff = np.zeros(n_experiments)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")     # a rare draw puts a corrected P@3 above 1: still counted
-            for i in range(n_experiments):
-                cal_a = JudgeCalibration.binary(N_R, int(agree_r[i]), N_N, int(agree_n[i]))
-                cal_b = cal_a if shared else JudgeCalibration.binary(N_R, int(agree_r2[i]), N_N, int(agree_n2[i]))
-                a = correct_summary(mean_a[i], sd_a[i], N_A, cal_a, measure="P@3")
-                b = correct_summary(mean_b[i], sd_b[i], N_B, cal_b, measure="P@3")
-                cover_a[i] = a.ci_low <= m_a <= a.ci_high
-                for mode in modes:
-                    c = compare(a, b, calibration=mode)
-                    cover[mode][i] = c.ci_low <= m_a - m_b <= c.ci_high
-                    se[mode][i] = c.se
-                    diff[i] = c.diff
-        rows.append({"design": design, "interval": "system a", "calibration": "-", **_coverage(cover_a)})
-        for mode in modes:
-            rows.append({"design": design, "interval": "difference a - b", "calibration": mode,
-                         **_coverage(cover[mode]), "mean_se": float(se[mode].mean()),
-                         "sd_of_difference": float(diff.std(ddof=1))})
-    return {"rows": rows}
-
-
-def ebay() -> dict:
-    """The paper's eBay comparison (Sec 6) computed both ways."""
-    cal = JudgeCalibration.binary(59, 43, 84, 67)
-    a = correct_summary(0.6260, 0.414, 10278, cal, measure="P@3")
-    b = correct_summary(0.6385, 0.402, 20604, cal, measure="P@3")
-    out = {"paper_p_value": 0.841}
-    for mode in ("shared", "independent"):
-        c = compare(b, a, calibration=mode)
-        out[mode] = {"diff": c.diff, "se": c.se, "z": c.z, "p_value": c.p_value}
-    out["naive_p_value"] = compare(b, a).naive_p_value
-    return out
 
 
 def main() -> None:
