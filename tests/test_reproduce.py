@@ -94,7 +94,7 @@ def test_missing_data_is_a_clear_error(tmp_path, monkeypatch):
 def test_command_writes_records_and_a_page(tmp_path):
     status, out, err = run_cli("reproduce", "goldberg2017", "--quick", "--out", tmp_path / "o", "--quiet")
     assert status == 0, err
-    assert "0.8047" in out and "not yet reproduced:" in out
+    assert "0.8047" in out and 'calibration="shared"' in out and "not yet reproduced:" not in out
     rec = Reproduction.load(tmp_path / "o" / "reproduce_goldberg2017.json")
     assert _row(rec, "corrected P@3, data set b").ours == pytest.approx(0.828442, abs=1e-6)
     page = render_page([rec])
@@ -112,6 +112,8 @@ def test_quick_on_trec_covid(covid, paper):
     if paper == "yang2019":   # Yang 2019 Sec. 3.3.4 reproduces on TREC-COVID (docs/ties.md: >= 96.8% at rho = 2)
         kept = [r for r in rec.rows if r.quantity.startswith("pairs keeping")]
         assert all(r.ours >= 0.96 for r in kept)
+        # TREC-COVID round 1 judged 60 runs to depth 5 and none to depth 10: the deepest reference is depth 5
+        assert any(r.quantity == "AP discrimination ratio (%), reference depth 5" for r in rec.rows)
 
 
 def test_command_line_copy_of_the_papers_agrees_with_the_library():
@@ -125,3 +127,40 @@ def test_reproductions_page_is_generated_from_the_stored_records():
     stored = [Reproduction.load(json_path(p)) for p in PAPERS]
     assert (DOCS / "reproductions.md").read_text() == render_page(stored)
     assert [r.paper for r in stored] == list(PAPERS) and not any(r.quick for r in stored)
+
+
+def test_compare_coverage_in_the_ebay_setting():
+    """The coverage study of benchmarks/compare_coverage.py, quick: with one calibration sample for both
+    systems the shared-calibration interval of the difference covers about 95% (500 experiments: 3 Monte
+    Carlo SEs = 0.029), while Goldberg et al.'s Eq 10-11 (independent calibrations) always covers."""
+    rows = {r.quantity: r for r in run("goldberg2017", quick=True).rows}
+    what = "coverage of compare()'s 95% interval of the difference, one calibration sample for both systems, "
+    shared, indep = rows[what + 'calibration="shared"'], rows[what + 'calibration="independent"']
+    assert abs(shared.ours - 0.95) <= 0.03 and shared.verdict == REPRODUCED
+    assert indep.ours >= 0.99 and indep.verdict != REPRODUCED
+
+
+def test_new_analyses_on_the_synthetic_collection():
+    import warnings
+
+    from pyterrier_noise.reproduce.data import load_collection
+    from pyterrier_noise.reproduce.moffat2007 import overlap_rows
+    from pyterrier_noise.selection import simulate
+    rec = run("webber2012", data="synthetic", quick=True)
+    # every proper per-topic fit's slope class equals statsmodels' Logit's (Webber et al. 2012, Table 4)
+    assert _row(rec, "slope classes agreeing with statsmodels' Logit (share of proper models)").ours == 1.0
+    assert sum(r.source == "Table 7" for r in rec.rows) == 25 and not rec.not_yet   # both blocks + the spread
+    rec = run("rashidi2023", data="synthetic", quick=True)
+    # RBO truncated at depth 50 over the 20 synthetic systems: at most (1 - 0.9) sum_{d<=20} 0.9^(d-1) = 1 - 0.9^20
+    rbo = [r.ours for r in rec.rows if r.quantity.startswith("RBO (p = 0.9, truncated")]
+    assert len(rbo) == 2 and all(0 < v <= 1 - 0.9 ** 20 + 1e-12 for v in rbo)
+    coll = load_collection("synthetic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows, table = overlap_rows(coll.runs, coll.qrels, 120, "synthetic")
+        sel = {p: simulate(coll.runs, coll.qrels, method="C", checkpoints=[120], p_select=p, p_eval=[p],
+                           significance=False).judgments.iloc[:120] for p in (0.5, 0.8, 0.95)}
+    sets = {p: set(zip(s["qid"].astype(str), s["docno"].astype(str))) for p, s in sel.items()}
+    # brute force: Python set intersections of the three selections (Moffat, Webber and Zobel 2007, Table 3 layout)
+    assert table["rows"] == [[f"{a:g}", *[len(sets[a] & sets[b]) for b in (0.5, 0.8, 0.95)]] for a in (0.5, 0.8, 0.95)]
+    assert rows[0].ours == len(sets[0.5] & sets[0.8]) / 120
