@@ -14,7 +14,16 @@ checks the page against it).  The reproductions write their own records
   experiment, taken from ``benchmarks/results/banding_experiment.json`` (run
   ``python benchmarks/banding_experiment.py`` first; skipped with a message when it is absent).
 
-Usage:  python benchmarks/render_docs.py          (about a minute; needs ../shared/data)
+* ``docs/data/robustness_study.json#study`` and ``#reverse``: the TREC-COVID robustness study of
+  docs/robustness.md (Rashidi, Zobel and Moffat 2023, Sec. 5), from ``study_data`` of
+  ``benchmarks/w4_robustness.py`` (300 replicates, seed 1).
+* ``docs/data/uncertainty_study.json``: the phi-matching and pool-depth tables of docs/uncertainty.md
+  (Yang 2019, Ch. 4), from ``study`` of ``benchmarks/depth_experiment.py`` (without its plots or timings).
+* ``docs/data/perturbation_judges.json#judges``: the named judges' rates (``judges.JUDGES``, ``sdt_rates``).
+* ``docs/data/ties_table31.json#table31``: Yang (2019) thesis Table 3.1, scored by the engine's tie modes.
+
+Usage:  python benchmarks/render_docs.py [NAME ...]   (a few minutes; needs ../shared/data; NAME limits it to
+        tie_stats, selection_stopping, banding, robustness, uncertainty, perturbation, ties)
 """
 from __future__ import annotations
 
@@ -113,7 +122,156 @@ def banding_tables(report: dict) -> dict:
                                  "spread", "overlap %", "NI 1 %", "NI 3 %"], "rows": rho2}}
 
 
+def _benchmark(name: str):
+    """A module of benchmarks/ (they are scripts, not a package)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+STUDY_LABELS = {"random flips": "random", "rank-biased flips": "rank-biased"}
+
+
+def robustness_tables(n: int = 300, seed: int = 1) -> dict:
+    """docs/robustness.md's two tables: the study of Rashidi, Zobel and Moffat (2023, Sec. 5) on TREC-COVID."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = _benchmark("w4_robustness").study_data(n, seed)
+    study = [[STUDY_LABELS[r["model"]], r["measure"], [round(r["kendall_tau"], 6), round(r["kendall_tau_sd"], 6)],
+              [round(r["rbo"], 6), round(r["rbo_sd"], 6)], round(r["tau_ap"], 6), int(r["significant_pairs"]),
+              round(r["kept"], 6), round(r["lost"], 6), round(r["reversed"], 6), round(r["gained"], 6)]
+             for r in d["rows"]]
+    reverse = [[STUDY_LABELS[r["model"]], r["measure"], int(r["observed_significant"]), round(r["confirmed"], 6),
+                round(r["same_direction"], 6), [round(r["window_mean"], 6), round(r["window_sd"], 6)]]
+               for r in d["reverse"]]
+    return {"study": {"columns": ["flips", "measure", "Kendall tau (sd)", "RBO (sd)", "tau_AP", "significant pairs",
+                                  "kept", "lost", "reversed", "gained"], "rows": study},
+            "reverse": {"columns": ["flips", "measure", "observed significant", "confirmed (true p < 0.05)",
+                                    "same direction", "true p for observed p in [0.005, 0.015]: mean (sd)"],
+                        "rows": reverse}}
+
+
+def uncertainty_tables() -> dict:
+    """docs/uncertainty.md's phi-matching and pool-depth tables (Yang 2019, Ch. 4) on TREC-COVID round 1."""
+    import os
+    de = _benchmark("depth_experiment")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = de.part_deep()
+        os.environ["DEPTH_BENCH_RUNS"] = ",".join(found["deep"])
+        s = de.study(plots=False)
+    phi = []
+    for m, x in s["phi_match"].items():
+        smallest = min(c["phi"] for c in x["curve"])
+        shown = f"{x['phi']:g} (the smallest phi tried)" if x["phi"] == smallest else round(x["phi"], 6)
+        phi.append([m, shown, round(x["depth"], 6), round(x["tau"], 6), round(x["mean_residual"], 6)])
+    topic = []
+    for key in ("AP/kendall", "AP/rbo", "nDCG/kendall", "nDCG/rbo"):
+        x = s["phi_per_topic"][key]
+        m, c = key.split("/")
+        topic.append([f"{m} / {'Kendall' if c == 'kendall' else 'RBO'}", round(x["mean_phi"], 6),
+                      round(x["tau_R_phi"], 6), f"{x['p_value']:.1e}",
+                      f"{x['below_0.8']} / {x['0.8_to_0.9']} / {x['at_least_0.9']}"])
+    versions = [r["version"] for r in s["pool"]]
+    heads = [versions[0]] + [v.replace("k=", "") for v in versions[1:]]
+    pool = [["judged", *[int(r["judged"]) for r in s["pool"]]], ["relevant", *[int(r["relevant"]) for r in s["pool"]]],
+            ["mean RBP(0.98) residual", *[round(r["mean_residual"], 6) for r in s["pool"]]]]
+    label = {"AP": "AP", "nDCG": "nDCG", "RBP(p=0.98)": "RBP(0.98)"}
+    disc = [[label[r["measure"]], *[round(100 * r[v], 6) for v in versions]] for r in s["discrimination"]]
+    shallow = [1, 2, 3, 5, 10, 20, 50]
+    agree = []
+    for m in label:
+        cells = {int(r["depth"]): f"{r['FP']} / {r['FN']}" for r in s["agreement"] if r["measure"] == m}
+        agree.append([label[m], *[cells[k] for k in shallow]])
+    move = []
+    for m in label:
+        rows = {str(r["depth"]): r for r in s["movement"] if r["measure"] == m}
+        cells = [f"{rows[k]['pct_rise']:.1f} / {rows[k]['pct_same']:.1f} / {rows[k]['pct_fall']:.1f}"
+                 for k in ("1", "5", "20", "100")]
+        a = rows["all"]
+        move.append([label[m], *cells, round(a["tau_diff"], 6), round(a["tau_abs_diff"], 6),
+                     round(a["tau_resolved_abs_diff"], 6)])
+    return {"phi": {"columns": ["metric", "matched phi", "expected depth", "tau_b", "mean RBP residual at phi"],
+                    "rows": phi},
+            "phi_per_topic": {"columns": ["reference / correlation", "mean phi", "tau_b(R, phi)", "p",
+                                          "max corr < 0.8 / 0.8-0.9 / >= 0.9"], "rows": topic},
+            "pool": {"columns": ["version", *heads], "rows": pool},
+            "discrimination": {"columns": ["measure", *heads], "rows": disc},
+            "agreement": {"columns": ["measure", "k=1", *[str(k) for k in shallow[1:]]], "rows": agree},
+            "movement": {"columns": ["measure", "k=1", "k=5", "k=20", "k=100", "all depths: tau_b(res, diff)",
+                                     "tau_b(res, \\|diff\\|)", "tau_b(resolved, \\|diff\\|)"], "rows": move}}
+
+
+JUDGE_WORDS = {"smart_neutral": "Rashidi et al.'s main setting (\"TPR 0.93, FPR 0.07\")",
+               "extreme": "their low-TPR case",
+               "nist_primary": "Smucker & Jethani's primary (NIST) assessors",
+               "crowd_secondary": "Smucker & Jethani's secondary (crowd) assessors"}
+
+
+def judges_table() -> dict:
+    """docs/perturbation.md's named judges: (d', bias) of ``judges.JUDGES`` and their rates by ``sdt_rates``."""
+    from pyterrier_noise.judges import JUDGES, sdt_rates
+    rows = []
+    for name, words in JUDGE_WORDS.items():
+        disc, bias = JUDGES[name]
+        tpr, fpr = sdt_rates(disc, bias)
+        rows.append([name, [float(disc), float(bias)], round(float(tpr), 6), round(float(fpr), 6), words])
+    return {"columns": ["name", "(d', bias)", "TPR", "FPR", ""], "rows": rows}
+
+
+#: Yang (2019) thesis, Table 3.1: a ranking of ten documents with three groups of tied scores (R = 5)
+T31_DOCS = list("DHACMSWBEJ")
+T31_SCORES = [9.8, 9.3, 9.3, 9.3, 8.4, 8.4, 8.2, 8.0, 8.0, 8.0]
+T31_RELEVANT = set("ACSWJ")
+
+
+def table31() -> dict:
+    """docs/ties.md's Table 3.1: expected, pessimistic and optimistic RBP(0.9), P@5, RR and AP by the engine."""
+    from fractions import Fraction
+
+    import pandas as pd
+
+    from pyterrier_noise import AlignedRuns, MeasureSpec
+    run = pd.DataFrame({"qid": "1", "docno": T31_DOCS, "score": T31_SCORES})
+    qrels = pd.DataFrame({"qid": "1", "docno": T31_DOCS, "label": [float(d in T31_RELEVANT) for d in T31_DOCS]})
+    specs = {"RBP(0.9)": MeasureSpec("RBP", p=0.9), "P@5": MeasureSpec("P", cutoff=5), "RR": MeasureSpec("RR"),
+             "AP": MeasureSpec("AP")}
+    values = {}
+    for mode in ("expected", "pessimistic", "optimistic"):
+        out = AlignedRuns.build({"t31": run}, qrels, ties=mode).evaluate(list(specs.values()))
+        values[mode] = {k: float(out[s][0, 0, 0]) for k, s in specs.items()}
+
+    def shown(k: str, v: float):
+        if k == "RR":
+            return str(Fraction(v).limit_denominator(100))
+        return round(v, 6) if k != "P@5" else round(v, 1)
+    rows = [[k, *[shown(k, values[mode][k]) for mode in ("expected", "pessimistic", "optimistic")]] for k in specs]
+    return {"columns": ["metric", "expected", "min (pessimistic)", "max (optimistic)"], "rows": rows}
+
+
 def main() -> int:
+    only = set(sys.argv[1:])
+    if only:
+        parts = {"robustness": lambda: _write("robustness_study", robustness_tables(),
+                                              "python benchmarks/render_docs.py robustness (benchmarks/w4_robustness.py "
+                                              "study_data, 300 replicates, seed 1)"),
+                 "uncertainty": lambda: _write("uncertainty_study", uncertainty_tables(),
+                                               "python benchmarks/render_docs.py uncertainty (benchmarks/"
+                                               "depth_experiment.py study, without plots or timings)"),
+                 "perturbation": lambda: _write("perturbation_judges", {"judges": judges_table()},
+                                                "python benchmarks/render_docs.py perturbation"),
+                 "ties": lambda: _write("ties_table31", {"table31": table31()},
+                                        "python benchmarks/render_docs.py ties (the engine's tie modes)")}
+        unknown = only - set(parts)
+        if unknown:
+            print(f"render_docs: unknown part(s) {sorted(unknown)}; expected some of {sorted(parts)} (or none: all)",
+                  file=sys.stderr)
+            return 2
+        for name in sorted(only):
+            parts[name]()
+        return 0
     if not DATA.exists():
         print(f"render_docs: {DATA} is absent (../shared/data must sit beside the repository)", file=sys.stderr)
         return 1
@@ -128,6 +286,12 @@ def main() -> int:
     else:
         print(f"render_docs: {BANDING.relative_to(ROOT)} is absent: run python benchmarks/banding_experiment.py "
               "first to back the banding tables of docs/ties.md", file=sys.stderr)
+    _write("perturbation_judges", {"judges": judges_table()}, "python benchmarks/render_docs.py perturbation")
+    _write("ties_table31", {"table31": table31()}, "python benchmarks/render_docs.py ties (the engine's tie modes)")
+    _write("robustness_study", robustness_tables(),
+           "python benchmarks/render_docs.py robustness (benchmarks/w4_robustness.py study_data, 300 replicates, seed 1)")
+    _write("uncertainty_study", uncertainty_tables(),
+           "python benchmarks/render_docs.py uncertainty (benchmarks/depth_experiment.py study, without plots or timings)")
     return 0
 
 

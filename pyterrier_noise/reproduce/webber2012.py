@@ -56,6 +56,7 @@ TABLE3 = {("meta_ap", "mean_inverse_rank", "p(.|1)"): -0.055, ("meta_ap", "mean_
           ("meta_ap", "max_inverse_rank", "p(.|1)"): -0.565, ("meta_ap", "max_inverse_rank", "p(.|0)"): -1.204,
           ("mean_inverse_rank", "max_inverse_rank", "p(.|1)"): -0.510,
           ("mean_inverse_rank", "max_inverse_rank", "p(.|0)"): -1.150}
+CONDITION_WORDS = {"p(.|1)": "originally relevant", "p(.|0)": "originally non-relevant"}
 PREDICTOR_WORDS = {"meta_ap": "meta-AP", "mean_inverse_rank": "mean inverse rank",
                    "max_inverse_rank": "max inverse rank"}
 #: Table 4 totals (TREC-4 and TREC-6): positive slopes among proper models, significant among positive
@@ -153,7 +154,7 @@ def _fit_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, where: str)
         first, second_p, cond = key
         r = table.loc[key]
         rows.append(Row(f"goodness of fit (Eq 2): {PREDICTOR_WORDS[first]} minus {PREDICTOR_WORDS[second_p]}, "
-                        f"{cond}", printed, "Table 3", float(r["mean_diff"]), 3, where, DATA_DIFFERS,
+                        f"{CONDITION_WORDS[cond]}", printed, "Table 3", float(r["mean_diff"]), 3, where, DATA_DIFFERS,
                         note=f"{TREC4}; ours over {int(r['n_models'])} proper per-topic models"))
     best = [float(table.loc[("meta_ap", "max_inverse_rank", c), "mean_diff"]) for c in ("p(.|1)", "p(.|0)")]
     worst = max(best)
