@@ -138,7 +138,7 @@ def correction_tables(n_experiments: int, seed: int = 0) -> dict[str, Any]:
                      r["calibration"] if diff else None, round(r["coverage"], 6),
                      round(r["mean_se"], 6) if diff else None, round(r["sd_of_difference"], 6) if diff else None])
     rows = [r for r in rows if r[1] == "difference" or r[0] == DESIGN_WORDS["one sample"]]
-    return {"ebay": {"columns": ["eBay, b − a (P@3)", "diff", "SE", "z", "p"], "rows": ebay},
+    return {"ebay": {"columns": ["eBay, `b − a` (P@3)", "diff", "SE", "z", "p"], "rows": ebay},
             "coverage": {"columns": ["design", "interval", "calibration", "coverage", "mean SE", "SD of the estimate"],
                          "rows": rows}}
 
