@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engine import AlignedRuns
 from ..experiments import assessor_significance, simulation_fidelity
 from ..judges import (FlipRateModel, MetarankLogisticModel, RankBiasedFlips, compare_predictors, metarank,
                       sample_for_dual_assessment)
@@ -65,10 +66,11 @@ TABLE4_POS_SIG = 154 / 247
 TREC4 = "TREC-4's real dual assessments (33 runs, 48 topics) in the paper"
 
 
-def _model(kind: tuple[str, str], runs: dict) -> Any:
+def _model(kind: tuple[str, str], meta: pd.DataFrame) -> Any:
+    """A model of Table 7's rows; the metarank models read the meta-AP of ``meta`` (computed once)."""
     model, scope = kind
     scope = "universal" if scope == "universal" else "per_topic"
-    return FlipRateModel(scope=scope) if model == "flip-rate" else MetarankLogisticModel(runs, scope=scope)
+    return FlipRateModel(scope=scope) if model == "flip-rate" else MetarankLogisticModel(metarank=meta, scope=scope)
 
 
 def statsmodels_slope_classes(runs: dict, qrels: pd.DataFrame, alternative: pd.DataFrame,
@@ -93,12 +95,14 @@ def statsmodels_slope_classes(runs: dict, qrels: pd.DataFrame, alternative: pd.D
     return agree, len(proper)
 
 
-def _table7_rows(runs: dict, qrels: pd.DataFrame, alt: pd.DataFrame, n_rep: int, where: str) -> list[Row]:
+def _table7_rows(runs: dict, qrels: pd.DataFrame, alt: pd.DataFrame, n_rep: int, where: str,
+                 meta: pd.DataFrame) -> list[Row]:
     rows, accuracy = [], []
+    aligned = AlignedRuns.build(runs, qrels, on_topic_mismatch="ignore")    # one alignment for the 8 models
     for block, printed, vary in (("assessor only", TABLE7_ASSESSOR, False), ("assessor + topic", TABLE7_TOPIC, True)):
         for kind in MODELS:
-            m = _model(kind, runs).fit(qrels, alt)
-            s = assessor_significance(runs, qrels, m, "AP", n_replicates=n_rep, vary_topics=vary, seed=0).summary
+            m = _model(kind, meta).fit(qrels, alt)
+            s = assessor_significance(aligned, None, m, "AP", n_replicates=n_rep, vary_topics=vary, seed=0).summary
             if not vary:
                 accuracy.append(float(s["accuracy"]))
             for k, what in enumerate(("precision", "recall", "accuracy")):
@@ -115,10 +119,10 @@ def _table7_rows(runs: dict, qrels: pd.DataFrame, alt: pd.DataFrame, n_rep: int,
 
 
 def _fidelity_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, n_rep: int, where: str,
-                   where_sampled: str, seed_sample: int = 1) -> list[Row]:
+                   where_sampled: str, meta: pd.DataFrame, seed_sample: int = 1) -> list[Row]:
     rows, rmse = [], {}
     for kind in MODELS:
-        m = _model(kind, runs).fit(qrels, second)
+        m = _model(kind, meta).fit(qrels, second)
         f = simulation_fidelity(runs, qrels, second, m, "AP", n_replicates=n_rep, seed=0)
         rmse[kind] = f.rmse
         for k, (what, ours) in enumerate((("RMSE of MAP", f.rmse), ("mean Kendall's tau", f.mean_tau))):
@@ -131,9 +135,9 @@ def _fidelity_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, n_rep:
                          "assessor far better than flip rates"))
     sampled_rmse = {}
     for (model, strategy), printed in TABLE6.items():
-        chosen = sample_for_dual_assessment(qrels, 20, strategy, runs=runs, seed=seed_sample)
+        chosen = sample_for_dual_assessment(qrels, 20, strategy, metarank=meta, seed=seed_sample)
         alt = second.merge(chosen[["qid", "docno"]])
-        m = _model((model, "per-topic"), runs).fit(qrels, alt)
+        m = _model((model, "per-topic"), meta).fit(qrels, alt)
         f = simulation_fidelity(runs, qrels, second, m, "AP", n_replicates=n_rep, seed=0)
         sampled_rmse[(model, strategy)] = f.rmse
         for k, (what, ours) in enumerate((("RMSE of MAP", f.rmse), ("mean Kendall's tau", f.mean_tau))):
@@ -147,7 +151,7 @@ def _fidelity_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, n_rep:
     return rows
 
 
-def _fit_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, where: str) -> list[Row]:
+def _fit_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, where: str, meta: pd.DataFrame) -> list[Row]:
     rows = []
     table = compare_predictors(qrels, second, runs).set_index(["first", "second", "condition"])
     for key, printed in TABLE3.items():
@@ -163,7 +167,7 @@ def _fit_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, where: str)
                     note="the paper's claim: meta-AP fits better than the max inverse rank in both classes"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = MetarankLogisticModel(runs, scope="per_topic").fit(qrels, second)
+        model = MetarankLogisticModel(metarank=meta, scope="per_topic").fit(qrels, second)
     slopes = model.slope_table().sum(axis=0)
     proper = int(slopes[["pos_sig", "pos_nonsig", "neg_nonsig", "neg_sig"]].sum())
     positive = int(slopes[["pos_sig", "pos_nonsig"]].sum())
@@ -192,15 +196,16 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # topics without a relevant document, improper fits: announced by models
         second = RankBiasedFlips(None, None, runs=runs, weighting="absolute", seed=5)(qrels)
-        chosen = sample_for_dual_assessment(qrels, 20, "even", runs=runs, seed=1)
+        meta = metarank(runs, docs=qrels[["qid", "docno"]])      # meta-AP of every judged document, once
+        chosen = sample_for_dual_assessment(qrels, 20, "even", metarank=meta, seed=1)
         alt = second.merge(chosen[["qid", "docno"]])
         base = (f"{coll.description}: {len(runs)} runs, a simulated second assessor (rank-biased flips)")
         where7 = f"{base} re-judging {len(alt):,} sampled documents, {n_rep} replicates"
         where5 = f"{base} judging all {len(second):,} documents, {n_rep} replicates"
         where6 = f"{base} judging 20 + 20 sampled documents per topic, {n_rep} replicates"
-        rows = _table7_rows(runs, qrels, alt, n_rep, where7)
-        rows += _fidelity_rows(runs, qrels, second, n_rep, where5, where6)
-        rows += _fit_rows(runs, qrels, second, f"{base} judging all {len(second):,} documents")
+        rows = _table7_rows(runs, qrels, alt, n_rep, where7, meta)
+        rows += _fidelity_rows(runs, qrels, second, n_rep, where5, where6, meta)
+        rows += _fit_rows(runs, qrels, second, f"{base} judging all {len(second):,} documents", meta)
     return Reproduction(
         paper=PAPER, citation=CITATION, title=TITLE,
         experiment=("flip-rate and metarank-logistic models, universal and per topic, fitted on a simulated second "
