@@ -121,8 +121,9 @@ def _records(frame) -> list:
     return [{str(k): (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in out]
 
 
-def study() -> dict:
-    """The untimed analyses and the plots."""
+def study(plots: bool = True) -> dict:
+    """The untimed analyses and (unless ``plots=False``) the plots.  ``benchmarks/render_docs.py`` calls it
+    without plots to store the tables of docs/uncertainty.md."""
     import pandas as pd
     from pyterrier_noise import AlignedRuns
     from pyterrier_noise.experiments import (FINE_GRID, depth_experiment, match_phi_many, multiplicity_table,
@@ -133,10 +134,11 @@ def study() -> dict:
     t0 = time.perf_counter()
     e = depth_experiment(aligned, depths=DEPTHS)
     t_exp = time.perf_counter() - t0
-    IMG.mkdir(parents=True, exist_ok=True)
-    e.plot_discrimination(IMG / "uncertainty-depth-discrimination.png")
-    e.plot_movement(IMG / "uncertainty-depth-movement.png")
-    e.plot_consistency(IMG / "uncertainty-depth-consistency.png")
+    if plots:
+        IMG.mkdir(parents=True, exist_ok=True)
+        e.plot_discrimination(IMG / "uncertainty-depth-discrimination.png")
+        e.plot_movement(IMG / "uncertainty-depth-movement.png")
+        e.plot_consistency(IMG / "uncertainty-depth-consistency.png")
     mult = {k: multiplicity_table(aligned, k) for k in (5, 20)}
 
     everything = AlignedRuns.build(read_runs(DATA / "runs"), qrels)
@@ -147,8 +149,9 @@ def study() -> dict:
     topical = match_phi_many(everything, None, ["AP", "nDCG"], FINE_GRID, per_topic=True)
     t_topic = time.perf_counter() - t0
     rbo = match_phi_many(everything, None, ["AP", "nDCG"], FINE_GRID, per_topic=True, correlation="rbo")
-    plot_phi_match(list(global_.values()), IMG / "uncertainty-phi-match.png")
-    plot_phi_match([topical["AP"], topical["nDCG"]], IMG / "uncertainty-phi-per-topic.png")
+    if plots:
+        plot_phi_match(list(global_.values()), IMG / "uncertainty-phi-match.png")
+        plot_phi_match([topical["AP"], topical["nDCG"]], IMG / "uncertainty-phi-per-topic.png")
 
     pd.set_option("display.width", 200)
     return {

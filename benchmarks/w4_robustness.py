@@ -104,8 +104,9 @@ def part_peer(n: int, seed: int, out: str) -> dict:
 STUDY_MEASURES = ["AP", "nDCG", "P@10", "RBP(p=0.8)", "RBP(p=0.95)"]
 
 
-def study(n: int, seed: int) -> int:
-    """The experiment of Rashidi, Zobel & Moffat (2023, Sec. 5) on TREC-COVID round 1."""
+def study_data(n: int, seed: int) -> dict:
+    """The experiment of Rashidi, Zobel & Moffat (2023, Sec. 5) on TREC-COVID round 1: the rows that
+    ``study`` prints and stores (``benchmarks/render_docs.py`` stores them for docs/robustness.md)."""
     import numpy as np
     from scipy import stats
     from pyterrier_noise import evaluate
@@ -148,7 +149,15 @@ def study(n: int, seed: int) -> int:
                                  "window_0.005_0.015": int(len(near)),
                                  "window_mean": float(np.mean(near)) if len(near) else float("nan"),
                                  "window_sd": float(np.std(near, ddof=1)) if len(near) > 1 else float("nan")})
-    print(f"50 best of {len(runs)} runs by RBP(p=0.8): {top[0]} .. {top[-1]}; {n} replicates, seed {seed}")
+    return {"runs": top, "n_runs": len(runs), "replicates": n, "seed": seed, "rows": rows, "reverse": reverse_rows,
+            "versus_AP": versus, "models": list(models), "official_relevant": int((qrels["label"] >= 1).sum())}
+
+
+def study(n: int, seed: int) -> int:
+    """Run :func:`study_data`, print its tables and write benchmarks/results/w4_study.json."""
+    d = study_data(n, seed)
+    top, rows, reverse_rows, versus = d["runs"], d["rows"], d["reverse"], d["versus_AP"]
+    print(f"50 best of {d['n_runs']} runs by RBP(p=0.8): {top[0]} .. {top[-1]}; {n} replicates, seed {seed}")
     print(f"{'model':18} {'measure':12} {'tau':>6} {'(sd)':>6} {'RBO':>6} {'(sd)':>6} {'tau_ap':>6} {'sig':>5} "
           f"{'kept':>6} {'lost':>6} {'revers':>7} {'swapped':>7} {'gained':>7}")
     for r in rows:
@@ -165,11 +174,11 @@ def study(n: int, seed: int) -> int:
         print(f"{r['model']:18} {r['measure']:12} {r['observed_significant']:7d} {r['confirmed']:9.3f} "
               f"{r['same_direction']:9.3f} {r['significantly_reversed']:9.4f} {r['window_0.005_0.015']:12d} "
               f"{r['window_mean']:7.3f} {r['window_sd']:6.3f}")
-    for label in models:
+    for label in d["models"]:
         r = next(x for x in rows if x["model"] == label)
         print(f"{label}: realised TPR {r['realised_tpr']:.4f}, FPR {r['realised_fpr']:.4f}, "
               f"{r['relevant_per_replicate']:.0f} relevant judgments per replicate "
-              f"(official: {int((qrels['label'] >= 1).sum())}); {r['seconds']:.1f} s")
+              f"(official: {d['official_relevant']}); {r['seconds']:.1f} s")
     path = ROOT / "benchmarks" / "results" / "w4_study.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"runs": top, "replicates": n, "seed": seed, "rows": rows, "reverse": reverse_rows,

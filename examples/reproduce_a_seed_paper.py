@@ -1,44 +1,36 @@
-"""User story: "reproduce a seed paper" -- the worked numbers of the five source papers, recomputed.
+"""User story: "reproduce a source paper" -- the papers' worked numbers, then a whole headline experiment.
 
-* Moffat, Webber & Zobel (2007): the RBP worked example, base 0.380 and residual 0.160 at p = 0.8.
-* Goldberg et al. (2017): corrected P@3 of the eBay example, 0.8047 and 0.8284.
-* Yang (2019), Ch. 2-3: Kendall tau 0.4 and RBO_ext 0.9317 (corrected values), Krippendorff's
-  alpha 0.298 (Table 2.10), and the worst-case banding bounds of Table 3.3.
+The worked numbers come from the same functions as ``pyterrier-noise reproduce`` (so they cannot
+disagree with docs/reproductions.md):
 
-    python examples/reproduce_a_seed_paper.py [--quick]
+* Moffat, Webber and Zobel (2007), Sec. 2: the RBP worked example, base 0.380 and residual 0.160 at p = 0.8.
+* Goldberg et al. (2017), Sec. 6: corrected P@3 of the eBay example, 0.8047 and 0.8284.
+* Yang (2019), Table 3.3: the worst-case banding bounds; Ch. 2: Kendall's tau 0.4 and RBO_ext
+  0.9317 (corrected values), Krippendorff's alpha 0.298 (Table 2.10).
+
+Then one paper's headline experiment through the Python entry point ``pyterrier_noise.reproduce.run``
+(default goldberg2017, which needs no data; the others read TREC-COVID round 1 from --data, or use
+--data synthetic):
+
+    python examples/reproduce_a_seed_paper.py [--quick] [--paper moffat2007] [--data DIR | --data synthetic]
 """
 from __future__ import annotations
 
 import argparse
 
 import numpy as np
-import pandas as pd
 
-from pyterrier_noise import AlignedRuns, MeasureSpec
+from pyterrier_noise.reproduce import PAPERS, run
+from pyterrier_noise.reproduce.goldberg2017 import ebay_rows
+from pyterrier_noise.reproduce.moffat2007 import worked_example_rows
+from pyterrier_noise.reproduce.yang2019 import table33_rows
 from pyterrier_noise.stats import kendall_tau, krippendorff_alpha, rbo
-from pyterrier_noise.correction import JudgeCalibration, correct_summary
-from pyterrier_noise.ties import worst_case_table
 
 
-def rbp_worked_example() -> None:
-    labels = [0, 1, 1, 0, 0, 1, None, 0, 0, 1]        # rank 7 unjudged
-    docs = [f"d{i}" for i in range(10)]
-    run = pd.DataFrame({"qid": "1", "docno": docs, "score": np.arange(10, 0, -1.0)})
-    qrels = pd.DataFrame([("1", d, float(l)) for d, l in zip(docs, labels) if l is not None],
-                         columns=["qid", "docno", "label"])
-    aligned = AlignedRuns.build({"example": run}, qrels)
-    specs = [MeasureSpec("RBP", c, p=0.8) for c in ("value", "residual", "upper", "projected")]
-    out = aligned.evaluate(specs)
-    print("Moffat, Webber & Zobel 2007, Sec. 2 (paper: 0.380 + 0.160, upper 0.540):")
-    print("  base %.4f  residual %.4f  upper %.4f  projected %.4f" % tuple(out[s][0, 0, 0] for s in specs))
-
-
-def ebay_correction() -> None:
-    cal = JudgeCalibration.binary(59, 43, 84, 67)
-    a = correct_summary(0.6260, 0.414, 10278, cal, measure="P@3")
-    b = correct_summary(0.6385, 0.402, 20604, cal, measure="P@3")
-    print("Goldberg et al. 2017, Sec. 6 (paper: 0.8047 (SE 0.0903) and 0.8284 (SE 0.0923)):")
-    print(f"  corrected P@3 {a.value:.4f} (SE {a.se:.4f}) and {b.value:.4f} (SE {b.se:.4f})")
+def show(title: str, rows) -> None:
+    print(title)
+    for r in rows:
+        print(f"  {r.quantity:55s} paper {r.paper_shown:>8s}   ours {r.ours_shown:>8s}   {r.verdict}")
 
 
 def thesis_agreement() -> None:
@@ -51,13 +43,16 @@ def thesis_agreement() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="(everything here is quick already)")
-    ap.parse_args()
-    rbp_worked_example()
-    ebay_correction()
+    ap.add_argument("--quick", action="store_true", help="fewer replicates and budgets in the headline experiment")
+    ap.add_argument("--paper", choices=list(PAPERS), default="goldberg2017", help="the headline experiment to run")
+    ap.add_argument("--data", default=None, help="folder holding trec-covid-round1/, or 'synthetic'")
+    args = ap.parse_args()
+    show("Moffat, Webber and Zobel 2007, Sec. 2:", worked_example_rows())
+    show("Goldberg et al. 2017, Sec. 6:", ebay_rows())
     thesis_agreement()
-    print("Yang 2019, Table 3.3 (worst-case score change from banding):")
-    print(worst_case_table().round(4).to_string(index=False))
+    show("Yang 2019, Table 3.3 (worst-case score change from banding):", table33_rows())
+    print()
+    print(run(args.paper, data=args.data, quick=args.quick).to_text())
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ __version__ = "0.1.0"
 
 SUBPACKAGES = ("io", "engine", "measures", "judges", "experiments", "selection", "correction", "ties",
                "stats", "crowd", "report", "synthetic", "cli")
-SUBPACKAGES += ("web",)   # judging in the browser (needs the 'web' extra to serve)
+SUBPACKAGES += ("web",)         # judging in the browser (needs the 'web' extra to serve)
+SUBPACKAGES += ("reproduce",)   # each source paper's headline experiment, beside its printed numbers
 
 # public name -> the subpackage that defines it: the user-facing names of every capability (a test keeps
 # this table in step with the subpackages' __all__; names that two subpackages share, and constants and
@@ -56,6 +57,10 @@ _register("judges", "Chain ConfusionJudge deeply_judged_runs FlipRateModel inclu
                     "JudgmentPerturbation meta_ap meta_ap_weight MetarankLogisticModel PoolDepthReduction "
                     "RandomFlips RandomRemoval RankBiasedFlips ReplicateSet sample_for_dual_assessment "
                     "sdt_params sdt_rates WEBBER_TREC6 weighted_subset")
+_register("judges", "compare_predictors metarank")
+_register("experiments", "assessor_significance AssessorSignificance simulation_fidelity SimulationFidelity")
+_register("experiments", "compare_stability consensus_run consensus_similarity ordering_agreement")
+_register("experiments", "depth_ancova judgment_overlap unjudged_depth")
 _register("experiments", "add_residual_columns ap_bounds APBounds DEFAULT_GRID depth_experiment DEPTH_GRID "
                          "depth_labels DepthExperiment FINE_GRID match_phi match_phi_many multiplicity_table "
                          "PerturbationModel PhiMatch plot_distributions plot_phi_match plot_ranks "

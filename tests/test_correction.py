@@ -20,11 +20,15 @@ from pyterrier_noise.correction import (
 )
 from pyterrier_noise._validation import CoercionWarning, InputError
 
+# the calibration counts printed in Goldberg et al. (2017), Sec 6 (the eBay example)
 EBAY = dict(n_relevant=59, agree_relevant=43, n_nonrelevant=84, agree_nonrelevant=67)
 
 
 @pytest.fixture()
-def ebay():
+def ebay_paper_sec6():
+    """The eBay inputs as the paper prints them (Sec 6): calibration counts, P@3 means, SDs and query
+    counts.  Expected values in the tests are the paper's where it prints them, else exact
+    arithmetic of its equations (written out in eq7 below)."""
     cal = JudgeCalibration.binary(**EBAY)
     a = correct_summary(0.6260, 0.414, 10278, cal, measure="P@3")
     b = correct_summary(0.6385, 0.402, 20604, cal, measure="P@3")
@@ -43,8 +47,8 @@ def eq7(jbar: float, var_j: float, tpr: float, n_r: int, tnr: float, n_n: int) -
 # ------------------------------------------------------------------------------------------------
 # eBay example (Sec 6; notes Sec 9 / T1)
 
-def test_ebay_corrected_values_and_ses(ebay):
-    cal, a, b = ebay
+def test_ebay_corrected_values_and_ses(ebay_paper_sec6):
+    cal, a, b = ebay_paper_sec6
     assert cal.tpr == pytest.approx(0.728814, abs=1e-6)
     assert cal.tnr == pytest.approx(0.797619, abs=1e-6)
     assert cal.D == pytest.approx(0.526433, abs=1e-6)
@@ -72,8 +76,8 @@ def test_ebay_corrected_values_and_ses(ebay):
         assert est.se == pytest.approx(se, rel=1e-12)
 
 
-def test_ebay_comparisons(ebay):
-    _, a, b = ebay
+def test_ebay_comparisons(ebay_paper_sec6):
+    _, a, b = ebay_paper_sec6
     paper = compare(b, a, calibration="independent")           # Eq 10 / 11
     assert paper.diff == pytest.approx(0.023745, abs=1e-6)
     assert paper.z == pytest.approx(0.18385, abs=1e-5)
@@ -100,8 +104,8 @@ def test_ebay_comparisons(ebay):
     assert compare(a, b).diff == pytest.approx(-shared.diff)
 
 
-def test_ebay_bootstrap(ebay):
-    cal, _, _ = ebay
+def test_ebay_bootstrap(ebay_paper_sec6):
+    cal, _, _ = ebay_paper_sec6
     boot = correct_summary(0.6260, 0.414, 10278, cal, se="bootstrap", n_replicates=40_000, seed=7)
     # notes Sec 9: Alg 1 SE ~ 0.0975 (200k draws); larger than Eq 7's 0.0903 because 1/D is convex
     assert boot.se == pytest.approx(0.0975, abs=0.003)

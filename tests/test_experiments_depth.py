@@ -150,9 +150,23 @@ def test_depth_experiment_seeded(aligned):
 
 
 def test_depth_experiment_plots_and_bad_input(experiment, aligned, tmp_path):
-    experiment.plot_movement(tmp_path / "movement.png")
-    assert (tmp_path / "movement.png").stat().st_size > 1000
-    assert len(experiment.plot_discrimination().axes) == 2
+    fig = experiment.plot_movement(tmp_path / "movement.png")
+    assert (tmp_path / "movement.png").exists()
+    # what the figure shows: one panel per measure, one scatter per depth, labelled axes, tau in the title
+    assert len(fig.axes) == len(experiment.measures)
+    for ax, m in zip(fig.axes, experiment.measures):
+        assert len(ax.collections) == len(experiment.depths)
+        assert ax.get_xlabel() == "RBP residual (p=0.98) at depth k"
+        assert ax.get_ylabel() == "score(k) - score(full)"
+        tau = experiment.movement.set_index(["measure", "depth"]).loc[(m, "all"), "tau_diff"]
+        assert ax.get_title() == f"{m}: tau_b = {tau:.2f}"
+        pts = np.concatenate([c.get_offsets() for c in ax.collections])
+        assert len(pts) == len(experiment.run_names) * len(experiment.topics) * len(experiment.depths)
+    disc = experiment.plot_discrimination()
+    assert len(disc.axes) == 2
+    assert len(disc.axes[0].get_lines()) == 2 * len(experiment.measures)     # a curve and its reference line
+    np.testing.assert_allclose(disc.axes[0].get_lines()[0].get_ydata(),
+                               100 * experiment.discrimination.iloc[0, :-1].to_numpy(dtype=float))
     assert len(experiment.plot_consistency().axes) == len(experiment.measures)
     with pytest.raises(InputError, match="residual_p"):
         depth_experiment(aligned, depths=(1, 2), residual_p=1.0)
@@ -173,3 +187,60 @@ def test_depth_experiment_residual_p_is_a_deprecated_alias_of_p(aligned):
     np.testing.assert_array_equal(new.residual, old.residual)
     pd.testing.assert_frame_equal(new.movement, old.movement)
     assert depth_experiment(aligned, **kw).residual_p == 0.98      # the thesis's default
+
+
+# ---------------------------------------------------------------------------------------------
+# the thesis's reference: runs judged to depth 50 and their depth-50 qrels (Yang 2019, Tables 4.5-4.8)
+
+def test_reference_depth_brute_force(coll):
+    """reference_depth=R scores only the runs judged to depth R on every topic, pools them and
+    compares with the qrels reduced to their depth-R pool; checked by brute force: pools built by
+    looping over runs and topics, scores from pytrec_eval (through ir_measures), the reference
+    discrimination ratio from scipy's paired t-test."""
+    R, depths = 6, (2, 4)
+    qrels = coll.qrels.copy()
+    # drop the judgment of one document at rank 4 of one run: that run (and any run ranking that
+    # document in its top 6) is no longer judged to depth 6 on every topic
+    first = list(coll.runs)[0]
+    r0 = coll.runs[first].sort_values(["qid", "score", "docno"], ascending=[True, False, False])
+    q0 = sorted(r0["qid"].unique())[0]
+    d0 = r0[r0["qid"] == q0]["docno"].iloc[3]
+    qrels = qrels[~((qrels["qid"] == q0) & (qrels["docno"] == d0))]
+    judged = set(zip(qrels["qid"], qrels["docno"]))
+
+    ranked = {n: r.sort_values(["qid", "score", "docno"], ascending=[True, False, False])
+              for n, r in coll.runs.items()}
+    topics = sorted(qrels["qid"].unique())
+    deep = [n for n, r in ranked.items()
+            if all(len(g) >= R and all((q, d) in judged for d in g["docno"].iloc[:R])
+                   for q, g in ((q, r[r["qid"] == q]) for q in topics))]
+    assert first not in deep and len(deep) >= 2
+
+    def reduced(k):
+        pool = {(q, d) for n in deep for q, g in ranked[n].groupby("qid") for d in g["docno"].iloc[:k]}
+        keep = [(q, d) in pool for q, d in zip(qrels["qid"], qrels["docno"])]
+        return qrels[keep]
+
+    with pytest.warns(UserWarning, match=r"runs are not judged to depth 6 on every topic and are left out"):
+        e = depth_experiment(coll.runs, qrels, depths=depths, measures=("AP", "nDCG"), reference_depth=R)
+    assert e.versions == ["k=2", "k=4", "k=6"] and e.reference_depth == R
+    assert sorted(e.run_names) == sorted(deep)
+    for v, k in enumerate(list(depths) + [R]):
+        qr = reduced(k).rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+        assert e.pool["judged"].iloc[v] == len(qr)
+        for i, name in enumerate(e.run_names):
+            run = coll.runs[name].rename(columns={"qid": "query_id", "docno": "doc_id"})
+            ref = {(str(x.measure), x.query_id): x.value
+                   for x in ir_measures.iter_calc([ir_measures.AP, ir_measures.nDCG], qr, run)}
+            for t, q in enumerate(e.topics):
+                assert e.scores["AP"][i, t, v] == pytest.approx(ref.get(("AP", q), 0.0), abs=1e-9)
+                assert e.scores["nDCG"][i, t, v] == pytest.approx(ref.get(("nDCG", q), 0.0), abs=1e-9)
+    # reference column of Table 4.5: share of deep-run pairs with paired t-test p < 0.05 on qrels_R
+    s = e.scores["AP"][:, :, -1]
+    n = len(deep)
+    sig = [st.ttest_rel(s[i], s[j]).pvalue < 0.05 for i in range(n) for j in range(i + 1, n)]
+    assert e.discrimination.loc["AP", "k=6"] == pytest.approx(np.mean(sig))
+    a = e.agreement[e.agreement["measure"] == "AP"]
+    assert (a[["TP", "FP", "FN", "TN"]].sum(axis=1) == n * (n - 1) // 2).all()
+    with pytest.raises(InputError, match="below reference_depth"):
+        depth_experiment(coll.runs, qrels, depths=(2, 6), reference_depth=R)

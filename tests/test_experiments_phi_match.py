@@ -134,11 +134,30 @@ def test_match_phi_bad_input(coll, aligned):
         match_phi(aligned, measure=frame)
 
 
-def test_plot_phi_match_writes_png(aligned, tmp_path):
+DEPTH_GRID_DEPTHS = (2, 5, 10, 20, 50, 100, 200, 1000)   # the top axis's phi ticks (plot_phi_match)
+
+
+def test_plot_phi_match_shows_the_curves_and_the_topics(aligned, tmp_path):
     ms = match_phi_many(aligned, measures=["AP", "nDCG"], grid=DEPTH_GRID, per_topic=True)
     fig = plot_phi_match(ms, tmp_path / "phi.png")
-    assert (tmp_path / "phi.png").stat().st_size > 1000
-    assert len(fig.axes) >= 3
+    # what it shows: the curve panel (plus its phi axis on top) and one per-topic panel (plus colour bar) per measure
+    assert len(fig.axes) == 2 + 2 * 2
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "expected depth 1/(1-phi) of RBP"
+    assert ax.get_ylabel() == "Kendall tau_b"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [f"{m} (phi* {ms[m].phi:g})" for m in ("AP", "nDCG")]
+    for m, curve in zip(("AP", "nDCG"), ax.lines[0::2]):     # each curve is the match's tau against 1/(1-phi)
+        np.testing.assert_allclose(curve.get_xdata(), 1 / (1 - ms[m].curve["phi"].to_numpy()))
+        np.testing.assert_allclose(curve.get_ydata(), ms[m].curve["tau"].to_numpy())
+    top = next(a for a in fig.axes if a.get_xlabel() == "phi")
+    assert [t.get_text() for t in top.get_xticklabels()] == [f"{1 - 1 / d:g}" for d in DEPTH_GRID_DEPTHS
+                                                              if ax.get_xlim()[0] <= d <= ax.get_xlim()[1]]
+    panels = [a for a in fig.axes if a.get_xlabel() == "R (relevant judgments of the topic)"]
+    assert len(panels) == 2 and all(a.get_ylabel() == "matched phi" for a in panels)
+    for a, m in zip(panels, ("AP", "nDCG")):
+        assert len(a.collections) == 1 and len(a.collections[0].get_offsets()) == ms[m].per_topic["phi"].notna().sum()
+    from matplotlib.image import imread
+    assert imread(tmp_path / "phi.png").ndim == 3
     with pytest.raises(InputError, match="does not exist"):
         ms["AP"].plot(tmp_path / "missing" / "phi.png")
 
@@ -263,7 +282,10 @@ def test_deprecated_phi_and_path_keywords_still_work(aligned, tmp_path):
     m = match_phi(aligned, measure="AP", grid=DEPTH_GRID)
     with pytest.warns(DeprecationWarning, match="path= is deprecated; use save="):
         fig = m.plot(path=tmp_path / "old.png")
-    assert (tmp_path / "old.png").stat().st_size > 1000 and len(fig.axes) >= 1
+    assert len(fig.axes) == 2 and fig.axes[0].get_ylabel() == "Kendall tau_b"
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [f"AP (phi* {m.phi:g})"]
+    from matplotlib.image import imread
+    assert imread(tmp_path / "old.png").ndim == 3
     with pytest.warns(DeprecationWarning, match="pyterrier_noise.experiments"):
         old_module = pn.uncertainty                  # the module's name before the layout
     assert old_module.match_phi is match_phi

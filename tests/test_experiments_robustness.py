@@ -352,15 +352,36 @@ def test_from_arrays_and_plots(noisy, tmp_path):
     pd.testing.assert_frame_equal(again.pairs, noisy.pairs)
     from matplotlib.figure import Figure
     from pyterrier_noise import _plot
+    S = len(noisy.names)
     fig = noisy.plot_distributions("AP")
-    assert isinstance(fig, Figure) and len(fig.axes[0].lines) >= 1
+    assert isinstance(fig, Figure) and len(fig.axes) == 1
+    ax = fig.axes[0]
+    # what the plot shows: one box per system, systems named in order of their unperturbed mean, which
+    # is drawn as the red dots (plotted by hand from noisy.true, not from the plot's code)
+    order = np.argsort(-noisy.true["AP"].mean(axis=1), kind="stable")
+    assert [t.get_text() for t in ax.get_xticklabels()] == [noisy.names[i] for i in order]
+    dots = [ln for ln in ax.lines if ln.get_label() == "unperturbed qrels"]
+    assert len(dots) == 1 and list(dots[0].get_xdata()) == list(range(1, S + 1))
+    np.testing.assert_allclose(dots[0].get_ydata(), noisy.true["AP"].mean(axis=1)[order])
+    assert sum(ln.get_label() == "_nolegend_" or ln.get_label().startswith("_") for ln in ax.lines) >= 5 * S
+    assert ax.get_ylabel() == "mean AP" and f"over {noisy.params['n_replicates']} perturbed" in ax.get_title()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["unperturbed qrels"]
     fig = _plot.figure(8, 4)
     axes = fig.subplots(1, 2)
     assert noisy.plot_distributions("AP", ax=axes[0], kind="violin") is fig
+    assert len(axes[0].collections) == S            # one violin body per system
     assert noisy.plot_ranks(ir_measures.nDCG @ 10, ax=axes[1], save=tmp_path / "two.png") is fig
-    assert (tmp_path / "two.png").stat().st_size > 1000
+    assert axes[1].get_xlabel() == "observed rank (nDCG@10, perturbed qrels)"
+    assert axes[1].get_ylabel() == "true rank (unperturbed qrels)"
+    step = max(1, S // 10)
+    assert [t.get_text() for t in axes[1].get_xticklabels()] == [str(k) for k in range(1, S + 1, step)]
+    identity = [ln for ln in axes[1].lines if list(ln.get_xdata()) == [1, S]]
+    assert len(identity) == 1 and list(identity[0].get_ydata()) == [1, S]
+    from matplotlib.image import imread
+    h, w = imread(tmp_path / "two.png").shape[:2]
+    assert w == 2 * h                               # the saved file is this 8 x 4 inch figure
     written = noisy.save(tmp_path)
-    assert (tmp_path / "pairs.tsv").exists() and (tmp_path / "ranks-AP.png").stat().st_size > 1000
+    assert (tmp_path / "pairs.tsv").exists() and imread(tmp_path / "ranks-AP.png").ndim == 3
     assert len(written) == 8 + 2 * 3
     back = pd.read_csv(tmp_path / "summary.tsv", sep="\t")
     np.testing.assert_allclose(back["rbo"], noisy.summary["rbo"])
@@ -470,3 +491,25 @@ def test_verbose_is_a_deprecated_alias_of_progress(small, noisy):
     with pytest.warns(DeprecationWarning, match="verbose= is deprecated"):
         RobustnessResult.from_arrays(noisy.true, noisy.values, noisy.names, noisy.topics, verbose=False)
     assert noisy.params["rbo_p"] == 0.9                          # the package's RBO persistence
+
+
+def test_kendall_tau_is_tau_b_when_system_means_tie():
+    """Synthetic means with ties (two identical systems; a tie that appears in some replicates only):
+    the experiment's Kendall tau is scipy's tau_b, which here differs from tau_a, so a tau_a
+    implementation would fail (brute-force reference: scipy.stats.kendalltau)."""
+    rng = np.random.default_rng(3)
+    S, T, R = 6, 5, 8
+    true = rng.random((S, T))
+    true[1] = true[0]                                           # systems 0 and 1 tie under the true qrels
+    values = true[:, :, None] + rng.normal(0, 0.05, (S, T, R))
+    values[1] = values[0]                                       # ... and in every replicate
+    values[3, :, ::2] = values[2, :, ::2]                       # systems 2 and 3 tie in half the replicates
+    res = RobustnessResult.from_arrays({"AP": true}, {"AP": values}, [f"s{i}" for i in range(S)],
+                                       [f"q{t}" for t in range(T)])
+    M0, M = true.mean(axis=1), values.mean(axis=1)
+    got = res.rankings[res.rankings["measure"] == "AP"]["kendall_tau"].to_numpy()
+    want = np.array([stats.kendalltau(M[:, r], M0).statistic for r in range(R)])
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    conc = np.array([sum(np.sign(M[a, r] - M[b, r]) * np.sign(M0[a] - M0[b])
+                         for a, b in itertools.combinations(range(S), 2)) for r in range(R)]) / (S * (S - 1) / 2)
+    assert np.abs(got - conc).min() > 1e-3                      # tau_a (brute-force count) is different

@@ -433,13 +433,21 @@ def test_per_topic_fits_equal_separate_statsmodels_fits(dual):
     d = m.assign(A=(orig["label"].to_numpy() >= 1).astype(int), B=alt["label"].to_numpy())
     proper = coef[coef["status"] != "improper"]
     assert len(proper) >= 60
+    classes: dict[str, int] = {}
     for row in proper.itertuples():
         g = d[(d["qid"] == row.qid) & (d["A"] == row.original)]
         ref = sm.Logit(g["B"].astype(float), sm.add_constant(g["meta_ap"])).fit(disp=0)
         assert [row.beta0, row.beta1] == pytest.approx(ref.params.to_list(), abs=1e-5), row.qid
         assert [row.se_beta0, row.se_beta1] == pytest.approx(ref.bse.to_list(), rel=1e-4), row.qid
+        # Table 4's slope classes from statsmodels' two-sided Wald test of the slope (p < 0.05)
+        p_ref = float(ref.pvalues.iloc[1])
+        assert row.p_slope == pytest.approx(p_ref, rel=1e-4, abs=1e-12), row.qid
+        want = ("pos" if ref.params.iloc[1] > 0 else "neg") + ("_sig" if p_ref < 0.05 else "_nonsig")
+        classes[want] = classes.get(want, 0) + 1
+        assert row.status == want, row.qid
     table4 = model.slope_table()
     assert table4.to_numpy().sum() == len(coef)
+    assert {k: int(table4[k].sum()) for k in classes} == classes
     assert table4.loc["p(.|0)", "pos_sig"] > table4.loc["p(.|0)", "neg_sig"]
 
 
@@ -449,19 +457,54 @@ def test_improper_fits_are_detected_and_fall_back():
                       "meta_ap": [0.5, 1, 1.5, 2, 3, 3.5, 4, 5] * 2})
     orig = m[["qid", "docno"]].assign(label=[1, 1, 1, 1, 0, 0, 0, 0] * 2)
     alt = m[["qid", "docno"]].assign(label=[0, 0, 1, 1, 1, 0, 1, 0] + [1, 1, 1, 1, 0, 1, 0, 1])
-    with pytest.warns(PerturbationWarning, match="improper"):
+    # the warning names the separable topics and what they use
+    with pytest.warns(PerturbationWarning, match=r"improper .*qid '1' \(A=1\), '2' \(A=1\).*0/1 probabilities"):
         model = MetarankLogisticModel(metarank=m, scope="per_topic").fit(orig, alt)
     coef = model.coefficients_.set_index(["qid", "original"])
     assert coef.loc[("1", 1), "status"] == "improper" and coef.loc[("2", 1), "status"] == "improper"
     assert coef.loc[("1", 0), "status"] != "improper"
     p = model.probabilities(orig).set_index("docno")["p_relevant"]
-    assert p[["d0", "d1", "d2", "d3"]].to_numpy() == pytest.approx([0.5] * 4)      # empirical rate 2 / 4
+    # Webber et al. (2012), Sec. 3.2.2: "0 or 1 probabilities can be assigned to scores": topic 1's
+    # B = 1 documents (metarank 1.5, 2) lie above its B = 0 ones (0.5, 1), so 0 below the gap, 1 above
+    assert p[["d0", "d1", "d2", "d3"]].to_numpy() == pytest.approx([0.0, 0.0, 1.0, 1.0])
     assert p[["d8", "d9", "d10", "d11"]].to_numpy() == pytest.approx([1.0] * 4)    # all agree
+    # Eq. 2 (residual sum of squares): 0 for a perfectly separated step; brute force for a proper fit
+    assert coef.loc[("1", 1), "rss"] == pytest.approx(0.0)
+    row = coef.loc[("1", 0)]
+    mm = np.array([3, 3.5, 4, 5.0]); yy = np.array([1, 0, 1, 0.0])
+    assert row["rss"] == pytest.approx(((yy - expit(row["beta0"] + row["beta1"] * mm)) ** 2).sum())
+    # a new metarank between the classes: the step's middle (1.25) decides
+    new = pd.DataFrame({"qid": ["1"], "docno": ["x"], "label": [1]})
+    mx = pd.concat([m, pd.DataFrame({"qid": ["1"], "docno": ["x"], "meta_ap": [1.3]})], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerturbationWarning)
+        m2 = MetarankLogisticModel(metarank=mx, scope="per_topic").fit(orig, alt)
+    assert m2.probabilities(new)["p_relevant"].iloc[0] == 1.0
+    # the earlier behaviour: the rank-insensitive empirical rate
+    with pytest.warns(PerturbationWarning, match="empirical rate"):
+        rate = MetarankLogisticModel(metarank=m, scope="per_topic", improper="rate").fit(orig, alt)
+    p = rate.probabilities(orig).set_index("docno")["p_relevant"]
+    assert p[["d0", "d1", "d2", "d3"]].to_numpy() == pytest.approx([0.5] * 4)      # empirical rate 2 / 4
+    assert rate.coefficients_.set_index(["qid", "original"]).loc[("1", 1), "rss"] == pytest.approx(4 * 0.25)
     with pytest.warns(PerturbationWarning, match="universal model"):
         uni = MetarankLogisticModel(metarank=m, scope="per_topic", improper="universal").fit(orig, alt)
     u = uni.universal_.set_index("original")
     want = expit(u.loc[1, "beta0"] + u.loc[1, "beta1"] * 0.5)
     assert uni.probabilities(orig).set_index("docno")["p_relevant"]["d0"] == pytest.approx(want)
+
+
+def test_quasi_separated_fit_steps_with_the_boundary_rate():
+    # B = 1 at metarank (2, 3, 3), B = 0 at (1, 2): classes touch at 2 (quasi-complete separation);
+    # below 2 -> 0, above -> 1, at 2 the documents there (one B = 1, one B = 0) get 1/2
+    m = pd.DataFrame({"qid": ["1"] * 7, "docno": [f"d{i}" for i in range(7)],
+                      "meta_ap": [1.0, 2.0, 2.0, 3.0, 3.0, 0.5, 4.0]})
+    orig = m[["qid", "docno"]].assign(label=[1, 1, 1, 1, 1, 0, 0])
+    alt = m[["qid", "docno"]].assign(label=[0, 0, 1, 1, 1, 0, 1])
+    with pytest.warns(PerturbationWarning, match="improper"):
+        model = MetarankLogisticModel(metarank=m, scope="per_topic").fit(orig, alt)
+    p = model.probabilities(orig).set_index("docno")["p_relevant"]
+    assert p[["d0", "d1", "d2", "d3", "d4"]].to_numpy() == pytest.approx([0.0, 0.5, 0.5, 1.0, 1.0])
+    assert model.coefficients_.set_index(["qid", "original"]).loc[("1", 1), "rss"] == pytest.approx(0.5)
 
 
 def test_flip_rate_model(dual):
@@ -727,6 +770,22 @@ def test_cli_random_writes_byte_identical_replicates(cli_files, capsys, coll):
     assert (d / "c" / names[0]).read_bytes() != (d / "a" / names[0]).read_bytes()
 
 
+def test_cli_binarise_writes_what_the_model_draws(cli_files, capsys, coll):
+    # --binarise is RandomFlips(binarise=True) (Rashidi, Zobel and Moffat 2023 flipped binarised qrels)
+    d = cli_files
+    assert coll.qrels["label"].max() > 1          # graded, so binarising changes the files
+    args = ["perturb", d / "qrels.txt", "--model", "random", "--tpr", "0.93", "--fpr", "0.07", "-n", "2",
+            "--seed", "3"]
+    assert run_cli(args + ["--binarise", "--out", d / "bin"], capsys)[0] == 0
+    assert run_cli(args + ["--out", d / "graded"], capsys)[0] == 0
+    binary = pn.read_qrels(d / "bin" / "replicate-0002.qrels")
+    graded = pn.read_qrels(d / "graded" / "replicate-0002.qrels")
+    assert set(binary["label"].unique()) <= {0, 1} and graded["label"].max() > 1
+    reps = RandomFlips(0.93, 0.07, binarise=True, seed=3).replicates(coll.qrels, 2)
+    assert binary.equals(pn.read_qrels(reps.qrels(1)))
+    assert ((binary["label"] > 0) == (graded["label"] > 0)).all()   # same flips, only the grades differ
+
+
 @pytest.mark.parametrize("extra", [
     ["--model", "random", "--judge", "smart_neutral"],
     ["--model", "random", "--disc", "3", "--bias", "0"],
@@ -902,3 +961,34 @@ def test_public_names_and_the_old_module():
     for name in judges.__all__:
         assert getattr(models, name) is getattr(judges, name)
     assert judges.PerturbationWarning is pn.PerturbationWarning
+
+
+# ------------------------------------------------------------------------------------------------
+# binarised flips (Rashidi, Zobel and Moffat 2023 binarise the qrels before flipping)
+
+@pytest.mark.parametrize("make", ["random", "rank_biased"])
+def test_binarise_makes_labels_binary_and_leaves_binary_measures_alone(make):
+    c = make_collection(n_topics=6, n_systems=5, n_docs_per_topic=100, depth=40, pool_depth=15, seed=8)
+    graded = c.qrels.assign(label=np.where(c.qrels["label"] >= 1,
+                                           1 + (np.arange(len(c.qrels)) % 2), 0))    # grades 0, 1, 2
+    table = JudgmentTable.from_qrels(graded)
+
+    def model(binarise):
+        if make == "random":
+            return RandomFlips(0.8, 0.1, seed=4, binarise=binarise)
+        return RankBiasedFlips(0.8, 0.1, runs=c.runs, seed=4, binarise=binarise)
+
+    keep = model(False).sample_labels(table, 3)
+    binary = model(True).sample_labels(table, 3)
+    # brute force: the binarised replicate is the graded one thresholded at rel = 1 (same flips)
+    want = np.where(keep >= 1, 1.0, 0.0)
+    np.testing.assert_array_equal(binary, want)
+    assert set(np.unique(keep)) == {0.0, 1.0, 2.0} and set(np.unique(binary)) == {0.0, 1.0}
+    aligned = AlignedRuns.build(c.runs, table)
+    ap, ndcg = MeasureSpec("AP"), MeasureSpec("nDCG")
+    a = aligned.evaluate([ap, ndcg], keep)
+    b = aligned.evaluate([ap, ndcg], binary)
+    np.testing.assert_allclose(a[ap], b[ap], atol=1e-12)            # binary measure: the same
+    assert np.abs(a[ndcg] - b[ndcg]).max() > 1e-3                    # graded gains: not the same
+    with pytest.raises(InputError, match="binarise"):
+        RandomFlips(0.8, 0.1, binarise="yes")

@@ -226,12 +226,13 @@ def test_command_line_restores_warnings_formatting(tmp_path, capsys):
 
 
 INTERNAL_REFERENCE = __import__("re").compile(
-    r"\bseed ?00[0-4][ab]?\b|\bseed00[0-4]|\bnotes,? Sec\b|shared/spec/seed", __import__("re").IGNORECASE)
+    r"\bseed ?00[0-4][ab]?\b|\bseed00[0-4]|\bnotes,? Sec\b|shared/spec/seed|\bseed notes?\b",
+    __import__("re").IGNORECASE)
 
 
 def test_words_for_people_cite_papers_not_internal_notes():
     """Docstrings, help, output, docs and examples cite papers by authors and year: no reference to the
-    project's internal notes ("seed 002", "notes Sec. 4") that a reader cannot follow."""
+    project's internal notes ("seed 002", "seed note A5", "notes Sec. 4") that a reader cannot follow."""
     root = PKG.parent
     files = [*MODULES, *sorted((root / "docs").glob("*.md")), *sorted((root / "examples").glob("*.py")),
              root / "README.md"]

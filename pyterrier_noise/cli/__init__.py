@@ -18,10 +18,8 @@ from typing import Sequence
 COMMANDS = {
     "eval": "eval", "demo": "demo", "perturb": "perturb", "robustness": "robustness", "select": "select",
     "judge": "judge", "band": "ties", "round": "ties", "ties": "ties", "phi-match": "phi_match",
-    "pairwise": "pairwise", "report": "report",
-    "calibrate": "calibrate",
+    "pairwise": "pairwise", "report": "report", "calibrate": "calibrate", "reproduce": "reproduce", "serve": "serve",
 }
-COMMANDS["serve"] = "serve"   # judging in the browser (pyterrier_noise.web)
 
 
 def _version() -> str:

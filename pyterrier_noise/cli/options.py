@@ -159,6 +159,9 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
                    help="perturbation model (see `pyterrier-noise perturb --help`)" if for_robustness
                    else "perturbation model (see below)")
     g.add_argument("--rel", type=float, default=1.0, help="binary relevance: label >= REL (default 1)")
+    g.add_argument("--binarise", action="store_true",
+                   help="random, rank-biased: write flipped qrels as 0/1 as Rashidi, Zobel and Moffat (2023) did "
+                        "(default: relevant documents keep their grade)")
     g = p.add_argument_group("error rates (random, rank-biased)")
     g.add_argument("--tpr", type=float, help="probability that a relevant judgment stays relevant")
     g.add_argument("--fpr", type=float, help="probability that a non-relevant judgment becomes relevant")
@@ -183,8 +186,10 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
     g = p.add_argument_group("disagreement models (flip-rate, metarank)")
     g.add_argument("--alt-qrels", help="qrels of the alternative assessor (dual assessments)")
     g.add_argument("--scope", choices=["per-topic", "universal"], default="per-topic", help="fit per topic or pooled")
-    g.add_argument("--improper", choices=["rate", "universal"], default="rate",
-                   help="metarank: what improper (separated) fits use (default: their empirical rate)")
+    g.add_argument("--improper", choices=["step", "rate", "universal"], default="step",
+                   help="metarank: what improper (separated) fits use: step, 0/1 by metarank as Webber, Chandar "
+                        "and Carterette (2012) (default); rate, the topic's empirical flip rate; universal, the "
+                        "pooled fit")
     g = p.add_argument_group("other models")
     g.add_argument("--matrix", help="confusion: CSV/TSV confusion matrix or calibration counts")
     g.add_argument("--sample-matrix", action="store_true",

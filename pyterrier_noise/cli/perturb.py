@@ -100,11 +100,11 @@ def _model_from_args(args: argparse.Namespace) -> Any:
     labels = {"rel": args.rel}
     ties = args.ties if args.ties in options.RUN_ORDERS else "trec_eval"   # run order for meta-AP and pools
     if model == "random":
-        return RandomFlips(**rates(), **labels, seed=args.seed)
+        return RandomFlips(**rates(), **labels, binarise=args.binarise, seed=args.seed)
     if model == "rank-biased":
         r = rates() if args.weighting == "relative" else {"tpr": None, "fpr": None}
         return RankBiasedFlips(**r, runs=need(args.runs, "--runs DIR"), depth=args.meta_depth, ties=ties,
-                               weighting=args.weighting, **labels, seed=args.seed)
+                               weighting=args.weighting, **labels, binarise=args.binarise, seed=args.seed)
     if model == "flip-rate":
         return FlipRateModel(args.scope.replace("-", "_"), **labels, seed=args.seed).fit(
             args.qrels, need(args.alt_qrels, "--alt-qrels FILE"))

@@ -1,7 +1,7 @@
 """Pairwise crowd judgments (Yang 2019 PhD thesis, ch. 5): reading, aggregation, quality, agreement, simulation.
 
 Yang, Moffat & Turpin, "Pairwise Crowd Judgments: Preference, Absolute, and Ratio" (ADCS 2018);
-equations and corrections in seed note 004b, Sec. 3.
+Yang (2019) thesis, Ch. 5.
 
 ==================  ==========================================================================
 module              what it holds

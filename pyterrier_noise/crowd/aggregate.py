@@ -1,4 +1,4 @@
-"""Relevance scores from pairwise judgments (Yang 2019 Sec. 5.3.1, 5.3.5, 5.3.7; seed note 004b Sec. 3).
+"""Relevance scores from pairwise judgments (Yang 2019 Sec. 5.3.1, 5.3.5, 5.3.7).
 
 Each question gives a score in [0, 1] per document: preference and absolute *frequencies*, and the
 ratio method's completion of the incomplete pairwise-comparison matrix, solved directly as the
@@ -148,7 +148,7 @@ def _llsm(a: np.ndarray, b: np.ndarray, logm: np.ndarray, n: int) -> tuple[np.nd
 
 def _iterative(a: np.ndarray, b: np.ndarray, logm: np.ndarray, doc_topic: np.ndarray, n: int,
                iterations: int) -> np.ndarray:
-    """The thesis's completion (Yang 2019 Sec. 5.3.1 steps 2-4, with rows as in seed note A5).
+    """The thesis's completion (Yang 2019 Sec. 5.3.1 steps 2-4, with row means: see ``scores``).
 
     ``S_i`` = geometric mean of all N entries of row i (diagonal 1 included); unknown cells are
     filled with ``S_u / S_v``; repeated ``iterations`` times from ``S = 1`` (unknown cells 1 in the
@@ -204,7 +204,7 @@ def _ratio(j: pd.DataFrame, ix: _Index, n: int, eps: float, method: str, iterati
         cmax = np.full(comp.max() + 1, -np.inf)
         np.maximum.at(cmax, comp[ok], y[ok])
         score[ok] = np.exp(y[ok] - cmax[comp[ok]])
-        # several components in one topic: their scales are not comparable (seed note A6)
+        # several components in one topic: their scales are not comparable
         comps = pd.DataFrame({"t": ix.doc_topic[ok], "c": comp[ok]}).drop_duplicates()
         per_topic = comps.groupby("t").size()
         split = per_topic[per_topic > 1]
@@ -253,10 +253,9 @@ def document_scores(judgments: Any, *, eps: float = 1.0, left_bias: float = 0.0,
       relevant (``both``; ``selected`` for the chosen one) / presentations.
     * ``ratio`` (QUESTION3): the incomplete pairwise matrix ``M[i, j]`` = geometric mean over
       assessments of ``(s_i + eps) / (s_j + eps)`` is completed by logarithmic least squares
-      (``ratio_method="llsm"``, the fixed point of the thesis's iteration: Bozoki et al. 2010,
-      seed note Sec. 3.3) or by ``iterations`` rounds of the iteration itself
+      (``ratio_method="llsm"``, the fixed point of the thesis's iteration: Bozoki et al. 2010) or by ``iterations`` rounds of the iteration itself
       (``"iterative"``, row geometric means including the diagonal; the thesis's "column" is
-      wrong, seed note A5).  Scores are ``S_i / max S`` per topic (per connected part of a
+      wrong: it ranks the documents upside down).  Scores are ``S_i / max S`` per topic (per connected part of a
       topic's comparison graph, announced, when it is not connected).  ``eps = 1`` makes the
       ratio depend on each worker's number scale.
     * ``combined``: ``(prod_k (Rel_k + eps))^(1/m) - eps`` over the ``combine`` methods
@@ -406,7 +405,7 @@ def to_categories(scores: Any, reference: Any = None,
                   proportions: Sequence[float] | Mapping[float, float] | None = None) -> pd.DataFrame:
     """Map numeric relevance scores to graded categories by matching proportions (Yang 2019 Fig. 5.10).
 
-    For each topic, documents are sorted by score (descending; ties by docno, seed note A14) and
+    For each topic, documents are sorted by score (descending; ties by docno) and
     the top ``round(N * P_top)`` get the highest category, the next the second, and so on, with
     cumulative rounding of the boundaries (``round(N * (P_top + ... + P_c))``).  Proportions come
     from ``reference`` qrels (per topic: the share of the topic's judged documents with each

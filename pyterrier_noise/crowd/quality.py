@@ -54,7 +54,7 @@ def _permutations(s: int) -> np.ndarray:
 
 
 def _min_affected(weights: np.ndarray) -> np.ndarray:
-    """Fewest items touched by violated preferences over the optimal orderings (seed note A13).
+    """Fewest items touched by violated preferences over the optimal orderings.
 
     ``weights``: (C, s, s), ``weights[c, a, b]`` = how often a was preferred to b in component c.
     Exhaustive over the s! orderings (the position vectors of all permutations are all
@@ -99,7 +99,7 @@ def transitivity_inconsistency(judgments: Any, max_component: int = 9) -> pd.Dat
     Within each (worker, group), find the orderings of the judged documents that violate the
     fewest of the worker's preferences (a minimum feedback arc set); the documents involved in a
     violated preference are *affected*.  Where several orderings are optimal, the one affecting
-    the fewest documents counts (seed note A13).  The worker's inconsistency on a topic is
+    the fewest documents counts.  The worker's inconsistency on a topic is
     ``sum affected / sum judged documents`` over their groups.  Example (Sec. 5.3.5):
     d1>d2, d2>d3, d3>d4, d4>d1 -> 2 of 4 documents affected, 0.5.
 

@@ -1,4 +1,4 @@
-"""A seeded simulated crowd in the thesis's design (Yang 2019 Sec. 5.1, Algorithm 1; seed note 004b Sec. 3.1).
+"""A seeded simulated crowd in the thesis's design (Yang 2019 Sec. 5.1, Algorithm 1).
 
 Documents of each topic are partitioned into groups, each group gets a chained pair list, and
 Thurstonian workers with a known accuracy, left bias and number scale answer the three questions.
@@ -27,7 +27,7 @@ def design_partitions(num_docs: Any, partners: int = 3, pair_fraction: float = 0
     """Number of partitionings X so each document meets ``pair_fraction`` of the others (Yang 2019 Sec. 5.1.1).
 
     ``X = round(pair_fraction * (num_docs - 1) / partners)`` (half up, at least 1); with K = 3 and
-    15 % it reproduces every X of Table 5.1 (e.g. 216 documents -> 11, seed note Sec. 3.1).
+    15 % it reproduces every X of Table 5.1 (e.g. 216 documents -> 11).
     Accepts a number or an array of numbers.
     """
     n = np.asarray(num_docs)

@@ -3,8 +3,7 @@ orderings of groups of tied scores.
 
 Yang (2019), *Improving the Reliability and Robustness of IR Evaluation*, PhD thesis, Sec. 3.1
 ("averaging across permutations"; optimistic and pessimistic limits), with McSherry & Najork
-(ECIR 2008) for the exact expected AP (seed note 004a, Sec. 3.2-3.3 and Sec. 6, items 7 and
-12-17).
+(ECIR 2008) for the exact expected AP.
 
 :class:`~pyterrier_noise.engine.AlignedRuns` built with ``ties="expected"``, ``"optimistic"`` or
 ``"pessimistic"`` orders every ranking by score (docno descending within ties) and records the
@@ -43,7 +42,7 @@ Sec. 3.1, item 3):
 
 * the *value* (unjudged documents gain 0, as in trec_eval) uses the ordering with the judged
   documents of higher gain first (optimistic) or last (pessimistic); unjudged documents count as
-  non-relevant here for every measure (seed note 004a, Sec. 6 item 15: R and the ideal DCG come
+  non-relevant here for every measure (R and the ideal DCG come
   from the qrels), so without ties every mode gives exactly the trec_eval value;
 * the *upper* bound of RBP, INSQ and INST (unjudged documents gain 1: the thesis's "unjudged
   count as relevant for the optimistic bound") uses the ordering with unjudged documents placed as
@@ -56,8 +55,8 @@ Sec. 3.1, item 3):
 
 For RBP, P, DCG, nDCG, INSQ, AP and RR these orderings are the exact extremes over all orderings
 (rearrangement).  For INST they are the gain-sorted orderings; brute force finds them extreme for
-``T >= 0.5`` but not always for ``T`` near 0.25 with graded gains (seed note 004a, Sec. 3.2:
-"a heuristic, not a proven extreme" for adaptive measures).
+``T >= 0.5`` but not always for ``T`` near 0.25 with graded gains (for adaptive
+measures a heuristic, not a proven extreme).
 """
 from __future__ import annotations
 
@@ -610,8 +609,8 @@ def expected_ap(gains_in_ranked_order: Sequence[float] | np.ndarray, group_ids: 
     ``formula="exact"``: McSherry & Najork (2008), the closed form in the module docstring (equal
     to :func:`~pyterrier_noise.ties.expected_by_enumeration`: 0.536323 on Yang's Table 3.1).
     ``formula="thesis"``: Yang (2019) thesis eq. 3.3, ``(1/R) sum_{i<=k} (enr(i)/i)(R_g/l_g)``, an
-    approximation that ignores that rank ``i`` is itself relevant (0.488668 on Table 3.1; seed note
-    004a Sec. 3.3 and Sec. 6 item 7); kept only to reproduce the thesis.
+    approximation that ignores that rank ``i`` is itself relevant (0.488668 on Table 3.1, against
+    the exact 0.5363); kept only to reproduce the thesis.
 
     Args:
         gains_in_ranked_order: gain of each rank, rank 1 first (relevant iff > 0).

@@ -7,7 +7,8 @@ and significance decisions move when the pool is made shallower:
   :func:`multiplicity_table` -- the Depth@k reduction of the qrels (Sec. 4.6) for many depths at
   once as one label matrix;
 * :func:`depth_experiment` (:class:`DepthExperiment`) -- discrimination, consistent
-  discrimination and residual-versus-score movement across depths, against the full qrels.
+  discrimination and residual-versus-score movement across depths, against the full qrels or
+  (``reference_depth=50``) the thesis's depth-50 reference.
 
 "Residual" is RBP's (Moffat & Zobel 2008): the weight of the unjudged ranks and of the ranks
 after the run, i.e. the most the score could rise; an optimistic bound, not a confidence
@@ -25,13 +26,14 @@ import pandas as pd
 from scipy import stats as _st
 
 from .. import _plot
-from .._validation import InputError, check_int, check_probability
+from .._validation import InputError, announce, check_int, check_probability
 from ..engine import AlignedRuns, MeasureSpec
+from ..judges import deeply_judged_runs
 from ..stats import consistent_discrimination, discrimination_agreement, discrimination_ratio
 from ._common import aligned_runs, labelled_spec, renamed
 
 __all__ = ["pool_entry_depth", "depth_labels", "pool_multiplicity", "multiplicity_table",
-           "DepthExperiment", "depth_experiment"]
+           "DepthExperiment", "depth_experiment", "unjudged_depth"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,6 +159,60 @@ def multiplicity_table(aligned: AlignedRuns, depth: int, pool_runs: Sequence[str
     return frame
 
 
+def unjudged_depth(aligned: AlignedRuns, labels: np.ndarray | None = None, k: int = 10,
+                   versions: Sequence[str] | None = None) -> pd.DataFrame:
+    """Where each ranking meets its first unjudged document, and how many of its top k are unjudged.
+
+    Yang (2019, Sec. 4.10) recommends reporting, beside significance tests, the RBP residual or,
+    where residuals cannot be computed, "the fraction of unjudged documents above rank k" per
+    topic.  For every run, topic and label version this gives ``first_unjudged``, the 1-based rank
+    of the first retrieved document without a judgment (NaN when every retrieved document is
+    judged), ``unjudged_at_k``, the number of unjudged documents in the top ``k``, and
+    ``share_unjudged_at_k``, that number over the documents retrieved in the top ``k``.
+
+    Args:
+        aligned: runs aligned to the qrels.
+        labels: label matrix ``(len(aligned.table), versions)`` (e.g. :func:`depth_labels`; NaN =
+            unjudged); default: the table's own labels.
+        k: the rank cutoff.
+        versions: names of the label columns (default ``0, 1, ...``).
+
+    Returns:
+        Frame ``name, qid, version, first_unjudged, unjudged_at_k, share_unjudged_at_k``.
+    """
+    if not isinstance(aligned, AlignedRuns):
+        raise InputError(f"aligned must be an AlignedRuns, got {type(aligned).__name__}")
+    k = check_int("k", k, 1)
+    L = aligned.label_matrix(labels)
+    K = L.shape[1]
+    names = [str(v) for v in (range(K) if versions is None else versions)]
+    if len(names) != K:
+        raise InputError(f"versions has {len(names)} names for {K} label column(s)")
+    G = aligned.n_segments
+    seg = np.repeat(np.arange(G), aligned.seg_len)
+    judged_row = aligned.jidx >= 0
+    lab = np.full((len(seg), K), np.nan)
+    lab[judged_row] = L[aligned.jidx[judged_row]]
+    unj = np.isnan(lab)                                                   # (positions, K)
+    rank = aligned.pos.astype(np.float64) + 1.0
+    first = np.full(G * K, np.inf)
+    flat = (seg[:, None] * K + np.arange(K)[None, :])
+    np.minimum.at(first, flat[unj], np.broadcast_to(rank[:, None], unj.shape)[unj])
+    top = aligned.pos < k
+    count = np.bincount(flat[unj & top[:, None]], minlength=G * K)
+    retrieved = np.minimum(aligned.seg_len, k).astype(np.float64)         # (G,)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = count.reshape(G, K) / retrieved[:, None]
+    run_of = np.arange(G) // aligned.n_topics
+    topic_of = np.arange(G) % aligned.n_topics
+    return pd.DataFrame({
+        "name": np.repeat(np.asarray(aligned.run_names, dtype=object)[run_of], K),
+        "qid": np.repeat(np.asarray(aligned.topics, dtype=object)[topic_of], K),
+        "version": np.tile(np.asarray(names, dtype=object), G),
+        "first_unjudged": np.where(np.isinf(first), np.nan, first),
+        "unjudged_at_k": count.astype(np.int64), "share_unjudged_at_k": share.ravel()})
+
+
 # ---------------------------------------------------------------------------------------------
 # the pool-depth experiment
 
@@ -165,8 +221,9 @@ class DepthExperiment:
     """Results of :func:`depth_experiment` (Yang 2019, Sec. 4.6-4.9), for the shallow depths and the full qrels.
 
     Attributes:
-        depths: the pool depths k (ascending); the last version is the full qrels ("full").
-        versions: version labels ``["k=1", ..., "full"]``.
+        depths: the pool depths k (ascending); the last version is the reference: the full qrels
+            (``"full"``) or, with ``reference_depth``, the Depth@reference_depth qrels.
+        versions: version labels ``["k=1", ..., "full"]`` (``[..., "k=50"]`` with ``reference_depth=50``).
         measures: measure labels.
         run_names, topics: the scored runs and the topics.
         scores: ``{measure: array (runs, topics, versions)}``.
@@ -176,7 +233,7 @@ class DepthExperiment:
             relevant judgment, and the mean RBP residual of the scored runs (thesis Fig. 4.5).
         discrimination: share of run pairs separated by the paired test, measure x version
             (thesis Table 4.5).
-        agreement: per measure and depth, TP / FP / FN / TN against the full qrels and the
+        agreement: per measure and depth, TP / FP / FN / TN against the reference and the
             ``reversed`` pairs (significant both ways, opposite winners, counted in FP)
             (thesis Table 4.6), with ``ratio`` = (TP + FP) / N.
         consistency: per measure, the distribution of each pair's Kendall tau between depth and
@@ -190,6 +247,7 @@ class DepthExperiment:
             ``tau_resolved_abs_diff``: the part of the residual at k that the full qrels judge
             (``residual_k - residual_full``) and its tau_b with ``|diff|``.
         alpha, test: the significance level and paired test.
+        reference_depth: the depth of the reduced reference qrels (``None``: the full qrels).
     """
 
     depths: list[int]
@@ -208,6 +266,7 @@ class DepthExperiment:
     alpha: float = 0.05
     test: str = "t"
     extra: dict = field(default_factory=dict)
+    reference_depth: int | None = None
 
     def points(self, measure: str) -> pd.DataFrame:
         """One row per (run, topic, shallow depth): ``name, qid, depth, residual, score, full, diff``."""
@@ -246,7 +305,7 @@ class DepthExperiment:
             ax.axhline(0.0, color="k", lw=0.6)
             ax.set_title(f"{m}: tau_b = {tau:.2f}", fontsize=10)
             ax.set_xlabel(f"RBP residual (p={self.residual_p:g}) at depth k")
-            ax.set_ylabel("score(k) - score(full)")
+            ax.set_ylabel(f"score(k) - score({self.versions[-1]})")
             ax.grid(alpha=0.3)
         axes[-1].legend(fontsize=7, markerscale=3, ncol=2)
         return _plot.save(fig, renamed("save", save, "path", path))
@@ -272,9 +331,9 @@ class DepthExperiment:
             ax.set_xlabel("pool depth k")
             ax.grid(alpha=0.3)
         ax1.set_ylabel(f"% of run pairs with p < {self.alpha:g}")
-        ax1.set_title("discrimination ratio (dotted: full qrels)", fontsize=10)
+        ax1.set_title(f"discrimination ratio (dotted: {self.versions[-1]})", fontsize=10)
         ax2.set_ylabel("% of run pairs")
-        ax2.set_title("decisions that differ from the full qrels", fontsize=10)
+        ax2.set_title(f"decisions that differ from {self.versions[-1]}", fontsize=10)
         ax1.legend(fontsize=8)
         ax2.legend(fontsize=7, ncol=2)
         return _plot.save(fig, renamed("save", save, "path", path))
@@ -351,8 +410,8 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
                      p: float | None = None, alpha: float = 0.05, test: str = "t",
                      ties: str = "trec_eval", rel: float = 1.0, n_resamples: int = 10_000,
                      seed: int | np.random.Generator | None = 0,
-                     residual_p: float | None = None) -> DepthExperiment:
-    """The pool-depth study of Yang (2019), Sec. 4.6-4.9, with the full qrels as the reference.
+                     residual_p: float | None = None, reference_depth: int | None = None) -> DepthExperiment:
+    """The pool-depth study of Yang (2019), Sec. 4.6-4.9, against the full qrels or the thesis's depth-50 reference.
 
     Every depth k gives the Depth@k reduced qrels (:func:`depth_labels`); together with the full
     qrels they form one label matrix, evaluated for every run, topic and measure in a single
@@ -365,9 +424,11 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
       ``agreement.consistent_discrimination``);
     * score movement from depth k to full against the RBP residual at k (Tables 4.7-4.8).
 
-    The thesis pools and scores only *deeply judged* runs (every run judged to depth 50 on every
-    topic; ``perturbation.deeply_judged_runs``) and uses qrels_50 as the reference; pass such
-    runs (or an AlignedRuns of them) and choose the depths.
+    By default the reference is the full qrels and every given run is scored and pooled.  The
+    thesis (Tables 4.5-4.8) instead pools and scores only the *deeply judged* runs (every topic's
+    top 50 judged; :func:`~pyterrier_noise.judges.deeply_judged_runs`) and compares with qrels_50,
+    the qrels reduced to their depth-50 pool: ``reference_depth=50`` does both (the other runs are
+    left out with a warning that names how many; depths must be below ``reference_depth``).
 
     Args:
         runs: the scored runs (``{name: frame}``, files, or an :class:`AlignedRuns`).
@@ -383,6 +444,9 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
         rel: relevance threshold for the pool statistics.
         n_resamples: resamples for the randomisation and bootstrap tests.
         seed: seed of the randomisation and bootstrap tests (same seed, same tables).
+        reference_depth: compare with the Depth@reference_depth qrels of the runs judged to that
+            depth on every topic, scoring and pooling only those runs (the thesis: 50); ``None``
+            (default): the full qrels and all runs.
 
     Returns:
         :class:`DepthExperiment`.
@@ -401,14 +465,34 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
     labels = [lab for lab, _ in items]
     if len(set(labels)) != len(labels):
         raise InputError(f"measures must be distinct, got {labels}")
-    full = aligned.label_matrix()
-    L = np.concatenate([depth_labels(aligned, ks, pool_runs), full], axis=1)     # (J, D + 1)
+    scored = np.arange(aligned.n_runs)
+    if reference_depth is None:
+        reference = aligned.label_matrix()
+        ref_label = "full"
+    else:
+        ref_depth = check_int("reference_depth", reference_depth, 1)
+        if ks.max() >= ref_depth:
+            raise InputError(f"depths must be below reference_depth={ref_depth}, got {list(ks)}")
+        deep = deeply_judged_runs(aligned, aligned.table, depth=ref_depth)
+        if len(deep) < 2:
+            raise InputError(f"reference_depth={ref_depth}: {len(deep)} of the {aligned.n_runs} runs have their top "
+                             f"{ref_depth} documents judged on every topic; the experiment needs at least 2")
+        if len(deep) < aligned.n_runs:
+            announce(f"reference_depth={ref_depth}: {aligned.n_runs - len(deep)} of {aligned.n_runs} runs are not "
+                     f"judged to depth {ref_depth} on every topic and are left out (scored and pooled: {len(deep)})")
+        scored = pd.Index(aligned.run_names).get_indexer(deep)
+        if pool_runs is None:
+            pool_runs = deep
+        reference = depth_labels(aligned, [ref_depth], pool_runs)
+        ref_label = f"k={ref_depth}"
+    L = np.concatenate([depth_labels(aligned, ks, pool_runs), reference], axis=1)     # (J, D + 1)
     res_spec = MeasureSpec("RBP", "residual", p=residual_p)
     out = aligned.evaluate(list(dict.fromkeys([s for _, s in items] + [res_spec])), L)
-    scores = {lab: out[s] for lab, s in items}
-    residual = out[res_spec]
+    scores = {lab: out[s][scored] for lab, s in items}
+    residual = out[res_spec][scored]
+    run_names = [aligned.run_names[i] for i in scored]
     D = len(ks)
-    versions = [f"k={d}" for d in ks] + ["full"]
+    versions = [f"k={d}" for d in ks] + [ref_label]
 
     # judgments per version
     judged = ~np.isnan(L)
@@ -432,7 +516,7 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
     agree_rows, cons_rows, move_rows = [], [], []
     for lab in labels:
         s = scores[lab]
-        a = discrimination_agreement(s[:, :, :D], s[:, :, D], versions=list(ks), names=aligned.run_names,
+        a = discrimination_agreement(s[:, :, :D], s[:, :, D], versions=list(ks), names=run_names,
                                      check_direction=True, **stat)
         counts = a.groupby(["version", "outcome"], observed=False).size().unstack("outcome") \
             .reindex(columns=["TP", "FP", "FN", "TN"]).fillna(0).astype(np.int64)
@@ -442,7 +526,7 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
         counts.insert(0, "measure", lab)
         agree_rows.append(counts)
         if D >= 2:
-            c = consistent_discrimination(s[:, :, :D], versions=list(ks), names=aligned.run_names, **stat)
+            c = consistent_discrimination(s[:, :, :D], versions=list(ks), names=run_names, **stat)
             c = c.assign(tau=c["tau"].round(6))
             h = c.groupby(["tau", "consistency"], observed=False, dropna=False).size().rename("count").reset_index()
             h.insert(0, "measure", lab)
@@ -450,10 +534,11 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
         move_rows.extend(_movement_rows(lab, s, residual, list(ks)))
     consistency = pd.concat(cons_rows, ignore_index=True) if cons_rows else None
     return DepthExperiment(depths=[int(k) for k in ks], versions=versions, measures=labels,
-                           run_names=list(aligned.run_names), topics=list(aligned.topics), scores=scores,
+                           run_names=run_names, topics=list(aligned.topics), scores=scores,
                            residual=residual, residual_p=residual_p, pool=pool, discrimination=disc,
                            agreement=pd.concat(agree_rows, ignore_index=True), consistency=consistency,
-                           movement=pd.DataFrame(move_rows), alpha=float(alpha), test=test)
+                           movement=pd.DataFrame(move_rows), alpha=float(alpha), test=test,
+                           reference_depth=None if reference_depth is None else int(reference_depth))
 
 
 def _topic_counts(topic_index: np.ndarray, mask: np.ndarray, n_topics: int) -> np.ndarray:

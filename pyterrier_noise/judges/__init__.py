@@ -10,7 +10,8 @@ unjudged) that ``AlignedRuns.evaluate`` scores for every run, topic and replicat
   :func:`sdt_rates` / :func:`sdt_params`; :mod:`.metaap` (meta-AP, Aslam et
   al. 2005) and :mod:`.sampling` (weighted subsets, Rashidi et al. 2023, Fig. 3) serve them;
 * :mod:`.disagreement` -- :class:`FlipRateModel`, :class:`MetarankLogisticModel` and
-  :func:`sample_for_dual_assessment` (Webber et al. 2012, Sec. 3.2-3.3);
+  :func:`sample_for_dual_assessment` (Webber et al. 2012, Sec. 3.2-3.3); :mod:`.predictors` --
+  :func:`compare_predictors` (their Eq. 2 and Table 3), with :func:`metarank`'s predictors;
 * :mod:`.confusion` -- :class:`ConfusionJudge` (Goldberg et al. 2017, Table 1, Sec. 4.1);
 * :mod:`.pools` -- :class:`PoolDepthReduction` (Yang 2019, Sec. 4.6), :class:`RandomRemoval`;
 * :mod:`.base` -- :class:`JudgmentPerturbation` (the three forms every model offers) and
@@ -22,8 +23,9 @@ from .base import Chain, JudgmentPerturbation
 from .confusion import ConfusionJudge
 from .disagreement import FlipRateModel, MetarankLogisticModel, sample_for_dual_assessment
 from .flips import JUDGES, WEBBER_TREC6, RandomFlips, RankBiasedFlips, sdt_params, sdt_rates
-from .metaap import META_AP_DEPTH, RUN_ORDERS, meta_ap, meta_ap_weight
+from .metaap import META_AP_DEPTH, PREDICTORS, RUN_ORDERS, meta_ap, meta_ap_weight, metarank
 from .pools import PoolDepthReduction, RandomRemoval, deeply_judged_runs
+from .predictors import compare_predictors
 from .replicates import ReplicateSet
 from .sampling import inclusion_probabilities, weighted_subset
 
@@ -31,4 +33,4 @@ __all__ = ['JUDGES', 'WEBBER_TREC6', 'META_AP_DEPTH', 'RUN_ORDERS', 'Perturbatio
            'meta_ap_weight', 'meta_ap', 'inclusion_probabilities', 'weighted_subset', 'ReplicateSet',
            'JudgmentPerturbation', 'RandomFlips', 'RankBiasedFlips', 'FlipRateModel', 'MetarankLogisticModel',
            'sample_for_dual_assessment', 'ConfusionJudge', 'PoolDepthReduction', 'RandomRemoval', 'Chain',
-           'deeply_judged_runs']
+           'deeply_judged_runs', 'PREDICTORS', 'metarank', 'compare_predictors']

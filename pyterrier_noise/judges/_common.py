@@ -77,6 +77,12 @@ def _relabel(L: np.ndarray, rel: float, says_relevant: np.ndarray, off: float, o
     return np.where(relevant & ~says_relevant, off, np.where(nonrel & says_relevant, on, L))
 
 
+def _binarise(L: np.ndarray, rel: float, off: float, on: float) -> np.ndarray:
+    """Every judgment as ``on`` (label >= rel) or ``off``; unjudged (NaN) stays NaN."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(L), np.nan, np.where(L >= rel, on, off))
+
+
 def _is_integral(values: np.ndarray) -> bool:
     v = values[~np.isnan(values)]
     return bool(np.all(v == np.round(v)))

@@ -57,6 +57,20 @@ def _logistic_newton(g: np.ndarray, x: np.ndarray, y: np.ndarray, n_groups: int,
     return params, cov, converged & np.isfinite(cov).all(axis=(1, 2))
 
 
+def _model_p(m: np.ndarray, b0: np.ndarray, b1: np.ndarray, const: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """P(B = 1) at metarank ``m`` under a logistic model, a constant or a step (whichever is set).
+
+    ``step[..., :]`` = (threshold c, probability below c, above c, at c): the 0/1 probabilities an
+    improper (separated) fit assigns by score (Webber, Chandar and Carterette 2012, Sec. 3.2.2).
+    """
+    with np.errstate(invalid="ignore"):
+        p = expit(b0 + b1 * m)
+        c = step[..., 0]
+        stepped = np.where(m > c, step[..., 2], np.where(m < c, step[..., 1], step[..., 3]))
+    p = np.where(np.isnan(const), p, const)
+    return np.where(np.isnan(c), p, stepped)
+
+
 def _dual(original: Any, alternative: Any, rel: float) -> pd.DataFrame:
     o = read_qrels(original)
     a = read_qrels(alternative)
@@ -72,7 +86,8 @@ class _DisagreementModel(JudgmentPerturbation):
     """P(B = 1 | A, topic[, metarank]) per (topic, original class), with a universal fallback.
 
     Internally: per topic (rows) and class (column 0: A = 0, column 1: A = 1), either a logistic
-    model (``b0``, ``b1``) or a constant probability ``const`` (NaN where logistic).
+    model (``b0``, ``b1``), a constant probability ``const`` (NaN where not used) or a step in
+    metarank (``step``: threshold, probability below, above and at it; NaN where not used).
     """
 
     def __init__(self, scope: str, rel: Any, off_label: Any, on_label: Any, seed: Any) -> None:
@@ -81,7 +96,9 @@ class _DisagreementModel(JudgmentPerturbation):
         self.rel, self.off_label, self.on_label = _binary_labels(rel, off_label, on_label)
         self._topics: list[str] = []
         self._b0 = self._b1 = self._const = np.zeros((0, 2))
+        self._step = np.full((0, 2, 4), np.nan)
         self._ub0 = self._ub1 = self._uconst = None
+        self._ustep = np.full((2, 4), np.nan)
 
     def _uses_metarank(self) -> bool:
         return False
@@ -91,13 +108,14 @@ class _DisagreementModel(JudgmentPerturbation):
             raise InputError(f"{type(self).__name__} has not been fitted: call .fit(original_qrels, "
                              f"alternative_qrels) first")
 
-    def _row_params(self, rows: _Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(b0, b1, const), each (m, 2): the model of each row's topic for A = 0 and A = 1."""
+    def _row_params(self, rows: _Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(b0, b1, const) each (m, 2) and step (m, 2, 4): the model of each row's topic for A = 0 and A = 1."""
         self._require_fit()
         n = len(rows)
         b0 = np.broadcast_to(self._ub0, (n, 2)).copy()
         b1 = np.broadcast_to(self._ub1, (n, 2)).copy()
         const = np.broadcast_to(self._uconst, (n, 2)).copy()
+        step = np.broadcast_to(self._ustep, (n, 2, 4)).copy()
         if self.scope == "per_topic" and self._topics:
             tloc = pd.Index(self._topics).get_indexer(pd.Index(rows.table.topics))
             unknown = np.asarray(rows.table.topics, dtype=object)[tloc < 0]
@@ -107,16 +125,15 @@ class _DisagreementModel(JudgmentPerturbation):
             t = tloc[rows.topic_index]
             known = t >= 0
             b0[known], b1[known], const[known] = self._b0[t[known]], self._b1[t[known]], self._const[t[known]]
-        return b0, b1, const
+            step[known] = self._step[t[known]]
+        return b0, b1, const, step
 
     def _p_relevant_rows(self, rows: _Rows) -> np.ndarray:
         """(m, 2): P(B = 1 | A = 0) and P(B = 1 | A = 1) for each row."""
-        b0, b1, const = self._row_params(rows)
+        b0, b1, const, step = self._row_params(rows)
         if self._uses_metarank():
             m = self._meta.for_table(rows.table)[rows.rows][:, None]
-            with np.errstate(invalid="ignore"):
-                logistic = expit(b0 + b1 * m)
-            return np.where(np.isnan(const), logistic, const)
+            return _model_p(m, b0, b1, const, step)
         return const
 
     def probabilities(self, qrels: Any) -> pd.DataFrame:
@@ -205,6 +222,7 @@ class FlipRateModel(_DisagreementModel):
         self._topics = list(topics)
         self._const = const
         self._b0 = self._b1 = np.full(const.shape, np.nan)
+        self._step = np.full(const.shape + (4,), np.nan)
         self.rates_ = pd.DataFrame({"qid": topics, "fnr": 1.0 - const[:, 1], "fpr": const[:, 0],
                                     "n_relevant": n[:, 1], "n_nonrelevant": n[:, 0]})
         self.universal_rates_ = {"fnr": float(1.0 - self._uconst[1]), "fpr": float(self._uconst[0]),
@@ -223,25 +241,36 @@ class MetarankLogisticModel(_DisagreementModel):
 
     Improper fits (Sec. 3.2.2): a group whose alternative labels all agree, or whose ``B = 1``
     documents all lie on one side of its ``B = 0`` documents in metarank (complete or quasi-complete
-    separation, where no finite MLE exists) is *improper*.  ``improper="rate"`` (default) uses its
-    empirical rate ``#(B=1) / n`` (0 or 1 when all agree); ``improper="universal"`` uses the
-    universal model.  Topics without dual-assessed documents of a class use the universal model.
+    separation, where no finite MLE exists) is *improper*, "though 0 or 1 probabilities can be
+    assigned to scores".  ``improper="step"`` (default, the paper's) does that: probability 1 on
+    the ``B = 1`` side of the gap between the two classes and 0 on the other, split at the midpoint
+    of the gap (at a shared boundary value, the documents there get their empirical rate; when all
+    labels agree, 0 or 1 everywhere).  ``improper="rate"`` (the earlier default) uses
+    the group's empirical rate ``#(B=1) / n`` whatever the metarank; ``improper="universal"`` uses
+    the universal model.  A warning names the topics with improper fits.  Topics without
+    dual-assessed documents of a class use the universal model.
+
+    Goodness of fit (Sec. 3.2.3, Eq. 2): ``coefficients_["rss"]`` is the unweighted residual sum
+    of squares ``S = sum_i (y_i - pi_i)^2`` of each group under the model used for it (Hosmer et
+    al. 1997); :func:`compare_predictors` compares predictors with it (Table 3).
 
     Args:
         runs: runs defining the metarank (``{name: frame}``, a directory, or an ``AlignedRuns`` on
             the same qrels); or ``metarank``: a ``qid, docno, meta_ap`` frame.
         scope: ``"per_topic"`` or ``"universal"``.
         alpha: level of the Wald test of the slope in :attr:`coefficients_` ``status``.
+        predictor: the metarank computed from ``runs`` (Sec. 3.2.1): ``"meta_ap"`` (default, the
+            paper's choice), ``"mean_inverse_rank"`` or ``"max_inverse_rank"`` (:func:`metarank`).
     """
 
     def __init__(self, runs: Any = None, *, metarank: Any = None, scope: str = "per_topic",
-                 improper: str = "rate", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: str = "trec_eval",
+                 improper: str = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: str = "trec_eval",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
-                 seed: int | None = 0) -> None:
+                 seed: int | None = 0, predictor: str = "meta_ap") -> None:
         super().__init__(scope, rel, off_label, on_label, seed)
-        self.improper = check_choice("improper", improper, ("rate", "universal"))
+        self.improper = check_choice("improper", improper, ("step", "rate", "universal"))
         self.alpha = _rate("alpha", alpha)
-        self._meta = _MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel")
+        self._meta = _MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel", predictor)
         self.coefficients_: pd.DataFrame | None = None
         self.universal_: pd.DataFrame | None = None
 
@@ -249,13 +278,14 @@ class MetarankLogisticModel(_DisagreementModel):
         return True
 
     def _params(self) -> dict[str, Any]:
-        return {"scope": self.scope, "improper": self.improper}
+        return {"scope": self.scope, "improper": self.improper, "predictor": self._meta.predictor}
 
     def fit(self, original: Any, alternative: Any) -> "MetarankLogisticModel":
         """Fit on dual assessments (documents judged in both qrels).  Returns ``self``.
 
         Sets :attr:`coefficients_` (per topic and class: ``beta0, beta1, se_beta0, se_beta1,
-        p_slope, n, n_alt_relevant, status, used``) and :attr:`universal_` (the same per class).
+        p_slope, n, n_alt_relevant, status, used, rss``) and :attr:`universal_` (the same per class).
+        ``p_slope`` is the two-sided Wald test of ``beta1 = 0``; ``rss`` is Eq. 2.
         """
         d = _dual(original, alternative, self.rel)
         table = JudgmentTable.from_qrels(d.assign(label=d["A"].astype(np.float64))[["qid", "docno", "label"]])
@@ -274,25 +304,41 @@ class MetarankLogisticModel(_DisagreementModel):
             what = "relevant" if u["n"][1] == 0 else "non-relevant"
             raise InputError(f"no dual-assessed document is {what} in the original qrels (label >= {self.rel:g} "
                              f"is relevant); the metarank model needs both classes")
-        ub0, ub1, uconst = self._effective(u, None)
-        self._ub0, self._ub1, self._uconst = ub0, ub1, uconst
-        self.universal_ = self._frame(u, ["all", "all"], [0, 1])
+        ueff = self._effective(u, None)
+        self._ub0, self._ub1, self._uconst, self._ustep = ueff
+        self.universal_ = self._frame(u, ["all", "all"], [0, 1], self._rss(A, m, B, ueff, 2))
         if self.scope == "per_topic":
-            f = self._fit_groups(t * 2 + A, m, B, 2 * len(topics))
+            g = t * 2 + A
+            f = self._fit_groups(g, m, B, 2 * len(topics))
             self._announce_missing(f["n"].reshape(-1, 2), topics)
-            b0, b1, const = self._effective(f, (ub0, ub1, uconst))
+            eff = self._effective(f, ueff)
+            b0, b1, const, step = eff
             self._b0, self._b1, self._const = b0.reshape(-1, 2), b1.reshape(-1, 2), const.reshape(-1, 2)
+            self._step = step.reshape(-1, 2, 4)
             self._topics = list(topics)
-            self.coefficients_ = self._frame(f, np.repeat(topics, 2), np.tile([0, 1], len(topics)))
+            self.coefficients_ = self._frame(f, np.repeat(topics, 2), np.tile([0, 1], len(topics)),
+                                             self._rss(g, m, B, eff, 2 * len(topics)))
         else:
             self._topics = []
             self.coefficients_ = self.universal_
         improper = self.coefficients_["status"] == "improper"
         if improper.any():
-            how = "their empirical rate" if self.improper == "rate" else "the universal model"
+            how = {"step": "0/1 probabilities by metarank (improper='rate': their empirical rate)",
+                   "rate": "their empirical rate, whatever the metarank",
+                   "universal": "the universal model"}[self.improper]
+            bad = self.coefficients_[improper]
+            names = ", ".join(f"{q!r} (A={a})" for q, a in zip(bad["qid"].head(10), bad["original"].head(10)))
+            more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
             _warn(f"{int(improper.sum())} of {len(improper)} logistic model(s) are improper (all alternative labels "
-                  f"agree, or the labels are separated by metarank: no finite MLE); they use {how}")
+                  f"agree, or the labels are separated by metarank: no finite MLE): qid {names}{more}; they use {how}")
         return self
+
+    @staticmethod
+    def _rss(g: np.ndarray, m: np.ndarray, y: np.ndarray, eff: tuple, n_groups: int) -> np.ndarray:
+        """Webber et al. (2012), Eq. 2: ``sum_i (y_i - pi_i)^2`` per group, ``pi`` from the model used."""
+        b0, b1, const, step = eff
+        p = _model_p(m, b0[g], b1[g], const[g], step[g])
+        return np.bincount(g, weights=(y.astype(np.float64) - p) ** 2, minlength=n_groups)
 
     def _fit_groups(self, g: np.ndarray, m: np.ndarray, y: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
         """Separate maximum-likelihood logistic fits of y on (1, m), one per group, with Wald tests.
@@ -314,6 +360,20 @@ class MetarankLogisticModel(_DisagreementModel):
             hi0[idx] = ext[("max", False)].fillna(-np.inf).to_numpy()
         # with one predictor, an MLE exists iff neither class lies (weakly) on one side of the other
         proper = (hi0 > lo1) & (hi1 > lo0)
+        # improper groups: 0/1 by metarank, split at the middle of the gap between the classes
+        up = hi0 <= lo1                                    # every B = 1 at or above every B = 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = k / n
+            c = np.where(up, (hi0 + lo1) / 2.0, (hi1 + lo0) / 2.0)
+        agree = (k == 0) | (k == n)
+        c = np.where(agree, 0.0, c)
+        at = np.isclose(m, c[g], rtol=0.0, atol=1e-12) & ~agree[g]
+        n_at = np.bincount(g[at], minlength=n_groups)
+        k_at = np.bincount(g[at], weights=y[at].astype(np.float64), minlength=n_groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_at = np.where(n_at > 0, k_at / np.maximum(n_at, 1), 0.5)
+        step = np.stack([c, np.where(agree, rate, np.where(up, 0.0, 1.0)),
+                         np.where(agree, rate, np.where(up, 1.0, 0.0)), np.where(agree, rate, p_at)], axis=1)
         params = np.full((n_groups, 2), np.nan)
         bse = np.full((n_groups, 2), np.nan)
         pvalues = np.full((n_groups, 2), np.nan)
@@ -335,25 +395,31 @@ class MetarankLogisticModel(_DisagreementModel):
         status[proper & (slope > 0) & ~sig] = "pos_nonsig"
         status[proper & (slope <= 0) & ~sig] = "neg_nonsig"
         status[proper & (slope <= 0) & sig] = "neg_sig"
-        return {"n": n, "k": k, "params": params, "bse": bse, "p": p, "proper": proper, "status": status}
+        return {"n": n, "k": k, "params": params, "bse": bse, "p": p, "proper": proper, "status": status,
+                "step": step}
 
-    def _effective(self, f: dict, fallback: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per group the model actually used: logistic, the empirical rate, or the fallback."""
+    def _effective(self, f: dict, fallback: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per group the model actually used: logistic, a step, the empirical rate, or the fallback."""
         n, k = f["n"], f["k"]
         b0, b1 = f["params"][:, 0].copy(), f["params"][:, 1].copy()
+        improper = ~f["proper"] & (n > 0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            const = np.where(f["proper"], np.nan, k / n)
+            const = np.where(improper & (self.improper != "step"), k / n, np.nan)
+        step = np.where((improper & (self.improper == "step"))[:, None], f["step"], np.nan)
         if fallback is not None:
-            fb0, fb1, fconst = (np.tile(x, len(n) // 2) for x in fallback)
-            use_fb = (n == 0) | (~f["proper"] & (self.improper == "universal"))
+            fb0, fb1, fconst = (np.tile(x, len(n) // 2) for x in fallback[:3])
+            fstep = np.tile(fallback[3], (len(n) // 2, 1))
+            use_fb = (n == 0) | (improper & (self.improper == "universal"))
             b0, b1, const = np.where(use_fb, fb0, b0), np.where(use_fb, fb1, b1), np.where(use_fb, fconst, const)
-        return b0, b1, const
+            step = np.where(use_fb[:, None], fstep, step)
+        return b0, b1, const, step
 
-    def _frame(self, f: dict, qids: Any, cond: Any) -> pd.DataFrame:
+    def _frame(self, f: dict, qids: Any, cond: Any, rss: np.ndarray) -> pd.DataFrame:
         used = np.where(f["proper"], "logistic", np.where(f["n"] == 0, "universal", self.improper)).astype(object)
         return pd.DataFrame({"qid": qids, "original": cond, "beta0": f["params"][:, 0], "beta1": f["params"][:, 1],
                              "se_beta0": f["bse"][:, 0], "se_beta1": f["bse"][:, 1], "p_slope": f["p"],
-                             "n": f["n"], "n_alt_relevant": f["k"], "status": f["status"], "used": used})
+                             "n": f["n"], "n_alt_relevant": f["k"], "status": f["status"], "used": used,
+                             "rss": np.where(f["n"] > 0, rss, np.nan)})
 
     def slope_table(self) -> pd.DataFrame:
         """Counts of fitted models by slope class, per original class (Webber et al. 2012, Table 4)."""

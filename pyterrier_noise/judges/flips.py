@@ -12,7 +12,7 @@ from scipy.special import expit
 
 from .._validation import InputError, check_choice, check_number
 from ..engine import JudgmentTable
-from ._common import _as_table, _binary_labels, _check_can_act, _rate, _relabel, _warn
+from ._common import _as_table, _binarise, _binary_labels, _check_can_act, _rate, _relabel, _warn
 from .base import JudgmentPerturbation
 from .metaap import META_AP_DEPTH, _MetaAP
 from .sampling import _inclusion
@@ -122,14 +122,19 @@ class RandomFlips(_RateModel):
     :meth:`from_discriminability` / :meth:`from_judge`.
 
     Graded labels: a flipped relevant judgment becomes ``off_label`` (default 0), a flipped
-    non-relevant one becomes ``on_label`` (default ``rel``); unflipped judgments keep their grade.
+    non-relevant one becomes ``on_label`` (default ``rel``); unflipped judgments keep their grade
+    (default, ``binarise=False``), so graded measures keep the grades the flips left alone.
+    ``binarise=True`` makes every judgment of a replicate binary (``on_label`` or ``off_label``),
+    as Rashidi, Zobel and Moffat (2023) binarised the qrels before flipping: it changes only
+    measures that use grades (nDCG's gains); binary measures at ``rel`` score the same either way.
     """
 
     def __init__(self, tpr: float, fpr: float, *, rel: float = 1, off_label: float = 0,
-                 on_label: float | None = None, seed: int | None = 0) -> None:
+                 on_label: float | None = None, seed: int | None = 0, binarise: bool = False) -> None:
         super().__init__(seed)
         self._set_rates(tpr, fpr)
         self.rel, self.off_label, self.on_label = _binary_labels(rel, off_label, on_label)
+        self.binarise = _check_bool("binarise", binarise)
 
     def _params(self) -> dict[str, Any]:
         return {"tpr": self.tpr, "fpr": self.fpr, "rel": self.rel}
@@ -139,7 +144,14 @@ class RandomFlips(_RateModel):
         U = stream.uniforms()
         with np.errstate(invalid="ignore"):
             p = np.where(L >= self.rel, self.tpr, self.fpr)
-        return _relabel(L, self.rel, U < p, self.off_label, self.on_label)
+        out = _relabel(L, self.rel, U < p, self.off_label, self.on_label)
+        return _binarise(out, self.rel, self.off_label, self.on_label) if self.binarise else out
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 class RankBiasedFlips(_RateModel):
@@ -165,14 +177,16 @@ class RankBiasedFlips(_RateModel):
         depth: meta-AP depth ``N`` (1000); ``ties``: run order (trec_eval's by default).
         rel, off_label, on_label: binary threshold and labels of flipped judgments (as in
             :class:`RandomFlips`).
+        binarise: make every judgment binary, as the paper did (as in :class:`RandomFlips`).
     """
 
     def __init__(self, tpr: float | None, fpr: float | None, runs: Any = None, *, meta_ap: Any = None,
                  depth: int = META_AP_DEPTH, ties: str = "trec_eval",
                  betas: Mapping[str, Sequence[float]] = WEBBER_TREC6, weighting: str = "relative",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
-                 seed: int | None = 0) -> None:
+                 seed: int | None = 0, binarise: bool = False) -> None:
         super().__init__(seed)
+        self.binarise = _check_bool("binarise", binarise)
         self.weighting = check_choice("weighting", weighting, ("relative", "absolute"))
         if weighting == "relative" or tpr is not None or fpr is not None:
             if tpr is None or fpr is None:
@@ -244,4 +258,5 @@ class RankBiasedFlips(_RateModel):
         self._check_can_act(L)
         p = self._p_relevant(rows, L)
         U = stream.uniforms()
-        return _relabel(L, self.rel, U < p, self.off_label, self.on_label)
+        out = _relabel(L, self.rel, U < p, self.off_label, self.on_label)
+        return _binarise(out, self.rel, self.off_label, self.on_label) if self.binarise else out

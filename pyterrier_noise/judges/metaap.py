@@ -19,6 +19,11 @@ RUN_ORDERS = ("trec_eval", "given")
 #: Evaluation depth N of meta-AP (Aslam, Pavlu & Yilmaz 2005): "N = 1000, the maximum run length".
 META_AP_DEPTH = 1000
 
+#: The metarank predictors of Webber, Chandar and Carterette (2012, Sec. 3.2.1, Table 3):
+#: (per-run weight scheme, aggregate over runs).
+PREDICTORS = {"meta_ap": ("meta_ap", "mean"), "mean_inverse_rank": ("inverse_rank", "mean"),
+              "max_inverse_rank": ("inverse_rank", "max")}
+
 
 def meta_ap_weight(rank: Any, depth: int = META_AP_DEPTH) -> np.ndarray:
     """Meta-AP weight of a document at 1-based ``rank``: ``1 + H_N - H_k`` for ``k <= N``, else 0.
@@ -42,6 +47,11 @@ def _meta_ap_table(depth: int) -> np.ndarray:
     """Weight of each 0-based position 0 .. depth (the last entry, beyond N, is 0)."""
     harmonic = np.cumsum(1.0 / np.arange(1, depth + 1))
     return np.append(1.0 + harmonic[-1] - harmonic, 0.0)
+
+
+def _inverse_rank_table(depth: int) -> np.ndarray:
+    """Inverse-rank weight ``N - k`` of each 0-based position (rank k = position + 1); 0 beyond N."""
+    return np.append(depth - np.arange(1, depth + 1, dtype=np.float64), 0.0)
 
 
 def _aligned_for(runs: Any, table: JudgmentTable, ties: str) -> AlignedRuns:
@@ -68,7 +78,9 @@ def _in_top(aligned: AlignedRuns, depth: int, what: str) -> tuple[np.ndarray, np
 class _MetaAP:
     """Mean meta-AP of every row of a judgment table, from runs or from a given frame (cached)."""
 
-    def __init__(self, runs: Any, metarank: Any, depth: int, ties: str, what: str) -> None:
+    def __init__(self, runs: Any, metarank: Any, depth: int, ties: str, what: str,
+                 predictor: str = "meta_ap") -> None:
+        self.predictor = check_choice("predictor", predictor, tuple(PREDICTORS))
         if (runs is None) == (metarank is None):
             raise InputError(f"{what}: give either runs (to compute meta-AP) or metarank (a qid, docno, meta_ap "
                              f"frame), not {'both' if runs is not None else 'neither'}")
@@ -81,9 +93,11 @@ class _MetaAP:
 
     @staticmethod
     def _check_frame(frame: Any) -> pd.Series:
+        if isinstance(frame, pd.DataFrame) and "meta_ap" not in frame.columns and "metarank" in frame.columns:
+            frame = frame.rename(columns={"metarank": "meta_ap"})      # as metarank() returns it
         if not isinstance(frame, pd.DataFrame) or not {"qid", "docno", "meta_ap"} <= set(frame.columns):
-            raise InputError(f"metarank must be a frame with columns qid, docno, meta_ap (as meta_ap() returns), "
-                             f"got {type(frame).__name__}"
+            raise InputError(f"metarank must be a frame with columns qid, docno, meta_ap (as meta_ap() returns) "
+                             f"or metarank (as metarank() returns), got {type(frame).__name__}"
                              + (f" with columns {list(frame.columns)}" if isinstance(frame, pd.DataFrame) else ""))
         values = pd.to_numeric(frame["meta_ap"], errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(values) | (values < 0)
@@ -114,9 +128,14 @@ class _MetaAP:
         else:
             aligned = _aligned_for(self.runs, table, self.ties)
             rows, pos = _in_top(aligned, self.depth, self.what)
-            weights = _meta_ap_table(self.depth)[pos]
-            # mean over ALL runs of the set, zeros included (Aslam et al. 2005)
-            values = np.bincount(rows, weights=weights, minlength=len(table)) / aligned.n_runs
+            scheme, agg = PREDICTORS[self.predictor]
+            weights = (_meta_ap_table if scheme == "meta_ap" else _inverse_rank_table)(self.depth)[pos]
+            if agg == "mean":
+                # mean over ALL runs of the set, zeros included (Aslam et al. 2005)
+                values = np.bincount(rows, weights=weights, minlength=len(table)) / aligned.n_runs
+            else:
+                values = np.zeros(len(table))
+                np.maximum.at(values, rows, weights)
         self._cache = (table, values)
         return values
 
@@ -159,6 +178,49 @@ def meta_ap(runs: Any, docs: Any = None, depth: int = META_AP_DEPTH, ties: str =
     values = _MetaAP(runs, None, depth, ties, "meta_ap").for_table(table)
     out = table.frame[["qid", "docno"]].copy()
     out["meta_ap"] = values
+    if keep_positive:
+        out = out[values > 0].reset_index(drop=True)
+    return out
+
+
+def metarank(runs: Any, docs: Any = None, predictor: str = "meta_ap", depth: int = META_AP_DEPTH,
+             ties: str = "trec_eval") -> pd.DataFrame:
+    """A metarank score of documents over a set of runs (Webber, Chandar and Carterette 2012, Sec. 3.2.1).
+
+    ``predictor`` is one of the paper's three (compared in its Table 3):
+
+    * ``"meta_ap"``: mean over the runs of the meta-AP weight ``1 + H_N - H_k`` (:func:`meta_ap`);
+    * ``"mean_inverse_rank"``: mean over the runs of ``N - k``;
+    * ``"max_inverse_rank"``: the largest ``N - k`` over the runs;
+
+    with ``k`` the document's 1-based rank in a run and weight 0 when the run does not rank it in
+    its top ``N = depth`` (so rank ``N`` and "not retrieved" both give ``N - k = 0``, as the paper
+    writes it).  ``docs`` and ``ties`` as in :func:`meta_ap`.
+
+    Returns:
+        a ``qid, docno, metarank`` frame sorted by topic, then docno; pass it as
+        ``MetarankLogisticModel(metarank=...)``.
+    """
+    predictor = check_choice("predictor", predictor, tuple(PREDICTORS))
+    if predictor == "meta_ap":
+        return meta_ap(runs, docs, depth, ties).rename(columns={"meta_ap": "metarank"})
+    if not isinstance(runs, AlignedRuns):
+        runs = read_runs(runs)
+    if docs is None:
+        if isinstance(runs, AlignedRuns):
+            raise InputError("metarank(AlignedRuns) needs docs (the aligned runs keep no docnos of unjudged documents)")
+        frame = pd.concat([f[["qid", "docno"]] for f in runs.values()], ignore_index=True).drop_duplicates()
+        keep_positive = True
+    else:
+        frame = docs.rename(columns={"query_id": "qid", "doc_id": "docno"}) if isinstance(docs, pd.DataFrame) \
+            else read_qrels(docs)
+        keep_positive = False
+    frame = pd.DataFrame({"qid": frame["qid"].astype(str).to_numpy(), "docno": frame["docno"].astype(str).to_numpy(),
+                          "label": 0.0})
+    table = JudgmentTable.from_qrels(frame)
+    values = _MetaAP(runs, None, depth, ties, "metarank", predictor).for_table(table)
+    out = table.frame[["qid", "docno"]].copy()
+    out["metarank"] = values
     if keep_positive:
         out = out[values > 0].reset_index(drop=True)
     return out

@@ -1,7 +1,7 @@
 """Durable judging sessions for adaptive judgment selection.
 
 Moffat, Webber & Zobel (SIGIR 2007), "Strategic system comparisons via targeted relevance
-judgments", Sec. 3-4 (seed note 002, Sec. 2.7 pseudo-code, Sec. 4 features 5-6, Sec. 5 A6): a
+judgments", Sec. 3-4: a
 selector (pooling, Methods A, B, C; :class:`pyterrier_noise.selection.JudgmentSelector`) proposes
 the unjudged ``(qid, docno)`` with the highest weight, an oracle (:mod:`.oracles`,
 :mod:`.terminal`) labels it, the label is recorded and the weights are updated.  This module makes

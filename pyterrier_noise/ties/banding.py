@@ -193,7 +193,7 @@ def worst_case_delta_rbp(rho: RhoLike, p: float | None = None, depth: int = 1000
     ``w_g = sum_{i=b_g}^{e_g} (1-p) p^(i-1)``, and ``Delta RBP = sum_g Delta RBP_g``.  The
     thesis does not say how ``R_g`` (the number of relevant documents in band ``g``) is chosen;
     maximising each band independently over ``R_g in 0..l_g`` and summing the bands down to
-    ``depth`` reproduces all of Table 3.3 (seed note 004a, Sec. 3.7).  Any depth past ~100 gives
+    ``depth`` reproduces all of Table 3.3.  Any depth past ~100 gives
     the same four decimals; the last band is cut at ``depth``.
 
     Args:

@@ -1,7 +1,7 @@
 """Ties on purpose and ties by accident: the banding, rounding and tie-breaking transformers.
 
 Yang (2019), *Improving the Reliability and Robustness of IR Evaluation*, PhD thesis, Ch. 3
-(seed note 004a, Sec. 3; the thesis's errors are corrected there and here).
+(with the thesis's errors corrected: see docs/ties.md).
 
 Transformers (``pt.Transformer``; each keeps every input column it does not change, recomputes a
 0-based ``rank`` and returns its rows ordered by query, in order of first appearance, then rank):

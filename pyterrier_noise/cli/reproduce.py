@@ -1,0 +1,78 @@
+"""``pyterrier-noise reproduce``: each source paper's headline experiment, the paper's numbers beside ours (:mod:`pyterrier_noise.reproduce`)."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from . import options
+
+#: pyterrier_noise.reproduce.PAPERS (copied so that --help imports nothing heavy)
+PAPERS = {
+    "rashidi2023": "Rashidi, Zobel and Moffat (2023): stability of RBP vs AP under judgment flips",
+    "goldberg2017": "Goldberg et al. (2017): the eBay correction and Algorithm 2",
+    "moffat2007": "Moffat, Webber and Zobel (2007): RBP worked example; Methods A, B, C vs pooling",
+    "webber2012": "Webber, Chandar and Carterette (2012): flip-rate vs metarank disagreement models",
+    "yang2019": "Yang (2019) thesis: banding bounds, ties at rho = 2, phi matching, pool depth",
+}
+
+EXAMPLES = """papers:
+""" + "".join(f"  {k:13s} {v}\n" for k, v in PAPERS.items()) + """  all           every one of them, in this order
+
+examples:
+  pyterrier-noise reproduce goldberg2017                 # the paper's own numbers: needs no data
+  pyterrier-noise reproduce moffat2007 --quick           # TREC-COVID round 1 from ../shared/data
+  pyterrier-noise reproduce all --data synthetic --quick --out repro/
+  pyterrier-noise reproduce all --write-docs             # regenerate docs/reproductions.md and docs/data/
+
+Each paper prints a table: the quantity, the paper's number and where it is printed, ours, and a
+verdict (reproduced / differs because our data differs / does not reproduce / no number printed);
+analyses not offered yet are listed as "not yet reproduced".  --data names a folder holding
+trec-covid-round1/ (default: $PYTERRIER_NOISE_DATA, else ../shared/data beside the repository);
+--data synthetic uses the built-in synthetic collection.
+"""
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    import json
+
+    from .._output import OutputDirectory
+    from ..reproduce import run
+    from ..reproduce.page import write_docs
+    papers = list(PAPERS) if args.paper == "all" else [args.paper]
+    directory = OutputDirectory(args.out, "reproduce", force=args.force) if args.out else None
+    records = []
+    for paper in papers:
+        rec = run(paper, data=args.data, quick=args.quick, progress=args.progress)
+        records.append(rec)
+        print(rec.to_text(), flush=True)
+        if directory is not None:
+            directory.write(f"reproduce_{paper}.json", json.dumps(rec.to_dict(), indent=1) + "\n")
+            directory.write(f"reproduce_{paper}.txt", rec.to_text())
+    if directory is not None:
+        directory.finish({"papers": papers, "quick": args.quick, "data": args.data})
+        print(f"wrote {len(papers)} record(s) to {args.out}/")
+    if args.write_docs:
+        written = write_docs(records)
+        print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add the ``reproduce`` subcommand to ``pyterrier-noise``."""
+    p = subparsers.add_parser(
+        "reproduce", help="run a source paper's headline experiment and compare with its printed numbers",
+        description="Run each source paper's headline experiment with the package and print the paper's numbers "
+                    "beside ours, with the data it ran on and a verdict.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options.out(required=False, force=True,
+                             help="also write each record as JSON and text into this directory"),
+                 options.progress()])
+    p.add_argument("paper", metavar="PAPER", choices=[*PAPERS, "all"],
+                   help="short name of the paper (" + ", ".join(PAPERS) + ") or all")
+    p.add_argument("--data", default=None,
+                   help="folder holding trec-covid-round1/, or 'synthetic' (default: $PYTERRIER_NOISE_DATA, "
+                        "else ../shared/data beside the repository)")
+    p.add_argument("--quick", action="store_true", help="fewer replicates and budgets (well under a minute per paper)")
+    p.add_argument("--write-docs", action="store_true", dest="write_docs",
+                   help="store the records in docs/data/ and regenerate docs/reproductions.md")
+    p.set_defaults(handler=_cmd_reproduce)

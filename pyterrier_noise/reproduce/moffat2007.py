@@ -1,0 +1,228 @@
+"""Moffat, Webber and Zobel (2007): the RBP worked example (Sec. 2) and Methods A, B, C vs pooling at equal budgets (Table 5).
+
+The worked example is exact.  The budget experiment replays each selection method against the
+qrels with :func:`pyterrier_noise.selection.compare_methods` (the top third of the runs by AP on
+the full qrels, one-tailed Wilcoxon tests over topics, RBP p = 0.8) on TREC-COVID round 1 instead
+of TREC-8, and compares the *shape* of Table 5: which method separates the top runs best at a
+small budget, and base-vs-base significance staying flat.  ``tables`` holds the tables that
+``docs/selection.md`` shows (Tables 2, 4 and 5 of the paper, on TREC-COVID) and Table 3, the overlap of
+Method C's judgment sets selected at p = 0.5, 0.8 and 0.95 (:func:`pyterrier_noise.experiments.judgment_overlap`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import AlignedRuns, MeasureSpec
+from ..experiments import judgment_overlap
+from ..selection import compare_methods, simulate
+from .data import data_option, load_collection
+from .record import DATA_DIFFERS, NOT_REPRODUCED, REPRODUCED, Reproduction, Row
+
+PAPER = "moffat2007"
+CITATION = "Moffat, Webber and Zobel (2007)"
+TITLE = "Strategic System Comparisons via Targeted Relevance Judgments"
+METHODS = ("pool", "A", "B", "C")
+#: Table 5 of the paper at 5,000 judgments (TREC-8, 129 runs, 50 topics: 0.78 judgments per run and topic)
+TABLE5_5000 = {"sig_base_base": {"pool": 0.443, "A": 0.484, "B": 0.465, "C": 0.504},
+               "sig_base_upper": {"pool": 0.033, "A": 0.313, "B": 0.130, "C": 0.336},
+               "sig_base_projected": {"pool": 0.151, "A": 0.367, "B": 0.272, "C": 0.398}}
+#: Table 5, base-vs-base of Method C at 5,000 / 10,000 / 20,000 judgments
+TABLE5_C_BASE = (0.504, 0.499, 0.503)
+PAPER_PER_RUN_TOPIC = 5000 / (129 * 50)
+#: Table 2 at 1,000 judgments (TREC-8, unjudged documents bypassed): relevant documents found
+TABLE2_1000 = {"pool": 359, "A": 511, "B": 516, "C": 550}
+#: Table 2: the smallest ratio, over the budgets, of the weakest RBP-weighted method's relevant found to pooling's
+TABLE2_MIN_RATIO = 2538 / 2495
+#: Table 3: judgments shared by Method C's 10,000-judgment selections at two persistences
+TABLE3_OVERLAP = {(0.5, 0.8): 9215, (0.5, 0.95): 6972, (0.8, 0.95): 7517}
+TABLE3_BUDGET = 10000
+COLUMN_WORDS = {"sig_base_base": "base-vs-base", "sig_base_upper": "base-vs-top", "sig_base_projected": "base-vs-proj"}
+FEEDS = {"all": "all runs", "contributing": "contributing runs"}
+
+
+def worked_example_rows() -> list[Row]:
+    """Sec. 2: relevance 0 1 1 0 0 1 ? 0 0 1 to depth 10 (rank 7 unjudged), p = 0.8."""
+    labels = [0, 1, 1, 0, 0, 1, None, 0, 0, 1]
+    docs = [f"d{i}" for i in range(10)]
+    run = pd.DataFrame({"qid": "1", "docno": docs, "score": np.arange(10, 0, -1.0)})
+    qrels = pd.DataFrame([("1", d, float(v)) for d, v in zip(docs, labels) if v is not None],
+                         columns=["qid", "docno", "label"])
+    specs = {c: MeasureSpec("RBP", c, p=0.8) for c in ("value", "residual", "upper")}
+    out = AlignedRuns.build({"example": run}, qrels).evaluate(list(specs.values()))
+    got = {c: float(out[s][0, 0, 0]) for c, s in specs.items()}
+    where = "the paper's worked ranking (Sec. 2)"
+    rows = []
+    for c, paper in (("value", 0.380), ("residual", 0.160), ("upper", 0.540)):
+        ok = REPRODUCED if abs(got[c] - paper) <= 5e-4 else NOT_REPRODUCED
+        rows.append(Row(f"RBP worked example, {'base' if c == 'value' else c} (p = 0.8)", paper, "Sec. 2",
+                        got[c], 3, where, ok))
+    return rows
+
+
+def _budgets(n_judged: int, quick: bool, synthetic: bool) -> list[int]:
+    if synthetic:
+        cps = [n_judged // 8, n_judged // 4, n_judged // 2, n_judged]
+        return cps[:2] if quick else cps
+    return [1000, 2000] if quick else [1000, 2000, 4000, n_judged]
+
+
+def table5(summary: pd.DataFrame, budgets: list[int]) -> dict[str, Any]:
+    """docs/selection.md's Table 5-style table: per feed, budget and method, at p = 0.8."""
+    cols = ["relevant", "top_residual", "separated", "sig_base_base", "sig_base_upper", "sig_base_projected"]
+    rows, last_feed = [], None
+    for feed in [f for f in FEEDS if f in set(summary["feed"])]:
+        for cp in budgets:
+            for k, m in enumerate(METHODS):
+                r = summary[(summary["feed"] == feed) & (summary["checkpoint"] == cp) & (summary["method"] == m)
+                            & (summary["p_eval"] == 0.8)].iloc[0]
+                rows.append([FEEDS[feed] if feed != last_feed else "", int(cp) if k == 0 else "", m,
+                             int(r["relevant"]), *[round(float(r[c]), 6) for c in cols[1:]]])
+                last_feed = feed
+    return {"columns": ["pool fed by", "judgments", "method", "relevant found", "top residual", "sep.", "b-b",
+                        "b-top", "b-proj"], "rows": rows}
+
+
+def table4(summary: pd.DataFrame, budget: int) -> dict[str, Any]:
+    """docs/selection.md's Table 4-style table: top-third residual at the largest budget, three p."""
+    rows, last_feed = [], None
+    for feed in [f for f in FEEDS if f in set(summary["feed"])]:
+        for m in METHODS:
+            sub = summary[(summary["feed"] == feed) & (summary["checkpoint"] == budget) & (summary["method"] == m)]
+            vals = [round(float(sub.loc[sub["p_eval"] == p, "top_residual"].iloc[0]), 6) for p in (0.5, 0.8, 0.95)]
+            rows.append([FEEDS[feed] if feed != last_feed else "", m, *vals])
+            last_feed = feed
+    return {"columns": ["pool fed by", "method", "p = 0.5", "p = 0.8", "p = 0.95"], "rows": rows}
+
+
+def table2(bypass: pd.DataFrame, budgets: list[int]) -> dict[str, Any]:
+    """docs/selection.md's Table 2-style table: relevant found : documents handled, unjudged bypassed."""
+    rows = []
+    for m in METHODS:
+        cells = []
+        for cp in budgets:
+            r = bypass[(bypass["method"] == m) & (bypass["checkpoint"] == cp)].iloc[0]
+            cells.append([int(r["relevant"]), int(r["handled"])])
+        rows.append([m, *cells])
+    return {"columns": ["method", *[f"{b:,}" for b in budgets]], "rows": rows}
+
+
+def table2_rows(bypass: pd.DataFrame, budgets: list[int], description: str) -> list[Row]:
+    """Table 2's relevant documents found (unjudged documents bypassed): at the first budget per
+    method, and the paper's two claims (C finds the most; every RBP-weighted method beats pooling)."""
+    found = bypass.pivot_table(index="checkpoint", columns="method", values="relevant")
+    first = budgets[0]
+    where = f"{description}, all runs pooled, unjudged documents bypassed, {first:,} judgments"
+    rows = [Row(f"relevant documents found, {m}", TABLE2_1000[m], "Table 2, 1,000 judgments",
+                float(found.loc[first, m]), 0, where, DATA_DIFFERS, note="TREC-8 in the paper")
+            for m in METHODS]
+    lead = float(found.loc[first, "C"] - found.loc[first, ["pool", "A", "B"]].max())
+    rows.append(Row("relevant found: C minus the best other method", TABLE2_1000["C"] - TABLE2_1000["B"],
+                    "Table 2, 1,000 judgments", lead, 0, where, REPRODUCED if lead > 0 else NOT_REPRODUCED,
+                    note="the paper's claim: Method C finds the most relevant documents"))
+    total = found.to_numpy().max()
+    open_budgets = [b for b in budgets if found.loc[b].max() < total] or budgets
+    ratio = float(min(found.loc[b, ["A", "B", "C"]].min() / found.loc[b, "pool"] for b in open_budgets))
+    rows.append(Row("relevant found: weakest RBP-weighted method / pooling, smallest over budgets", TABLE2_MIN_RATIO,
+                    "Table 2", ratio, 3,
+                    f"{description}, unjudged documents bypassed, budgets {', '.join(f'{b:,}' for b in open_budgets)} "
+                    "(before every relevant document is found)", REPRODUCED if ratio > 1 else NOT_REPRODUCED,
+                    note="the paper's claim: every RBP-weighted method finds more relevant documents than pooling "
+                         "at every budget"))
+    return rows
+
+
+def overlap_rows(runs: dict, qrels: pd.DataFrame, budget: int, description: str) -> tuple[list[Row], dict[str, Any]]:
+    """Table 3: Method C's selections of ``budget`` judgments at p = 0.5, 0.8, 0.95 and the share each two
+    have in common (:func:`pyterrier_noise.experiments.judgment_overlap`); the rows and the table."""
+    ps = (0.5, 0.8, 0.95)
+    sel = {p: simulate(runs, qrels, method="C", checkpoints=[budget], p_select=p, p_eval=[p],
+                       significance=False).judgments.iloc[:budget] for p in ps}
+    table = judgment_overlap(sel)
+    where = f"{description}, Method C, {budget:,} judgments per selection"
+    rows = []
+    for (a, b), printed in TABLE3_OVERLAP.items():
+        ours = float(table.loc[a, b]) / budget
+        rows.append(Row(f"judgments shared by Method C's selections at p = {a:g} and p = {b:g} (share)",
+                        printed / TABLE3_BUDGET, "Table 3, 10,000 judgments", ours, 3, where, DATA_DIFFERS,
+                        note="TREC-8 (129 runs, 50 topics) and 10,000 judgments in the paper"))
+    far, near = float(table.loc[0.5, 0.95]), float(table.loc[0.5, 0.8])
+    rows.append(Row("shared judgments: p = 0.5 vs 0.95 minus p = 0.5 vs 0.8 (share)",
+                    (TABLE3_OVERLAP[(0.5, 0.95)] - TABLE3_OVERLAP[(0.5, 0.8)]) / TABLE3_BUDGET,
+                    "Table 3", (far - near) / budget, 3, where, REPRODUCED if far < near else NOT_REPRODUCED,
+                    note="the paper's claim: the further apart the persistences, the more the judgment sets differ"))
+    out = {"columns": ["p", *[f"{p:g}" for p in ps]],
+           "rows": [[f"{a:g}", *[int(table.loc[a, b]) for b in ps]] for a in ps]}
+    return rows, out
+
+
+def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reproduction:
+    """The worked example and the budget experiment (both feeds and the bypass table unless ``quick``)."""
+    coll = load_collection(data)
+    n_judged = len(coll.qrels)
+    budgets = _budgets(n_judged, quick, coll.synthetic)
+    feeds = {"all": None} if quick else {"all": None, "contributing": coll.contributing}
+    parts = []
+    for feed, pool_runs in feeds.items():
+        summary, _ = compare_methods(coll.runs, coll.qrels, methods=list(METHODS), checkpoints=budgets,
+                                     p_select=0.8, p_eval=[0.5, 0.8, 0.95], pool_runs=pool_runs, progress=progress)
+        parts.append(summary.assign(feed=feed))
+    summary = pd.concat(parts, ignore_index=True)
+    at08 = summary[(summary["feed"] == "all") & (summary["p_eval"] == 0.8)]
+    n_cells = len(coll.runs) * coll.qrels["qid"].nunique()
+    target = PAPER_PER_RUN_TOPIC * n_cells
+    near = min(budgets, key=lambda b: abs(b - target))
+    where = f"{coll.description}, pool fed by all runs, {near:,} judgments ({near / n_cells:.2f} per run and topic)"
+    rows = worked_example_rows()
+    for col, paper in TABLE5_5000.items():
+        for m in METHODS:
+            ours = float(at08[(at08["checkpoint"] == near) & (at08["method"] == m)][col].iloc[0])
+            rows.append(Row(f"{COLUMN_WORDS[col]} share of top-third pairs, {m}", paper[m],
+                            "Table 5, 5,000 judgments", ours, 3, where, DATA_DIFFERS,
+                            note="TREC-8 (129 runs, 50 topics, 0.78 judgments per run and topic) in the paper"))
+    top = at08[at08["checkpoint"] == near].set_index("method")["sig_base_upper"]
+    lead = float(top["C"] - top[["pool", "A", "B"]].max())
+    rows.append(Row("base-vs-top: C minus the best other method", 0.336 - 0.313, "Table 5, 5,000 judgments",
+                    lead, 3, where, REPRODUCED if lead >= 0 else NOT_REPRODUCED,
+                    note="the paper's claim: Method C separates the top runs best at a small budget"))
+    gap = float(top[["A", "B", "C"]].min() - top["pool"])
+    rows.append(Row("base-vs-top: worst RBP-weighted method minus pooling", 0.130 - 0.033, "Table 5, 5,000 judgments",
+                    gap, 3, where, REPRODUCED if gap > 0 else NOT_REPRODUCED,
+                    note="the paper's claim: every RBP-weighted method beats pooling"))
+    bb = at08[at08["method"] == "C"].set_index("checkpoint")["sig_base_base"]
+    spread = float(bb.max() - bb.min())
+    rows.append(Row("base-vs-base of C: largest minus smallest over budgets", max(TABLE5_C_BASE) - min(TABLE5_C_BASE),
+                    "Table 5", spread, 3,
+                    f"{coll.description}, budgets {', '.join(f'{b:,}' for b in budgets)}",
+                    REPRODUCED if spread <= 0.1 else NOT_REPRODUCED,
+                    note="the paper's claim: base-vs-base significance stays flat whatever the budget (misleading "
+                         "as a measure of confidence); 'reproduced' means a spread of at most 0.1"))
+    tables = {"table5": table5(summary, budgets), "table4": table4(summary, budgets[-1])}
+    budget3 = budgets[0] if quick else budgets[1]
+    more, tables["table3"] = overlap_rows(coll.runs, coll.qrels, budget3, coll.description)
+    rows += more
+    if not quick:
+        cps = [1000, 2000, 4000, 8000] if not coll.synthetic else budgets
+        cps = [c for c in cps if c <= n_judged] or budgets
+        bypass, _ = compare_methods(coll.runs, coll.qrels, methods=list(METHODS), checkpoints=cps, p_eval=[0.8],
+                                    missing="bypass", significance=False, progress=progress)
+        tables["table2"] = table2(bypass, cps)
+        rows += table2_rows(bypass, cps, coll.description)
+    return Reproduction(
+        paper=PAPER, citation=CITATION, title=TITLE,
+        experiment=("pooling and Methods A, B, C replayed against the qrels at budgets "
+                    f"{', '.join(f'{b:,}' for b in budgets)} (selection p = 0.8, top third of the runs by AP on "
+                    "the full qrels, one-tailed Wilcoxon over topics)"),
+        data=coll.description,
+        data_differs=("the paper used TREC-8 ad hoc (129 runs, 50 topics, 86,830 judgments); "
+                      + ("the synthetic collection stands in for it" if coll.synthetic else
+                         "the judgments here come from the pools of the contributing runs only, so a document no "
+                         "contributing run retrieved counts as non-relevant")),
+        command=f"pyterrier-noise reproduce {PAPER}{data_option(data)}" + (" --quick" if quick else ""),
+        quick=quick, rows=rows, tables=tables)
+
+
+__all__ = ["run", "overlap_rows", "worked_example_rows", "table5", "table4", "table2", "table2_rows"]
