@@ -100,3 +100,23 @@ def test_distribution_boxes_with_top_summarise_the_rest_as_matplotlib_would():
         assert boxes[i][:, 1].min() == st["q1"] and boxes[i][:, 1].max() == st["q3"]
         assert medians[i][0, 1] == st["med"]
         assert whiskers[8 + i][0, 1] == st["whislo"] and whiskers[12 + i][0, 1] == st["whishi"]
+
+
+def test_report_boxes_carry_each_runs_summary_not_every_replicate():
+    """The interactive page gets five numbers per run (quartiles by numpy's linear percentile, and
+    the range, which the caption calls the whiskers), whatever the number of replicates."""
+    from pyterrier_noise.experiments import RobustnessResult
+    from pyterrier_noise.report.interactive import replicate_distributions
+    rng = np.random.default_rng(5)
+    true = rng.uniform(0, 0.6, (6, 4))
+    values = np.clip(true[:, :, None] + rng.normal(0, 0.05, (6, 4, 50)), 0, 1)
+    res = RobustnessResult.from_arrays({"AP": true}, {"AP": values}, [f"r{i}" for i in range(6)],
+                                       [f"q{i}" for i in range(4)])
+    box = replicate_distributions(res, "AP").data[0]
+    order = np.argsort(-res.true["AP"].mean(axis=1), kind="stable")
+    M = res.means["AP"][order]
+    assert list(box.x) == [f"r{i}" for i in order] and box.y is None     # no replicate values sent
+    for i in range(6):                                                   # brute force, run by run
+        assert box.q1[i] == np.percentile(M[i], 25) and box.median[i] == np.median(M[i])
+        assert box.q3[i] == np.percentile(M[i], 75)
+        assert box.lowerfence[i] == M[i].min() and box.upperfence[i] == M[i].max()
