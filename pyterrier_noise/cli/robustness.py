@@ -95,19 +95,21 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
                                 baseline=baseline, test=args.test, correction=args.correction, correction_alpha=args.alpha,
                                 ties=args.ties, progress=args.progress)
     out = Path(args.out)
+    page = None
     with directory.staging() as stage:
-        res.save(stage, plots=not args.no_plots)
+        if args.no_plots:
+            res.save(stage, plots=False)
+        else:
+            from ..report.words import command_line
+            page = _save_and_report(res, stage, f"Robustness of {len(res.names)} runs under {model!r}",
+                                    command_line(getattr(args, "argv", None)))
     info = {"model": repr(model), "qrels": str(args.qrels), "runs": len(runs), "measures": res.measures,
             "replicates": n, "seed": args.seed, "baseline": baseline, "test": args.test,
             "correction": args.correction, "alpha": args.alpha, "ties": args.ties,
             "topics": len(res.topics)}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
-    if not args.no_plots:
-        from ..report import build_report
-        from ..report.words import command_line
-        page = build_report(f"Robustness of {len(res.names)} runs under {model!r}", robustness=res,
-                            command=command_line(getattr(args, "argv", None)))
-        directory.write("report.html", page.html())
+    if page is not None:
+        directory.write("report.html", page)
     manifest = directory.finish()
     cols = ["measure", "kendall_tau", "tau_ap", "rbo", "significant_pairs", "kept_significant", "lost",
             "reversed", "gained"]
@@ -122,3 +124,36 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     if not args.no_plots:
         print(f"open {out / 'report.html'} in a browser for the interactive report")
     return 0
+
+
+#: the result a forked worker saves: inherited through fork, never pickled (it holds every replicate)
+_PENDING: Any = None
+
+
+def _save_in_worker(stage: str) -> None:
+    _PENDING.save(stage, plots=True)
+
+
+def _save_and_report(res: Any, stage: Any, title: str, command: str) -> str:
+    """Write the result's tables and PNG plots to ``stage`` (``RobustnessResult.save``) and return
+    the interactive report page: the two at once where processes can be forked (the save, mostly
+    matplotlib, in one forked worker; the page in this process), else one after the other."""
+    global _PENDING
+    from .._pool import fork_available, worker_pool
+    from ..report import build_report
+
+    def page() -> str:
+        return build_report(title, robustness=res, command=command).html()
+
+    if not fork_available():
+        res.save(stage, plots=True)
+        return page()
+    _PENDING = res
+    try:
+        with worker_pool(1) as pool:
+            job = pool.apply_async(_save_in_worker, (str(stage),))
+            html = page()
+            job.get()
+    finally:
+        _PENDING = None
+    return html
