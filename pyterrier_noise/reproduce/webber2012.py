@@ -22,7 +22,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..engine import AlignedRuns
