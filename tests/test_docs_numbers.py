@@ -36,6 +36,15 @@ UNBACKED = {
     ("benchmarks.md", "| workload | ours | peer | ratio | target |"): "W3/W4 timings; benchmarks/results/ is not committed",
     ("benchmarks.md", "| side | peak without INST |"): "INST memory; benchmarks/results/ is not committed",
     ("selection.md", "| workload | ours (s) | minavgerr (s) |"): "W3 timings; benchmarks/results/ is not committed",
+    ("benchmarks.md", "| replicates | before (2026-11-24, morning, idle) |"): "W2 timings; benchmarks/results/ is not "
+                                                                            "committed",
+    ("benchmarks.md", "| replicates | before (`8483363`), wall / CPU |"): "W2 timings (second pass); benchmarks/results/ "
+                                                                         "is not committed",
+    ("serve.md", "| request | answer | cases tested |"): "counts of the refusal cases in tests/test_web.py",
+    ("serve.md", "| run | judgments | wall clock |"): "serve load timings (benchmarks/serve_load.py); "
+                                                     "benchmarks/results/ is not committed",
+    ("cheap-judges.md", "| measure | gold pairs | method | coverage, systems |"): "cheap-judge study (benchmarks/"
+                                                                                 "cheap_judges.py), not marked yet",
     ("uncertainty.md", "| | ours | peer (pandas pools"): "depth experiment timings (benchmarks/depth_experiment.py; "
                                                              "timings are measured under load, marked with the "
                                                              "benchmarks)",
