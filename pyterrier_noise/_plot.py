@@ -107,6 +107,14 @@ def integer_ticks(axis: Any) -> None:
     axis.set_major_locator(MaxNLocator(nbins="auto", integer=True))
 
 
+def rank_ticks(axis: Any, n: int, max_ticks: int = 12) -> None:
+    """Ticks for ranks 1..n on a matplotlib ``Axis``: rank 1 and every multiple of a round step
+    (1, 2, 5, 10, 20, 25, 50, ...), at most about ``max_ticks`` of them; never 0 or a fraction."""
+    steps = [m * 10 ** e for e in range(7) for m in (1, 2, 2.5, 5) if float(m * 10 ** e).is_integer()]
+    step = int(next(s for s in steps if n / s <= max_ticks))
+    axis.set_ticks(sorted({1, *range(step, n + 1, step)}))
+
+
 def check_top(top: Any, n: int) -> int | None:
     """``top`` as a positive int below ``n`` (None: show every system)."""
     if top is None:

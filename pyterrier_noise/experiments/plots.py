@@ -149,8 +149,8 @@ def plot_ranks(result: "RobustnessResult", measure: Any = None, ax: Any = None, 
     ax.plot([1, k], [1, k], color=_plot.COLOURS["reference"], linewidth=0.8, label="true rank = observed rank")
     ax.plot([], [], "s", color=spread, label="true ranks over the replicates")
     ax.set_xlim(0.3, k + 0.7)
-    _plot.integer_ticks(ax.xaxis)
-    _plot.integer_ticks(ax.yaxis)
+    _plot.rank_ticks(ax.xaxis, k)
+    _plot.rank_ticks(ax.yaxis, int(min(S, max(1, np.floor(ax.get_ylim()[1])))))   # the true ranks drawn
     ax.set_xlabel(f"observed rank ({m}, perturbed qrels)")
     ax.set_ylabel("true rank (unperturbed qrels)")
     ax.set_title(f"{m}: true rank given observed rank" + (f" (first {k} of {S} ranks)" if k < S else ""))
