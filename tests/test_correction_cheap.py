@@ -271,6 +271,29 @@ def test_topic_design_equals_ppi_py(spec):
         assert (hi[0] - lo[0]) / 2 == pytest.approx(1.959963985 * se, abs=1e-8)
 
 
+def test_topic_design_ppi_plus_plus_is_a_regression_estimator():
+    """PPI++ over topics tunes lam on the gold topics, so (ddof=1) its residual variance has n - 2 degrees
+    of freedom, as the regression estimator's (Cochran 1977, Sec 7.3, Eq 7.29, with the finite-population
+    correction): written out by hand, lam = Cov(Y, Yhat) / Var(Yhat) on the gold topics."""
+    runs, truth, cheap = tiny(seed=9, n_topics=10, n_docs=6)
+    st = study_of(runs, cheap, [NDCG])
+    c = st.aligned.table.labels
+    g = labels_on_table(st, truth)
+    topics = sample_topics(10, 5, seed=4)
+    est = st.estimate(c, g, topics, methods=("ppi++",))[NDCG]
+    Yall = st.per_topic(c)[NDCG]
+    Y = st.per_topic(np.where(np.isin(st.row_topic, topics), g, np.nan))[NDCG][:, topics]
+    n, N = 5, 10
+    for r in range(st.n_runs):
+        y, yh = Y[r], Yall[r, topics]
+        lam = min(max(np.cov(y, yh)[0, 1] / np.var(yh, ddof=1), 0.0), 1.0) if np.var(yh) > 0 else 0.0
+        res = y - lam * yh
+        assert est.systems["ppi++"][0][r] == pytest.approx(lam * Yall[r].mean() + res.mean(), abs=1e-12)
+        var = (1 - n / N) * ((res - res.mean()) ** 2).sum() / (n - 2) / n
+        assert est.systems["ppi++"][1][r] ** 2 == pytest.approx(var, abs=1e-14)
+    assert (est.df["ppi++"][0] == n - 2).all() and (est.df["ppi++"][1] == n - 2).all()
+
+
 def test_topic_design_collection_scope_is_unbiased_by_enumeration():
     runs, truth, cheap = tiny(seed=8, n_topics=5, n_docs=4)
     st = study_of(runs, cheap, [NDCG, AP])

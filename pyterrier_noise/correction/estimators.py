@@ -385,6 +385,8 @@ class CheapStudy:
             systems: dict = {}
             pairs: dict = {}
             df = {m: (np.full(self.n_runs, n - 1.0), np.full(len(self.i), n - 1.0)) for m in ("gold", "ppi", "ppi++")}
+            if ddof >= 1:       # PPI++ is a regression estimator: lam is one more estimated parameter
+                df["ppi++"] = (np.full(self.n_runs, max(n - 2.0, 1.0)), np.full(len(self.i), max(n - 2.0, 1.0)))
             df["naive"] = (np.full(self.n_runs, T - 1.0), np.full(len(self.i), T - 1.0))
             lam_out = None
             for kind, (y, yh, yall) in (("systems", (Y, Yh, Yh_all)),
@@ -399,7 +401,8 @@ class CheapStudy:
                     lam_out = (lam_s, lam)
                 for m, lv in (("gold", 0.0), ("ppi", 1.0), ("ppi++", lam)):
                     if m in methods:
-                        target[m] = _ppi_topics(y, yh, yall, lv, scope, ddof)
+                        target[m] = _ppi_topics(y, yh, yall, lv, scope,
+                                                ddof + 1 if m == "ppi++" and ddof >= 1 and n > 2 else ddof)
                 if "goldberg" in methods:
                     target["goldberg"] = _nan(y.shape[0])
             out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out, df)
