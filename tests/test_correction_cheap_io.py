@@ -15,7 +15,7 @@ import pytest
 
 from cli_helpers import run_cli
 from pyterrier_noise._validation import InputError
-from pyterrier_noise.correction import METHODS, CheapStudy, sample_pairs
+from pyterrier_noise.correction import METHODS, CheapStudy, GoldSample, sample_pairs
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
 from pyterrier_noise.io import read_cheap_qrels, write_trec_qrels, write_trec_run
 from pyterrier_noise.correction.estimators import MIN_DESIGN_DF
@@ -196,3 +196,68 @@ def test_judging_session_serves_the_planned_pairs_durably(tmp_path):
     assert res.design == "stratified" and res.systems["P@3"].notna().all()
     with pytest.raises(InputError, match="was not retrieved by any run"):
         planned_selector(pd.DataFrame({"qid": ["1"], "docno": ["nowhere"]}))(runs)
+
+
+def test_cli_plan_judge_calibrate_three_commands(tmp_path):
+    """plan -> judge (a scripted session; --qrels stands in for the people) -> calibrate: the command's
+    estimates equal the library's on the same stratified sample, whose probabilities the design file
+    carries (so they differ from the simple-random-sample reading of the same gold labels)."""
+    from pyterrier_noise.correction import cheap_experiment
+    runs, truth, cheap = tiny(seed=14, n_topics=4, n_docs=8)
+    rdir = tmp_path / "runs"
+    rdir.mkdir()
+    for name, frame in runs.items():
+        write_trec_run(frame.assign(rank=frame.groupby("qid")["score"].rank(ascending=False, method="first")),
+                       rdir / name)
+    write_trec_qrels(cheap, tmp_path / "cheap.txt")
+    write_trec_qrels(truth, tmp_path / "truth.txt")
+    plan = tmp_path / "plan"
+    code, _, stderr = run_cli("calibrate", "--plan", "14", "--design", "stratified", "--cheap", tmp_path / "cheap.txt",
+                              rdir, "-m", "RBP(p=0.8)", "--out", plan)
+    assert code == 0, stderr
+    design = pd.read_csv(plan / "design.tsv", sep="\t", dtype={"qid": str, "docno": str})
+    planned = pd.read_csv(plan / "plan.tsv", sep="\t", dtype={"qid": str, "docno": str})
+    assert len(design) == len(truth) and design["planned"].sum() == 14 == len(planned)
+    assert design["pi"].sum() == pytest.approx(14)            # fixed-size design: sum of pi is n
+    session = tmp_path / "gold.sqlite"
+    code, _, stderr = run_cli("judge", plan / "plan.run", "--session", session, "--method", "pool",
+                              "--qrels", tmp_path / "truth.txt", "--labels", "0,1,2")
+    assert code == 0, stderr
+    out = tmp_path / "out"
+    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", session, "--sample",
+                              plan / "design.tsv", rdir, "-m", "RBP(p=0.8)", "--method", "ppi,gold",
+                              "--no-plots", "--out", out)
+    assert code == 0, stderr
+    got = pd.read_csv(out / "systems.tsv", sep="\t")
+    gold = planned.merge(truth, on=["qid", "docno"])[["qid", "docno", "label"]]
+    assert len(gold) == 14
+    lib = cheap_experiment(runs, cheap, gold, ["RBP(p=0.8)"], methods=("ppi", "gold"), sample=design).systems
+    np.testing.assert_allclose(got["RBP(p=0.8)"], lib["RBP(p=0.8)"], rtol=1e-5)
+    np.testing.assert_allclose(got["RBP(p=0.8) se"], lib["RBP(p=0.8) se"], rtol=1e-5)
+    srs = cheap_experiment(runs, cheap, gold, ["RBP(p=0.8)"], methods=("ppi", "gold"), sample=None).systems
+    assert not np.allclose(srs["RBP(p=0.8)"], lib["RBP(p=0.8)"])
+    assert json.loads((out / "experiment.json").read_text())["design"] == "stratified"
+
+
+def test_design_frame_round_trip_and_errors():
+    runs, truth, cheap = tiny(seed=15, n_topics=3, n_docs=6)
+    study = CheapStudy(AlignedRuns.build(runs, cheap), [MeasureSpec("P", cutoff=3)])
+    table = study.aligned.table
+    smp = sample_pairs(table.labels, 8, importance=study.importance(), n_bins=1, seed=3)
+    frame = smp.design_frame(table)
+    back = GoldSample.from_design_frame(table, frame)
+    for a in ("rows", "pi", "factor", "stratum", "pi_all", "stratum_all"):
+        np.testing.assert_array_equal(getattr(back, a), getattr(smp, a))
+    # a planned pair left unjudged: its stratum is taken as the simple random sample of those judged
+    with pytest.warns(UserWarning, match="1 planned pair"):
+        fewer = GoldSample.from_design_frame(table, frame, smp.rows[1:])
+    h = smp.stratum[0]
+    assert fewer.pi_all[smp.stratum_all == h][0] == pytest.approx(
+        ((smp.stratum[1:] == h).sum()) / (smp.stratum_all == h).sum())
+    with pytest.raises(InputError, match="not planned"):
+        GoldSample.from_design_frame(table, frame, np.setdiff1d(np.arange(len(table)), smp.rows)[:1])
+    bad = frame.assign(pi=frame["pi"].where(frame.index != 2, 0.0))
+    with pytest.raises(InputError, match="row 3: column 'pi'"):
+        GoldSample.from_design_frame(table, bad)
+    with pytest.raises(InputError, match="missing column"):
+        GoldSample.from_design_frame(table, frame.drop(columns="stratum"))
