@@ -359,13 +359,29 @@ class CheapStudy:
                                    shape=(len(cheap), L))
         mass = np.asarray((self._W[spec] @ onehot).todense()).reshape(self.n_runs, self.n_topics, L)
         v = measure_gains(grades, spec)
+        noise = self._judge_noise(spec, counts, v, cidx, ~np.isnan(cheap)) if scope == "collection" else (0.0, 0.0)
         out, qv = [], []
-        for m in (mass, mass[self.i] - mass[self.j]):
+        for m, nv in zip((mass, mass[self.i] - mass[self.j]), noise):
             res = corrected_from_mass(m, counts, v)
-            var = res.calibration_var.sum(axis=-1) + (res.query_var if scope == "topics" else 0.0)
-            out.append((res.value, np.sqrt(var)))
+            var = res.calibration_var.sum(axis=-1) + (res.query_var if scope == "topics" else nv)
+            out.append((res.value, np.sqrt(np.maximum(var, 0.0))))
             qv.append(res.query_var)
         return out[0], out[1], (qv[0], qv[1])
+
+    def _judge_noise(self, spec: MeasureSpec, counts: np.ndarray, v: np.ndarray, cidx: np.ndarray,
+                     judged: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The cheap judge's own noise on these documents, for Goldberg et al.'s estimate in the collection
+        scope: ``sum_d a_d^2 Var(w_{c_d} | g_d)``, with ``Var(w_c | g) = sum_b J[g, b] w_b^2 - v_g^2``
+        estimated without bias from the cheap label alone by ``u = J^-1 Var(w_c | .)`` (so that
+        ``E[u_c | g] = Var(w_c | g)``).  Per system, and per pair with the difference of the weights."""
+        J = counts / counts.sum(axis=1, keepdims=True)
+        w = np.linalg.solve(J, v)
+        u = np.linalg.solve(J, J @ (w ** 2) - v ** 2)
+        uc = np.where(judged, u[cidx], 0.0)
+        D = self._dense(spec)
+        G = (D * uc) @ D.T
+        d = np.diag(G)
+        return d, d[self.i] + d[self.j] - 2 * G[self.i, self.j]
 
     def _topic_design(self, naive: dict, cheap: np.ndarray, gold: np.ndarray, topics: np.ndarray,
                       methods: tuple[str, ...], scope: str, ddof: int = 1) -> dict[MeasureSpec, Estimates]:
