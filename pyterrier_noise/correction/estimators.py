@@ -11,7 +11,8 @@ judgments is a label vector over the judgment table (the cheap judge's labels, t
 ``goldberg``
     Goldberg et al. (2017, Eq 14/18) corrected gains ``w = J^-1 v`` from the confusion of the
     gold sample (weighted by ``1 / pi``), SE by their delta method (Eq 7, graded form), the
-    calibration shared by both systems of a pair.  Linear measures only (P@k, DCG@k, RBP).
+    calibration shared by both systems of a pair; in the collection scope plus the cheap judge's own
+    noise on these documents (``CheapStudy._judge_noise``).  Linear measures only (P@k, DCG@k, RBP).
 ``gold``
     the gold labels alone: Horvitz-Thompson over the sampled pairs (pair design) or the mean over
     the gold-judged topics (topic design).
