@@ -144,9 +144,9 @@ def main() -> int:
                 a["rmse"].append(np.sqrt(np.mean((v - r["mean"]) ** 2)))
                 a["tau"].append(kendall_tau(v, r["mean"]) if np.isfinite(v).all() else np.nan)
                 # topics scope for the tests: the naive se already is; the others add topic sampling
-                if tops is not None:
+                if tops is not None and m in tops[s].pairs:
                     tv, tse = tops[s].pairs[m]
-                    dfp = tops[s].df[m][1]
+                    dfp = tops[s].df.get(m, (None, np.full(len(tv), np.inf)))[1]
                 else:
                     tv = dv
                     tse = dse if m == "naive" else np.sqrt(dse ** 2 + coll[s].topic_var[m][1])
@@ -188,7 +188,10 @@ def main() -> int:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 coll = study.estimate(cheap, truth_labels[smp.rows], smp, scope="collection", grades=grades)
-            score(acc, specs, METHODS, ref, coll, None)
+                # Goldberg's topics-scope SE swaps the judge-noise term for the query-sampling one
+                tops_g = study.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), scope="topics",
+                                        grades=grades)
+            score(acc, specs, METHODS, ref, coll, tops_g)
             if (k + 1) % 100 == 0:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
         summarise(acc, specs, MEASURES, METHODS, ref, budget, "pairs (stratified)", budget, judge)
