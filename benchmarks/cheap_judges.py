@@ -20,6 +20,9 @@ nDCG@10 and AP are not linear in the gains, so they are estimated under the topi
 instead: the gold judge labels every pair of 4 or 8 random topics (about 1,160 or 2,320 pairs),
 and PPI runs over topics (``--topic-budgets``).
 
+A second, rank-independent judge (``--judges flat``: the deep-rank confusion for every pair, the
+assumption of Goldberg et al. 2017) shows when their correction works.
+
 Pairs: a seeded random subset of ``--pairs`` of the 10,153 pairs (all of them with ``--pairs 0``)
 keeps the default run under about ten minutes on two shared cores.
 
@@ -32,7 +35,7 @@ non-relevant documents relevant when some run ranks them in its top 10, and is m
 highly relevant documents than on partially relevant ones.
 
 Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--topic-budgets 4,8]
-        [--pairs 500]
+        [--pairs 500] [--judges rank,flat]
         [--seed 0]   (writes benchmarks/results/cheap_judges.json)
 """
 from __future__ import annotations
@@ -63,9 +66,12 @@ MEASURES = ("P@10", "RBP(p=0.8)")
 TOPIC_MEASURES = ("nDCG@10", "AP")
 
 
-def draw_cheap(truth: np.ndarray, top: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One cheap judge's grades for every pair (vectorised over pairs)."""
+def draw_cheap(truth: np.ndarray, top: np.ndarray, rng: np.random.Generator, rank_dependent: bool = True) -> np.ndarray:
+    """One cheap judge's grades for every pair (vectorised over pairs); ``rank_dependent=False``: the
+    deep-rank confusion for every pair (errors independent of rank, Goldberg et al.'s assumption)."""
     g = truth.astype(np.int64)
+    if not rank_dependent:
+        top = np.zeros_like(top)
     cum = np.where(top[:, None], np.cumsum(CONFUSION_TOP, axis=1)[g], np.cumsum(CONFUSION_DEEP, axis=1)[g])
     u = rng.random(len(g))
     return (u[:, None] >= cum[:, :-1]).sum(axis=1).astype(np.float64)
@@ -77,6 +83,8 @@ def main() -> int:
     ap.add_argument("--budgets", default="100,300,1000", help="gold pairs (pair design)")
     ap.add_argument("--topic-budgets", default="4,8", help="gold topics (topic design, nDCG@10 and AP)")
     ap.add_argument("--pairs", type=int, default=500, help="random subset of pairs of runs (0: all)")
+    ap.add_argument("--judges", default="rank,flat",
+                    help="pair-design judges: rank (errors depend on rank) and/or flat (they do not)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cheap_judges.json"))
     args = ap.parse_args()
@@ -136,9 +144,9 @@ def main() -> int:
                 a["rmse"].append(np.sqrt(np.mean((v - r["mean"]) ** 2)))
                 a["tau"].append(kendall_tau(v, r["mean"]) if np.isfinite(v).all() else np.nan)
                 # topics scope for the tests: the naive se already is; the others add topic sampling
-                if tops is not None:
+                if tops is not None and m in tops[s].pairs:
                     tv, tse = tops[s].pairs[m]
-                    dfp = tops[s].df[m][1]
+                    dfp = tops[s].df.get(m, (None, np.full(len(tv), np.inf)))[1]
                 else:
                     tv = dv
                     tse = dse if m == "naive" else np.sqrt(dse ** 2 + coll[s].topic_var[m][1])
@@ -153,10 +161,11 @@ def main() -> int:
                     a["lam"].append(float(np.median(coll[s].lam[0])))
 
     def summarise(acc: dict, specs_: list, names: tuple, methods: tuple, ref_: dict, budget: int, design: str,
-                  gold_pairs: float) -> None:
+                  gold_pairs: float, judge: str = "rank") -> None:
         for s, name in zip(specs_, names):
             for m in methods:
-                row = {"measure": name, "design": design, "budget": budget, "gold_pairs": round(gold_pairs),
+                row = {"measure": name, "judge": judge, "design": design, "budget": budget,
+                       "gold_pairs": round(gold_pairs),
                        "method": m, "studies": args.studies, "nist_significant_pairs": int(ref_[s]["sig"].sum())}
                 for key, vals in acc[(s, m)].items():
                     if vals:   # width: the median over studies (a near-singular calibration blows one study up)
@@ -165,24 +174,28 @@ def main() -> int:
 
     results: list = []
     grades = np.array([0.0, 1.0, 2.0])
-    for budget in [int(b) for b in args.budgets.split(",")]:
+    settings = [(j, int(b)) for j in args.judges.split(",") if j.strip() for b in args.budgets.split(",")]
+    for judge, budget in settings:
         acc = {(s, m): {k: [] for k in keys} for s in specs for m in METHODS}
         agree = []
         t1 = time.time()
         for k in range(args.studies):
-            srng = np.random.default_rng([args.seed, budget, k])
-            cheap = draw_cheap(truth_labels, top, srng)
+            srng = np.random.default_rng([args.seed, budget, k] + ([1] if judge == "flat" else []))
+            cheap = draw_cheap(truth_labels, top, srng, rank_dependent=(judge == "rank"))
             agree.append(float((cheap == truth_labels).mean()))
             smp = sample_pairs(cheap, budget, design="stratified", importance=importance,
                                seed=int(srng.integers(2 ** 31)))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 coll = study.estimate(cheap, truth_labels[smp.rows], smp, scope="collection", grades=grades)
-            score(acc, specs, METHODS, ref, coll, None)
+                # Goldberg's topics-scope SE swaps the judge-noise term for the query-sampling one
+                tops_g = study.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), scope="topics",
+                                        grades=grades)
+            score(acc, specs, METHODS, ref, coll, tops_g)
             if (k + 1) % 100 == 0:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
-        summarise(acc, specs, MEASURES, METHODS, ref, budget, "pairs (stratified)", budget)
-        print(f"budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
+        summarise(acc, specs, MEASURES, METHODS, ref, budget, "pairs (stratified)", budget, judge)
+        print(f"{judge} judge, budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
               f"{time.time() - t1:.0f} s", flush=True)
 
     # the topic design for the measures that are not linear in the gains (nDCG, AP)
@@ -212,7 +225,7 @@ def main() -> int:
         print(f"topic design, {n_topics} gold topics (about {np.mean(pairs_judged):.0f} pairs): "
               f"{time.time() - t1:.0f} s", flush=True)
 
-    header = ("measure", "design", "gold_pairs", "method", "cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost",
+    header = ("measure", "judge", "design", "gold_pairs", "method", "cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost",
               "gained", "reversed")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

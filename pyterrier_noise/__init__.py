@@ -75,6 +75,7 @@ _register("correction", "compare Comparison correct_experiment correct_per_query
                         "CorrectedEstimate JudgeCalibration label_mass MassCorrection")
 _register("correction", "cheap_experiment CheapResult CheapStudy fit_confusion fit_judge GoldSample sample_pairs "
                         "sample_topics planned_selector")
+_register("correction", "plan_gold_sample")
 _register("io", "read_cheap_qrels")
 _register("ties", "band_boundaries expected_by_enumeration first_multi_doc_band rho_label round_scores "
                   "ScoreRounding tie_stats tie_stats_in_chunks TieBanding TieBreaker TieRange TieStats "

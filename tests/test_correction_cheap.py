@@ -21,6 +21,7 @@ import pytest
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.correction import (CheapStudy, GoldSample, cheap_experiment, fit_confusion, fit_judge,
                                         ht_covariance, sample_pairs, sample_topics)
+from pyterrier_noise.correction.estimators import measure_gains
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
 from pyterrier_noise.judges import ConfusionJudge
 
@@ -271,6 +272,29 @@ def test_topic_design_equals_ppi_py(spec):
         assert (hi[0] - lo[0]) / 2 == pytest.approx(1.959963985 * se, abs=1e-8)
 
 
+def test_topic_design_ppi_plus_plus_is_a_regression_estimator():
+    """PPI++ over topics tunes lam on the gold topics, so (ddof=1) its residual variance has n - 2 degrees
+    of freedom, as the regression estimator's (Cochran 1977, Sec 7.3, Eq 7.29, with the finite-population
+    correction): written out by hand, lam = Cov(Y, Yhat) / Var(Yhat) on the gold topics."""
+    runs, truth, cheap = tiny(seed=9, n_topics=10, n_docs=6)
+    st = study_of(runs, cheap, [NDCG])
+    c = st.aligned.table.labels
+    g = labels_on_table(st, truth)
+    topics = sample_topics(10, 5, seed=4)
+    est = st.estimate(c, g, topics, methods=("ppi++",))[NDCG]
+    Yall = st.per_topic(c)[NDCG]
+    Y = st.per_topic(np.where(np.isin(st.row_topic, topics), g, np.nan))[NDCG][:, topics]
+    n, N = 5, 10
+    for r in range(st.n_runs):
+        y, yh = Y[r], Yall[r, topics]
+        lam = min(max(np.cov(y, yh)[0, 1] / np.var(yh, ddof=1), 0.0), 1.0) if np.var(yh) > 0 else 0.0
+        res = y - lam * yh
+        assert est.systems["ppi++"][0][r] == pytest.approx(lam * Yall[r].mean() + res.mean(), abs=1e-12)
+        var = (1 - n / N) * ((res - res.mean()) ** 2).sum() / (n - 2) / n
+        assert est.systems["ppi++"][1][r] ** 2 == pytest.approx(var, abs=1e-14)
+    assert (est.df["ppi++"][0] == n - 2).all() and (est.df["ppi++"][1] == n - 2).all()
+
+
 def test_topic_design_collection_scope_is_unbiased_by_enumeration():
     runs, truth, cheap = tiny(seed=8, n_topics=5, n_docs=4)
     st = study_of(runs, cheap, [NDCG, AP])
@@ -285,6 +309,38 @@ def test_topic_design_collection_scope_is_unbiased_by_enumeration():
             acc[s] = acc[s] + est[s].systems["ppi"][0] / len(combos)
     for s in st.specs:
         np.testing.assert_allclose(acc[s], true_vals[s], atol=1e-12)
+
+
+def test_goldberg_judge_noise_variance_is_unbiased_by_enumeration():
+    """Goldberg et al.'s corrected value on a fixed collection still carries the cheap judge's own noise:
+    with a known confusion J, enumerate every cheap labelling of 5 documents (probability
+    prod_d J[g_d, c_d]); the corrected value is unbiased for the gold value, and the noise-variance
+    estimate (collection scope) has the corrected value's exact variance as its expectation, per system
+    and per pair (brute force)."""
+    runs, truth, cheap = tiny(seed=3, n_topics=1, n_docs=5)
+    st = study_of(runs, cheap, [RBP, P3])
+    g = labels_on_table(st, truth).astype(int)
+    J = np.array([[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.3, 0.6]])
+    grades = np.array([0.0, 1.0, 2.0])
+    N = len(g)
+    for spec in st.specs:
+        v = measure_gains(grades, spec)
+        A = st._dense(spec)                       # (runs, pairs): each pair's weight in each run's mean
+        w = np.linalg.solve(J, v)
+        truth_val = A @ v[g]
+        e1, e2, en = 0.0, 0.0, 0.0
+        ep1, ep2, epn = 0.0, 0.0, 0.0
+        for c in itertools.product(range(3), repeat=N):
+            c = np.array(c)
+            prob = float(np.prod(J[g, c]))
+            x = A @ w[c]
+            ns, npair = st._judge_noise(spec, J * 1000.0, v, c, np.ones(N, dtype=bool))
+            d = x[st.i] - x[st.j]
+            e1, e2, en = e1 + prob * x, e2 + prob * x ** 2, en + prob * ns
+            ep1, ep2, epn = ep1 + prob * d, ep2 + prob * d ** 2, epn + prob * npair
+        np.testing.assert_allclose(e1, truth_val, atol=1e-12)
+        np.testing.assert_allclose(en, e2 - e1 ** 2, rtol=1e-9, atol=1e-14)
+        np.testing.assert_allclose(epn, ep2 - ep1 ** 2, rtol=1e-9, atol=1e-14)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -322,8 +378,12 @@ def test_goldberg_ebay_numbers_through_the_engine(n_topics, n_relevant, value, c
     est = st.estimate(c, gold, smp, methods=("naive", "goldberg"))[P3]
     assert est.systems["naive"][0][0] == pytest.approx(n_relevant / (3 * n_topics), abs=1e-12)
     assert est.systems["goldberg"][0][0] == pytest.approx(value, abs=1e-6)
-    # collection scope: the calibration terms of Eq 7 alone
-    assert est.systems["goldberg"][1][0] ** 2 == pytest.approx(calibration_var, rel=1e-4)
+    # the calibration terms of Eq 7: the topics-scope variance minus its query-sampling term
+    top = st.estimate(c, gold, smp, methods=("goldberg",), scope="topics")[P3]
+    calib = top.systems["goldberg"][1][0] ** 2 - top.topic_var["goldberg"][0][0]
+    assert calib == pytest.approx(calibration_var, rel=1e-4)
+    # the collection scope adds the judge's own noise on these documents (a non-negative term here)
+    assert est.systems["goldberg"][1][0] ** 2 >= calib
 
 
 # ------------------------------------------------------------------------------------------------

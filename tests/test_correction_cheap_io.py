@@ -2,8 +2,9 @@
 pooled variance of the pair design against brute force.
 
 Expected values: the reader's rows are the file's own; the pooled variance is the formula
-``sum_h N_h^2 (1 - f_h) / n_h * (E[w^2] E[r^2] - E[w]^2 E[r]^2) * N_h / (N_h - 1)`` written out with
-loops over strata (brute force)."""
+``sum_h N_h^2 (1 - f_h) / n_h * (E[w^2] E[r^2] - E[w]^2 E[r]^2) * N_h / (N_h - 1)`` (``E[r]^2``
+estimated unbiasedly) written out with loops over strata (brute force); where the rank weights are
+constant, it is Cochran (1977)'s Eq 5.8 and unbiased, checked by exact enumeration of the samples."""
 from __future__ import annotations
 
 import json
@@ -14,10 +15,11 @@ import pytest
 
 from cli_helpers import run_cli
 from pyterrier_noise._validation import InputError
-from pyterrier_noise.correction import METHODS, CheapStudy, sample_pairs
+from pyterrier_noise.correction import METHODS, CheapStudy, GoldSample, sample_pairs
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
 from pyterrier_noise.io import read_cheap_qrels, write_trec_qrels, write_trec_run
-from test_correction_cheap import labels_on_table, tiny
+from pyterrier_noise.correction.estimators import MIN_DESIGN_DF
+from test_correction_cheap import all_samples, labels_on_table, study_of, tiny
 
 
 def test_read_umbrela_jsonl_csv_and_trec(tmp_path):
@@ -60,6 +62,22 @@ def test_csv_error_names_the_line(tmp_path):
         read_cheap_qrels(c)
 
 
+def _pooled_brute(W, r, smp, k):
+    """The pooled variance of run k's Horvitz-Thompson total of ``W[k] * r``, written with loops:
+    Cochran (1977) Eq 5.6 with each stratum's population variance of ``w r`` taken as
+    ``E[w^2] E[r^2] - E[w]^2 E[r]^2`` (``E[r]^2`` estimated unbiasedly)."""
+    v = 0.0
+    for h in np.unique(smp.stratum_all):
+        pop = smp.stratum_all == h
+        rh = r[smp.rows[smp.stratum == h]]
+        Nh, nh = pop.sum(), len(rh)
+        Ew, Ew2 = W[k, pop].mean(), (W[k, pop] ** 2).mean()
+        Er2 = (rh ** 2).mean()
+        Er_sq = rh.mean() ** 2 - ((1 - nh / Nh) * rh.var(ddof=1) / nh if nh > 1 else 0.0)
+        v += Nh ** 2 * (1 - nh / Nh) / nh * Nh / (Nh - 1) * (Ew2 * Er2 - Ew ** 2 * Er_sq)
+    return max(v, 0.0)
+
+
 def test_pooled_variance_brute_force():
     runs, truth, cheap = tiny(seed=11, n_topics=3, n_docs=8)
     aligned = AlignedRuns.build(runs, cheap, ties="trec_eval")
@@ -69,7 +87,7 @@ def test_pooled_variance_brute_force():
     c = aligned.table.labels
     g = labels_on_table(pooled, truth)
     smp = sample_pairs(c, 10, design="stratified", importance=pooled.importance(), n_bins=1, seed=2)
-    ep = pooled.estimate(c, g[smp.rows], smp, methods=("ppi",))[spec]
+    ep = pooled.estimate(c, g[smp.rows], smp, methods=("ppi", "ppi++"))[spec]
     ed = design.estimate(c, g[smp.rows], smp, methods=("ppi",))[spec]
     N = len(c)
     W = np.zeros((pooled.n_runs, N))
@@ -77,22 +95,51 @@ def test_pooled_variance_brute_force():
         lab = np.zeros(N)
         lab[j] = 1.0
         W[:, j] = pooled.per_topic(lab)[spec].mean(axis=1)
-    r = (g >= 1).astype(float) - (c >= 1).astype(float)      # PPI's residual (lam = 1), binary gain
+    y, h = (g >= 1).astype(float), (c >= 1).astype(float)     # binary gains
+    grid = np.linspace(0, 1, 1001)
     for k in range(pooled.n_runs):
-        v = 0.0
-        for h in np.unique(smp.stratum_all):
-            pop = smp.stratum_all == h
-            smp_h = smp.rows[smp.stratum == h]
-            Nh, nh = pop.sum(), len(smp_h)
-            Ew, Ew2 = W[k, pop].mean(), (W[k, pop] ** 2).mean()
-            Er, Er2 = r[smp_h].mean(), (r[smp_h] ** 2).mean()
-            v += Nh ** 2 * (1 - nh / Nh) / nh * max(Ew2 * Er2 - Ew ** 2 * Er ** 2, 0.0) * Nh / (Nh - 1)
+        v = _pooled_brute(W, y - h, smp, k)       # PPI's residual (lam = 1)
         se_p, se_d, df = ep.systems["ppi"][1][k], ed.systems["ppi"][1][k], ed.df["ppi"][0][k]
-        if df < 10 and v > se_d ** 2:       # the pooled variance replaces a design one resting on few terms
-            assert se_p ** 2 == pytest.approx(v, rel=1e-10)
+        if df < MIN_DESIGN_DF:      # the pooled variance replaces a design one resting on few terms
+            assert se_p ** 2 == pytest.approx(v, rel=1e-10, abs=1e-15)
+            # PPI++: lam minimises the pooled variance (grid search, brute force)
+            vg = [_pooled_brute(W, y - lam * h, smp, k) for lam in grid]
+            assert ep.systems["ppi++"][1][k] ** 2 == pytest.approx(min(vg), rel=1e-5, abs=1e-12)
         else:
             assert se_p == pytest.approx(se_d, rel=1e-12)
     assert (ep.systems["ppi"][1] != ed.systems["ppi"][1]).any()     # the case above really happened
+
+
+def test_pooled_variance_is_the_design_variance_when_weights_are_constant_by_stratum():
+    """P@5 over runs that rank all 5 documents of every topic: every pair has the same rank weight, so the
+    independence model holds exactly; the pooled variance then equals the stratified design variance
+    (Cochran 1977, Eq 5.8) on every sample, and its expectation over every possible sample (exact
+    enumeration) equals the estimator's true variance."""
+    runs, truth, cheap = tiny(seed=5, n_topics=2, n_docs=5)
+    spec = MeasureSpec("P", cutoff=5)
+    st = study_of(runs, cheap, [spec])
+    c = st.aligned.table.labels
+    g = labels_on_table(st, truth)
+    true = st.per_topic(g)[spec].mean(axis=1)
+    smp = sample_pairs(c, 6, design="stratified", importance=st.importance(), n_bins=1, seed=1)
+    mean_var, mean_est, mean_sq = 0.0, 0.0, 0.0
+    for s_, prob in all_samples(smp):
+        est = st.estimate(c, g[s_.rows], s_, methods=("ppi",))[spec]
+        v, se = est.systems["ppi"]
+        z = (g[s_.rows] >= 1).astype(float) - (c[s_.rows] >= 1).astype(float)
+        w = 1.0 / (5 * 2)
+        strat = 0.0
+        for h in np.unique(s_.stratum):
+            m = s_.stratum == h
+            Nh, nh = (s_.stratum_all == h).sum(), m.sum()
+            if nh > 1:
+                strat += Nh ** 2 * (1 - nh / Nh) * np.var(w * z[m], ddof=1) / nh
+        np.testing.assert_allclose(se ** 2, strat, rtol=1e-10, atol=1e-15)
+        mean_var = mean_var + prob * se ** 2
+        mean_est = mean_est + prob * v
+        mean_sq = mean_sq + prob * v ** 2
+    np.testing.assert_allclose(mean_est, true, atol=1e-12)
+    np.testing.assert_allclose(mean_var, mean_sq - mean_est ** 2, rtol=1e-9, atol=1e-15)
 
 
 def test_cli_calibrate_writes_tables_and_figures(tmp_path):
@@ -149,3 +196,68 @@ def test_judging_session_serves_the_planned_pairs_durably(tmp_path):
     assert res.design == "stratified" and res.systems["P@3"].notna().all()
     with pytest.raises(InputError, match="was not retrieved by any run"):
         planned_selector(pd.DataFrame({"qid": ["1"], "docno": ["nowhere"]}))(runs)
+
+
+def test_cli_plan_judge_calibrate_three_commands(tmp_path):
+    """plan -> judge (a scripted session; --qrels stands in for the people) -> calibrate: the command's
+    estimates equal the library's on the same stratified sample, whose probabilities the design file
+    carries (so they differ from the simple-random-sample reading of the same gold labels)."""
+    from pyterrier_noise.correction import cheap_experiment
+    runs, truth, cheap = tiny(seed=14, n_topics=4, n_docs=8)
+    rdir = tmp_path / "runs"
+    rdir.mkdir()
+    for name, frame in runs.items():
+        write_trec_run(frame.assign(rank=frame.groupby("qid")["score"].rank(ascending=False, method="first")),
+                       rdir / name)
+    write_trec_qrels(cheap, tmp_path / "cheap.txt")
+    write_trec_qrels(truth, tmp_path / "truth.txt")
+    plan = tmp_path / "plan"
+    code, _, stderr = run_cli("calibrate", "--plan", "14", "--design", "stratified", "--cheap", tmp_path / "cheap.txt",
+                              rdir, "-m", "RBP(p=0.8)", "--out", plan)
+    assert code == 0, stderr
+    design = pd.read_csv(plan / "design.tsv", sep="\t", dtype={"qid": str, "docno": str})
+    planned = pd.read_csv(plan / "plan.tsv", sep="\t", dtype={"qid": str, "docno": str})
+    assert len(design) == len(truth) and design["planned"].sum() == 14 == len(planned)
+    assert design["pi"].sum() == pytest.approx(14)            # fixed-size design: sum of pi is n
+    session = tmp_path / "gold.sqlite"
+    code, _, stderr = run_cli("judge", plan / "plan.run", "--session", session, "--method", "pool",
+                              "--qrels", tmp_path / "truth.txt", "--labels", "0,1,2")
+    assert code == 0, stderr
+    out = tmp_path / "out"
+    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", session, "--sample",
+                              plan / "design.tsv", rdir, "-m", "RBP(p=0.8)", "--method", "ppi,gold",
+                              "--no-plots", "--out", out)
+    assert code == 0, stderr
+    got = pd.read_csv(out / "systems.tsv", sep="\t")
+    gold = planned.merge(truth, on=["qid", "docno"])[["qid", "docno", "label"]]
+    assert len(gold) == 14
+    lib = cheap_experiment(runs, cheap, gold, ["RBP(p=0.8)"], methods=("ppi", "gold"), sample=design).systems
+    np.testing.assert_allclose(got["RBP(p=0.8)"], lib["RBP(p=0.8)"], rtol=1e-5)
+    np.testing.assert_allclose(got["RBP(p=0.8) se"], lib["RBP(p=0.8) se"], rtol=1e-5)
+    srs = cheap_experiment(runs, cheap, gold, ["RBP(p=0.8)"], methods=("ppi", "gold"), sample=None).systems
+    assert not np.allclose(srs["RBP(p=0.8)"], lib["RBP(p=0.8)"])
+    assert json.loads((out / "experiment.json").read_text())["design"] == "stratified"
+
+
+def test_design_frame_round_trip_and_errors():
+    runs, truth, cheap = tiny(seed=15, n_topics=3, n_docs=6)
+    study = CheapStudy(AlignedRuns.build(runs, cheap), [MeasureSpec("P", cutoff=3)])
+    table = study.aligned.table
+    smp = sample_pairs(table.labels, 8, importance=study.importance(), n_bins=1, seed=3)
+    frame = smp.design_frame(table)
+    back = GoldSample.from_design_frame(table, frame)
+    for a in ("rows", "pi", "factor", "stratum", "pi_all", "stratum_all"):
+        np.testing.assert_array_equal(getattr(back, a), getattr(smp, a))
+    # a planned pair left unjudged: its stratum is taken as the simple random sample of those judged
+    with pytest.warns(UserWarning, match="1 planned pair"):
+        fewer = GoldSample.from_design_frame(table, frame, smp.rows[1:])
+    h = smp.stratum[0]
+    assert fewer.pi_all[smp.stratum_all == h][0] == pytest.approx(
+        ((smp.stratum[1:] == h).sum()) / (smp.stratum_all == h).sum())
+    with pytest.raises(InputError, match="not planned"):
+        GoldSample.from_design_frame(table, frame, np.setdiff1d(np.arange(len(table)), smp.rows)[:1])
+    bad = frame.assign(pi=frame["pi"].where(frame.index != 2, 0.0))
+    with pytest.raises(InputError, match="row 3: column 'pi'"):
+        GoldSample.from_design_frame(table, bad)
+    with pytest.raises(InputError, match="missing column"):
+        GoldSample.from_design_frame(table, frame.drop(columns="stratum"))

@@ -10,6 +10,14 @@ from . import options
 METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")   # correction.METHODS (a test checks they agree)
 
 CALIBRATE_EXAMPLES = """examples:
+  # 1. plan: which 300 pairs should people judge? (stratified by cheap label and rank weight)
+  pyterrier-noise calibrate --plan 300 --design stratified --cheap umbrela.jsonl runs/ -m 'RBP(p=0.8)' --out plan
+  # 2. judge them in a durable, resumable session (plan/plan.run holds exactly the planned pairs)
+  pyterrier-noise judge plan/plan.run --session gold.sqlite --method pool --labels 0,1,2,3
+  # 3. calibrate with the people's labels, weighted by the plan's inclusion probabilities
+  pyterrier-noise calibrate --cheap umbrela.jsonl --gold gold.sqlite --sample plan/design.tsv runs/ \\
+      -m 'RBP(p=0.8)' --out calibrated
+
   pyterrier-noise calibrate --cheap umbrela.jsonl --gold human-qrels.txt runs/ \\
       -m 'P@10' -m 'RBP(p=0.8)' --method naive,goldberg,ppi++,gold --out calibrated
   pyterrier-noise calibrate --cheap llm-qrels.txt --gold judged-topics.txt run1.gz run2.gz \\
@@ -17,9 +25,14 @@ CALIBRATE_EXAMPLES = """examples:
 
 --cheap: the cheap judge's labels (TREC qrels, or JSON lines / CSV / TSV with query id, doc id, a
 0-3 grade and optionally its probability).  --gold: human labels (TREC qrels) of some of the same
-pairs.  If the gold qrels judge every cheap-judged pair of at least two topics, the topics are the
-sample (topic design: every measure, PPI over topics); otherwise the gold pairs are taken as a
-simple random sample of the cheap-judged pairs (pair design: P@k, DCG@k and RBP).
+pairs, or a judging session file (.sqlite).  --sample: the design.tsv of a --plan step (each pair's
+inclusion probability and stratum).  Without --sample: if the gold qrels judge every cheap-judged
+pair of at least two topics, the topics are the sample (topic design: every measure, PPI over
+topics); otherwise the gold pairs are taken as a simple random sample of the cheap-judged pairs
+(pair design: P@k, DCG@k and RBP).
+
+--plan N writes to DIR: design.tsv (every cheap-judged pair: qid, docno, pi, stratum, planned,
+design), plan.tsv (the N planned pairs) and plan.run (the same pairs as a TREC run, for `judge`).
 
 Writes to DIR: systems.tsv (name, method, and per measure M: M, M se, M lo, M hi), pairs.tsv
 (name, baseline, method, and per measure the difference, se, lo, hi, p-value), one
@@ -40,7 +53,18 @@ def register_cli(subparsers: Any) -> None:
                  options.out(force=True)])
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     p.add_argument("--cheap", required=True, help="the cheap judge's labels (qrels, JSONL, CSV or TSV)")
-    p.add_argument("--gold", required=True, help="gold (human) qrels of some of the cheap-judged pairs")
+    p.add_argument("--gold", default=None,
+                   help="gold (human) labels of some of the cheap-judged pairs: TREC qrels or a judging session "
+                        "file (.sqlite); required unless --plan")
+    p.add_argument("--plan", type=int, default=None, metavar="N",
+                   help="plan a gold sample of N pairs instead of calibrating (writes design.tsv, plan.tsv, plan.run)")
+    p.add_argument("--design", choices=["uniform", "stratified", "active"], default="stratified",
+                   help="with --plan: uniform (simple random sample), stratified (cheap label x rank weight; "
+                        "default) or active (where the cheap judge is unsure and the pair matters; Takehi et al. "
+                        "2024)")
+    p.add_argument("--sample", default=None, metavar="DESIGN.tsv",
+                   help="the design.tsv written by --plan: its inclusion probabilities weight the gold pairs")
+    p.add_argument("--seed", type=int, default=0, help="with --plan: random seed (default 0)")
     p.add_argument("--method", default="naive,goldberg,ppi,ppi++,gold",
                    help=f"comma-separated methods among {', '.join(METHODS)} (default all)")
     p.add_argument("--scope", choices=["collection", "topics"], default="collection",
@@ -64,21 +88,33 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
         raise InputError(f"--method {args.method!r}: unknown method(s) {bad}; choose among {', '.join(METHODS)}")
-    directory = OutputDirectory(args.out, "calibrate", force=args.force)
+    if args.plan is None and args.gold is None:
+        raise InputError("--gold is required (or --plan N to plan which pairs to judge)")
+    if args.plan is not None and (args.gold is not None or args.sample is not None):
+        raise InputError("--plan draws a new gold sample: it takes neither --gold nor --sample")
     runs: dict[str, Any] = {}
     for item in args.runs:
         for name, frame in read_runs(item).items():
             if name in runs:
                 raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
             runs[name] = frame
-    res = cheap_experiment(runs, args.cheap, args.gold, args.measures, methods=methods, scope=args.scope,
-                           alpha=args.alpha)
+    directory = OutputDirectory(args.out, "calibrate", force=args.force)
+    if args.plan is not None:
+        return _plan(args, runs, directory)
+    gold: Any = args.gold
+    if str(gold).endswith(".sqlite"):
+        from ..selection import JudgingSession
+        with JudgingSession(gold, create=False) as session:
+            gold = session.judged_qrels()[["qid", "docno", "label"]]
+    res = cheap_experiment(runs, args.cheap, gold, args.measures, methods=methods, scope=args.scope,
+                           alpha=args.alpha, sample=args.sample)
     if args.no_plots:
         directory.write("systems.tsv", res.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
         directory.write("pairs.tsv", res.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
     else:
         save_result(res, directory)
-    info = {"cheap": str(args.cheap), "gold": str(args.gold), "runs": len(runs), "measures": res.measures,
+    info = {"cheap": str(args.cheap), "gold": str(args.gold), "sample": args.sample, "runs": len(runs),
+            "measures": res.measures,
             "methods": methods, "design": res.design, "scope": res.scope, "gold_pairs": res.n_gold,
             "alpha": args.alpha}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
@@ -87,4 +123,32 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     print(res.systems[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     print(f"wrote systems.tsv, pairs.tsv{'' if args.no_plots else ' and plots'} to {Path(args.out)}/: "
           f"{len(runs)} runs, {res.n_gold} gold labels ({res.design} design, {res.scope} scope)")
+    return 0
+
+
+def _plan(args: argparse.Namespace, runs: dict, directory: Any) -> int:
+    """``--plan N``: draw the gold sample and write design.tsv, plan.tsv and plan.run."""
+    import json
+
+    import numpy as np
+
+    from ..correction.cheap import plan_gold_sample
+
+    frame = plan_gold_sample(runs, args.cheap, args.measures, args.plan, design=args.design, seed=args.seed)
+    planned = frame[frame["planned"] == 1].reset_index(drop=True)
+    directory.write("design.tsv", frame.to_csv(sep="\t", index=False, float_format="%.10g"))
+    directory.write("plan.tsv", planned[["qid", "docno", "pi", "stratum"]].to_csv(sep="\t", index=False,
+                                                                               float_format="%.10g"))
+    rank = planned.groupby("qid").cumcount().to_numpy() + 1
+    lines = "".join(f"{q} Q0 {d} {k} {float(len(planned) - i)!r} plan\n"
+                    for i, (q, d, k) in enumerate(zip(planned["qid"], planned["docno"], rank)))
+    directory.write("plan.run", lines)
+    info = {"cheap": str(args.cheap), "runs": len(runs), "measures": list(args.measures), "design": args.design,
+            "planned_pairs": int(len(planned)), "cheap_judged_pairs": int(len(frame)), "seed": args.seed,
+            "expected_size": float(np.round(frame["pi"].sum(), 3))}
+    directory.write("plan.json", json.dumps(info, indent=1) + "\n")
+    directory.finish()
+    print(f"planned {len(planned)} of {len(frame)} cheap-judged pairs ({args.design} design) in {args.out}/: "
+          f"judge the pairs of {args.out}/plan.run (e.g. pyterrier-noise judge {args.out}/plan.run --session gold.sqlite "
+          f"--method pool), then calibrate --gold gold.sqlite --sample {args.out}/design.tsv")
     return 0

@@ -18,11 +18,11 @@ from .estimates import (CorrectedEstimate, MassCorrection, corrected_dcg, correc
 from .experiment import correct_experiment, correct_per_query, correct_summary
 from .design import DESIGNS, GoldSample, PlannedSelector, ht_covariance, planned_selector, sample_pairs, sample_topics
 from .estimators import METHODS, CheapStudy, Estimates
-from .cheap import CheapResult, cheap_experiment
+from .cheap import CheapResult, cheap_experiment, plan_gold_sample
 from .judge_fit import fit_confusion, fit_judge
 
 __all__ = ['CorrectionWarning', 'JudgeCalibration', 'CorrectedEstimate', 'Comparison', 'MassCorrection',
            'corrected_precision', 'corrected_dcg', 'corrected_rbp', 'corrected_metric', 'correct_per_query',
            'correct_summary', 'correct_experiment', 'compare', 'label_mass', 'corrected_from_mass',
            'DESIGNS', 'GoldSample', 'PlannedSelector', 'planned_selector', 'ht_covariance', 'sample_pairs', 'sample_topics', 'METHODS', 'CheapStudy',
-           'Estimates', 'CheapResult', 'cheap_experiment', 'fit_confusion', 'fit_judge']
+           'Estimates', 'CheapResult', 'cheap_experiment', 'plan_gold_sample', 'fit_confusion', 'fit_judge']

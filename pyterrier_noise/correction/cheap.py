@@ -25,7 +25,7 @@ from ._common import _warn
 from .design import GoldSample
 from .estimators import METHODS, CheapStudy, Scope, p_value
 
-__all__ = ["cheap_experiment", "CheapResult"]
+__all__ = ["cheap_experiment", "CheapResult", "plan_gold_sample"]
 
 
 @dataclass(eq=False)
@@ -79,9 +79,15 @@ def _gold_rows(table: Any, gold: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return m["row"].to_numpy(dtype=np.int64), m["label"].to_numpy(dtype=np.float64)
 
 
-def _design(table: Any, rows: np.ndarray, sample: GoldSample | None) -> tuple[str, Any]:
+def _design(table: Any, rows: np.ndarray, sample: Any) -> tuple[str, Any]:
     """The design: the given sample, whole topics (topic design) or a simple random sample of pairs."""
     N = len(table)
+    if isinstance(sample, (str, Path)):
+        src = str(sample)
+        sample = GoldSample.from_design_frame(table, pd.read_csv(sample, sep="\t", dtype={"qid": str, "docno": str}),
+                                              rows, source=src)
+    elif isinstance(sample, pd.DataFrame):
+        sample = GoldSample.from_design_frame(table, sample, rows)
     if sample is not None:
         if sample.n_rows != N or not np.array_equal(np.sort(rows), sample.rows):
             raise InputError(f"the gold qrels must label exactly the {len(sample)} pairs of the sample "
@@ -101,7 +107,8 @@ def _design(table: Any, rows: np.ndarray, sample: GoldSample | None) -> tuple[st
 
 def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], *,
                      methods: Sequence[str] = ("naive", "goldberg", "ppi", "ppi++", "gold"),
-                     sample: GoldSample | None = None, scope: Scope = "collection", alpha: float = 0.05,
+                     sample: GoldSample | pd.DataFrame | str | Path | None = None, scope: Scope = "collection",
+                     alpha: float = 0.05,
                      names: Sequence[str] | None = None) -> CheapResult:
     """Scores with intervals per system, and differences with p-values per pair, from cheap labels.
 
@@ -112,7 +119,8 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         measures: in ir_measures syntax or as measure objects, e.g. ``["P@10", "RBP(p=0.8)", "nDCG@10"]``.
         methods: any of ``naive, goldberg, gold, ppi, ppi++``.
         sample: the :class:`~pyterrier_noise.correction.GoldSample` the gold pairs were drawn by
-            (its inclusion probabilities weight them); default: whole topics if the gold qrels
+            (its inclusion probabilities weight them), or its design frame (:func:`plan_gold_sample`,
+            :meth:`GoldSample.design_frame`; a frame or a TSV file); default: whole topics if the gold qrels
             judge every cheap-judged pair of at least two topics (topic design), else a simple
             random sample of pairs.
         scope: ``"collection"``: intervals for the mean over these topics as the gold judge would
@@ -188,6 +196,38 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     res = CheapResult(pd.concat(sys_rows, ignore_index=True), pd.concat(pair_rows, ignore_index=True),
                       design if design == "topics" else smp.design, scope, mnames, n_gold, study)
     return res
+
+
+def plan_gold_sample(runs: Any, cheap: Any, measures: Sequence[Any], n: int, *, design: str = "stratified",
+                     n_bins: int = 3, seed: int | None = 0) -> pd.DataFrame:
+    """Plan which cheap-judged pairs the humans should judge: :func:`~pyterrier_noise.correction.sample_pairs`
+    on the pairs of ``cheap``, with each pair's importance its total rank weight in ``runs`` under the
+    linear ``measures`` (P@k, DCG@k, RBP; equal weights if there is none) and, for ``design="active"``,
+    the cheap judge's probability column (when the labels have one; Takehi et al. 2024).
+
+    Returns the design frame (:meth:`GoldSample.design_frame`): every cheap-judged pair with ``qid, docno,
+    pi, stratum, planned, design``; the rows with ``planned == 1`` go to the human judges, and the frame
+    goes back to :func:`cheap_experiment` as ``sample=`` with their labels."""
+    from ..io.cheap import read_cheap_qrels
+    from ..measures import to_spec
+    from .design import sample_pairs
+
+    cheap_q = read_cheap_qrels(cheap)
+    specs = [to_spec(m)[0] for m in measures]
+    aligned = AlignedRuns.build(runs, cheap_q[["qid", "docno", "label"]], ties="trec_eval")
+    study = CheapStudy(aligned, specs)
+    table = aligned.table
+    prob = None
+    if design == "active" and "probability" in cheap_q.columns:
+        prob = table.frame[["qid", "docno"]].merge(cheap_q[["qid", "docno", "probability"]], on=["qid", "docno"],
+                                                   how="left")["probability"].to_numpy(dtype=np.float64)
+        if np.isnan(prob).any():
+            _warn(f"{int(np.isnan(prob).sum())} cheap-judged pair(s) have no probability; taken as 0.5 "
+                  f"(the most uncertain)")
+            prob = np.where(np.isnan(prob), 0.5, prob)
+    smp = sample_pairs(table.labels, n, design=design, importance=study.importance(), probability=prob,
+                       n_bins=n_bins, seed=seed)
+    return smp.design_frame(table)
 
 
 def save_result(result: CheapResult, directory: Any) -> list[str]:

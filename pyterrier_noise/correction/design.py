@@ -85,6 +85,82 @@ class GoldSample:
                           s_all)
 
 
+    def design_frame(self, table: Any) -> pd.DataFrame:
+        """Every cheap-judged pair with its inclusion probability and stratum, and whether it is in the
+        sample: ``qid, docno, pi, stratum, planned, design``.  Written beside the gold labels, it lets
+        :meth:`from_design_frame` (and ``pyterrier-noise calibrate --sample``) weight them later."""
+        frame = table.frame[["qid", "docno"]].reset_index(drop=True)
+        planned = np.zeros(self.n_rows, dtype=bool)
+        planned[self.rows] = True
+        stratum = self.stratum_all if self.stratum_all is not None else np.full(self.n_rows, -1)
+        return frame.assign(pi=self.pi_all, stratum=stratum, planned=planned.astype(int), design=self.design)
+
+    @classmethod
+    def from_design_frame(cls, table: Any, frame: pd.DataFrame, judged: Any = None,
+                          source: str = "design frame") -> "GoldSample":
+        """The sample described by :meth:`design_frame`, on ``table`` (the same cheap-judged pairs).
+
+        ``judged``: the table rows the gold judge actually labelled (default: the planned ones); they
+        must be planned pairs.  Planned pairs left unjudged are counted in a warning: under a stratified
+        or uniform design each stratum's sample is then taken as a simple random sample of the size
+        judged (``pi = n_h / N_h``, unbiased if the pairs were skipped at random within the stratum);
+        under the active (Poisson) design the probabilities are kept and the estimate is biased by the
+        missing pairs."""
+        from ._common import _warn
+        missing = [c for c in ("qid", "docno", "pi", "stratum", "planned") if c not in frame.columns]
+        if missing:
+            raise InputError(f"{source}: missing column(s) {missing}; expected qid, docno, pi, stratum, planned "
+                             f"(GoldSample.design_frame writes them)")
+        N = len(table)
+        key = table.frame[["qid", "docno"]].astype(str).assign(_row=np.arange(N))
+        m = frame.assign(qid=frame["qid"].astype(str), docno=frame["docno"].astype(str)).merge(
+            key, on=["qid", "docno"], how="left")
+        absent = m["_row"].isna().to_numpy()
+        if absent.any():
+            i = int(np.flatnonzero(absent)[0])
+            raise InputError(f"{source}, row {i + 1}: qid={m['qid'].iloc[i]!r} docno={m['docno'].iloc[i]!r} has no "
+                             f"cheap label ({int(absent.sum())} such row(s)); the design must be planned on the same "
+                             f"cheap labels")
+        rows_of = m["_row"].to_numpy(dtype=np.int64)
+        if len(np.unique(rows_of)) != len(rows_of) or len(rows_of) != N:
+            raise InputError(f"{source}: expected each of the {N} cheap-judged pairs exactly once, got {len(m)} "
+                             f"rows ({len(np.unique(rows_of))} distinct pairs)")
+        pi_all = np.empty(N)
+        pi_all[rows_of] = m["pi"].to_numpy(dtype=np.float64)
+        stratum = np.empty(N, dtype=np.int64)
+        stratum[rows_of] = m["stratum"].to_numpy(dtype=np.int64)
+        planned = np.zeros(N, dtype=bool)
+        planned[rows_of] = m["planned"].to_numpy(dtype=np.int64) != 0
+        bad = ~np.isfinite(pi_all) | (pi_all <= 0) | (pi_all > 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad[rows_of])[0])
+            raise InputError(f"{source}, row {i + 1}: column 'pi' must be in (0, 1], got {m['pi'].iloc[i]!r}")
+        design = str(m["design"].iloc[0]) if "design" in m.columns and len(m) else \
+            ("active" if (stratum < 0).all() else "stratified")
+        rows = np.flatnonzero(planned) if judged is None else np.unique(np.asarray(judged, dtype=np.int64))
+        extra = rows[~planned[rows]]
+        if extra.size:
+            raise InputError(f"{source}: {extra.size} gold pair(s) were not planned, e.g. qid="
+                             f"{table.frame['qid'].iloc[extra[0]]!r} docno={table.frame['docno'].iloc[extra[0]]!r}; "
+                             f"judge the planned pairs only (or calibrate without --sample)")
+        skipped = int(planned.sum() - len(rows))
+        if (stratum < 0).all():          # Poisson sampling
+            if skipped:
+                _warn(f"{source}: {skipped} planned pair(s) have no gold label; the active (Poisson) design "
+                      f"cannot reweight them, so the estimates are biased by their absence")
+            p = pi_all[rows]
+            return cls(rows, p, (1.0 - p) / p ** 2, np.full(len(rows), -1), pi_all, design, N)
+        sizes = np.bincount(stratum)
+        taken = np.bincount(stratum[rows], minlength=len(sizes))
+        if skipped:
+            _warn(f"{source}: {skipped} planned pair(s) have no gold label; each stratum is taken as a simple "
+                  f"random sample of the pairs judged (pi = judged / stratum size)")
+            with np.errstate(divide="ignore", invalid="ignore"):
+                pi_all = np.where(taken[stratum] > 0, taken[stratum] / sizes[stratum], pi_all)
+        s = stratum[rows]
+        return cls(rows, pi_all[rows], _stratified_factor(s, sizes, taken), s, pi_all, design, N, stratum)
+
+
 def _stratified_factor(stratum: np.ndarray, sizes: np.ndarray, taken: np.ndarray) -> np.ndarray:
     """``N_h^2 (1 - n_h / N_h) / (n_h (n_h - 1))`` per unit (0 when its stratum has one unit)."""
     Nh = sizes[stratum].astype(np.float64)

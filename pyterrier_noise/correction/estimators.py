@@ -11,7 +11,8 @@ judgments is a label vector over the judgment table (the cheap judge's labels, t
 ``goldberg``
     Goldberg et al. (2017, Eq 14/18) corrected gains ``w = J^-1 v`` from the confusion of the
     gold sample (weighted by ``1 / pi``), SE by their delta method (Eq 7, graded form), the
-    calibration shared by both systems of a pair.  Linear measures only (P@k, DCG@k, RBP).
+    calibration shared by both systems of a pair; in the collection scope plus the cheap judge's own
+    noise on these documents (``CheapStudy._judge_noise``).  Linear measures only (P@k, DCG@k, RBP).
 ``gold``
     the gold labels alone: Horvitz-Thompson over the sampled pairs (pair design) or the mean over
     the gold-judged topics (topic design).
@@ -49,7 +50,7 @@ __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
 
 METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
 #: below this many effective degrees of freedom the design-based variance is replaced by the pooled one
-MIN_DESIGN_DF = 10.0
+MIN_DESIGN_DF = 30.0
 _CACHED_PAIRS = 2000     # up to this many pairs of runs, their rank-weight products are kept (sparse)
 LINEAR_FAMILIES = ("P", "DCG", "RBP")
 Scope = Literal["collection", "topics"]
@@ -250,21 +251,35 @@ class CheapStudy:
         per_y = (Ws @ (gy / pi)).reshape(self.n_runs, self.n_topics)
         per_h = (Ws @ (gh / pi)).reshape(self.n_runs, self.n_topics)
         pooled = self._pooled_moments(spec, sample, gy, gh) if self.variance == "pooled" else None
+        quad = _pooled_quadratics(pooled) if pooled is not None else None
         for m, ls, lp in (("gold", 0.0, 0.0), ("ppi", 1.0, 1.0), ("ppi++", lam_s, lam_p)):
             if m not in methods:
                 continue
+            ls = np.broadcast_to(np.asarray(ls, dtype=np.float64), (R,))
+            lp = np.broadcast_to(np.asarray(lp, dtype=np.float64), (len(self.i),))
+            Zm = Zy - ls * Zh
+            Zp = (Zy[:, self.i] - Zy[:, self.j]) - lp * (Zh[:, self.i] - Zh[:, self.j])
+            dfs, dfp = ht_df(Zm, sample), ht_df(Zp, sample)
+            use_s = use_p = None
+            if quad is not None:
+                # where the design-based variance rests on few terms, the pooled model gives the variance
+                # (and, for PPI++, the lam that minimises it)
+                use_s, use_p = dfs < MIN_DESIGN_DF, dfp < MIN_DESIGN_DF
+                if m == "ppi++":
+                    ls = np.where(use_s, _quad_argmin(quad[0]), ls)
+                    lp = np.where(use_p, _quad_argmin(quad[1]), lp)
+                    lam_s, lam_p = ls, lp
+                    Zm = Zy - ls * Zh
+                    Zp = (Zy[:, self.i] - Zy[:, self.j]) - lp * (Zh[:, self.i] - Zh[:, self.j])
+                    dfs, dfp = np.where(use_s, dfs, ht_df(Zm, sample)), np.where(use_p, dfp, ht_df(Zp, sample))
             val = ls * t_cheap + hy - ls * hh
             var = dyy - 2 * ls * dyh + ls ** 2 * dhh
             dval = self._pairs(t_cheap) * lp + self._pairs(hy) - lp * self._pairs(hh)
             dvar = pyy - 2 * lp * pyh + lp ** 2 * phh
-            Zm = Zy - ls * Zh
-            Zp = (Zy[:, self.i] - Zy[:, self.j]) - lp * (Zh[:, self.i] - Zh[:, self.j])
-            dfs, dfp = ht_df(Zm, sample), ht_df(Zp, sample)
-            if pooled is not None:
-                vs, vp, df_pooled = _pooled_variance(pooled, ls, lp)
-                use_s, use_p = (dfs < MIN_DESIGN_DF) & (vs > var), (dfp < MIN_DESIGN_DF) & (vp > dvar)
+            if quad is not None:
+                vs, vp = _quad_value(quad[0], ls), _quad_value(quad[1], lp)
                 var, dvar = np.where(use_s, vs, var), np.where(use_p, vp, dvar)
-                dfs, dfp = np.where(use_s, df_pooled, dfs), np.where(use_p, df_pooled, dfp)
+                dfs, dfp = np.where(use_s, pooled["df"], dfs), np.where(use_p, pooled["df"], dfp)
             lsv = np.broadcast_to(ls, (self.n_runs,))[:, None]
             lpv = np.broadcast_to(lp, (len(self.i),))[:, None]
             tv[m] = ((lsv * naive + per_y - lsv * per_h).var(axis=1, ddof=1) / self.n_topics,
@@ -315,7 +330,10 @@ class CheapStudy:
                for k, v in (("y", gy), ("h", gh), ("yy", gy * gy), ("yh", gy * gh), ("hh", gh * gh))}
         with np.errstate(divide="ignore", invalid="ignore"):
             c = np.where(nh > 0, Nh ** 2 * (1 - nh / Nh) / nh * np.where(Nh > 1, Nh / (Nh - 1), 1.0), 0.0)
-        return dict(w1=w1, w2=w2, d1=d1, d2=d2, mom=mom, c=c, df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = np.where(Nh > 0, nh / Nh, 1.0)
+        return dict(w1=w1, w2=w2, d1=d1, d2=d2, mom=mom, c=c, f=f, n=nh,
+                    df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
 
     def _goldberg(self, spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample, scope: str,
                   grades: np.ndarray | None) -> tuple[tuple, tuple]:
@@ -342,13 +360,29 @@ class CheapStudy:
                                    shape=(len(cheap), L))
         mass = np.asarray((self._W[spec] @ onehot).todense()).reshape(self.n_runs, self.n_topics, L)
         v = measure_gains(grades, spec)
+        noise = self._judge_noise(spec, counts, v, cidx, ~np.isnan(cheap)) if scope == "collection" else (0.0, 0.0)
         out, qv = [], []
-        for m in (mass, mass[self.i] - mass[self.j]):
+        for m, nv in zip((mass, mass[self.i] - mass[self.j]), noise):
             res = corrected_from_mass(m, counts, v)
-            var = res.calibration_var.sum(axis=-1) + (res.query_var if scope == "topics" else 0.0)
-            out.append((res.value, np.sqrt(var)))
+            var = res.calibration_var.sum(axis=-1) + (res.query_var if scope == "topics" else nv)
+            out.append((res.value, np.sqrt(np.maximum(var, 0.0))))
             qv.append(res.query_var)
         return out[0], out[1], (qv[0], qv[1])
+
+    def _judge_noise(self, spec: MeasureSpec, counts: np.ndarray, v: np.ndarray, cidx: np.ndarray,
+                     judged: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The cheap judge's own noise on these documents, for Goldberg et al.'s estimate in the collection
+        scope: ``sum_d a_d^2 Var(w_{c_d} | g_d)``, with ``Var(w_c | g) = sum_b J[g, b] w_b^2 - v_g^2``
+        estimated without bias from the cheap label alone by ``u = J^-1 Var(w_c | .)`` (so that
+        ``E[u_c | g] = Var(w_c | g)``).  Per system, and per pair with the difference of the weights."""
+        J = counts / counts.sum(axis=1, keepdims=True)
+        w = np.linalg.solve(J, v)
+        u = np.linalg.solve(J, J @ (w ** 2) - v ** 2)
+        uc = np.where(judged, u[cidx], 0.0)
+        D = self._dense(spec)
+        G = (D * uc) @ D.T
+        d = np.diag(G)
+        return d, d[self.i] + d[self.j] - 2 * G[self.i, self.j]
 
     def _topic_design(self, naive: dict, cheap: np.ndarray, gold: np.ndarray, topics: np.ndarray,
                       methods: tuple[str, ...], scope: str, ddof: int = 1) -> dict[MeasureSpec, Estimates]:
@@ -368,6 +402,8 @@ class CheapStudy:
             systems: dict = {}
             pairs: dict = {}
             df = {m: (np.full(self.n_runs, n - 1.0), np.full(len(self.i), n - 1.0)) for m in ("gold", "ppi", "ppi++")}
+            if ddof >= 1:       # PPI++ is a regression estimator: lam is one more estimated parameter
+                df["ppi++"] = (np.full(self.n_runs, max(n - 2.0, 1.0)), np.full(len(self.i), max(n - 2.0, 1.0)))
             df["naive"] = (np.full(self.n_runs, T - 1.0), np.full(len(self.i), T - 1.0))
             lam_out = None
             for kind, (y, yh, yall) in (("systems", (Y, Yh, Yh_all)),
@@ -382,24 +418,45 @@ class CheapStudy:
                     lam_out = (lam_s, lam)
                 for m, lv in (("gold", 0.0), ("ppi", 1.0), ("ppi++", lam)):
                     if m in methods:
-                        target[m] = _ppi_topics(y, yh, yall, lv, scope, ddof)
+                        target[m] = _ppi_topics(y, yh, yall, lv, scope,
+                                                ddof + 1 if m == "ppi++" and ddof >= 1 and n > 2 else ddof)
                 if "goldberg" in methods:
                     target["goldberg"] = _nan(y.shape[0])
             out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out, df)
         return out
 
 
-def _pooled_variance(pooled: dict, ls: Any, lp: Any) -> tuple[np.ndarray, np.ndarray, float]:
-    """Variance of the rectifier if each pair's residual ``g(gold) - lam g(cheap)`` were independent of its
-    rank weight within its stratum: ``sum_h N_h^2 (1 - f_h) / n_h * (E[w^2] E[r^2] - E[w]^2 E[r]^2)``."""
-    m = pooled["mom"]
+def _pooled_quadratics(pooled: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The pooled variance of the rectifier as a quadratic in ``lam``, ``a - 2 lam b + lam^2 c`` (columns
+    ``a, b, c``), for every system and every pair.
+
+    The model: within a stratum, each pair's residual ``g(gold) - lam g(cheap)`` is independent of its
+    rank weight ``w`` (known for every pair), so the stratum's population variance of ``w r`` is
+    ``E[w^2] E[r^2] - E[w]^2 E[r]^2`` and the variance of the Horvitz-Thompson total is
+    ``sum_h N_h^2 (1 - f_h) / n_h * N_h / (N_h - 1) * (E[w^2] E[r^2] - E[w]^2 E[r]^2)`` (Cochran 1977,
+    Eq 5.6).  ``E[r^2]`` is the stratum's sample mean of ``r^2`` and ``E[r]^2`` the unbiased estimate of
+    the squared population mean, ``rbar^2 - (1 - f_h) s_r^2 / n_h``; so where the rank weights are
+    constant within each stratum the estimate is the design-based (unbiased) one exactly."""
+    m, f, n = pooled["mom"], pooled["f"], pooled["n"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(n > 1, (1.0 - f) / (n - 1.0), 0.0)        # s^2 / n = (E[x^2] - xbar^2) / (n - 1)
+    sq = {key: m[u] * m[v] - k * (m[uv] - m[u] * m[v])        # unbiased products of the population means
+          for key, u, v, uv in (("yy", "y", "y", "yy"), ("yh", "y", "h", "yh"), ("hh", "h", "h", "hh"))}
     out = []
-    for lam, w1, w2 in ((ls, pooled["w1"], pooled["w2"]), (lp, pooled["d1"], pooled["d2"])):
-        lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (w1.shape[0],))[:, None]
-        mu = m["y"] - lam * m["h"]
-        m2 = m["yy"] - 2 * lam * m["yh"] + lam ** 2 * m["hh"]
-        out.append((np.maximum(w2 * m2 - w1 ** 2 * mu ** 2, 0.0) * pooled["c"]).sum(axis=1))
-    return out[0], out[1], pooled["df"]
+    for w1, w2 in ((pooled["w1"], pooled["w2"]), (pooled["d1"], pooled["d2"])):
+        coef = [((w2 * m[key] - w1 ** 2 * sq[key]) * pooled["c"]).sum(axis=1) for key in ("yy", "yh", "hh")]
+        out.append(np.stack(coef, axis=1))
+    return out[0], out[1]
+
+
+def _quad_value(q: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    return np.maximum(q[:, 0] - 2 * lam * q[:, 1] + lam ** 2 * q[:, 2], 0.0)
+
+
+def _quad_argmin(q: np.ndarray) -> np.ndarray:
+    """The ``lam`` in [0, 1] that minimises ``a - 2 lam b + lam^2 c``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.clip(np.where(q[:, 2] > 0, q[:, 1] / q[:, 2], 0.0), 0.0, 1.0)
 
 
 def _ppi_lambda(y: np.ndarray, yh: np.ndarray, yall: np.ndarray, scope: str = "topics") -> np.ndarray:

@@ -80,7 +80,9 @@ def fit_judge(cheap: Any, gold: Any, *, weights: Any = None, labels: Sequence[fl
     Its matrix maps a true label to the cheap judge's label (Goldberg et al. 2017, Table 1 and
     Sec 4.1); pass it as the model of
     :func:`~pyterrier_noise.experiments.robustness_experiment` to see how scores, rankings and
-    significance move under this judge's errors.
+    significance move under this judge's errors.  The judge is blind to rank (one matrix for every
+    pair): ``pyterrier_noise.judges`` has no graded confusion model by rank, so errors that depend on
+    rank (see ``fit_confusion(rank_bins=...)``) are averaged over ranks.
     """
     from ..judges import ConfusionJudge
     M = fit_confusion(cheap, gold, weights=weights, labels=labels, smoothing=smoothing)
