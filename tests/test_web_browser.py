@@ -67,6 +67,17 @@ def _wait_new_page(driver, old_nonce: str | None, marker: str | None = None) -> 
     WebDriverWait(driver, 30, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)).until(changed)
 
 
+def _wait_for(driver, element_id: str):
+    """The element with id ``element_id`` once the page that holds it has loaded (polled with a deadline:
+    a click that navigates returns before the next page is there)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(driver, 30, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)).until(
+        ec.presence_of_element_located((By.ID, element_id)))
+
+
 @pytest.mark.slow
 def test_an_assessor_judges_twenty_documents_with_the_keyboard(vaswani, browser, tmp_path):
     import httpx
@@ -130,9 +141,9 @@ def test_an_assessor_judges_twenty_documents_with_the_keyboard(vaswani, browser,
         clicked[-1] = (*clicked[-1][:2], again)
 
         d.find_element(By.CSS_SELECTOR, "header button").click()        # log out, in as the organiser
-        d.find_element(By.ID, "token").send_keys(lead)
+        _wait_for(d, "token").send_keys(lead)
         d.find_element(By.ID, "login").click()
-        ranges = d.find_element(By.ID, "ranges")
+        ranges = _wait_for(d, "ranges")
         rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")[:5]]
                 for tr in ranges.find_elements(By.CSS_SELECTOR, "tbody tr")]
         if shots:
