@@ -394,13 +394,7 @@ class AlignedRuns:
         ``n_jobs``: processes aligning a large input, or threads reading its run files when the
         alignment is one piece (default: the machine's cores; 1 = neither).
         """
-        if ties not in TIE_POLICIES:
-            raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
-        if on_topic_mismatch not in ("warn", "error", "ignore"):
-            raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
-        topics_from_runs = isinstance(topics, str)
-        if topics_from_runs and topics != "runs":
-            raise InputError(f"topics must be a list of qids or 'runs', got {topics!r}")
+        topics_from_runs = _check_options(ties, on_topic_mismatch, topics)
         table = qrels if isinstance(qrels, JudgmentTable) else \
             JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
         serial = keep_docnos or include_unjudged or topics_from_runs
@@ -448,13 +442,7 @@ class AlignedRuns:
         over those files, without parsing them again: a caller that needs the rows themselves too
         (a judging session stores and fingerprints them) reads the files once.  Other arguments as
         in :meth:`build`; the columns are not changed."""
-        if ties not in TIE_POLICIES:
-            raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
-        if on_topic_mismatch not in ("warn", "error", "ignore"):
-            raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
-        topics_from_runs = isinstance(topics, str)
-        if topics_from_runs and topics != "runs":
-            raise InputError(f"topics must be a list of qids or 'runs', got {topics!r}")
+        topics_from_runs = _check_options(ties, on_topic_mismatch, topics)
         if not isinstance(columns, tuple) or len(columns) != 7:
             raise InputError("argument 'columns': expected the 7 columns run_file_columns returns "
                              "(run index, qid codes, qids, docno codes, docnos, score, rank)")
@@ -735,3 +723,16 @@ class AlignedRuns:
             else:
                 raise AssertionError(fam)
         return out
+
+
+def _check_options(ties: str, on_topic_mismatch: str, topics: object) -> bool:
+    """Validate the options :meth:`AlignedRuns.build` and :meth:`AlignedRuns.from_columns` share;
+    returns whether the topics come from the runs (``topics="runs"``)."""
+    if ties not in TIE_POLICIES:
+        raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+    if on_topic_mismatch not in ("warn", "error", "ignore"):
+        raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
+    topics_from_runs = isinstance(topics, str)
+    if topics_from_runs and topics != "runs":
+        raise InputError(f"topics must be a list of qids or 'runs', got {topics!r}")
+    return topics_from_runs
