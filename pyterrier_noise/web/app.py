@@ -137,6 +137,16 @@ async def _form(request: Request, csrf: str | None) -> dict[str, str] | Response
     return fields
 
 
+async def _posted(request: Request, role: str | None = None
+                  ) -> tuple[tuple[dict[str, Any], str], dict[str, str]] | Response:
+    """The login (:func:`_need`) and the posted fields (:func:`_form`, CSRF checked), or the refusal."""
+    who = _need(request, role)
+    if isinstance(who, Response):
+        return who
+    fields = await _form(request, who[1])
+    return fields if isinstance(fields, Response) else (who, fields)
+
+
 def _cookie(response: Response, request: Request, name: str, value: str, max_age: int | None = None) -> None:
     response.set_cookie(name, value, max_age=max_age, httponly=True, samesite="strict", path="/",
                         secure=_state(request).config.secure_cookies or request.url.scheme == "https")
@@ -199,12 +209,10 @@ async def api_login(request: Request) -> Response:
 
 
 async def logout(request: Request) -> Response:
-    who = _need(request)
-    if isinstance(who, Response):
-        return who
-    fields = await _form(request, who[1])
-    if isinstance(fields, Response):
-        return fields
+    posted = await _posted(request)
+    if isinstance(posted, Response):
+        return posted
+    who, fields = posted
     _state(request).store.end_login(request.cookies.get(COOKIE))
     resp = RedirectResponse("/login", status_code=303)
     resp.delete_cookie(COOKIE, path="/")
@@ -258,12 +266,10 @@ def _keys(scale: list[tuple[float, str]]) -> list[str]:
 
 
 async def _judge(request: Request) -> dict[str, Any] | Response:
-    who = _need(request, "assessor")
-    if isinstance(who, Response):
-        return who
-    fields = await _form(request, who[1])
-    if isinstance(fields, Response):
-        return fields
+    posted = await _posted(request, "assessor")
+    if isinstance(posted, Response):
+        return posted
+    who, fields = posted
     try:
         jid = _state(request).dispatcher.judge(who[0]["name"], fields.get("nonce", ""), fields.get("qid", ""),
                                                fields.get("docno", ""), fields.get("label"))
@@ -283,12 +289,10 @@ async def api_judge(request: Request) -> Response:
 
 
 async def _undo(request: Request) -> dict[str, Any] | Response:
-    who = _need(request, "assessor")
-    if isinstance(who, Response):
-        return who
-    fields = await _form(request, who[1])
-    if isinstance(fields, Response):
-        return fields
+    posted = await _posted(request, "assessor")
+    if isinstance(posted, Response):
+        return posted
+    who, fields = posted
     try:
         _state(request).dispatcher.undo(who[0]["name"], fields.get("judgment"))
     except Refused as exc:
@@ -382,12 +386,10 @@ async def export_log(request: Request) -> Response:
 
 
 async def add_account(request: Request) -> Response:
-    who = _need(request, "organiser")
-    if isinstance(who, Response):
-        return who
-    fields = await _form(request, who[1])
-    if isinstance(fields, Response):
-        return fields
+    posted = await _posted(request, "organiser")
+    if isinstance(posted, Response):
+        return posted
+    who, fields = posted
     st = _state(request)
     topics = [t for t in fields.get("topics", "").replace(",", " ").split() if t]
     try:
@@ -400,12 +402,10 @@ async def add_account(request: Request) -> Response:
 
 
 async def revoke_account(request: Request) -> Response:
-    who = _need(request, "organiser")
-    if isinstance(who, Response):
-        return who
-    fields = await _form(request, who[1])
-    if isinstance(fields, Response):
-        return fields
+    posted = await _posted(request, "organiser")
+    if isinstance(posted, Response):
+        return posted
+    who, fields = posted
     name = fields.get("name", "")
     if name == who[0]["name"]:
         return _refuse(request, 400, "you cannot revoke your own account here; use serve --revoke-assessor")
