@@ -16,9 +16,11 @@ gold-only) it reports:
 * significance conclusions (topics scope, two-sided 0.05, no multiplicity correction) against
   NIST's paired t-tests: kept (same direction), lost, gained, reversed, per study on average.
 
-nDCG@10 and AP are not linear in the gains, so they are estimated under the topic design
-instead: the gold judge labels every pair of 4 or 8 random topics (about 1,160 or 2,320 pairs),
-and PPI runs over topics (``--topic-budgets``).
+nDCG@10 is estimated under the pair design too, by the ratio estimator (DCG@10 and the topic's
+counts per grade by the rectifier, their ratio per topic, a linearised variance); it has no
+Goldberg et al. row.  nDCG@10 and AP are also estimated under the topic design: the gold judge
+labels every pair of 4 or 8 random topics (about 1,160 or 2,320 pairs), and PPI runs over topics
+(``--topic-budgets``).  ``--measures`` and ``--designs`` run a subset of the rows.
 
 A second, rank-independent judge (``--judges flat``: the deep-rank confusion for every pair, the
 assumption of Goldberg et al. 2017) shows when their correction works.
@@ -35,7 +37,7 @@ non-relevant documents relevant when some run ranks them in its top 10, and is m
 highly relevant documents than on partially relevant ones.
 
 Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--topic-budgets 4,8]
-        [--pairs 500] [--judges rank,flat]
+        [--pairs 500] [--judges rank,flat] [--measures 'P@10,RBP(p=0.8),nDCG@10'] [--designs pairs,topics]
         [--seed 0]   (writes benchmarks/results/cheap_judges.json)
 """
 from __future__ import annotations
@@ -62,7 +64,9 @@ CONFUSION_TOP = np.array([[0.62, 0.25, 0.13],
                           [0.18, 0.47, 0.35],
                           [0.04, 0.21, 0.75]])
 METHODS = ("naive", "goldberg", "ppi", "ppi++", "gold")
-MEASURES = ("P@10", "RBP(p=0.8)")
+MEASURES = ("P@10", "RBP(p=0.8)", "nDCG@10")
+#: the pair-design methods of the measures that are not linear in the gains (nDCG: a ratio estimator)
+RATIO_METHODS = ("naive", "ppi", "ppi++", "gold")
 TOPIC_MEASURES = ("nDCG@10", "AP")
 
 
@@ -85,6 +89,9 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=500, help="random subset of pairs of runs (0: all)")
     ap.add_argument("--judges", default="rank,flat",
                     help="pair-design judges: rank (errors depend on rank) and/or flat (they do not)")
+    ap.add_argument("--measures", default=",".join(MEASURES),
+                    help="pair-design measures, comma-separated (nDCG@k by the ratio estimator)")
+    ap.add_argument("--designs", default="pairs,topics", help="pairs and/or topics")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cheap_judges.json"))
     args = ap.parse_args()
@@ -101,7 +108,10 @@ def main() -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         aligned = AlignedRuns.build(DATA / "runs", DATA / "qrels-rnd1.txt")
-    specs = [to_spec(m)[0] for m in MEASURES]
+    names = tuple(m.strip() for m in args.measures.split(";" if ";" in args.measures else ",") if m.strip())
+    designs = {d.strip() for d in args.designs.split(",") if d.strip()}
+    specs = [to_spec(m)[0] for m in names]
+    methods_of = {s: METHODS if s.family in ("P", "DCG", "RBP") else RATIO_METHODS for s in specs}
     R = aligned.n_runs
     rng = np.random.default_rng(args.seed)
     ii, jj = np.triu_indices(R, 1)
@@ -113,7 +123,8 @@ def main() -> int:
     best = np.full(N, np.iinfo(np.int64).max)
     np.minimum.at(best, jp["jidx"], jp["pos"])
     top = best < 10
-    importance = study.importance()
+    # the design's rank weights: P@10's and RBP's, whatever --measures says (the same gold samples in every run)
+    importance = CheapStudy(aligned, [to_spec(m)[0] for m in MEASURES[:2]], pairs=(ii[:1], jj[:1])).importance()
     truth = study.per_topic(truth_labels)
     T = aligned.n_topics
     ref = {}
@@ -164,6 +175,8 @@ def main() -> int:
                   gold_pairs: float, judge: str = "rank") -> None:
         for s, name in zip(specs_, names):
             for m in methods:
+                if (s, m) not in acc:
+                    continue
                 row = {"measure": name, "judge": judge, "design": design, "budget": budget,
                        "gold_pairs": round(gold_pairs),
                        "method": m, "studies": args.studies, "nist_significant_pairs": int(ref_[s]["sig"].sum())}
@@ -175,8 +188,8 @@ def main() -> int:
     results: list = []
     grades = np.array([0.0, 1.0, 2.0])
     settings = [(j, int(b)) for j in args.judges.split(",") if j.strip() for b in args.budgets.split(",")]
-    for judge, budget in settings:
-        acc = {(s, m): {k: [] for k in keys} for s in specs for m in METHODS}
+    for judge, budget in (settings if "pairs" in designs else []):
+        acc = {(s, m): {k: [] for k in keys} for s in specs for m in methods_of[s]}
         agree = []
         t1 = time.time()
         for k in range(args.studies):
@@ -191,10 +204,11 @@ def main() -> int:
                 # Goldberg's topics-scope SE swaps the judge-noise term for the query-sampling one
                 tops_g = study.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), scope="topics",
                                         grades=grades)
-            score(acc, specs, METHODS, ref, coll, tops_g)
+            for s in specs:
+                score(acc, [s], methods_of[s], ref, coll, tops_g)
             if (k + 1) % 100 == 0:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
-        summarise(acc, specs, MEASURES, METHODS, ref, budget, "pairs (stratified)", budget, judge)
+        summarise(acc, specs, names, METHODS, ref, budget, "pairs (stratified)", budget, judge)
         print(f"{judge} judge, budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
               f"{time.time() - t1:.0f} s", flush=True)
 
@@ -209,7 +223,7 @@ def main() -> int:
         tref[s] = dict(mean=per.mean(axis=1), diff=diff, sig=all_pairs(per).pvalue[sub] < 0.05, sign=np.sign(diff))
     size = np.diff(aligned.table.topic_start)
     tmethods = ("naive", "ppi", "ppi++", "gold")
-    for n_topics in [int(b) for b in args.topic_budgets.split(",") if b.strip()]:
+    for n_topics in [int(b) for b in args.topic_budgets.split(",") if b.strip() and "topics" in designs]:
         acc = {(s, m): {k: [] for k in keys} for s in tspecs for m in tmethods}
         pairs_judged = []
         t1 = time.time()

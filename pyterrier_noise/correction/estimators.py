@@ -45,6 +45,7 @@ from .._validation import InputError, check_choice
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
 from .design import GoldSample, ht_covariance, ht_df
 from .estimates import corrected_from_mass
+from .ratio import RATIO_FAMILIES, ndcg_pair_design
 
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
 
@@ -132,11 +133,20 @@ class CheapStudy:
         self._A_rows: dict[MeasureSpec, sparse.csr_matrix] = {}
         self._A_dense: dict[MeasureSpec, np.ndarray] = {}
         self._pair_products: dict[MeasureSpec, sparse.csr_matrix] = {}
+        self._W_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # nDCG: DCG's weights, per segment
+        self._D_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # ... and per run
+        self._ratio_cache: dict = {}
         for spec in self.specs:
-            if spec.family not in LINEAR_FAMILIES or spec.component != "value":
+            if spec.component != "value" or spec.family not in LINEAR_FAMILIES + RATIO_FAMILIES:
                 continue
             w = position_weights(spec, max(aligned.max_len, 1))[j["pos"]]
             W = sparse.csr_matrix((w, (j["seg"], j["jidx"])), shape=(aligned.n_segments, len(table)))
+            if spec.family in RATIO_FAMILIES:
+                run_of_seg = np.repeat(np.arange(self.n_runs), self.n_topics)
+                self._W_ratio[spec] = W.tocsc()
+                self._D_ratio[spec] = (sparse.csr_matrix((np.ones(aligned.n_segments), (
+                    run_of_seg, np.arange(aligned.n_segments)))) @ W).tocsr()
+                continue
             self._W[spec] = W.tocsc()
             run_of_seg = np.repeat(np.arange(self.n_runs), self.n_topics)
             S = sparse.csr_matrix((np.full(aligned.n_segments, 1.0 / self.n_topics),
@@ -213,6 +223,8 @@ class CheapStudy:
         lam_out = None
         if linear and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
+        if spec in self._W_ratio and any(m in methods for m in ("gold", "ppi", "ppi++")):
+            lam_out = ndcg_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if linear and "goldberg" in methods:
             systems["goldberg"], pairs["goldberg"], tv["goldberg"] = self._goldberg(spec, cheap, gold, sample, scope,
                                                                                   grades)
