@@ -72,7 +72,12 @@ def ideal_from_counts(counts: Any, gains_desc: Any, cutoff: int) -> tuple[np.nda
     idcg = (step * D).sum(axis=-1)
     # dIDCG / dN_h = sum_{g >= h} step_g D'(C_g), zero for a count clipped at 0 from below
     grad = np.flip(np.cumsum(np.flip(step * dD, axis=-1), axis=-1), axis=-1)
-    return idcg, np.where(np.asarray(counts) < 0, 0.0, grad)
+    grad = np.where(np.asarray(counts) < 0, 0.0, grad)
+    if v.size:    # a topic with any relevant document has at least one: its ideal DCG is at least v_min
+        floor = (C[..., -1] > 0) & (idcg < v[-1])
+        idcg = np.where(floor, v[-1], idcg)
+        grad = np.where(floor[..., None], 0.0, grad)
+    return idcg, grad
 
 
 class _Parts:
