@@ -233,15 +233,19 @@ def test_naive_is_the_engine_mean_with_the_t_standard_error():
 
 
 def test_nonlinear_measures_have_no_pair_design_estimate():
+    # AP has no pair-design estimate; nDCG has the ratio estimator (tests/test_correction_pair_ndcg.py)
+    # but not Goldberg et al.'s correction
     runs, truth, cheap = tiny(seed=1)
     st = study_of(runs, cheap, [NDCG, AP])
     c = st.aligned.table.labels
     smp = sample_pairs(c, 4, design="uniform", seed=0)
     est = st.estimate(c, labels_on_table(st, truth)[smp.rows], smp)
-    for spec in (NDCG, AP):
-        for m in ("goldberg", "gold", "ppi", "ppi++"):
-            assert np.isnan(est[spec].systems[m][0]).all()
-        assert np.isfinite(est[spec].systems["naive"][0]).all()
+    for m in ("goldberg", "gold", "ppi", "ppi++"):
+        assert np.isnan(est[AP].systems[m][0]).all()
+    assert np.isnan(est[NDCG].systems["goldberg"][0]).all()
+    for m in ("naive", "gold", "ppi", "ppi++"):
+        assert np.isfinite(est[NDCG].systems[m][0]).all()
+    assert np.isfinite(est[AP].systems["naive"][0]).all()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -419,7 +423,8 @@ def test_cheap_experiment_frames_and_warning():
     assert len(res.systems) == 3 * 5 and len(res.pairs) == 3 * 5
     assert {"name", "baseline", "method", "P@3 p-value"} <= set(res.pairs.columns)
     ppi = res.systems[res.systems["method"] == "ppi"]
-    assert (ppi["P@3 lo"] <= ppi["P@3"]).all() and ppi["nDCG@3"].isna().all()
+    assert (ppi["P@3 lo"] <= ppi["P@3"]).all() and ppi["nDCG@3"].notna().all()
+    assert res.systems.loc[res.systems["method"] == "goldberg", "nDCG@3"].isna().all()   # the warning's subject
     # whole topics judged -> topic design, every measure estimated
     gold_topics = truth[truth["qid"].isin(["1", "2", "3"])]
     res2 = cheap_experiment(runs, cheap, gold_topics, ["nDCG@3"], methods=("naive", "ppi++", "gold"))

@@ -127,8 +127,10 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             score them; ``"topics"``: for the population of topics (adds topic sampling).
         alpha: the intervals are ``1 - alpha``.
 
-    Pair design: P@k, DCG@k and RBP by every method; nDCG, AP and RR by ``naive`` only (their
-    per-document rectifier is not unbiased).  Topic design: every measure by ``naive``, ``gold``,
+    Pair design: P@k, DCG@k and RBP by every method; nDCG@k by every method but ``goldberg`` (a
+    ratio estimator: rectified DCG over the ideal DCG of the rectified grade counts, per topic,
+    with a linearised variance); AP and RR by ``naive`` only (their per-document rectifier is not
+    unbiased: use the topic design).  Topic design: every measure by ``naive``, ``gold``,
     ``ppi`` and ``ppi++``; ``goldberg`` needs the pair design.  Estimates a method cannot give are
     NaN, with one warning that names them.
     """
@@ -189,7 +191,8 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         sys_rows.append(srow)
         pair_rows.append(prow)
     if unavailable:
-        why = ("under the pair design only P@k, DCG@k and RBP have an unbiased per-document correction"
+        why = ("under the pair design only P@k, DCG@k and RBP have an unbiased per-document correction, and "
+               "nDCG@k a ratio estimator (not Goldberg et al.'s); AP and RR need the topic design"
                if design == "pairs" else "Goldberg et al.'s correction needs a sample of pairs")
         _warn(f"not estimated (NaN): {', '.join(unavailable)}; {why}")
     n_gold = len(rows)
