@@ -183,3 +183,44 @@ def test_cheap_experiment_gives_ndcg_under_the_pair_design():
     assert rows.loc[(slice(None), "ppi"), "AP"].isna().all()               # AP: topic design only
     text = " ".join(str(w.message) for w in caught)
     assert "ppi for AP" in text and "ppi for nDCG@3" not in text and "gold for nDCG@3" not in text
+
+
+def test_pooled_variance_brute_force():
+    """The pooled model written with loops: per stratum, Cochran (1977) Eq 5.6 with the population
+    variance of ``a . r`` taken as ``sum_kl E[a_k a_l] E[r_k r_l] - E[a_k] E[a_l] E[r_k] E[r_l]`` (the
+    product of the means estimated unbiasedly), where ``a`` is a pair's known weight vector in the
+    linearisation (``alpha_t w``, then ``-beta_rt c_tg`` per grade) and ``r`` its residual vector
+    (the gain's, then each grade indicator's)."""
+    from pyterrier_noise.correction.ratio import _Parts
+    study, cheap, gold, *_ = setup(1, variance="pooled")
+    smp = sample_pairs(cheap, 8, design="stratified", seed=2)
+    est = study.estimate(cheap, gold[smp.rows], smp, methods=("ppi",))[NDCG3]
+    parts = _Parts(study, NDCG3, cheap, gold[smp.rows], smp)
+    _, _, point = parts.influence(1.0)
+    D = study._D_ratio[NDCG3].toarray()
+    topic = study.row_topic
+    G = parts.G
+    r = np.zeros((len(smp), G + 1))
+    for n in range(len(smp)):
+        r[n, 0] = parts.gy[n] - parts.gh[n]
+        for g in range(G):
+            r[n, 1 + g] = float(parts.iy[n] == g) - parts.mh[n, g]
+    for k in range(study.n_runs):
+        a = np.zeros((len(cheap), G + 1))
+        for i in range(len(cheap)):
+            t = topic[i]
+            a[i, 0] = point["alpha"][t] * D[k, i]
+            for g in range(G):
+                a[i, 1 + g] = -point["beta"][k, t] * point["c"][t, g]
+        v = 0.0
+        for h in np.unique(smp.stratum_all):
+            pop = smp.stratum_all == h
+            rh = r[smp.stratum == h]
+            Nh, nh = pop.sum(), len(rh)
+            Eaa = a[pop].T @ a[pop] / Nh
+            Ea = a[pop].mean(axis=0)
+            Err = rh.T @ rh / nh
+            mr = rh.mean(axis=0)
+            ErEr = np.outer(mr, mr) - ((1 - nh / Nh) * np.cov(rh.T, ddof=1) / nh if nh > 1 else 0.0)
+            v += Nh ** 2 * (1 - nh / Nh) / nh * Nh / (Nh - 1) * ((Eaa * Err).sum() - (np.outer(Ea, Ea) * ErEr).sum())
+        assert est.systems["ppi"][1][k] ** 2 == pytest.approx(max(v, 0.0), rel=1e-9, abs=1e-15)

@@ -7,7 +7,7 @@
 * :mod:`.compare` -- the corrected (and naive) comparison of two systems;
 * cheap judges (LLM or crowd labels plus a small gold sample): :mod:`.design` (which pairs the
   humans judge, with inclusion probabilities), :mod:`.estimators` (naive, Goldberg et al., PPI,
-  PPI++, gold-only), :mod:`.cheap` (:func:`cheap_experiment`) and :mod:`.judge_fit` (the judge's
+  PPI++, gold-only), :mod:`.ratio` (nDCG@k under the pair design: a ratio estimator), :mod:`.cheap` (:func:`cheap_experiment`) and :mod:`.judge_fit` (the judge's
   confusion fitted from the gold sample).
 """
 from .._warnings import CorrectionWarning

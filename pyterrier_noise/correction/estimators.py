@@ -24,10 +24,13 @@ judgments is a label vector over the judgment table (the cheap judge's labels, t
 Which estimator is valid where.  Under the *pair design* (a gold sample of (query, document)
 pairs with known inclusion probabilities) the rectifier is per document, which is unbiased only
 for measures linear in per-document gains with label-independent rank weights: P@k, DCG@k, RBP.
-nDCG (its ideal normaliser depends on every label of the topic), AP, RR are not linear; for them
-the valid estimator is the *topic design*: the gold judge labels every cheap-judged pair of a
-simple random sample of topics, and PPI runs over topics, the per-topic measure being the unit.
-Methods that are not valid for a measure under the design give NaN (the frame entry point says so).
+nDCG@k (its ideal normaliser depends on every label of the topic) gets a ratio estimator
+(:mod:`.ratio`: rectified DCG over the ideal DCG of rectified grade counts, consistent with a small
+bias, linearised variance) by gold, PPI and PPI++, not by Goldberg et al.'s correction.  AP and RR
+are not linear and have no pair-design estimator here; for them (and for nDCG) the *topic design*
+is valid: the gold judge labels every cheap-judged pair of a simple random sample of topics, and
+PPI runs over topics, the per-topic measure being the unit.  Methods that are not valid for a
+measure under the design give NaN (the frame entry point says so).
 
 ``scope="collection"`` (default) targets the mean over the evaluated topics as the gold judge
 would score them (the uncertainty is the gold sample's); ``scope="topics"`` targets the population
@@ -163,10 +166,11 @@ class CheapStudy:
 
     def importance(self, spec: MeasureSpec | None = None) -> np.ndarray:
         """Total rank weight of each cheap-judged pair over the runs (for the sampling designs)."""
-        specs = [spec] if spec is not None else list(self._A)
+        specs = [spec] if spec is not None else list(self._A) + list(self._D_ratio)
         if not specs:
             return np.ones(len(self.aligned.table))
-        return sum(np.asarray(self._A[s].sum(axis=0)).ravel() for s in specs)
+        return sum(np.asarray(self._A[s].sum(axis=0)).ravel() if s in self._A else
+                   np.asarray(self._D_ratio[s].sum(axis=0)).ravel() / self.n_topics for s in specs)
 
     def _pairs(self, x: np.ndarray) -> np.ndarray:
         return x[self.i] - x[self.j]
