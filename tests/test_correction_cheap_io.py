@@ -168,6 +168,24 @@ def test_cli_calibrate_writes_tables_and_figures(tmp_path):
     assert code == 2 and "unknown method(s) ['magic']" in stderr
 
 
+def test_cli_calibrate_gives_ndcg_under_the_pair_design(tmp_path):
+    # nDCG@k by the ratio estimator (tests/test_correction_pair_ndcg.py checks its values); AP stays NaN
+    runs, truth, cheap = tiny(seed=12, n_topics=4, n_docs=8)
+    rdir = tmp_path / "runs"
+    rdir.mkdir()
+    for name, frame in runs.items():
+        write_trec_run(frame.assign(rank=frame.groupby("qid")["score"].rank(ascending=False, method="first")),
+                       rdir / name)
+    write_trec_qrels(cheap, tmp_path / "cheap.txt")
+    write_trec_qrels(truth.sample(12, random_state=0), tmp_path / "gold.txt")
+    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt", rdir,
+                              "-m", "nDCG@5", "-m", "AP", "--method", "ppi,ppi++,gold", "--out", tmp_path / "out")
+    assert code == 0, stderr
+    systems = pd.read_csv(tmp_path / "out" / "systems.tsv", sep="\t")
+    assert np.isfinite(systems[["nDCG@5", "nDCG@5 se", "nDCG@5 lo", "nDCG@5 hi"]].to_numpy()).all()
+    assert systems["AP"].isna().all()
+
+
 def test_cli_method_names_match_the_library():
     from pyterrier_noise.cli import calibrate
     assert set(calibrate.METHODS) == set(METHODS)

@@ -62,7 +62,8 @@ class CheapResult:
         ax.set_yticks(range(len(order)))
         ax.set_yticklabels(order, fontsize=7)
         ax.set_xlabel(f"{measure} ({self.scope} scope, {self.design} design, {self.n_gold} gold labels)")
-        ax.legend(fontsize=7, loc="lower right")
+        if methods:                  # a measure no method could estimate (NaN) has nothing to label
+            ax.legend(fontsize=7, loc="lower right")
         return save_fig(fig, save)
 
 
