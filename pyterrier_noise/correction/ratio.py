@@ -19,7 +19,11 @@ stratum), generalised to a vector of residuals: the gain and the indicator of ea
 
 The ideal DCG of fractional counts interpolates linearly between ranks (the discount of rank
 ``floor(x) + 1`` for the part of a document at position ``x``), so it equals trec_eval's ideal DCG at
-integer counts and its derivative is the discount of the next free rank.
+integer counts and its derivative is the discount of the next free rank.  A topic whose estimated
+counts show any relevant document gets an ideal DCG of at least one document of the lowest grade
+(without it, counts estimated near 0 made the ratio explode).  The grade counts' cheap prediction is
+``P(gold grade | cheap grade)`` fitted on the gold sample (weighted by ``1 / pi``), so the count
+estimator is a model-assisted difference estimator (Sarndal, Swensson and Wretman 1992, Ch 6).
 """
 from __future__ import annotations
 
