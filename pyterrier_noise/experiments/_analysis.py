@@ -11,6 +11,8 @@ replicates at once, whatever the chunking.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -218,89 +220,28 @@ class Analysis:
     # -- the tables -------------------------------------------------------------------------------
 
     def finish(self, progress_bar: Any = None) -> None:
-        """Build every table on the result (and drop the running state)."""
-        res, p, R = self.res, self.res.params, self.R
-        S = len(res.names)
-        names = np.asarray(res.names, dtype=object)
-        i, j = self.i, self.j
-        res.pair_index = (i, j)
-        rows: dict[str, list] = {k: [] for k in ("sys", "rank", "rgo", "pair", "pgo", "base", "summ")}
-        measures = res.measures if progress_bar is None else progress_bar(res.measures)
-        for m in measures:
-            st = self.state.pop(m)
-            M0, M = st.M0, st.M
-            res.true[m] = st.true
-            res.means[m] = M
-            if st.values is not None:
-                res.values[m] = st.values
-            # --- scores and ranks of each system
-            r0 = strict_ranks(M0, self.priority)                       # (S,)
-            rk = strict_ranks(M.T, self.priority)                      # (R, S)
-            res.observed_ranks[m] = rk
-            q_lo, q_hi = np.quantile(M, [0.025, 0.975], axis=1)
-            rq_lo, rq_med, rq_hi = np.quantile(rk, [0.025, 0.5, 0.975], axis=0)
-            rows["sys"].append(pd.DataFrame({
-                "name": names, "measure": m, "true": M0, "mean": M.mean(axis=1),
-                "sd": M.std(axis=1, ddof=1) if R > 1 else np.zeros(S), "q2.5": q_lo, "q97.5": q_hi,
-                "true_rank": r0, "rank_median": rq_med, "rank_q2.5": rq_lo, "rank_q97.5": rq_hi}))
-            # --- agreement of each replicate's ordering with the unperturbed one
-            strict0, strict = (S - r0).astype(float), (S - rk).astype(float)
-            # row by row functions, called on blocks of replicates: their temporaries are
-            # (replicates x systems x systems)
-            blocks = [slice(r0_, r0_ + _ROWS) for r0_ in range(0, R, _ROWS)]
-            tau = np.concatenate([kendall_tau(M.T[b], np.broadcast_to(M0, (len(range(R)[b]), S))) for b in blocks])
-            tap = np.concatenate([tau_ap(strict[b], np.broadcast_to(strict0, strict[b].shape)) for b in blocks])
-            rb = np.concatenate([rbo(strict[b], np.broadcast_to(strict0, strict[b].shape), p=p["rbo_p"],
-                                     variant=p["rbo_variant"]) for b in blocks])
-            rows["rank"].append(pd.DataFrame({"replicate": np.arange(R), "measure": m, "kendall_tau": tau,
-                                              "tau_ap": tap, "rbo": rb}))
-            # --- true rank given observed rank (Rashidi et al. 2023, Figs 7-9)
-            at = r0[np.argsort(rk, axis=1)]                               # (R, S)
-            res.true_rank_at[m] = at
-            qs = np.quantile(at, list(_QS), axis=0)
-            rows["rgo"].append(pd.DataFrame({
-                "measure": m, "observed_rank": np.arange(1, S + 1), "count": R,
-                "mean": at.mean(axis=0), "sd": at.std(axis=0, ddof=1) if R > 1 else np.zeros(S),
-                "q2.5": qs[0], "q25": qs[1], "median": qs[2], "q75": qs[3], "q97.5": qs[4],
-                "same": (at == np.arange(1, S + 1)).mean(axis=0),
-                "within_1": (np.abs(at - np.arange(1, S + 1)) <= 1).mean(axis=0)}))
-            # --- all pairs
-            q = st.pairs
-            if st.p_obs is not None:
-                res.p_observed[m] = st.p_obs
-                res.observed_direction[m] = st.dir_obs
-                dr = st.dir_obs
-                res.p_true_mapped[m] = np.where(dr > 0, q["gt"][:, None], np.where(dr < 0, q["lt"][:, None], np.nan))
-            frame = pd.DataFrame({
-                "measure": m, "sys_a": names[i], "sys_b": names[j], "mean_a": M0[i], "mean_b": M0[j],
-                "p_value": q["p0"], "p_corrected": q["p0c"], "significant": q["sig0"],
-                "direction": q["d0"].astype(int), "significant_share": st.sig_n / R})
-            for k, c in enumerate(CONCLUSIONS):
-                frame[c] = st.code_n[:, k] / R
-            frame["swapped"] = st.swap_n / R
-            rows["pair"].append(frame)
-            rows["pgo"].append(band_table(m, st.band, q["gt"], q["lt"], self.edges, p["alpha"]))
-            # --- per-measure headline numbers
-            sig0 = q["sig0"]
-            n_st = int(sig0.sum()) * R
-            tot = st.code_n.sum(axis=0).astype(float)
-            t = st.tot
-            rows["summ"].append({
-                "measure": m, "n_systems": S, "n_topics": len(res.topics), "n_replicates": R,
-                "kendall_tau": float(np.nanmean(tau)), "kendall_tau_sd": _sd(tau),
-                "tau_ap": float(np.mean(tap)), "tau_ap_sd": _sd(tap),
-                "rbo": float(np.mean(rb)), "rbo_sd": _sd(rb),
-                "n_pairs": len(i), "significant_pairs": int(sig0.sum()),
-                "significant_pairs_replicates": float(st.sig_per_rep.mean()),
-                "kept_significant": _ratio(t["kept_st"], n_st),
-                "lost": _ratio(tot[1], n_st), "reversed": _ratio(tot[3], n_st),
-                "swapped": _ratio(t["swap_st"], n_st),
-                "gained": _ratio(tot[2], len(i) * R - n_st),
-                "precision": _ratio(t["st_sigr"], t["sigr"]), "recall": _ratio(t["st_sigr"], n_st),
-                "accuracy": float(t["agree"] / (len(i) * R)),
-            })
-            if self.b_idx is not None:
-                rows["base"].append(self._baseline_frame(m, st))
+        """Build every table on the result (and drop the running state).  The measures' tables are
+        built in worker threads (numpy and pandas release the GIL in the heavy parts), one
+        measure per task; the frames are put together in the order of the measures."""
+        res = self.res
+        measures = list(res.measures)
+        states = {m: self.state.pop(m) for m in measures}
+        bar = progress_bar(total=len(measures)) if progress_bar is not None else None
+        workers = max(1, min(len(measures), os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {m: pool.submit(self._finish_measure, m, states.pop(m)) for m in measures}
+            if bar is not None:
+                for _ in as_completed(futures.values()):
+                    bar.update(1)
+                bar.close()
+            parts = {m: f.result() for m, f in futures.items()}
+        res.pair_index = (self.i, self.j)
+        for m in measures:       # the result's dicts in the order of the measures
+            for name, value in parts[m][1].items():
+                if value is not None:
+                    getattr(res, name)[m] = value
+        rows: dict[str, list] = {k: [parts[m][0][k] for m in measures if k in parts[m][0]]
+                                 for k in ("sys", "rank", "rgo", "pair", "pgo", "base", "summ")}
         res.systems = pd.concat(rows["sys"], ignore_index=True)
         res.rankings = pd.concat(rows["rank"], ignore_index=True)
         res.rank_given_observed = pd.concat(rows["rgo"], ignore_index=True)
@@ -308,6 +249,84 @@ class Analysis:
         res.p_given_observed = pd.concat(rows["pgo"], ignore_index=True)
         res.summary = pd.DataFrame(rows["summ"])
         res.baseline = pd.concat(rows["base"], ignore_index=True) if rows["base"] else None
+
+    def _finish_measure(self, m: str, st: _Measure) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The tables' rows of one measure, and its arrays for the result's attributes."""
+        res, p, R = self.res, self.res.params, self.R
+        S = len(res.names)
+        names = np.asarray(res.names, dtype=object)
+        i, j = self.i, self.j
+        rows: dict[str, Any] = {}
+        arrays: dict[str, Any] = {"true": st.true, "means": st.M, "values": st.values}
+        M0, M = st.M0, st.M
+        # --- scores and ranks of each system
+        r0 = strict_ranks(M0, self.priority)                       # (S,)
+        rk = strict_ranks(M.T, self.priority)                      # (R, S)
+        arrays["observed_ranks"] = rk
+        q_lo, q_hi = np.quantile(M, [0.025, 0.975], axis=1)
+        rq_lo, rq_med, rq_hi = np.quantile(rk, [0.025, 0.5, 0.975], axis=0)
+        rows["sys"] = pd.DataFrame({
+            "name": names, "measure": m, "true": M0, "mean": M.mean(axis=1),
+            "sd": M.std(axis=1, ddof=1) if R > 1 else np.zeros(S), "q2.5": q_lo, "q97.5": q_hi,
+            "true_rank": r0, "rank_median": rq_med, "rank_q2.5": rq_lo, "rank_q97.5": rq_hi})
+        # --- agreement of each replicate's ordering with the unperturbed one
+        strict0, strict = (S - r0).astype(float), (S - rk).astype(float)
+        # row by row functions, called on blocks of replicates: their temporaries are
+        # (replicates x systems x systems)
+        blocks = [slice(r0_, r0_ + _ROWS) for r0_ in range(0, R, _ROWS)]
+        tau = np.concatenate([kendall_tau(M.T[b], np.broadcast_to(M0, (len(range(R)[b]), S))) for b in blocks])
+        tap = np.concatenate([tau_ap(strict[b], np.broadcast_to(strict0, strict[b].shape)) for b in blocks])
+        rb = np.concatenate([rbo(strict[b], np.broadcast_to(strict0, strict[b].shape), p=p["rbo_p"],
+                                 variant=p["rbo_variant"]) for b in blocks])
+        rows["rank"] = pd.DataFrame({"replicate": np.arange(R), "measure": m, "kendall_tau": tau,
+                                     "tau_ap": tap, "rbo": rb})
+        # --- true rank given observed rank (Rashidi et al. 2023, Figs 7-9)
+        at = r0[np.argsort(rk, axis=1)]                               # (R, S)
+        arrays["true_rank_at"] = at
+        qs = np.quantile(at, list(_QS), axis=0)
+        rows["rgo"] = pd.DataFrame({
+            "measure": m, "observed_rank": np.arange(1, S + 1), "count": R,
+            "mean": at.mean(axis=0), "sd": at.std(axis=0, ddof=1) if R > 1 else np.zeros(S),
+            "q2.5": qs[0], "q25": qs[1], "median": qs[2], "q75": qs[3], "q97.5": qs[4],
+            "same": (at == np.arange(1, S + 1)).mean(axis=0),
+            "within_1": (np.abs(at - np.arange(1, S + 1)) <= 1).mean(axis=0)})
+        # --- all pairs
+        q = st.pairs
+        if st.p_obs is not None:
+            arrays["p_observed"] = st.p_obs
+            arrays["observed_direction"] = dr = st.dir_obs
+            arrays["p_true_mapped"] = np.where(dr > 0, q["gt"][:, None], np.where(dr < 0, q["lt"][:, None], np.nan))
+        frame = pd.DataFrame({
+            "measure": m, "sys_a": names[i], "sys_b": names[j], "mean_a": M0[i], "mean_b": M0[j],
+            "p_value": q["p0"], "p_corrected": q["p0c"], "significant": q["sig0"],
+            "direction": q["d0"].astype(int), "significant_share": st.sig_n / R})
+        for k, c in enumerate(CONCLUSIONS):
+            frame[c] = st.code_n[:, k] / R
+        frame["swapped"] = st.swap_n / R
+        rows["pair"] = frame
+        rows["pgo"] = band_table(m, st.band, q["gt"], q["lt"], self.edges, p["alpha"])
+        # --- per-measure headline numbers
+        sig0 = q["sig0"]
+        n_st = int(sig0.sum()) * R
+        tot = st.code_n.sum(axis=0).astype(float)
+        t = st.tot
+        rows["summ"] = {
+            "measure": m, "n_systems": S, "n_topics": len(res.topics), "n_replicates": R,
+            "kendall_tau": float(np.nanmean(tau)), "kendall_tau_sd": _sd(tau),
+            "tau_ap": float(np.mean(tap)), "tau_ap_sd": _sd(tap),
+            "rbo": float(np.mean(rb)), "rbo_sd": _sd(rb),
+            "n_pairs": len(i), "significant_pairs": int(sig0.sum()),
+            "significant_pairs_replicates": float(st.sig_per_rep.mean()),
+            "kept_significant": _ratio(t["kept_st"], n_st),
+            "lost": _ratio(tot[1], n_st), "reversed": _ratio(tot[3], n_st),
+            "swapped": _ratio(t["swap_st"], n_st),
+            "gained": _ratio(tot[2], len(i) * R - n_st),
+            "precision": _ratio(t["st_sigr"], t["sigr"]), "recall": _ratio(t["st_sigr"], n_st),
+            "accuracy": float(t["agree"] / (len(i) * R)),
+        }
+        if self.b_idx is not None:
+            rows["base"] = self._baseline_frame(m, st)
+        return rows, arrays
 
     def _baseline_frame(self, m: str, st: _Measure) -> pd.DataFrame:
         res, b, R, q = self.res, self.b_idx, self.R, st.pairs
@@ -355,7 +374,7 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
     give the count, quantiles and shares; the mean and sd are pandas' (its Kahan and Welford sums
     depend on the order of the values, which is the (pair, replicate) order)."""
     nb = len(edges) - 1
-    P = codes.shape[0]
+    P, R = codes.shape
     lut = np.stack([p_lt, p_gt], axis=1).ravel()                      # code & 1 -> which one-sided p
     cols = {k: np.full(nb, np.nan) for k in ("mean", "sd", "q2.5", "q25", "median", "q75", "q97.5",
                                               "same_direction", "confirmed", "unsubstantiated", "reversed",
@@ -400,13 +419,12 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
         seq = np.empty(n + 1)
         at = 0
         for p0 in range(0, P, step):
-            blk = codes[p0:p0 + step]
-            ok = (blk >> 1) == b
-            ok &= blk >= 0
-            sub = blk[ok]
-            rows = np.repeat(np.arange(p0, p0 + len(blk)), ok.sum(axis=1))
-            seq[at:at + len(sub)] = lut[2 * rows + (sub & 1)]
-            at += len(sub)
+            blk = codes[p0:p0 + step].ravel()
+            # the band's entries of this block in (pair, replicate) order; a code of -1 (no
+            # band) shifts to -1, never a band
+            where = np.flatnonzero((blk >> 1) == b)
+            seq[at:at + len(where)] = lut[2 * (p0 + where // R) + (blk[where] & 1)]
+            at += len(where)
         seq[1:] = np.concatenate([[0.0], seq[1:n]])
         key = np.zeros(n + 1, np.int8)
         key[1] = 1

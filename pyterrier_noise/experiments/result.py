@@ -216,8 +216,8 @@ class RobustnessResult:
         self._progress = progress
         bar = None
         if progress:
-            def bar(items: Any) -> Any:
-                return progress_bar(items, desc="robustness tables", unit="measure", enabled=True)
+            def bar(total: int) -> Any:
+                return progress_bar(total=total, desc="robustness tables", unit="measure", enabled=True)
         analysis.finish(bar)
         if perquery:
             self.perquery = self.perquery_frame()
