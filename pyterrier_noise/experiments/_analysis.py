@@ -120,7 +120,13 @@ class Analysis:
             rep[0] = np.nan                                   # code -1: undefined test
             rep[1::2] = mids                                  # code 2k: strictly between cuts
             rep[2::2] = c                                     # code 2k + 1: equal to cuts[k]
-            self.code_sig, self.code_ok, self.code_band = self._decisions(rep)
+            self.code_sig, code_ok, code_band = self._decisions(rep)
+            # the p-band code of (location code + 1, sign of the observed difference + 1), as
+            # _band_codes gives it from the p-value path's decisions
+            d = np.arange(3)[None, :]
+            dtype = next(iter(self.state.values())).band.dtype
+            self.code_band_lut = np.where(code_ok[:, None] & (d != 1), 2 * code_band[:, None] + (d == 2),
+                                          -1).astype(dtype).ravel()
 
     def _decisions(self, pr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """From (corrected) replicate p-values: significant at alpha, inside the band edges, band."""
@@ -147,9 +153,10 @@ class Analysis:
         corr = p["correction"]
         if st.true is not None and self.by_codes:
             # the truth stays column 0 (same t statistics as the first chunk); see __init__
-            idx = all_pairs_t_codes(XA, self.cuts).code[:, 1:].astype(np.intp) + 1
-            sig_r, ok_r, band = self.code_sig[idx], self.code_ok[idx], self.code_band[idx]
-            self._add_replicates(st, M, sig_r, ok_r, band, None, c0)
+            idx = all_pairs_t_codes(XA, self.cuts).code[:, 1:].astype(np.int32) + 1
+            dr = np.sign(M[i] - M[j])
+            band_code = self.code_band_lut[idx * 3 + (dr.astype(np.int32) + 1)]
+            self._add_replicates(st, dr, self.code_sig[idx], band_code, None, c0)
             if self.b_idx is not None:
                 self._add_baseline(st, XA, MA, corr)
             return
@@ -166,32 +173,42 @@ class Analysis:
         pr, prc = p_all[:, 1:], p_all_c[:, 1:]
         sig_r = self._decisions(prc)[0]
         _, ok_r, band = self._decisions(pr)
-        self._add_replicates(st, M, sig_r, ok_r, band, pr, c0)
+        dr = np.sign(M[i] - M[j])
+        self._add_replicates(st, dr, sig_r, np.where(ok_r & (dr != 0), 2 * band + (dr > 0), -1), pr, c0)
         if self.b_idx is not None:
             self._add_baseline(st, XA, MA, corr)
 
-    def _add_replicates(self, st: _Measure, M: np.ndarray, sig_r: np.ndarray, ok_r: np.ndarray,
-                        band: np.ndarray, pr: np.ndarray | None, c0: int) -> None:
-        """Pair conclusions and p bands of replicates ``c0 ..`` from their decisions: significant
-        (corrected p < alpha), p inside the band edges, and band (both from the uncorrected p)."""
-        q, i, j = st.pairs, self.i, self.j
-        c1 = c0 + M.shape[1]
+    def _add_replicates(self, st: _Measure, dr: np.ndarray, sig_r: np.ndarray, band_code: np.ndarray,
+                        pr: np.ndarray | None, c0: int) -> None:
+        """Pair conclusions and p bands of replicates ``c0 ..`` from their decisions: ``dr`` the
+        sign of each (pair, replicate) difference of means, significant (corrected p < alpha),
+        and the p-band code (``2 * band + (dr > 0)`` where the uncorrected p is in a band and
+        ``dr != 0``, else -1).
+
+        The conclusions (:func:`conclusion_codes`) are counted per pair without building them:
+        a pair significant under the truth is kept where the replicate is significant the same
+        way, reversed where significant the other way and lost elsewhere; any other pair is
+        gained where the replicate is significant and kept elsewhere."""
+        q = st.pairs
+        C = dr.shape[1]
+        c1 = c0 + C
         d0, sig0 = q["d0"], q["sig0"]
-        dr = np.sign(M[i] - M[j])
         sigr = sig_r & (dr != 0)
-        code = conclusion_codes(sig0, d0, sigr, dr)
-        st.code_n += code_counts(code, len(CONCLUSIONS))
-        st.sig_n += sigr.sum(axis=1)
-        swapped = dr * d0[:, None] < 0
-        st.swap_n += swapped.sum(axis=1)
-        st.sig_per_rep[c0:c1] = sigr.sum(axis=0)
-        s0 = sig0[:, None]
-        st.tot["kept_st"] += int(((code == 0) & s0).sum())
-        st.tot["st_sigr"] += int((s0 & sigr).sum())
-        st.tot["sigr"] += int(sigr.sum())
-        st.tot["agree"] += int((s0 == sigr).sum())
-        st.tot["swap_st"] += int((s0 & swapped).sum())
-        st.band[:, c0:c1] = np.where(ok_r & (dr != 0), 2 * band + (dr > 0), -1)
+        n_sig = np.count_nonzero(sigr, axis=1)
+        n_same = np.count_nonzero(sigr & (dr == d0[:, None]), axis=1)
+        n_swap = np.count_nonzero(dr * d0[:, None] < 0, axis=1)
+        zero = np.zeros_like(n_sig)
+        st.code_n += np.stack([np.where(sig0, n_same, C - n_sig), np.where(sig0, C - n_sig, zero),
+                               np.where(sig0, zero, n_sig), np.where(sig0, n_sig - n_same, zero)], axis=1)
+        st.sig_n += n_sig
+        st.swap_n += n_swap
+        st.sig_per_rep[c0:c1] = np.count_nonzero(sigr, axis=0)
+        st.tot["kept_st"] += int(n_same[sig0].sum())
+        st.tot["st_sigr"] += int(n_sig[sig0].sum())
+        st.tot["sigr"] += int(n_sig.sum())
+        st.tot["agree"] += int(n_sig[sig0].sum() + (C - n_sig[~sig0]).sum())
+        st.tot["swap_st"] += int(n_swap[sig0].sum())
+        st.band[:, c0:c1] = band_code
         if st.p_obs is not None:
             st.p_obs[:, c0:c1] = pr
             st.dir_obs[:, c0:c1] = dr
