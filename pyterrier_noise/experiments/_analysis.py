@@ -11,9 +11,11 @@ replicates at once, whatever the chunking.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -361,6 +363,32 @@ class Analysis:
         return frame
 
 
+class _Budget:
+    """At most ``limit`` units in use across threads at once (one user may exceed it alone)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.used = limit, 0
+        self.cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def take(self, n: int) -> Iterator[None]:
+        with self.cond:
+            self.cond.wait_for(lambda: self.used == 0 or self.used + n <= self.limit)
+            self.used += n
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.used -= n
+                self.cond.notify_all()
+
+
+#: band entries whose mean and sd are computed at once by the measures' threads: pandas' group-by
+#: holds about 17 bytes per entry (values, labels, key), so this bounds it near 570 MB; the band
+#: tables of a few thousand replicates run side by side, those of 10,000 mostly in turn
+_BAND_ENTRIES = _Budget(1 << 25)
+
+
 def _group_quantiles(values: np.ndarray, counts: np.ndarray, n: int) -> list[float]:
     """pandas' groupby ``quantile`` (linear interpolation) of the multiset ``values`` (sorted,
     distinct) x ``counts``: position ``q (n - 1)``, its integer part and fraction, as pandas
@@ -433,22 +461,24 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
         n = int(count[b])
         if n == 0:
             continue
-        seq = np.empty(n + 1)
-        at = 0
-        for p0 in range(0, P, step):
-            blk = codes[p0:p0 + step].ravel()
-            # the band's entries of this block in (pair, replicate) order; a code of -1 (no
-            # band) shifts to -1, never a band
-            where = np.flatnonzero((blk >> 1) == b)
-            seq[at:at + len(where)] = lut[2 * (p0 + where // R) + (blk[where] & 1)]
-            at += len(where)
-        seq[1:] = np.concatenate([[0.0], seq[1:n]])
-        key = np.zeros(n + 1, np.int8)
-        key[1] = 1
-        # the key as a categorical: pandas takes its codes as the group labels (the labels an int8
-        # key factorises to, so the same sums) without hashing every entry
-        g = pd.Series(seq, copy=False).groupby(pd.Categorical.from_codes(key, categories=[0, 1]), observed=False)
-        cols["mean"][b] = g.mean().iloc[0]
-        cols["sd"][b] = g.std(ddof=1).iloc[0]
-        del seq, key, g
+        with _BAND_ENTRIES.take(n):
+            seq = np.empty(n + 1)
+            at = 1
+            for p0 in range(0, P, step):
+                blk = codes[p0:p0 + step].ravel()
+                # the band's entries of this block in (pair, replicate) order; a code of -1 (no
+                # band) shifts to -1, never a band
+                where = np.flatnonzero((blk >> 1) == b)
+                seq[at:at + len(where)] = lut[2 * (p0 + where // R) + (blk[where] & 1)]
+                at += len(where)
+            seq[0], seq[1] = seq[1], 0.0      # the first value, the other group's zero, the rest
+            key = np.zeros(n + 1, np.int8)
+            key[1] = 1
+            # the key as a categorical: pandas takes its codes as the group labels (the labels an
+            # int8 key factorises to, so the same sums) without hashing every entry
+            g = pd.Series(seq, copy=False).groupby(pd.Categorical.from_codes(key, categories=[0, 1]),
+                                                   observed=False)
+            cols["mean"][b] = g.mean().iloc[0]
+            cols["sd"][b] = g.std(ddof=1).iloc[0]
+            del seq, key, g
     return pd.DataFrame({"measure": m, "p_low": edges[:-1], "p_high": edges[1:], "count": count, **cols})
