@@ -129,7 +129,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
 #: the result the forked workers save: inherited through fork, never pickled (it holds every replicate)
 _PENDING: Any = None
 
-#: processes that write the tables and plots while this one builds the report page
+#: processes that draw the plots while this one builds the report page and writes the tables
 SAVE_WORKERS = 2
 
 
@@ -141,9 +141,10 @@ def _save_in_worker(task: tuple[str, str]) -> str:
 
 def _save_and_report(res: Any, stage: Any, title: str, command: str, progress: bool = False) -> str:
     """Write the result's tables and PNG plots to ``stage`` (``RobustnessResult.save``) and return
-    the interactive report page: the two at once where processes can be forked (the files,
-    mostly matplotlib, shared among :data:`SAVE_WORKERS` forked workers, the costly plots first;
-    the page in this process), else one after the other.  The files are the same either way."""
+    the interactive report page: where processes can be forked, the plots (matplotlib, most of
+    the time) are drawn by :data:`SAVE_WORKERS` forked workers, the costly ones first, while this
+    process builds the page and writes the tables; else one after the other.  The files are the
+    same either way."""
     global _PENDING
     from .._pool import fork_available, worker_pool
     from .._progress import progress_bar, stderr_is_terminal
@@ -155,17 +156,21 @@ def _save_and_report(res: Any, stage: Any, title: str, command: str, progress: b
     if not fork_available():
         res.save(stage, plots=True)
         return page()
-    names = res.file_names(plots=True)
+    tables = res.file_names(plots=False)
+    plots = [n for n in res.file_names(plots=True) if n not in set(tables)]
     # the box plots of every system's replicate means take longest: they go first, so that the
     # workers finish together
-    names.sort(key=lambda n: not n.startswith("distributions-"))
+    plots.sort(key=lambda n: not n.startswith("distributions-"))
     _PENDING = res
     try:
-        with worker_pool(SAVE_WORKERS) as pool:
-            jobs = pool.imap_unordered(_save_in_worker, [(str(stage), n) for n in names], chunksize=1)
+        with worker_pool(min(SAVE_WORKERS, len(plots)) or 1) as pool:
+            jobs = pool.imap_unordered(_save_in_worker, [(str(stage), n) for n in plots], chunksize=1)
             html = page()
-            bar = progress_bar(total=len(names), desc="writing tables and plots", unit="file",
+            bar = progress_bar(total=len(tables) + len(plots), desc="writing tables and plots", unit="file",
                                enabled=progress and stderr_is_terminal())
+            for name in tables:
+                res.save(stage, plots=False, progress=False, only=[name])
+                bar.update(1)
             for _ in jobs:
                 bar.update(1)
             bar.close()
