@@ -371,12 +371,25 @@ def _gram_t_blocks(x: np.ndarray):
     step = max(1, _PAIR_BLOCK_ELEMENTS // max(K, 1))
     for b0 in range(0, len(i), step):                        # blocks of pairs, not single pairs
         bi, bj = i[b0:b0 + step], j[b0:b0 + step]
-        dm = mean[:, bi] - mean[:, bj]                        # (K, block)
-        scale = sq[:, bi] + sq[:, bj]
-        ss = scale - 2.0 * gram[:, bi * S + bj] - T * dm * dm   # sum of squared deviations of a - b
+        # in place, in the order of ss = scale - 2 gram - T dm dm and t = dm / sqrt(max(ss, 0) / ((T - 1) T))
+        # (the same operations, so the same values, with fewer temporaries of size K x block)
+        dm = mean[:, bi]
+        dm -= mean[:, bj]                                     # (K, block)
+        scale = sq[:, bi]
+        scale += sq[:, bj]
+        ss = gram[:, bi * S + bj]
+        ss *= 2.0
+        np.subtract(scale, ss, out=ss)
+        tmp = T * dm
+        tmp *= dm
+        ss -= tmp                                             # sum of squared deviations of a - b
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = dm / np.sqrt(np.maximum(ss, 0.0) / ((T - 1) * T))
-        exact = ss <= _GRAM_RTOL * scale
+            np.maximum(ss, 0.0, out=tmp)
+            tmp /= (T - 1) * T
+            np.sqrt(tmp, out=tmp)
+            t = np.divide(dm, tmp, out=tmp)
+        scale *= _GRAM_RTOL
+        exact = ss <= scale
         k = q = p_exact = None
         if exact.any():
             k, q = np.nonzero(exact)
