@@ -397,6 +397,23 @@ def test_from_arrays_and_plots(noisy, tmp_path):
     np.testing.assert_allclose(back["rbo"], noisy.summary["rbo"])
 
 
+def test_save_only_some_files_writes_the_same_bytes(noisy, tmp_path):
+    """save(only=...) (the command shares the files among processes) writes each named file with
+    the bytes of a whole save, and file_names() lists what a whole save writes, in its order."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    written = noisy.save(whole)
+    names = noisy.file_names()
+    assert [p.name for p in written] == names
+    assert noisy.file_names(plots=False) == [n for n in names if n.endswith(".tsv")]
+    for name in reversed(names):     # any order, one file per call
+        assert [p.name for p in noisy.save(parts, only=[name])] == [name]
+    assert sorted(p.name for p in parts.iterdir()) == sorted(names)
+    for name in names:
+        assert (parts / name).read_bytes() == (whole / name).read_bytes(), name
+    with pytest.raises(InputError, match="names no file of this result"):
+        noisy.save(parts, only=["nope.tsv"])
+
+
 # ------------------------------------------------------------------------------------------------
 # bad input
 

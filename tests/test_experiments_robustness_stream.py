@@ -172,3 +172,44 @@ def test_critical_value_path_on_trec_covid(covid):
                                      RandomFlips(0.93, 0.07), keep_pvalues=False, **kw)
     _same_frames(by_p, by_codes)
     assert len(by_p.names) == 143 and (by_p.pairs["lost"] > 0).any()
+
+
+def test_band_budget_keeps_large_bands_apart():
+    """The measures' threads build band tables within a shared budget of entries: a taker that
+    would exceed it waits until the others are done; one taker larger than the budget runs alone."""
+    import threading
+
+    from pyterrier_noise.experiments._analysis import _Budget
+    budget = _Budget(10)
+    with budget.take(25):            # larger than the budget, alone: no wait
+        assert budget.used == 25
+    entered = threading.Event()
+
+    def second() -> None:
+        with budget.take(5):
+            entered.set()
+    with budget.take(8):
+        worker = threading.Thread(target=second)
+        worker.start()
+        assert not entered.wait(0.3)  # 8 + 5 > 10: it cannot enter while the first holds 8
+        with budget.take(2):          # 8 + 2 <= 10 fits beside the first
+            assert budget.used == 10
+    assert entered.wait(30)           # the first released: the second entered
+    worker.join(30)
+    assert budget.used == 0
+
+
+def test_robustness_imports_neither_scipy_stats_nor_the_other_experiments():
+    """The robustness experiment imports what it uses (issue 19, start-up): not scipy.stats (its
+    t-test is the Gram form over scipy.special), statsmodels, PyTerrier, nor the depth and phi
+    matching experiments, which ``pyterrier_noise.experiments`` loads on first use."""
+    import subprocess
+    import sys
+    code = ("import sys, pyterrier_noise.experiments.robustness as r, pyterrier_noise.experiments as e; "
+            "print(sorted(m for m in ('scipy.stats', 'statsmodels', 'pyterrier', 'matplotlib', "
+            "'pyterrier_noise.experiments.depth', 'pyterrier_noise.experiments.phi_match', "
+            "'pyterrier_noise.judges') if m in sys.modules)); "
+            "import pyterrier_noise.experiments.depth; print(callable(e.ap_bounds), e.depth_experiment.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "True pyterrier_noise.experiments.depth"

@@ -102,7 +102,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
         else:
             from ..report.words import command_line
             page = _save_and_report(res, stage, f"Robustness of {len(res.names)} runs under {model!r}",
-                                    command_line(getattr(args, "argv", None)))
+                                    command_line(getattr(args, "argv", None)), args.progress)
     info = {"model": repr(model), "qrels": str(args.qrels), "runs": len(runs), "measures": res.measures,
             "replicates": n, "seed": args.seed, "baseline": baseline, "test": args.test,
             "correction": args.correction, "alpha": args.alpha, "ties": args.ties,
@@ -126,20 +126,28 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     return 0
 
 
-#: the result a forked worker saves: inherited through fork, never pickled (it holds every replicate)
+#: the result the forked workers save: inherited through fork, never pickled (it holds every replicate)
 _PENDING: Any = None
 
+#: processes that draw the plots while this one builds the report page and writes the tables
+SAVE_WORKERS = 2
 
-def _save_in_worker(stage: str) -> None:
-    _PENDING.save(stage, plots=True)
+
+def _save_in_worker(task: tuple[str, str]) -> str:
+    stage, name = task
+    _PENDING.save(stage, plots=True, progress=False, only=[name])
+    return name
 
 
-def _save_and_report(res: Any, stage: Any, title: str, command: str) -> str:
+def _save_and_report(res: Any, stage: Any, title: str, command: str, progress: bool = False) -> str:
     """Write the result's tables and PNG plots to ``stage`` (``RobustnessResult.save``) and return
-    the interactive report page: the two at once where processes can be forked (the save, mostly
-    matplotlib, in one forked worker; the page in this process), else one after the other."""
+    the interactive report page: where processes can be forked, the plots (matplotlib, most of
+    the time) are drawn by :data:`SAVE_WORKERS` forked workers, the costly ones first, while this
+    process builds the page and writes the tables; else one after the other.  The files are the
+    same either way."""
     global _PENDING
     from .._pool import fork_available, worker_pool
+    from .._progress import progress_bar, stderr_is_terminal
     from ..report import build_report
 
     def page() -> str:
@@ -148,12 +156,24 @@ def _save_and_report(res: Any, stage: Any, title: str, command: str) -> str:
     if not fork_available():
         res.save(stage, plots=True)
         return page()
+    tables = res.file_names(plots=False)
+    plots = [n for n in res.file_names(plots=True) if n not in set(tables)]
+    # the box plots of every system's replicate means take longest: they go first, so that the
+    # workers finish together
+    plots.sort(key=lambda n: not n.startswith("distributions-"))
     _PENDING = res
     try:
-        with worker_pool(1) as pool:
-            job = pool.apply_async(_save_in_worker, (str(stage),))
+        with worker_pool(min(SAVE_WORKERS, len(plots)) or 1) as pool:
+            jobs = pool.imap_unordered(_save_in_worker, [(str(stage), n) for n in plots], chunksize=1)
             html = page()
-            job.get()
+            bar = progress_bar(total=len(tables) + len(plots), desc="writing tables and plots", unit="file",
+                               enabled=progress and stderr_is_terminal())
+            for name in tables:
+                res.save(stage, plots=False, progress=False, only=[name])
+                bar.update(1)
+            for _ in jobs:
+                bar.update(1)
+            bar.close()
     finally:
         _PENDING = None
     return html

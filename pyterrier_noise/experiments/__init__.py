@@ -13,19 +13,38 @@
 ``overlap``    :func:`judgment_overlap` (Moffat, Webber and Zobel 2007, Table 3)
 ============== ==================================================================================
 """
-from ._common import RBO_P
-from .ancova import depth_ancova
-from .ap_bounds import MAX_UNJUDGED, APBounds, ap_bounds
-from .assessors import AssessorSignificance, SimulationFidelity, assessor_significance, simulation_fidelity
-from .depth import (DepthExperiment, depth_experiment, depth_labels, multiplicity_table, pool_entry_depth,
-                    pool_multiplicity, unjudged_depth)
-from .overlap import judgment_overlap
-from .phi_match import (CORRELATIONS, DEFAULT_GRID, DEPTH_GRID, FINE_GRID, PhiMatch, add_residual_columns,
-                        match_phi, match_phi_many, phi_grid, plot_phi_match, scores_with_residuals)
-from .plots import plot_distributions, plot_ranks
-from .result import CONCLUSIONS, DEFAULT_P_BANDS, RobustnessResult
-from .robustness import PerturbationModel, RobustnessExperiment, robustness_experiment
-from .stability import PAPER_RBO, compare_stability, consensus_run, consensus_similarity, ordering_agreement
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> the module of this package that defines it.  The modules are imported on first
+# use (PEP 562): the robustness command needs neither the depth experiments (scipy.stats,
+# statsmodels) nor phi matching, so importing this package costs only what is used.
+_WHERE: dict[str, str] = {}
+for _module, _names in {
+    "_common": "RBO_P",
+    "ancova": "depth_ancova",
+    "assessors": "AssessorSignificance SimulationFidelity assessor_significance simulation_fidelity",
+    "depth": "DepthExperiment depth_experiment depth_labels multiplicity_table pool_entry_depth "
+             "pool_multiplicity unjudged_depth",
+    "overlap": "judgment_overlap",
+    "phi_match": "CORRELATIONS DEFAULT_GRID DEPTH_GRID FINE_GRID PhiMatch add_residual_columns match_phi "
+                 "match_phi_many phi_grid plot_phi_match scores_with_residuals",
+    "plots": "plot_distributions plot_ranks",
+    "result": "CONCLUSIONS DEFAULT_P_BANDS RobustnessResult",
+    "robustness": "PerturbationModel RobustnessExperiment robustness_experiment",
+    "stability": "PAPER_RBO compare_stability consensus_run consensus_similarity ordering_agreement",
+}.items():
+    for _name in _names.split():
+        _WHERE[_name] = _module
+del _module, _names, _name
+# the function ap_bounds shares its module's name: imported at once (numpy only), so that
+# ``experiments.ap_bounds`` is the function whichever module is imported first
+from .ap_bounds import MAX_UNJUDGED, APBounds, ap_bounds  # noqa: E402
+
+#: the modules, reachable as attributes (``experiments.depth``) before anything imported them
+_MODULES = ("ancova", "assessors", "depth", "overlap", "phi_match", "plots", "result", "robustness", "stability")
 
 __all__ = [
     # robustness of conclusions under judging error
@@ -46,3 +65,17 @@ __all__ = [
     # pool depth: ANCOVA and unjudged ranks (Yang 2019); judgment-set overlap (Moffat et al. 2007)
     "depth_ancova", "unjudged_depth", "judgment_overlap",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

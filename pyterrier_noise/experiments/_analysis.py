@@ -11,7 +11,11 @@ replicates at once, whatever the chunking.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import contextlib
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -118,7 +122,13 @@ class Analysis:
             rep[0] = np.nan                                   # code -1: undefined test
             rep[1::2] = mids                                  # code 2k: strictly between cuts
             rep[2::2] = c                                     # code 2k + 1: equal to cuts[k]
-            self.code_sig, self.code_ok, self.code_band = self._decisions(rep)
+            self.code_sig, code_ok, code_band = self._decisions(rep)
+            # the p-band code of (location code + 1, sign of the observed difference + 1), as
+            # _band_codes gives it from the p-value path's decisions
+            d = np.arange(3)[None, :]
+            dtype = next(iter(self.state.values())).band.dtype
+            self.code_band_lut = np.where(code_ok[:, None] & (d != 1), 2 * code_band[:, None] + (d == 2),
+                                          -1).astype(dtype).ravel()
 
     def _decisions(self, pr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """From (corrected) replicate p-values: significant at alpha, inside the band edges, band."""
@@ -145,9 +155,10 @@ class Analysis:
         corr = p["correction"]
         if st.true is not None and self.by_codes:
             # the truth stays column 0 (same t statistics as the first chunk); see __init__
-            idx = all_pairs_t_codes(XA, self.cuts).code[:, 1:].astype(np.intp) + 1
-            sig_r, ok_r, band = self.code_sig[idx], self.code_ok[idx], self.code_band[idx]
-            self._add_replicates(st, M, sig_r, ok_r, band, None, c0)
+            idx = all_pairs_t_codes(XA, self.cuts).code[:, 1:].astype(np.int32) + 1
+            dr = np.sign(M[i] - M[j])
+            band_code = self.code_band_lut[idx * 3 + (dr.astype(np.int32) + 1)]
+            self._add_replicates(st, dr, self.code_sig[idx], band_code, None, c0)
             if self.b_idx is not None:
                 self._add_baseline(st, XA, MA, corr)
             return
@@ -164,32 +175,42 @@ class Analysis:
         pr, prc = p_all[:, 1:], p_all_c[:, 1:]
         sig_r = self._decisions(prc)[0]
         _, ok_r, band = self._decisions(pr)
-        self._add_replicates(st, M, sig_r, ok_r, band, pr, c0)
+        dr = np.sign(M[i] - M[j])
+        self._add_replicates(st, dr, sig_r, np.where(ok_r & (dr != 0), 2 * band + (dr > 0), -1), pr, c0)
         if self.b_idx is not None:
             self._add_baseline(st, XA, MA, corr)
 
-    def _add_replicates(self, st: _Measure, M: np.ndarray, sig_r: np.ndarray, ok_r: np.ndarray,
-                        band: np.ndarray, pr: np.ndarray | None, c0: int) -> None:
-        """Pair conclusions and p bands of replicates ``c0 ..`` from their decisions: significant
-        (corrected p < alpha), p inside the band edges, and band (both from the uncorrected p)."""
-        q, i, j = st.pairs, self.i, self.j
-        c1 = c0 + M.shape[1]
+    def _add_replicates(self, st: _Measure, dr: np.ndarray, sig_r: np.ndarray, band_code: np.ndarray,
+                        pr: np.ndarray | None, c0: int) -> None:
+        """Pair conclusions and p bands of replicates ``c0 ..`` from their decisions: ``dr`` the
+        sign of each (pair, replicate) difference of means, significant (corrected p < alpha),
+        and the p-band code (``2 * band + (dr > 0)`` where the uncorrected p is in a band and
+        ``dr != 0``, else -1).
+
+        The conclusions (:func:`conclusion_codes`) are counted per pair without building them:
+        a pair significant under the truth is kept where the replicate is significant the same
+        way, reversed where significant the other way and lost elsewhere; any other pair is
+        gained where the replicate is significant and kept elsewhere."""
+        q = st.pairs
+        C = dr.shape[1]
+        c1 = c0 + C
         d0, sig0 = q["d0"], q["sig0"]
-        dr = np.sign(M[i] - M[j])
         sigr = sig_r & (dr != 0)
-        code = conclusion_codes(sig0, d0, sigr, dr)
-        st.code_n += code_counts(code, len(CONCLUSIONS))
-        st.sig_n += sigr.sum(axis=1)
-        swapped = dr * d0[:, None] < 0
-        st.swap_n += swapped.sum(axis=1)
-        st.sig_per_rep[c0:c1] = sigr.sum(axis=0)
-        s0 = sig0[:, None]
-        st.tot["kept_st"] += int(((code == 0) & s0).sum())
-        st.tot["st_sigr"] += int((s0 & sigr).sum())
-        st.tot["sigr"] += int(sigr.sum())
-        st.tot["agree"] += int((s0 == sigr).sum())
-        st.tot["swap_st"] += int((s0 & swapped).sum())
-        st.band[:, c0:c1] = np.where(ok_r & (dr != 0), 2 * band + (dr > 0), -1)
+        n_sig = np.count_nonzero(sigr, axis=1)
+        n_same = np.count_nonzero(sigr & (dr == d0[:, None]), axis=1)
+        n_swap = np.count_nonzero(dr * d0[:, None] < 0, axis=1)
+        zero = np.zeros_like(n_sig)
+        st.code_n += np.stack([np.where(sig0, n_same, C - n_sig), np.where(sig0, C - n_sig, zero),
+                               np.where(sig0, zero, n_sig), np.where(sig0, n_sig - n_same, zero)], axis=1)
+        st.sig_n += n_sig
+        st.swap_n += n_swap
+        st.sig_per_rep[c0:c1] = np.count_nonzero(sigr, axis=0)
+        st.tot["kept_st"] += int(n_same[sig0].sum())
+        st.tot["st_sigr"] += int(n_sig[sig0].sum())
+        st.tot["sigr"] += int(n_sig.sum())
+        st.tot["agree"] += int(n_sig[sig0].sum() + (C - n_sig[~sig0]).sum())
+        st.tot["swap_st"] += int(n_swap[sig0].sum())
+        st.band[:, c0:c1] = band_code
         if st.p_obs is not None:
             st.p_obs[:, c0:c1] = pr
             st.dir_obs[:, c0:c1] = dr
@@ -218,89 +239,28 @@ class Analysis:
     # -- the tables -------------------------------------------------------------------------------
 
     def finish(self, progress_bar: Any = None) -> None:
-        """Build every table on the result (and drop the running state)."""
-        res, p, R = self.res, self.res.params, self.R
-        S = len(res.names)
-        names = np.asarray(res.names, dtype=object)
-        i, j = self.i, self.j
-        res.pair_index = (i, j)
-        rows: dict[str, list] = {k: [] for k in ("sys", "rank", "rgo", "pair", "pgo", "base", "summ")}
-        measures = res.measures if progress_bar is None else progress_bar(res.measures)
-        for m in measures:
-            st = self.state.pop(m)
-            M0, M = st.M0, st.M
-            res.true[m] = st.true
-            res.means[m] = M
-            if st.values is not None:
-                res.values[m] = st.values
-            # --- scores and ranks of each system
-            r0 = strict_ranks(M0, self.priority)                       # (S,)
-            rk = strict_ranks(M.T, self.priority)                      # (R, S)
-            res.observed_ranks[m] = rk
-            q_lo, q_hi = np.quantile(M, [0.025, 0.975], axis=1)
-            rq_lo, rq_med, rq_hi = np.quantile(rk, [0.025, 0.5, 0.975], axis=0)
-            rows["sys"].append(pd.DataFrame({
-                "name": names, "measure": m, "true": M0, "mean": M.mean(axis=1),
-                "sd": M.std(axis=1, ddof=1) if R > 1 else np.zeros(S), "q2.5": q_lo, "q97.5": q_hi,
-                "true_rank": r0, "rank_median": rq_med, "rank_q2.5": rq_lo, "rank_q97.5": rq_hi}))
-            # --- agreement of each replicate's ordering with the unperturbed one
-            strict0, strict = (S - r0).astype(float), (S - rk).astype(float)
-            # row by row functions, called on blocks of replicates: their temporaries are
-            # (replicates x systems x systems)
-            blocks = [slice(r0_, r0_ + _ROWS) for r0_ in range(0, R, _ROWS)]
-            tau = np.concatenate([kendall_tau(M.T[b], np.broadcast_to(M0, (len(range(R)[b]), S))) for b in blocks])
-            tap = np.concatenate([tau_ap(strict[b], np.broadcast_to(strict0, strict[b].shape)) for b in blocks])
-            rb = np.concatenate([rbo(strict[b], np.broadcast_to(strict0, strict[b].shape), p=p["rbo_p"],
-                                     variant=p["rbo_variant"]) for b in blocks])
-            rows["rank"].append(pd.DataFrame({"replicate": np.arange(R), "measure": m, "kendall_tau": tau,
-                                              "tau_ap": tap, "rbo": rb}))
-            # --- true rank given observed rank (Rashidi et al. 2023, Figs 7-9)
-            at = r0[np.argsort(rk, axis=1)]                               # (R, S)
-            res.true_rank_at[m] = at
-            qs = np.quantile(at, list(_QS), axis=0)
-            rows["rgo"].append(pd.DataFrame({
-                "measure": m, "observed_rank": np.arange(1, S + 1), "count": R,
-                "mean": at.mean(axis=0), "sd": at.std(axis=0, ddof=1) if R > 1 else np.zeros(S),
-                "q2.5": qs[0], "q25": qs[1], "median": qs[2], "q75": qs[3], "q97.5": qs[4],
-                "same": (at == np.arange(1, S + 1)).mean(axis=0),
-                "within_1": (np.abs(at - np.arange(1, S + 1)) <= 1).mean(axis=0)}))
-            # --- all pairs
-            q = st.pairs
-            if st.p_obs is not None:
-                res.p_observed[m] = st.p_obs
-                res.observed_direction[m] = st.dir_obs
-                dr = st.dir_obs
-                res.p_true_mapped[m] = np.where(dr > 0, q["gt"][:, None], np.where(dr < 0, q["lt"][:, None], np.nan))
-            frame = pd.DataFrame({
-                "measure": m, "sys_a": names[i], "sys_b": names[j], "mean_a": M0[i], "mean_b": M0[j],
-                "p_value": q["p0"], "p_corrected": q["p0c"], "significant": q["sig0"],
-                "direction": q["d0"].astype(int), "significant_share": st.sig_n / R})
-            for k, c in enumerate(CONCLUSIONS):
-                frame[c] = st.code_n[:, k] / R
-            frame["swapped"] = st.swap_n / R
-            rows["pair"].append(frame)
-            rows["pgo"].append(band_table(m, st.band, q["gt"], q["lt"], self.edges, p["alpha"]))
-            # --- per-measure headline numbers
-            sig0 = q["sig0"]
-            n_st = int(sig0.sum()) * R
-            tot = st.code_n.sum(axis=0).astype(float)
-            t = st.tot
-            rows["summ"].append({
-                "measure": m, "n_systems": S, "n_topics": len(res.topics), "n_replicates": R,
-                "kendall_tau": float(np.nanmean(tau)), "kendall_tau_sd": _sd(tau),
-                "tau_ap": float(np.mean(tap)), "tau_ap_sd": _sd(tap),
-                "rbo": float(np.mean(rb)), "rbo_sd": _sd(rb),
-                "n_pairs": len(i), "significant_pairs": int(sig0.sum()),
-                "significant_pairs_replicates": float(st.sig_per_rep.mean()),
-                "kept_significant": _ratio(t["kept_st"], n_st),
-                "lost": _ratio(tot[1], n_st), "reversed": _ratio(tot[3], n_st),
-                "swapped": _ratio(t["swap_st"], n_st),
-                "gained": _ratio(tot[2], len(i) * R - n_st),
-                "precision": _ratio(t["st_sigr"], t["sigr"]), "recall": _ratio(t["st_sigr"], n_st),
-                "accuracy": float(t["agree"] / (len(i) * R)),
-            })
-            if self.b_idx is not None:
-                rows["base"].append(self._baseline_frame(m, st))
+        """Build every table on the result (and drop the running state).  The measures' tables are
+        built in worker threads (numpy and pandas release the GIL in the heavy parts), one
+        measure per task; the frames are put together in the order of the measures."""
+        res = self.res
+        measures = list(res.measures)
+        states = {m: self.state.pop(m) for m in measures}
+        bar = progress_bar(total=len(measures)) if progress_bar is not None else None
+        workers = max(1, min(len(measures), os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {m: pool.submit(self._finish_measure, m, states.pop(m)) for m in measures}
+            if bar is not None:
+                for _ in as_completed(futures.values()):
+                    bar.update(1)
+                bar.close()
+            parts = {m: f.result() for m, f in futures.items()}
+        res.pair_index = (self.i, self.j)
+        for m in measures:       # the result's dicts in the order of the measures
+            for name, value in parts[m][1].items():
+                if value is not None:
+                    getattr(res, name)[m] = value
+        rows: dict[str, list] = {k: [parts[m][0][k] for m in measures if k in parts[m][0]]
+                                 for k in ("sys", "rank", "rgo", "pair", "pgo", "base", "summ")}
         res.systems = pd.concat(rows["sys"], ignore_index=True)
         res.rankings = pd.concat(rows["rank"], ignore_index=True)
         res.rank_given_observed = pd.concat(rows["rgo"], ignore_index=True)
@@ -308,6 +268,84 @@ class Analysis:
         res.p_given_observed = pd.concat(rows["pgo"], ignore_index=True)
         res.summary = pd.DataFrame(rows["summ"])
         res.baseline = pd.concat(rows["base"], ignore_index=True) if rows["base"] else None
+
+    def _finish_measure(self, m: str, st: _Measure) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The tables' rows of one measure, and its arrays for the result's attributes."""
+        res, p, R = self.res, self.res.params, self.R
+        S = len(res.names)
+        names = np.asarray(res.names, dtype=object)
+        i, j = self.i, self.j
+        rows: dict[str, Any] = {}
+        arrays: dict[str, Any] = {"true": st.true, "means": st.M, "values": st.values}
+        M0, M = st.M0, st.M
+        # --- scores and ranks of each system
+        r0 = strict_ranks(M0, self.priority)                       # (S,)
+        rk = strict_ranks(M.T, self.priority)                      # (R, S)
+        arrays["observed_ranks"] = rk
+        q_lo, q_hi = np.quantile(M, [0.025, 0.975], axis=1)
+        rq_lo, rq_med, rq_hi = np.quantile(rk, [0.025, 0.5, 0.975], axis=0)
+        rows["sys"] = pd.DataFrame({
+            "name": names, "measure": m, "true": M0, "mean": M.mean(axis=1),
+            "sd": M.std(axis=1, ddof=1) if R > 1 else np.zeros(S), "q2.5": q_lo, "q97.5": q_hi,
+            "true_rank": r0, "rank_median": rq_med, "rank_q2.5": rq_lo, "rank_q97.5": rq_hi})
+        # --- agreement of each replicate's ordering with the unperturbed one
+        strict0, strict = (S - r0).astype(float), (S - rk).astype(float)
+        # row by row functions, called on blocks of replicates: their temporaries are
+        # (replicates x systems x systems)
+        blocks = [slice(r0_, r0_ + _ROWS) for r0_ in range(0, R, _ROWS)]
+        tau = np.concatenate([kendall_tau(M.T[b], np.broadcast_to(M0, (len(range(R)[b]), S))) for b in blocks])
+        tap = np.concatenate([tau_ap(strict[b], np.broadcast_to(strict0, strict[b].shape)) for b in blocks])
+        rb = np.concatenate([rbo(strict[b], np.broadcast_to(strict0, strict[b].shape), p=p["rbo_p"],
+                                 variant=p["rbo_variant"]) for b in blocks])
+        rows["rank"] = pd.DataFrame({"replicate": np.arange(R), "measure": m, "kendall_tau": tau,
+                                     "tau_ap": tap, "rbo": rb})
+        # --- true rank given observed rank (Rashidi et al. 2023, Figs 7-9)
+        at = r0[np.argsort(rk, axis=1)]                               # (R, S)
+        arrays["true_rank_at"] = at
+        qs = np.quantile(at, list(_QS), axis=0)
+        rows["rgo"] = pd.DataFrame({
+            "measure": m, "observed_rank": np.arange(1, S + 1), "count": R,
+            "mean": at.mean(axis=0), "sd": at.std(axis=0, ddof=1) if R > 1 else np.zeros(S),
+            "q2.5": qs[0], "q25": qs[1], "median": qs[2], "q75": qs[3], "q97.5": qs[4],
+            "same": (at == np.arange(1, S + 1)).mean(axis=0),
+            "within_1": (np.abs(at - np.arange(1, S + 1)) <= 1).mean(axis=0)})
+        # --- all pairs
+        q = st.pairs
+        if st.p_obs is not None:
+            arrays["p_observed"] = st.p_obs
+            arrays["observed_direction"] = dr = st.dir_obs
+            arrays["p_true_mapped"] = np.where(dr > 0, q["gt"][:, None], np.where(dr < 0, q["lt"][:, None], np.nan))
+        frame = pd.DataFrame({
+            "measure": m, "sys_a": names[i], "sys_b": names[j], "mean_a": M0[i], "mean_b": M0[j],
+            "p_value": q["p0"], "p_corrected": q["p0c"], "significant": q["sig0"],
+            "direction": q["d0"].astype(int), "significant_share": st.sig_n / R})
+        for k, c in enumerate(CONCLUSIONS):
+            frame[c] = st.code_n[:, k] / R
+        frame["swapped"] = st.swap_n / R
+        rows["pair"] = frame
+        rows["pgo"] = band_table(m, st.band, q["gt"], q["lt"], self.edges, p["alpha"])
+        # --- per-measure headline numbers
+        sig0 = q["sig0"]
+        n_st = int(sig0.sum()) * R
+        tot = st.code_n.sum(axis=0).astype(float)
+        t = st.tot
+        rows["summ"] = {
+            "measure": m, "n_systems": S, "n_topics": len(res.topics), "n_replicates": R,
+            "kendall_tau": float(np.nanmean(tau)), "kendall_tau_sd": _sd(tau),
+            "tau_ap": float(np.mean(tap)), "tau_ap_sd": _sd(tap),
+            "rbo": float(np.mean(rb)), "rbo_sd": _sd(rb),
+            "n_pairs": len(i), "significant_pairs": int(sig0.sum()),
+            "significant_pairs_replicates": float(st.sig_per_rep.mean()),
+            "kept_significant": _ratio(t["kept_st"], n_st),
+            "lost": _ratio(tot[1], n_st), "reversed": _ratio(tot[3], n_st),
+            "swapped": _ratio(t["swap_st"], n_st),
+            "gained": _ratio(tot[2], len(i) * R - n_st),
+            "precision": _ratio(t["st_sigr"], t["sigr"]), "recall": _ratio(t["st_sigr"], n_st),
+            "accuracy": float(t["agree"] / (len(i) * R)),
+        }
+        if self.b_idx is not None:
+            rows["base"] = self._baseline_frame(m, st)
+        return rows, arrays
 
     def _baseline_frame(self, m: str, st: _Measure) -> pd.DataFrame:
         res, b, R, q = self.res, self.b_idx, self.R, st.pairs
@@ -323,6 +361,32 @@ class Analysis:
         for k, c in enumerate(CONCLUSIONS):
             frame[c] = st.base_code_n[:, k] / R
         return frame
+
+
+class _Budget:
+    """At most ``limit`` units in use across threads at once (one user may exceed it alone)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.used = limit, 0
+        self.cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def take(self, n: int) -> Iterator[None]:
+        with self.cond:
+            self.cond.wait_for(lambda: self.used == 0 or self.used + n <= self.limit)
+            self.used += n
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.used -= n
+                self.cond.notify_all()
+
+
+#: band entries whose mean and sd are computed at once by the measures' threads: pandas' group-by
+#: holds about 17 bytes per entry (values, labels, key), so this bounds it near 570 MB; the band
+#: tables of a few thousand replicates run side by side, those of 10,000 mostly in turn
+_BAND_ENTRIES = _Budget(1 << 25)
 
 
 def _group_quantiles(values: np.ndarray, counts: np.ndarray, n: int) -> list[float]:
@@ -355,7 +419,7 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
     give the count, quantiles and shares; the mean and sd are pandas' (its Kahan and Welford sums
     depend on the order of the values, which is the (pair, replicate) order)."""
     nb = len(edges) - 1
-    P = codes.shape[0]
+    P, R = codes.shape
     lut = np.stack([p_lt, p_gt], axis=1).ravel()                      # code & 1 -> which one-sided p
     cols = {k: np.full(nb, np.nan) for k in ("mean", "sd", "q2.5", "q25", "median", "q75", "q97.5",
                                               "same_direction", "confirmed", "unsubstantiated", "reversed",
@@ -397,23 +461,24 @@ def band_table(m: str, codes: np.ndarray, p_gt: np.ndarray, p_lt: np.ndarray, ed
         n = int(count[b])
         if n == 0:
             continue
-        seq = np.empty(n + 1)
-        at = 0
-        for p0 in range(0, P, step):
-            blk = codes[p0:p0 + step]
-            ok = (blk >> 1) == b
-            ok &= blk >= 0
-            sub = blk[ok]
-            rows = np.repeat(np.arange(p0, p0 + len(blk)), ok.sum(axis=1))
-            seq[at:at + len(sub)] = lut[2 * rows + (sub & 1)]
-            at += len(sub)
-        seq[1:] = np.concatenate([[0.0], seq[1:n]])
-        key = np.zeros(n + 1, np.int8)
-        key[1] = 1
-        # the key as a categorical: pandas takes its codes as the group labels (the labels an int8
-        # key factorises to, so the same sums) without hashing every entry
-        g = pd.Series(seq, copy=False).groupby(pd.Categorical.from_codes(key, categories=[0, 1]), observed=False)
-        cols["mean"][b] = g.mean().iloc[0]
-        cols["sd"][b] = g.std(ddof=1).iloc[0]
-        del seq, key, g
+        with _BAND_ENTRIES.take(n):
+            seq = np.empty(n + 1)
+            at = 1
+            for p0 in range(0, P, step):
+                blk = codes[p0:p0 + step].ravel()
+                # the band's entries of this block in (pair, replicate) order; a code of -1 (no
+                # band) shifts to -1, never a band
+                where = np.flatnonzero((blk >> 1) == b)
+                seq[at:at + len(where)] = lut[2 * (p0 + where // R) + (blk[where] & 1)]
+                at += len(where)
+            seq[0], seq[1] = seq[1], 0.0      # the first value, the other group's zero, the rest
+            key = np.zeros(n + 1, np.int8)
+            key[1] = 1
+            # the key as a categorical: pandas takes its codes as the group labels (the labels an
+            # int8 key factorises to, so the same sums) without hashing every entry
+            g = pd.Series(seq, copy=False).groupby(pd.Categorical.from_codes(key, categories=[0, 1]),
+                                                   observed=False)
+            cols["mean"][b] = g.mean().iloc[0]
+            cols["sd"][b] = g.std(ddof=1).iloc[0]
+            del seq, key, g
     return pd.DataFrame({"measure": m, "p_low": edges[:-1], "p_high": edges[1:], "count": count, **cols})

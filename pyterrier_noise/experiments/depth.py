@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from .. import _plot
 from .._validation import InputError, announce, check_int, check_probability
@@ -385,6 +384,7 @@ def _movement_rows(measure: str, s: np.ndarray, resid: np.ndarray, depths: list[
         def tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
             if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
                 return float("nan"), float("nan")
+            from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
             kt = _st.kendalltau(x, y)
             return float(kt.statistic), float(kt.pvalue)
 

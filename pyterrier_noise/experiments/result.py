@@ -216,8 +216,8 @@ class RobustnessResult:
         self._progress = progress
         bar = None
         if progress:
-            def bar(items: Any) -> Any:
-                return progress_bar(items, desc="robustness tables", unit="measure", enabled=True)
+            def bar(total: int) -> Any:
+                return progress_bar(total=total, desc="robustness tables", unit="measure", enabled=True)
         analysis.finish(bar)
         if perquery:
             self.perquery = self.perquery_frame()
@@ -295,33 +295,50 @@ class RobustnessResult:
 
     # -- output -------------------------------------------------------------------------------
 
-    def save(self, directory: str | Path, plots: bool = True, progress: bool | None = None) -> list[Path]:
+    def save(self, directory: str | Path, plots: bool = True, progress: bool | None = None,
+             only: Sequence[str] | None = None) -> list[Path]:
         """Write every frame as ``<name>.tsv`` (and, with ``plots``, the two plots per measure as
         PNG) to ``directory``, each under a temporary name renamed into place; returns the paths
         written.  Same result -> byte-identical TSVs.  ``progress`` (default: the experiment's)
-        shows a bar over the files."""
+        shows a bar over the files.  ``only``: the names (of :meth:`file_names`) to write, e.g. to
+        share the files among processes; default every one."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        written = []
+        names = self.file_names(plots)
+        if only is not None:
+            unknown = sorted(set(only) - set(names))
+            if unknown:
+                raise InputError(f"save(only=...) names no file of this result: {unknown} (it writes {names})")
+            names = [n for n in names if n in set(only)]
         frames = self.frames()
+        plotters = {"distributions": plot_distributions, "ranks": plot_ranks}
+        by_name = {f"{kind}-{_safe_name(m)}.png": (fn, m) for m in self.measures for kind, fn in plotters.items()}
         show = self._progress if progress is None else bool(progress)
-        bar = progress_bar(total=len(frames) + (2 * len(self.measures) if plots else 0), desc="writing tables",
-                           unit="file", enabled=show)
-        for name, frame in frames.items():
-            text = frame.to_csv(sep="\t", index=False, lineterminator="\n")
-            written.append(atomic_write(out / f"{name}.tsv", text.encode("utf-8")))
+        written = []
+        bar = progress_bar(total=len(names), desc="writing tables", unit="file", enabled=show)
+        for name in names:
+            if name in by_name:
+                bar.set_description("plotting")
+                fn, m = by_name[name]
+                buf = io.BytesIO()
+                # no "Software" metadata: the same result gives the same PNG bytes
+                fn(self, m).savefig(buf, format="png", dpi=100, metadata={"Software": None})
+                data = buf.getvalue()
+            else:
+                text = frames[name[:-len(".tsv")]].to_csv(sep="\t", index=False, lineterminator="\n")
+                data = text.encode("utf-8")
+            written.append(atomic_write(out / name, data))
             bar.update(1)
-        if plots:
-            bar.set_description("plotting")
-            for m in self.measures:
-                for kind, fn in (("distributions", plot_distributions), ("ranks", plot_ranks)):
-                    buf = io.BytesIO()
-                    # no "Software" metadata: the same result gives the same PNG bytes
-                    fn(self, m).savefig(buf, format="png", dpi=100, metadata={"Software": None})
-                    written.append(atomic_write(out / f"{kind}-{_safe_name(m)}.png", buf.getvalue()))
-                    bar.update(1)
         bar.close()
         return written
+
+    def file_names(self, plots: bool = True) -> list[str]:
+        """The names of the files :meth:`save` writes, in its order: ``<frame>.tsv`` for every
+        frame, then (with ``plots``) ``distributions-<measure>.png`` and ``ranks-<measure>.png``."""
+        names = [f"{name}.tsv" for name in self.frames()]
+        if plots:
+            names += [f"{kind}-{_safe_name(m)}.png" for m in self.measures for kind in ("distributions", "ranks")]
+        return names
 
     def plot_distributions(self, measure: Any = None, ax: Any = None, kind: str = "box",
                            top: int | None = None, save: str | Path | None = None) -> Any:

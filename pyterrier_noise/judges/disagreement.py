@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from scipy.special import expit
+from scipy.special import expit, ndtr
 
 from .._validation import InputError, check_choice, check_int, check_number
 from ..engine import JudgmentTable
@@ -387,7 +386,7 @@ class MetarankLogisticModel(_DisagreementModel):
                 proper = proper & converged
             params[proper] = fit[proper]
             bse[proper] = np.sqrt(np.stack([cov[proper, 0, 0], cov[proper, 1, 1]], axis=1))
-            pvalues[proper] = 2.0 * stats.norm.sf(np.abs(params[proper] / bse[proper]))
+            pvalues[proper] = 2.0 * ndtr(-np.abs(params[proper] / bse[proper]))   # 2 P(Z > |z|)
         status = np.where(n == 0, "no_data", "improper").astype(object)
         slope, p = params[:, 1], pvalues[:, 1]
         sig = p < self.alpha

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from scipy.special import expit
+from scipy.special import expit, ndtr, ndtri
 
 from .._validation import InputError, check_choice, check_number
 from ..engine import JudgmentTable
@@ -46,7 +45,7 @@ def sdt_rates(disc: Any, bias: Any) -> tuple[np.ndarray | float, np.ndarray | fl
     b = np.asarray(bias, dtype=np.float64)
     if not (np.isfinite(d).all() and np.isfinite(b).all()):
         raise InputError(f"disc and bias must be finite numbers, got disc={disc!r}, bias={bias!r}")
-    tpr, fpr = stats.norm.cdf(d / 2 - b), stats.norm.cdf(-d / 2 - b)
+    tpr, fpr = ndtr(d / 2 - b), ndtr(-d / 2 - b)   # the standard normal CDF, Phi
     if tpr.ndim == 0:
         return float(tpr), float(fpr)
     return tpr, fpr
@@ -61,7 +60,7 @@ def sdt_params(tpr: Any, fpr: Any) -> tuple[np.ndarray | float, np.ndarray | flo
     f = np.asarray(fpr, dtype=np.float64)
     if not (np.all((t >= 0) & (t <= 1)) and np.all((f >= 0) & (f <= 1))):
         raise InputError(f"tpr and fpr must be probabilities in [0, 1], got tpr={tpr!r}, fpr={fpr!r}")
-    zt, zf = stats.norm.ppf(t), stats.norm.ppf(f)
+    zt, zf = ndtri(t), ndtri(f)   # the probit, Phi^-1
     disc, bias = zt - zf, -0.5 * (zt + zf)
     if np.ndim(disc) == 0:
         return float(disc), float(bias)

@@ -6,7 +6,6 @@ import warnings
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy import stats as _st
 
 from .._validation import InputError
 from ._checks import _alpha, _choice, _float_array, _n_resamples
@@ -55,6 +54,7 @@ def mean_ci(scores: object, confidence: float = 0.95, method: Literal["t", "boot
         raise InputError(f"axis {axis} is out of range for scores with {x.ndim} dimension(s)")
     if x.shape[axis] < 2:
         raise InputError(f"a confidence interval needs at least 2 topics, got {x.shape[axis]}")
+    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if method == "t":

@@ -21,7 +21,6 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 from scipy import special as _special
-from scipy import stats as _st
 
 from .._validation import InputError
 from ._checks import _block, _choice, _float_array, _n_resamples, _system_topic_array
@@ -91,6 +90,7 @@ def _make_design(test: str, n_topics: int, n_resamples: int,
 
 def _p_t(d: np.ndarray, alternative: str) -> np.ndarray:
     # ttest_rel(a, b) is ttest_1samp(a - b, 0): scipy computes it exactly this way.
+    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(_st.ttest_1samp(d, 0.0, axis=-1, alternative=alternative).pvalue)
@@ -117,6 +117,7 @@ def _wilcoxon_method(d: np.ndarray) -> str:
 
 
 def _p_wilcoxon(d: np.ndarray, alternative: str, zero_method: str) -> np.ndarray:
+    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", UserWarning)
@@ -131,6 +132,7 @@ def _p_sign(d: np.ndarray, alternative: str) -> np.ndarray:
     # The sign test is scipy.stats.binomtest(n_pos, n_pos + n_neg, 0.5), which is scalar-only;
     # with p = 0.5 its tails are the binomial cdf/sf, which scipy.stats.binom evaluates for
     # every pair and replicate at once. Zero differences are dropped, as binomtest users do.
+    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
     n_pos = (d > 0).sum(axis=-1)
     n = n_pos + (d < 0).sum(axis=-1)
     lower = _st.binom.cdf(n_pos, n, 0.5)     # P(X <= n_pos)
@@ -369,12 +371,25 @@ def _gram_t_blocks(x: np.ndarray):
     step = max(1, _PAIR_BLOCK_ELEMENTS // max(K, 1))
     for b0 in range(0, len(i), step):                        # blocks of pairs, not single pairs
         bi, bj = i[b0:b0 + step], j[b0:b0 + step]
-        dm = mean[:, bi] - mean[:, bj]                        # (K, block)
-        scale = sq[:, bi] + sq[:, bj]
-        ss = scale - 2.0 * gram[:, bi * S + bj] - T * dm * dm   # sum of squared deviations of a - b
+        # in place, in the order of ss = scale - 2 gram - T dm dm and t = dm / sqrt(max(ss, 0) / ((T - 1) T))
+        # (the same operations, so the same values, with fewer temporaries of size K x block)
+        dm = mean[:, bi]
+        dm -= mean[:, bj]                                     # (K, block)
+        scale = sq[:, bi]
+        scale += sq[:, bj]
+        ss = gram[:, bi * S + bj]
+        ss *= 2.0
+        np.subtract(scale, ss, out=ss)
+        tmp = T * dm
+        tmp *= dm
+        ss -= tmp                                             # sum of squared deviations of a - b
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = dm / np.sqrt(np.maximum(ss, 0.0) / ((T - 1) * T))
-        exact = ss <= _GRAM_RTOL * scale
+            np.maximum(ss, 0.0, out=tmp)
+            tmp /= (T - 1) * T
+            np.sqrt(tmp, out=tmp)
+            t = np.divide(dm, tmp, out=tmp)
+        scale *= _GRAM_RTOL
+        exact = ss <= scale
         k = q = p_exact = None
         if exact.any():
             k, q = np.nonzero(exact)

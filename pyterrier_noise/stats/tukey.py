@@ -6,7 +6,6 @@ import warnings
 from typing import Literal
 
 import numpy as np
-from scipy import stats as _st
 
 from ._checks import _block, _choice, _n_resamples, _system_topic_array
 from .tests import PairwiseResult
@@ -30,6 +29,7 @@ def _studentized_range_sf(q: np.ndarray, k: int, df: float) -> np.ndarray:
     if not ok.any():
         return out
     qv = q[ok]
+    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if qv.size <= _SR_EXACT_MAX:
