@@ -58,7 +58,8 @@ def ours(methods: tuple = METHODS) -> dict:
     t_start = time.perf_counter()
     sys.path.insert(0, str(ROOT))
     from pyterrier_noise import read_qrels
-    from pyterrier_noise.selection import JudgmentSelector, _aligned_for
+    from pyterrier_noise.selection import JudgmentSelector
+    from pyterrier_noise.selection.contributions import _aligned_for
     t0 = time.perf_counter()
     qrels = read_qrels(DATA / "qrels-rnd1.txt")
     t1 = time.perf_counter()
