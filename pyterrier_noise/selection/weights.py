@@ -11,7 +11,6 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 # relative slack when comparing a bound or a BLAS estimate with an exact weight: far above the
 # rounding error of a sum of a few hundred positive terms (~1e-13), far below any real difference
@@ -121,7 +120,7 @@ class _QueueWeights:
             n_rows = len(self._a_order)
             size = n_rows if have is not None and 4 * have.shape[0] >= n_rows else min(n_rows, max(m, 4 * (
                 have.shape[0] if have is not None else 0)))
-            self._a_rows = have = self._contrib.pool[self._a_order[:size]]
+            self._a_rows = have = self._contrib.pool.take_rows(self._a_order[:size])
         return have
 
     def _x_values(self, mass: np.ndarray, base: np.ndarray | None) -> np.ndarray:
@@ -170,9 +169,7 @@ class _QueueWeights:
         m = min(n_rows, max(8 * k, 8192, self._prefix))
         while True:
             W = self._a_prefix(m)
-            sub = sp.csr_matrix((W.data[:W.indptr[m]], W.indices[:W.indptr[m]], W.indptr[:m + 1]),
-                                shape=(m, W.shape[1]))
-            v = sub @ f
+            v = W.head(m) @ f
             rows = order[:m]
             v[~self._avail[rows]] = -np.inf
             outside = float(A[m]) * fmax if m < n_rows else -np.inf
