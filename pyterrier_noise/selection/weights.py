@@ -105,11 +105,34 @@ class _QueueWeights:
         A = np.zeros(self._J)
         if len(nz):
             A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
-        order = nz[np.argsort(-A[nz], kind="stable")]
-        self._a_order = order
-        self._a_sorted = A[order]
+        # sorted lazily (_a_top): a selection reads a few percent of the rows, so only the prefix
+        # it reaches is sorted, the rest partitioned off
+        self._a_n = len(nz)
+        self._a_order = np.zeros(0, dtype=np.int64)
+        self._a_sorted = np.zeros(0)
+        self._a_rest, self._a_restval = nz, A[nz]
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._seg_pool = np.repeat(self._pool_mask, T)
+
+    def _a_top(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows in decreasing Method A weight and their weights, at least the first ``m + 1``
+        of them (or all): what is not yet sorted is partitioned off (every weight in it is at most
+        the last sorted one), and each extension at least quadruples the sorted prefix."""
+        have = len(self._a_order)
+        need = min(m + 1, self._a_n)
+        if have < need:
+            rest, val = self._a_rest, self._a_restval
+            k = min(len(rest), max(need - have, 3 * have))
+            if k < len(rest):
+                part = np.argpartition(-val, k - 1)
+                top, left = part[:k], part[k:]
+            else:
+                top, left = np.arange(len(rest)), np.zeros(0, dtype=np.int64)
+            top = top[np.argsort(-val[top], kind="stable")]
+            self._a_order = np.concatenate([self._a_order, rest[top]])
+            self._a_sorted = np.concatenate([self._a_sorted, val[top]])
+            self._a_rest, self._a_restval = rest[left], val[left]
+        return self._a_order, self._a_sorted
 
     def _a_prefix(self, m: int) -> Any:
         """The pool's rows in decreasing Method A order, at least the first ``m`` of them, as a CSR
@@ -117,10 +140,11 @@ class _QueueWeights:
         not for every row at once -- a selector is ready without gathering millions of entries."""
         have = self._a_rows
         if have is None or have.shape[0] < m:
-            n_rows = len(self._a_order)
+            n_rows = self._a_n
             size = n_rows if have is not None and 4 * have.shape[0] >= n_rows else min(n_rows, max(m, 4 * (
                 have.shape[0] if have is not None else 0)))
-            self._a_rows = have = self._contrib.pool.take_rows(self._a_order[:size])
+            order, _ = self._a_top(size)
+            self._a_rows = have = self._contrib.pool.take_rows(order[:size])
         return have
 
     def _x_values(self, mass: np.ndarray, base: np.ndarray | None) -> np.ndarray:
@@ -164,10 +188,10 @@ class _QueueWeights:
         fmax = float(f[self._seg_pool].max()) if self._seg_pool.any() else 0.0
         n_avail = int(np.count_nonzero(self._avail))
         k = min(max(self.head_size, 4 * n) * self._head_scale, n_avail)
-        order, A = self._a_order, self._a_sorted
-        n_rows = len(order)
+        n_rows = self._a_n
         m = min(n_rows, max(8 * k, 8192, self._prefix))
         while True:
+            order, A = self._a_top(m)
             W = self._a_prefix(m)
             v = W.head(m) @ f
             rows = order[:m]
