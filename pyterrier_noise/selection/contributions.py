@@ -62,20 +62,25 @@ class _Rows:
 
     def __matmul__(self, x: np.ndarray) -> np.ndarray:
         """The product with a vector: each row's sum of ``data * x[indices]``, in entry order."""
+        prod = np.take(x, self.indices)
+        prod *= self.data
+        lens = np.diff(self.indptr)
+        if len(lens) and lens.min() > 0:   # no empty row: one segmented sum
+            return np.add.reduceat(prod, self.indptr[:-1]) if len(prod) else np.zeros(self.shape[0])
         out = np.zeros(self.shape[0])
-        nz = np.flatnonzero(np.diff(self.indptr) > 0)
+        nz = np.flatnonzero(lens > 0)
         if len(nz):
-            prod = self.data * x[self.indices]
-            out[nz] = np.add.reduceat(prod, self.indptr[nz]) if len(prod) else 0.0
+            out[nz] = np.add.reduceat(prod, self.indptr[nz])
         return out
 
     def take_rows(self, rows: np.ndarray) -> "_Rows":
-        """The matrix of the given rows, in the given order."""
+        """The matrix of the given rows, in the given order (column indices as ``intp``: a product
+        with a vector gathers without converting them first)."""
         lens = self.indptr[rows + 1] - self.indptr[rows]
         ptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lens, out=ptr[1:])
         idx = np.repeat(self.indptr[rows] - ptr[:-1], lens) + np.arange(int(ptr[-1]))
-        return _Rows(ptr, self.indices[idx], self.data[idx], (len(rows), self.shape[1]))
+        return _Rows(ptr, self.indices[idx].astype(np.intp), self.data[idx], (len(rows), self.shape[1]))
 
     def head(self, m: int) -> "_Rows":
         """The first ``m`` rows (views, no copy)."""
@@ -83,19 +88,20 @@ class _Rows:
         return _Rows(self.indptr[:m + 1], self.indices[:end], self.data[:end], (m, self.shape[1]))
 
 
-def _stable_row_order(jidx: np.ndarray, n_rows: int) -> np.ndarray:
-    """The stable argsort of ``jidx`` (values in ``[0, n_rows)``) as a least-significant-digit radix
-    sort over 16-bit digits: numpy's stable argsort of 16-bit keys is a counting sort, O(n) per
-    digit, where a comparison sort of 10^6+ keys takes several times longer."""
-    order = None
-    shift = 0
-    while True:
-        digit = ((jidx if order is None else jidx[order]) >> shift) & 0xFFFF
-        step = np.argsort(digit.astype(np.uint16), kind="stable")
-        order = step if order is None else order[step]
-        shift += 16
-        if n_rows <= (1 << shift):
-            return order
+def _stable_row_order(jidx: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The stable argsort of ``jidx`` (values in ``[0, n_rows)``) and the start of each value's run
+    in it (``n_rows + 1`` offsets): pandas' counting sort (O(n), the one its groupby uses; pandas
+    is imported anyway) where this pandas has it, else numpy's stable argsort (several times
+    slower on 10^6+ keys)."""
+    ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    try:
+        from pandas._libs.algos import groupsort_indexer
+    except ImportError:   # pragma: no cover - a pandas without it
+        np.cumsum(np.bincount(jidx, minlength=n_rows), out=ptr[1:])
+        return np.argsort(jidx, kind="stable"), ptr
+    order, counts = groupsort_indexer(np.asarray(jidx, dtype=np.intp), int(n_rows))
+    np.cumsum(counts[1:], out=ptr[1:])   # counts[0] counts the negative labels: none here
+    return order, ptr
 
 
 @dataclass
@@ -149,11 +155,9 @@ def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     seg = np.repeat(np.arange(n_seg, dtype=it), aligned.seg_len)
     # Grouping the positions by table row is the stable argsort of jidx (a radix sort); as a document
     # appears at most once per ranking, the entries of a row come in segment order.
-    order = _stable_row_order(jidx, J)
+    order, ptr = _stable_row_order(jidx, J)
     segs = seg[order]
     del seg
-    ptr = np.zeros(J + 1, dtype=np.int64)
-    np.cumsum(np.bincount(jidx, minlength=J), out=ptr[1:])
     pos = aligned.pos[order].astype(it, copy=False)
     hit = aligned._cache["selection-by-row"] = (ptr, segs, pos)
     return hit

@@ -133,9 +133,10 @@ class JudgmentSelector(_QueueWeights):
         S, T = a.n_runs, a.n_topics
         self._S, self._T = S, T
         frame = a.table.frame
-        self._qid = frame["qid"].to_numpy(dtype=object)
-        self._docno = frame["docno"].to_numpy(dtype=object)
         self._topic = a.table.topic_index.astype(np.int64)
+        # the qid of a row is its topic's (the table's qid column, without converting 10^5+ strings)
+        self._qid = np.asarray(self.topics, dtype=object)[self._topic]
+        self._docno = frame["docno"].to_numpy(dtype=object)
         self._topic_start = a.table.topic_start.astype(np.int64)
         J = len(frame)
         self._J = J
