@@ -475,9 +475,10 @@ class JudgmentSelector(_QueueWeights):
     def _record_row(self, j: int, label: float, weight: float | None) -> None:
         ct = self._contrib
         lo, hi = ct.all_ptr[j], ct.all_ptr[j + 1]
-        segs = ct.all_seg[lo:hi]
+        # intp indices: the updates below index with them without converting each time
+        segs = ct.all_seg[lo:hi].astype(np.intp)
         c = ct.all_c[lo:hi]
-        runs = ct.all_run[lo:hi]
+        runs = ct.all_run[lo:hi].astype(np.intp)
         if self.max_rel is None:
             gain = 1.0 if label >= self.rel else 0.0
         else:

@@ -171,8 +171,8 @@ class _QueueWeights:
         out = []
         for j in rows.tolist():  # only the few rows tied at the top: never a hot loop
             lo, hi = ptr[j], ptr[j + 1]
-            run = prun[lo:hi]
-            out.append(math.fsum((data[lo:hi] * (XT[topic[j], run] * g[run])).tolist()))
+            run = prun[lo:hi].astype(np.intp)   # take() with intp indices: no conversion inside
+            out.append(math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist()))
         return np.asarray(out, dtype=np.float64)
 
     def _factor_flat(self) -> np.ndarray:
@@ -300,17 +300,18 @@ class _QueueWeights:
 
     def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray) -> None:
         """Only the factors of the runs that retrieved the judged document change: in its topic
-        (X) and, for run-level scopes, the run's factor in every topic (g)."""
+        (X) and, for run-level scopes, the run's factor in every topic (g).  ``segs`` and ``runs``
+        are ``intp`` arrays (indexing with them needs no conversion)."""
         h = self._head
         if self._x_query:
-            self._XT[t, runs] = self._x_values(self._mass[segs], self._base[segs] if self._c_query else None)
+            XT_t = self._XT[t]
+            XT_t.put(runs, self._x_values(self._mass.take(segs), self._base.take(segs) if self._c_query else None))
             if h is not None:
                 a, b = h["block"][t], h["block"][t + 1]
                 if b > a:
-                    np.multiply(h["C"][a:b], self._XT[t], out=h["U"][a:b])
+                    np.multiply(h["C"][a:b], XT_t, out=h["U"][a:b])
                     h["dirty"].add(t)
         if not self._g_const:
-            self._g[runs] = self._g_values(self._msum[runs], self._bsum[runs])
+            self._g.put(runs, self._g_values(self._msum.take(runs), self._bsum.take(runs)))
             if h is not None:
                 h["dirty_all"] = True
-
