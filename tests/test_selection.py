@@ -727,3 +727,37 @@ def test_plots_return_figures_without_pyplot(tmp_path):
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     assert (tmp_path / "curves.png").stat().st_size > 0 and (tmp_path / "ranges.png").stat().st_size > 0
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), method=st.sampled_from(["B", "C"]), scopes=st.sampled_from(SCOPES),
+       head=st.integers(1, 3), prefix=st.integers(40, 80))
+def test_property_head_from_reserve_and_short_prefix_is_brute_force(seed, method, scopes, head, prefix):
+    """A short Method A prefix (its outside bound in play) and heads rebuilt from the reserve of the
+    last full rebuild: every pick is still a document of maximal weight (brute force), and both
+    kinds of rebuild happen."""
+    runs, qrels = small_collection(seed, n_runs=3, n_topics=3, n_docs=50, depth=30)
+    labels = {(q, d): y for q, d, y in qrels.itertuples(index=False)}
+    naive = Naive(runs, 0.8, method, residual_scope=scopes[0], score_scope=scopes[1])
+    sel = JudgmentSelector(runs, method=method, residual_scope=scopes[0], score_scope=scopes[1], head_size=head)
+    sel._min_prefix = prefix
+    calls = {"full": 0, "reserve": 0}
+    full, from_reserve = sel._refresh_full, sel._refresh_from_reserve
+
+    def count_full(*a):
+        calls["full"] += 1
+        return full(*a)
+
+    def count_reserve(*a):
+        out = from_reserve(*a)
+        calls["reserve"] += out is not None
+        return out
+    sel._refresh_full, sel._refresh_from_reserve = count_full, count_reserve
+    for _ in range(40):
+        w = naive.weights()
+        (q, d, weight), = sel.propose()
+        assert w[(q, d)] == pytest.approx(max(w.values()), rel=1e-12, abs=1e-300)
+        assert weight == pytest.approx(w[(q, d)], rel=1e-12, abs=1e-300)
+        sel.record(q, d, labels[(q, d)])
+        naive.judged[(q, d)] = labels[(q, d)]
+    assert calls["full"] >= 1 and calls["reserve"] >= 1, calls

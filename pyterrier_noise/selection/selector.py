@@ -91,7 +91,7 @@ class JudgmentSelector(_QueueWeights):
                  initial_qrels: Any = None, tie_break: str = "deterministic", seed: int = 0,
                  pool_runs: Sequence[str] | None = None, per_topic_quota: int | Mapping[str, int] | None = None,
                  rel: float = 1.0, max_rel: float | None = None, ties: str = "trec_eval",
-                 head_size: int = 512) -> None:
+                 head_size: int = 256) -> None:
         self.p = check_probability("p", p)
         self.method = check_choice("method", method, METHODS)
         try:

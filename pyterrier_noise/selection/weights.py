@@ -20,6 +20,9 @@ _SLACK = 1e-9
 class _QueueWeights:
     """Weight maintenance of the selection queue (mixed into JudgmentSelector)."""
 
+    # rows of the Method A prefix a full rebuild of the head computes at least (speed only)
+    _min_prefix = 8192
+
     # -- static methods (pooling, Method A) -----------------------------------------------------
 
     def _build_static(self) -> None:
@@ -182,14 +185,54 @@ class _QueueWeights:
     def _refresh(self, n: int) -> None:
         """Rebuild the head: the available candidates of largest weight, as a dense (head x runs)
         matrix.  Weights are computed for a prefix of the rows by decreasing Method A weight,
-        long enough that no row beyond it (weight <= A * largest factor) can enter the head."""
+        long enough that no row beyond it (weight <= A * largest factor) can enter the head.
+
+        A full rebuild also keeps a *reserve*: the rows of largest weight after the head's (eight
+        times as many), with a bound on every row outside head and reserve.  The next rebuilds
+        recompute only the head's and reserve's rows, as long as their best beat that bound times
+        the growth of the factors since the full rebuild; otherwise the rebuild is full again."""
         S, T = self._S, self._T
         f = self._factor_flat()
-        fmax = float(f[self._seg_pool].max()) if self._seg_pool.any() else 0.0
         n_avail = int(np.count_nonzero(self._avail))
         k = min(max(self.head_size, 4 * n) * self._head_scale, n_avail)
+        picked = self._refresh_from_reserve(f, k)
+        if picked is None:
+            picked = self._refresh_full(f, k)
+        rows, rest = picked
+        rows = np.sort(rows)   # table order: grouped by topic
+        # dense contributions of the head rows
+        pool = self._contrib.pool
+        lens = pool.indptr[rows + 1] - pool.indptr[rows]
+        offs = np.zeros(len(rows), dtype=np.int64)
+        np.cumsum(lens[:-1], out=offs[1:])
+        idx = np.repeat(pool.indptr[rows] - offs, lens) + np.arange(int(lens.sum()))
+        C = np.zeros((len(rows), S))
+        C[np.repeat(np.arange(len(rows)), lens), self._contrib.pool_run[idx]] = pool.data[idx]
+        topic = self._topic[rows]
+        U = C * self._XT[topic]
+        hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
+        hpos[rows] = np.arange(len(rows))
+        inv_g0, inv_x0 = self._inverse_factors()
+        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos,
+                          block=np.searchsorted(topic, np.arange(T + 1)), rest=rest,
+                          inv_g0=inv_g0, inv_x0=inv_x0, dirty_all=False, dirty=set())
+
+    def _inverse_factors(self) -> tuple[np.ndarray, np.ndarray]:
+        """1 / the current run factors g (pool runs; 0 elsewhere) and topic factors X (0 where 0):
+        the baseline of :meth:`_growth`."""
+        g0 = np.where(self._pool_mask, self._g, 0.0)
+        XT0 = self._XT
+        with np.errstate(divide="ignore"):
+            inv_g0 = np.where(g0 > 0, 1.0 / np.where(g0 > 0, g0, 1.0), 0.0)
+            inv_x0 = np.where(XT0 > 0, 1.0 / np.where(XT0 > 0, XT0, 1.0), 0.0)
+        return inv_g0, inv_x0
+
+    def _refresh_full(self, f: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+        """The ``k`` available rows of largest weight over the Method A prefix that can matter, and
+        the bound on every other row; keeps the reserve for :meth:`_refresh_from_reserve`."""
+        fmax = float(f[self._seg_pool].max()) if self._seg_pool.any() else 0.0
         n_rows = self._a_n
-        m = min(n_rows, max(8 * k, 8192, self._prefix))
+        m = min(n_rows, max(8 * k, self._min_prefix, self._prefix))
         while True:
             order, A = self._a_top(m)
             W = self._a_prefix(m)
@@ -206,46 +249,62 @@ class _QueueWeights:
                 break
             m = min(n_rows, 4 * m)
         self._prefix = m   # the prefix needed only grows as weights fall: start there next time
+        self._reserve = None
         if n_ok <= k:
             keep = np.isfinite(v)
-            rest_in = -np.inf
-        else:
-            keep = v >= tau
-            below = v[(~keep) & np.isfinite(v)]
-            rest_in = float(below.max()) if len(below) else -np.inf
-        rows = np.sort(rows[keep])   # table order: grouped by topic
-        rest = max(rest_in, outside)
-        # dense contributions of the head rows
-        pool = self._contrib.pool
-        lens = pool.indptr[rows + 1] - pool.indptr[rows]
-        offs = np.zeros(len(rows), dtype=np.int64)
-        np.cumsum(lens[:-1], out=offs[1:])
-        idx = np.repeat(pool.indptr[rows] - offs, lens) + np.arange(int(lens.sum()))
-        C = np.zeros((len(rows), S))
-        C[np.repeat(np.arange(len(rows)), lens), self._contrib.pool_run[idx]] = pool.data[idx]
-        topic = self._topic[rows]
-        U = C * self._XT[topic]
-        hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
-        hpos[rows] = np.arange(len(rows))
-        g0 = np.where(self._pool_mask, self._g, 0.0)
-        XT0 = self._XT
-        with np.errstate(divide="ignore"):
-            inv_g0 = np.where(g0 > 0, 1.0 / np.where(g0 > 0, g0, 1.0), 0.0)
-            inv_x0 = np.where(XT0 > 0, 1.0 / np.where(XT0 > 0, XT0, 1.0), 0.0)
-        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos,
-                          block=np.searchsorted(topic, np.arange(T + 1)), rest=rest,
-                          inv_g0=inv_g0, inv_x0=inv_x0, dirty_all=False, dirty=set())
+            return rows[keep], max(-np.inf, outside)
+        keep = v >= tau
+        below = v[(~keep) & np.isfinite(v)]
+        rest = max(float(below.max()) if len(below) else -np.inf, outside)
+        # the reserve: head and the next 8k rows; the bound on the others, at today's factors
+        r = min(n_ok, 9 * k)
+        if r > int(np.count_nonzero(keep)) and r < n_ok:
+            cut = float(-np.partition(-v, r)[r])            # the largest weight left out
+            cand = np.flatnonzero(v > cut)
+            res_rest = max(cut, outside)
+            inv_g0, inv_x0 = self._inverse_factors()
+            self._reserve = dict(rows=rows[cand], W=self._contrib.pool.take_rows(rows[cand]), rest=res_rest,
+                                 inv_g0=inv_g0, inv_x0=inv_x0)
+        return rows[keep], rest
+
+    def _refresh_from_reserve(self, f: np.ndarray, k: int) -> tuple[np.ndarray, float] | None:
+        """The head from the reserve kept by the last full rebuild, when the reserve alone decides
+        it: its ``k``-th best weight beats the bound on every row outside it (the bound at the full
+        rebuild times the growth of any factor since).  None when it does not."""
+        res = getattr(self, "_reserve", None)
+        if res is None or k == 0:
+            return None
+        v = res["W"] @ f
+        v[~self._avail[res["rows"]]] = -np.inf
+        n_ok = int(np.count_nonzero(np.isfinite(v)))
+        if n_ok <= k:
+            return None
+        tau = float(-np.partition(-v, k - 1)[k - 1])
+        bound = res["rest"]
+        if bound != -np.inf:
+            bound *= self._growth_since(res["inv_g0"], res["inv_x0"])
+        if not bound * (1 + _SLACK) < tau * (1 - _SLACK):
+            return None
+        keep = v >= tau
+        below = v[(~keep) & np.isfinite(v)]
+        rest = max(float(below.max()) if len(below) else -np.inf, bound)
+        return res["rows"][keep], rest
+
+    def _growth_since(self, inv_g0: np.ndarray, inv_x0: np.ndarray) -> float:
+        """Upper bound on the growth of any segment's factor since the factors whose inverses are
+        given: w <= w0 * max(f / f0) for every row."""
+        rho = 1.0
+        if self._x_grows:
+            rho *= float((self._XT * inv_x0).max())
+        if self._g_grows:
+            rho *= float((self._g * inv_g0).max())
+        return rho
 
     def _growth(self) -> float:
         """Upper bound on the growth of any segment's factor since the last refresh: w <= w0 *
         max(f / f0) for every row outside the head."""
         h = self._head
-        rho = 1.0
-        if self._x_grows:
-            rho *= float((self._XT * h["inv_x0"]).max())
-        if self._g_grows:
-            rho *= float((self._g * h["inv_g0"]).max())
-        return rho
+        return self._growth_since(h["inv_g0"], h["inv_x0"])
 
     def _head_weights(self) -> np.ndarray:
         h = self._head
@@ -286,6 +345,7 @@ class _QueueWeights:
                 break
             if fresh:
                 self._head_scale *= 4
+                self._reserve = None   # a fresh head could not decide: the next rebuild is full
             self._hpos[self._head["rows"]] = -1
             self._head = None
         if n == 1 and np.count_nonzero(w >= tau * (1 - _SLACK)) == 1:
