@@ -372,6 +372,8 @@ class _QueueWeights:
                     np.multiply(h["C"][a:b], XT_t, out=h["U"][a:b])
                     h["dirty"].add(t)
         if not self._g_const:
-            self._g.put(runs, self._g_values(self._msum.take(runs), self._bsum.take(runs)))
+            # every run's factor from the run sums (those of other runs come out as they were):
+            # a few operations on n_runs values instead of gathering and scattering the changed ones
+            self._g = self._g_values(self._msum, self._bsum)
             if h is not None:
                 h["dirty_all"] = True
