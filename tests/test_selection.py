@@ -761,3 +761,25 @@ def test_property_head_from_reserve_and_short_prefix_is_brute_force(seed, method
         sel.record(q, d, labels[(q, d)])
         naive.judged[(q, d)] = labels[(q, d)]
     assert calls["full"] >= 1 and calls["reserve"] >= 1, calls
+
+
+@pytest.mark.parametrize("p", [None, 0.5, 0.95])
+def test_system_bounds_are_the_per_run_means_of_bounds(p):
+    """system_bounds() against the per-topic bounds() averaged by hand over topics (brute force: a
+    topic with nothing judged counts its midpoint base + residual/2 as projected), after some
+    judgments that leave topics unjudged in some runs."""
+    runs, qrels = small_collection(5, n_topics=6)
+    sel = JudgmentSelector(runs, method="C")
+    sel.judge(qrels, 4)
+    per_topic = sel.bounds(p)
+    sb = sel.system_bounds(p)
+    assert list(sb.columns) == ["name", "base", "residual", "upper", "projected"]
+    assert list(sb["name"]) == list(sel.run_names)
+    for name, g in per_topic.groupby("name", sort=False):
+        row = sb.set_index("name").loc[name]
+        proj = [b + r / 2 if np.isnan(x) else x for b, r, x in zip(g["base"], g["residual"], g["projected"])]
+        assert row["base"] == pytest.approx(sum(g["base"]) / len(g), rel=1e-13)
+        assert row["residual"] == pytest.approx(sum(g["residual"]) / len(g), rel=1e-13)
+        assert row["upper"] == pytest.approx(sum(g["base"] + g["residual"]) / len(g), rel=1e-13)
+        assert row["projected"] == pytest.approx(sum(proj) / len(g), rel=1e-13)
+    assert per_topic["projected"].isna().any()   # the fallback is exercised

@@ -42,7 +42,7 @@ from ..engine import AlignedRuns
 from ..io import read_qrels
 from .contributions import _aligned_for, _contributions
 from .oracles import NoisyOracle
-from .ranges import _bounds_frame, _gain_fn, _system_means
+from .ranges import _bounds_frame, _gain_fn, _system_frame
 from .stopping import StopRule
 from .weights import _QueueWeights
 
@@ -533,7 +533,8 @@ class JudgmentSelector(_QueueWeights):
     def system_bounds(self, p: float | None = None) -> pd.DataFrame:
         """Per-run means over topics of :meth:`bounds` (projected: a topic with nothing judged
         counts its midpoint base + residual/2)."""
-        return _system_means(self.bounds(p))
+        p = self.p if p is None else check_probability("p", p)
+        return _system_frame(self, p)
 
     def judged_qrels(self, include_initial: bool = True) -> pd.DataFrame:
         """The judgments as a ``qid, docno, label`` frame: initial qrels first, then in judgment order."""
