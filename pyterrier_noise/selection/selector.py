@@ -24,8 +24,10 @@ the run factors gives their current weights (one small matrix-vector product per
 topic block of the judged document is rescaled).  Every other candidate's weight is bounded by the
 largest weight outside the head at the refresh times the largest growth of any run factor since
 then; while the head's best beats that bound the head's best is the exact argmax, otherwise the
-head is rebuilt (a sparse product over the documents in decreasing order of Method A weight, as far
-as that order can still matter).  The reported weight of a chosen document is recomputed exactly
+head is rebuilt: from the *reserve* (the next 8 x head_size candidates of the last full rebuild,
+recomputed) when the reserve's best beat the bound on everything outside it, else by a full rebuild
+(a sparse product over the documents in decreasing order of Method A weight, as far as that order
+can still matter).  The reported weight of a chosen document is recomputed exactly
 with ``math.fsum``, so ties are decided on exact values and the selection does not depend on the
 head's history: replaying the same record / bypass calls in the same order gives the same
 proposals.
