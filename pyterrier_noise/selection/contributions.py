@@ -82,6 +82,12 @@ class _Rows:
         idx = np.repeat(self.indptr[rows] - ptr[:-1], lens) + np.arange(int(ptr[-1]))
         return _Rows(ptr, self.indices[idx].astype(np.intp), self.data[idx], (len(rows), self.shape[1]))
 
+    def append(self, other: "_Rows") -> "_Rows":
+        """This matrix with the rows of ``other`` below."""
+        ptr = np.concatenate([self.indptr, other.indptr[1:] + self.indptr[-1]])
+        return _Rows(ptr, np.concatenate([self.indices, other.indices]), np.concatenate([self.data, other.data]),
+                     (self.shape[0] + other.shape[0], self.shape[1]))
+
     def head(self, m: int) -> "_Rows":
         """The first ``m`` rows (views, no copy)."""
         end = int(self.indptr[m])

@@ -147,7 +147,10 @@ class _QueueWeights:
             size = n_rows if have is not None and 4 * have.shape[0] >= n_rows else min(n_rows, max(m, 4 * (
                 have.shape[0] if have is not None else 0)))
             order, _ = self._a_top(size)
-            self._a_rows = have = self._contrib.pool.take_rows(order[:size])
+            if have is None:
+                self._a_rows = have = self._contrib.pool.take_rows(order[:size])
+            else:   # only the new rows are gathered
+                self._a_rows = have = have.append(self._contrib.pool.take_rows(order[have.shape[0]:size]))
         return have
 
     def _x_values(self, mass: np.ndarray, base: np.ndarray | None) -> np.ndarray:
