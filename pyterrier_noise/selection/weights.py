@@ -115,6 +115,7 @@ class _QueueWeights:
         self._a_sorted = np.zeros(0)
         self._a_rest, self._a_restval = nz, A[nz]
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
+        self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
         self._seg_pool = np.repeat(self._pool_mask, T)
 
     def _a_top(self, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -274,7 +275,7 @@ class _QueueWeights:
         """The head from the reserve kept by the last full rebuild, when the reserve alone decides
         it: its ``k``-th best weight beats the bound on every row outside it (the bound at the full
         rebuild times the growth of any factor since).  None when it does not."""
-        res = getattr(self, "_reserve", None)
+        res = self._reserve
         if res is None or k == 0:
             return None
         v = res["W"] @ f
