@@ -175,9 +175,10 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
     ptr, segs, pos = _by_row(aligned)
     # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
     vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
-    run = segs // segs.dtype.type(aligned.n_topics)
-    keep = pool_mask[run]
-    if keep.all():
+    # the run of each entry from a table over segments (a lookup is cheaper than 10^6+ divisions)
+    run = (np.arange(n_seg, dtype=segs.dtype) // segs.dtype.type(aligned.n_topics))[segs]
+    keep = None if pool_mask.all() else pool_mask[run]
+    if keep is None or keep.all():
         pool = _Rows(ptr, segs, vals, (J, n_seg))
         pool_run, pool_pos = run, pos
     else:
