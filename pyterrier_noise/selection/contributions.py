@@ -102,7 +102,7 @@ def _stable_row_order(jidx: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.nda
     ptr = np.zeros(n_rows + 1, dtype=np.int64)
     try:
         from pandas._libs.algos import groupsort_indexer
-    except ImportError:   # pragma: no cover - a pandas without it
+    except ImportError:   # a pandas without it
         np.cumsum(np.bincount(jidx, minlength=n_rows), out=ptr[1:])
         return np.argsort(jidx, kind="stable"), ptr
     order, counts = groupsort_indexer(np.asarray(jidx, dtype=np.intp), int(n_rows))
