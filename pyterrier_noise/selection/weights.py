@@ -182,6 +182,13 @@ class _QueueWeights:
             out.append(math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist()))
         return np.asarray(out, dtype=np.float64)
 
+    def _exact_one(self, j: int) -> float:
+        """:meth:`_exact` of one row (the same operations, so the same bits)."""
+        pool = self._contrib.pool
+        lo, hi = pool.indptr[j], pool.indptr[j + 1]
+        run = self._contrib.pool_run[lo:hi].astype(np.intp)
+        return math.fsum((pool.data[lo:hi] * (self._XT[self._topic[j]].take(run) * self._g.take(run))).tolist())
+
     def _factor_flat(self) -> np.ndarray:
         """f[s * T + q] for every segment."""
         return (self._XT * self._g[None, :]).T.ravel()
@@ -221,13 +228,15 @@ class _QueueWeights:
                           block=np.searchsorted(topic, np.arange(T + 1)), rest=rest,
                           inv_g0=inv_g0, inv_x0=inv_x0, dirty_all=False, dirty=set())
 
-    def _inverse_factors(self) -> tuple[np.ndarray, np.ndarray]:
+    def _inverse_factors(self) -> tuple[np.ndarray | None, np.ndarray | None]:
         """1 / the current run factors g (pool runs; 0 elsewhere) and topic factors X (0 where 0):
         the baseline of :meth:`_growth`."""
-        g0 = np.where(self._pool_mask, self._g, 0.0)
-        XT0 = self._XT
-        with np.errstate(divide="ignore"):
+        inv_g0 = inv_x0 = None   # needed only for factors that can grow (_growth_since)
+        if self._g_grows:
+            g0 = np.where(self._pool_mask, self._g, 0.0)
             inv_g0 = np.where(g0 > 0, 1.0 / np.where(g0 > 0, g0, 1.0), 0.0)
+        if self._x_grows:
+            XT0 = self._XT
             inv_x0 = np.where(XT0 > 0, 1.0 / np.where(XT0 > 0, XT0, 1.0), 0.0)
         return inv_g0, inv_x0
 
@@ -294,7 +303,7 @@ class _QueueWeights:
         rest = max(float(below.max()) if len(below) else -np.inf, bound)
         return res["rows"][keep], rest
 
-    def _growth_since(self, inv_g0: np.ndarray, inv_x0: np.ndarray) -> float:
+    def _growth_since(self, inv_g0: np.ndarray | None, inv_x0: np.ndarray | None) -> float:
         """Upper bound on the growth of any segment's factor since the factors whose inverses are
         given: w <= w0 * max(f / f0) for every row."""
         rho = 1.0
@@ -354,7 +363,7 @@ class _QueueWeights:
             self._head = None
         if n == 1 and np.count_nonzero(w >= tau * (1 - _SLACK)) == 1:
             rows = self._head["rows"][best:best + 1]
-            return rows, self._exact(rows)
+            return rows, np.array([self._exact_one(int(rows[0]))])
         cand = np.flatnonzero(w >= tau * (1 - _SLACK))
         rows = self._head["rows"][cand]
         exact = self._exact(rows)
