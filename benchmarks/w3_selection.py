@@ -19,8 +19,10 @@ run-level residuals, while ours is the exact one-document-per-step greedy with p
 (the default, as in Moffat, Webber & Zobel 2007); ``C/system`` is ours with run-level residuals, the closest match to the peer's
 weighting.
 
-Both sides run in fresh processes, ``--repeat`` times each (default 2), and the fastest time of
-each is kept (timings on this shared 2-core machine vary by 20-40% from run to run).  Ours is
+Both sides run in fresh processes, ``--repeat`` times each (default 2), ours and the peer's Method
+C alternating so that both meet the same load, and the fastest time of each is kept (timings on
+this shared 2-core machine vary by 20-40% from run to run; the 1-minute load average before each
+measurement is recorded).  Ours is
 timed three ways: the whole process (interpreter start and imports included, as the peer's time
 includes its own), end to end inside the process (read the 143 run files and the qrels, align,
 set up the selector, select, residuals at every checkpoint), and the parts: reading and aligning,
@@ -36,6 +38,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -58,7 +61,8 @@ def ours(methods: tuple = METHODS) -> dict:
     t_start = time.perf_counter()
     sys.path.insert(0, str(ROOT))
     from pyterrier_noise import read_qrels
-    from pyterrier_noise.selection import JudgmentSelector, _aligned_for
+    from pyterrier_noise.selection import JudgmentSelector
+    from pyterrier_noise.selection.contributions import _aligned_for
     t0 = time.perf_counter()
     qrels = read_qrels(DATA / "qrels-rnd1.txt")
     t1 = time.perf_counter()
@@ -155,12 +159,9 @@ def main() -> int:
         return 1
     repeat = max(1, args.repeat)
 
-    runs_of_ours = [ours_in_fresh_process() for _ in range(repeat)]
-    times = {k: min(r["times"][k] for r in runs_of_ours) for k in runs_of_ours[0]["times"]}
-    found = runs_of_ours[0]["found"]
-    peak_ours = max(r["peak_mib"] for r in runs_of_ours)
-
     peers: dict = {}
+    runs_of_ours: list[dict] = []
+    loads: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "runs"
         run_dir.mkdir()
@@ -170,12 +171,23 @@ def main() -> int:
             with opener(f, "rb") as src, open(run_dir / name, "wb") as dst:
                 shutil.copyfileobj(src, dst)
         lacking = Path(tmp) / "lacking.txt"
-        for label, w, n in (("C", "residual-and-midpoint-cubed", repeat), ("A", None, 1), ("B", "residual", 1)):
-            measured = [peer(w, BUDGET, run_dir, lacking) for _ in range(n)]
+        # ours and the peer's Method C alternate, so that both sides meet the same load (this
+        # machine is shared); the load average is recorded before each measurement
+        measured_c = []
+        for _ in range(repeat):
+            loads.append({"side": "ours", "load_1min": os.getloadavg()[0]})
+            runs_of_ours.append(ours_in_fresh_process())
+            loads.append({"side": "peer C", "load_1min": os.getloadavg()[0]})
+            measured_c.append(peer("residual-and-midpoint-cubed", BUDGET, run_dir, lacking))
+        for label, w, n in (("C", None, 0), ("A", None, 1), ("B", "residual", 1)):
+            measured = measured_c if label == "C" else [peer(w, BUDGET, run_dir, lacking) for _ in range(n)]
             peers[label] = {k: min(m[k] for m in measured) for k in ("total", "load", "select")}
             peers[label]["stdout_last"] = measured[0]["stdout_last"]
             peers[label]["runs"] = measured
     peak_peer = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    times = {k: min(r["times"][k] for r in runs_of_ours) for k in runs_of_ours[0]["times"]}
+    found = runs_of_ours[0]["found"]
+    peak_ours = max(r["peak_mib"] for r in runs_of_ours)
 
     rows = [
         ("C, whole process (interpreter start, imports, read, align, 8,691 steps, residuals)",
@@ -196,6 +208,8 @@ def main() -> int:
           f"{times['read and align runs']:.2f} s, selector set-up (contributions, queue) {times['C setup']:.2f} s "
           f"for C; peer (C): load {peers['C']['load']:.2f} s, selection {peers['C']['select']:.2f} s; peak memory ours {peak_ours:,.0f} MiB, "
           f"peer {peak_peer:,.0f} MiB")
+    print("1-minute load average before each measurement: "
+          + ", ".join(f"{x['side']} {x['load_1min']:.1f}" for x in loads))
     print(f"{'workload':<92} {'ours (s)':>9} {'peer (s)':>9} {'ratio':>7}")
     out_rows = []
     for name, o, p in rows:
@@ -206,6 +220,7 @@ def main() -> int:
     result = {"benchmark": "W3", "budget": BUDGET, "checkpoints": CHECKPOINTS, "repeat": repeat, "rows": out_rows,
               "ours_times_s": times, "ours_runs": [r["times"] for r in runs_of_ours], "peer": peers,
               "peak_memory_mib": {"ours": peak_ours, "peer": peak_peer}, "ours_found": found,
+              "load_average_1min": loads,
               "notes": "fastest of --repeat fresh-process runs per side; the peer's selection time runs from the "
                        "sort of its document-weight list to its exit, in the same run as its loading; the peer "
                        "recomputes weighted scores every 150 judgments, ours exactly after every judgment"}

@@ -727,3 +727,59 @@ def test_plots_return_figures_without_pyplot(tmp_path):
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     assert (tmp_path / "curves.png").stat().st_size > 0 and (tmp_path / "ranges.png").stat().st_size > 0
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000), method=st.sampled_from(["B", "C"]), scopes=st.sampled_from(SCOPES),
+       head=st.integers(1, 3), prefix=st.integers(40, 80))
+def test_property_head_from_reserve_and_short_prefix_is_brute_force(seed, method, scopes, head, prefix):
+    """A short Method A prefix (its outside bound in play) and heads rebuilt from the reserve of the
+    last full rebuild: every pick is still a document of maximal weight (brute force), and both
+    kinds of rebuild happen."""
+    runs, qrels = small_collection(seed, n_runs=3, n_topics=3, n_docs=50, depth=30)
+    labels = {(q, d): y for q, d, y in qrels.itertuples(index=False)}
+    naive = Naive(runs, 0.8, method, residual_scope=scopes[0], score_scope=scopes[1])
+    sel = JudgmentSelector(runs, method=method, residual_scope=scopes[0], score_scope=scopes[1], head_size=head)
+    sel._min_prefix = prefix
+    calls = {"full": 0, "reserve": 0}
+    full, from_reserve = sel._refresh_full, sel._refresh_from_reserve
+
+    def count_full(*a):
+        calls["full"] += 1
+        return full(*a)
+
+    def count_reserve(*a):
+        out = from_reserve(*a)
+        calls["reserve"] += out is not None
+        return out
+    sel._refresh_full, sel._refresh_from_reserve = count_full, count_reserve
+    for _ in range(40):
+        w = naive.weights()
+        (q, d, weight), = sel.propose()
+        assert w[(q, d)] == pytest.approx(max(w.values()), rel=1e-12, abs=1e-300)
+        assert weight == pytest.approx(w[(q, d)], rel=1e-12, abs=1e-300)
+        sel.record(q, d, labels[(q, d)])
+        naive.judged[(q, d)] = labels[(q, d)]
+    assert calls["full"] >= 1 and calls["reserve"] >= 1, calls
+
+
+@pytest.mark.parametrize("p", [None, 0.5, 0.95])
+def test_system_bounds_are_the_per_run_means_of_bounds(p):
+    """system_bounds() against the per-topic bounds() averaged by hand over topics (brute force: a
+    topic with nothing judged counts its midpoint base + residual/2 as projected), after some
+    judgments that leave topics unjudged in some runs."""
+    runs, qrels = small_collection(5, n_topics=6)
+    sel = JudgmentSelector(runs, method="C")
+    sel.judge(qrels, 4)
+    per_topic = sel.bounds(p)
+    sb = sel.system_bounds(p)
+    assert list(sb.columns) == ["name", "base", "residual", "upper", "projected"]
+    assert list(sb["name"]) == list(sel.run_names)
+    for name, g in per_topic.groupby("name", sort=False):
+        row = sb.set_index("name").loc[name]
+        proj = [b + r / 2 if np.isnan(x) else x for b, r, x in zip(g["base"], g["residual"], g["projected"])]
+        assert row["base"] == pytest.approx(sum(g["base"]) / len(g), rel=1e-13)
+        assert row["residual"] == pytest.approx(sum(g["residual"]) / len(g), rel=1e-13)
+        assert row["upper"] == pytest.approx(sum(g["base"] + g["residual"]) / len(g), rel=1e-13)
+        assert row["projected"] == pytest.approx(sum(proj) / len(g), rel=1e-13)
+    assert per_topic["projected"].isna().any()   # the fallback is exercised

@@ -11,7 +11,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from .._validation import InputError
 from ..engine import AlignedRuns, JudgmentTable, are_run_paths, rbp_weights
@@ -51,6 +50,67 @@ def _aligned_for(runs: Any, qrels: pd.DataFrame | None, topics: Sequence[str] | 
 
 
 @dataclass
+class _Rows:
+    """A sparse matrix by rows (the CSR layout: row ``i``'s entries at ``indptr[i]:indptr[i+1]``),
+    with the two operations the selector needs; numpy only, so that selecting does not import
+    scipy (a tenth of a second of every ``select`` process)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    shape: tuple[int, int]
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        """The product with a vector: each row's sum of ``data * x[indices]``, in entry order."""
+        prod = np.take(x, self.indices)
+        prod *= self.data
+        lens = np.diff(self.indptr)
+        if len(lens) and lens.min() > 0:   # no empty row: one segmented sum
+            return np.add.reduceat(prod, self.indptr[:-1]) if len(prod) else np.zeros(self.shape[0])
+        out = np.zeros(self.shape[0])
+        nz = np.flatnonzero(lens > 0)
+        if len(nz):
+            out[nz] = np.add.reduceat(prod, self.indptr[nz])
+        return out
+
+    def take_rows(self, rows: np.ndarray) -> "_Rows":
+        """The matrix of the given rows, in the given order (column indices as ``intp``: a product
+        with a vector gathers without converting them first)."""
+        lens = self.indptr[rows + 1] - self.indptr[rows]
+        ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lens, out=ptr[1:])
+        idx = np.repeat(self.indptr[rows] - ptr[:-1], lens) + np.arange(int(ptr[-1]))
+        return _Rows(ptr, self.indices[idx].astype(np.intp), self.data[idx], (len(rows), self.shape[1]))
+
+    def append(self, other: "_Rows") -> "_Rows":
+        """This matrix with the rows of ``other`` below."""
+        ptr = np.concatenate([self.indptr, other.indptr[1:] + self.indptr[-1]])
+        return _Rows(ptr, np.concatenate([self.indices, other.indices]), np.concatenate([self.data, other.data]),
+                     (self.shape[0] + other.shape[0], self.shape[1]))
+
+    def head(self, m: int) -> "_Rows":
+        """The first ``m`` rows (views, no copy)."""
+        end = int(self.indptr[m])
+        return _Rows(self.indptr[:m + 1], self.indices[:end], self.data[:end], (m, self.shape[1]))
+
+
+def _stable_row_order(jidx: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The stable argsort of ``jidx`` (values in ``[0, n_rows)``) and the start of each value's run
+    in it (``n_rows + 1`` offsets): pandas' counting sort (O(n), the one its groupby uses; pandas
+    is imported anyway) where this pandas has it, else numpy's stable argsort (several times
+    slower on 10^6+ keys)."""
+    ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    try:
+        from pandas._libs.algos import groupsort_indexer
+    except ImportError:   # a pandas without it
+        np.cumsum(np.bincount(jidx, minlength=n_rows), out=ptr[1:])
+        return np.argsort(jidx, kind="stable"), ptr
+    order, counts = groupsort_indexer(np.asarray(jidx, dtype=np.intp), int(n_rows))
+    np.cumsum(counts[1:], out=ptr[1:])   # counts[0] counts the negative labels: none here
+    return order, ptr
+
+
+@dataclass
 class _Contributions:
     """Contributions c[s,d] = (1-p) p^(rank-1) of every (run, topic, position) as sparse rows.
 
@@ -64,7 +124,7 @@ class _Contributions:
     all_run: np.ndarray
     all_c: np.ndarray
     all_pos: np.ndarray
-    pool: sp.csr_matrix
+    pool: _Rows
     pool_run: np.ndarray
     pool_pos: np.ndarray    # 0-based rank of each pool entry
     candidate: np.ndarray   # (J,) bool: retrieved by at least one pool run
@@ -99,19 +159,11 @@ def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_pos = len(jidx)
     it = np.int32 if max(n_pos + 1, n_seg, J) < 2 ** 31 else np.int64
     seg = np.repeat(np.arange(n_seg, dtype=it), aligned.seg_len)
-    # The permutation is the stable argsort of jidx, found by scipy's O(n) COO -> CSR counting
-    # sort (several times faster than a comparison sort of 10^6+ keys): each position's index
-    # rides along as the data (1-based, exact in the integer type), and as a document appears at
-    # most once per ranking every (row, segment) pair is unique, so the canonical CSR order is the
-    # stable order.
-    by_row = sp.coo_matrix((np.arange(1, n_pos + 1, dtype=it), (jidx.astype(it, copy=False), seg)),
-                           shape=(J, n_seg)).tocsr()
+    # Grouping the positions by table row is the stable argsort of jidx (a radix sort); as a document
+    # appears at most once per ranking, the entries of a row come in segment order.
+    order, ptr = _stable_row_order(jidx, J)
+    segs = seg[order]
     del seg
-    order = by_row.data
-    order -= 1
-    segs = by_row.indices.astype(it, copy=False)
-    ptr = by_row.indptr.astype(np.int64)
-    del by_row
     pos = aligned.pos[order].astype(it, copy=False)
     hit = aligned._cache["selection-by-row"] = (ptr, segs, pos)
     return hit
@@ -123,16 +175,17 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
     ptr, segs, pos = _by_row(aligned)
     # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
     vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
-    run = segs // segs.dtype.type(aligned.n_topics)
-    keep = pool_mask[run]
-    if keep.all():
-        pool = sp.csr_matrix((vals, segs, ptr), shape=(J, n_seg))
+    # the run of each entry from a table over segments (a lookup is cheaper than 10^6+ divisions)
+    run = (np.arange(n_seg, dtype=segs.dtype) // segs.dtype.type(aligned.n_topics))[segs]
+    keep = None if pool_mask.all() else pool_mask[run]
+    if keep is None or keep.all():
+        pool = _Rows(ptr, segs, vals, (J, n_seg))
         pool_run, pool_pos = run, pos
     else:
         rows = np.repeat(np.arange(J, dtype=np.int64), np.diff(ptr))
         pptr = np.zeros(J + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows[keep], minlength=J), out=pptr[1:])
-        pool = sp.csr_matrix((vals[keep], segs[keep], pptr), shape=(J, n_seg))
+        pool = _Rows(pptr, segs[keep], vals[keep], (J, n_seg))
         pool_run, pool_pos = run[keep], pos[keep]
     candidate = np.diff(pool.indptr) > 0
     return _Contributions(ptr, segs, run, vals, pos, pool, pool_run, pool_pos, candidate)

@@ -70,8 +70,15 @@ def _proj_fallback(base: np.ndarray, resid: np.ndarray, proj: np.ndarray) -> np.
     return np.where(np.isnan(proj), base + resid / 2.0, proj)
 
 
-def _system_means(b: pd.DataFrame) -> pd.DataFrame:
-    b = b.assign(projected=_proj_fallback(b["base"].to_numpy(), b["residual"].to_numpy(), b["projected"].to_numpy()))
-    out = b.groupby("name", sort=False)[["base", "residual", "upper", "projected"]].mean().reset_index()
-    return out
-
+def _system_frame(sel: Any, p: float) -> pd.DataFrame:
+    """Per-run means over topics of base, residual, upper and projected (a topic with nothing judged
+    counts its midpoint base + residual/2), from the arrays without building the per-topic frame;
+    pandas' group means, grouped by run number."""
+    res = _bounds_arrays(sel, [p])[p]
+    S, T = sel._S, sel._T
+    base, resid = res["base"].ravel(), res["residual"].ravel()
+    cols = {"base": base, "residual": resid, "upper": base + resid,
+            "projected": _proj_fallback(base, resid, res["projected"].ravel())}
+    out = pd.DataFrame(cols).groupby(np.repeat(np.arange(S), T), sort=False).mean()
+    out.insert(0, "name", np.asarray(sel.run_names, dtype=object))
+    return out.reset_index(drop=True)

@@ -24,8 +24,10 @@ the run factors gives their current weights (one small matrix-vector product per
 topic block of the judged document is rescaled).  Every other candidate's weight is bounded by the
 largest weight outside the head at the refresh times the largest growth of any run factor since
 then; while the head's best beats that bound the head's best is the exact argmax, otherwise the
-head is rebuilt (a sparse product over the documents in decreasing order of Method A weight, as far
-as that order can still matter).  The reported weight of a chosen document is recomputed exactly
+head is rebuilt: from the *reserve* (the next 8 x head_size candidates of the last full rebuild,
+recomputed) when the reserve's best beat the bound on everything outside it, else by a full rebuild
+(a sparse product over the documents in decreasing order of Method A weight, as far as that order
+can still matter).  The reported weight of a chosen document is recomputed exactly
 with ``math.fsum``, so ties are decided on exact values and the selection does not depend on the
 head's history: replaying the same record / bypass calls in the same order gives the same
 proposals.
@@ -42,7 +44,7 @@ from ..engine import AlignedRuns
 from ..io import read_qrels
 from .contributions import _aligned_for, _contributions
 from .oracles import NoisyOracle
-from .ranges import _bounds_frame, _gain_fn, _system_means
+from .ranges import _bounds_frame, _gain_fn, _system_frame
 from .stopping import StopRule
 from .weights import _QueueWeights
 
@@ -91,7 +93,7 @@ class JudgmentSelector(_QueueWeights):
                  initial_qrels: Any = None, tie_break: str = "deterministic", seed: int = 0,
                  pool_runs: Sequence[str] | None = None, per_topic_quota: int | Mapping[str, int] | None = None,
                  rel: float = 1.0, max_rel: float | None = None, ties: str = "trec_eval",
-                 head_size: int = 512) -> None:
+                 head_size: int = 256) -> None:
         self.p = check_probability("p", p)
         self.method = check_choice("method", method, METHODS)
         try:
@@ -133,9 +135,10 @@ class JudgmentSelector(_QueueWeights):
         S, T = a.n_runs, a.n_topics
         self._S, self._T = S, T
         frame = a.table.frame
-        self._qid = frame["qid"].to_numpy(dtype=object)
-        self._docno = frame["docno"].to_numpy(dtype=object)
         self._topic = a.table.topic_index.astype(np.int64)
+        # the qid of a row is its topic's (the table's qid column, without converting 10^5+ strings)
+        self._qid = np.asarray(self.topics, dtype=object)[self._topic]
+        self._docno = frame["docno"].to_numpy(dtype=object)
         self._topic_start = a.table.topic_start.astype(np.int64)
         J = len(frame)
         self._J = J
@@ -474,9 +477,10 @@ class JudgmentSelector(_QueueWeights):
     def _record_row(self, j: int, label: float, weight: float | None) -> None:
         ct = self._contrib
         lo, hi = ct.all_ptr[j], ct.all_ptr[j + 1]
-        segs = ct.all_seg[lo:hi]
+        # intp indices: the updates below index with them without converting each time
+        segs = ct.all_seg[lo:hi].astype(np.intp)
         c = ct.all_c[lo:hi]
-        runs = ct.all_run[lo:hi]
+        runs = ct.all_run[lo:hi].astype(np.intp)
         if self.max_rel is None:
             gain = 1.0 if label >= self.rel else 0.0
         else:
@@ -531,7 +535,8 @@ class JudgmentSelector(_QueueWeights):
     def system_bounds(self, p: float | None = None) -> pd.DataFrame:
         """Per-run means over topics of :meth:`bounds` (projected: a topic with nothing judged
         counts its midpoint base + residual/2)."""
-        return _system_means(self.bounds(p))
+        p = self.p if p is None else check_probability("p", p)
+        return _system_frame(self, p)
 
     def judged_qrels(self, include_initial: bool = True) -> pd.DataFrame:
         """The judgments as a ``qid, docno, label`` frame: initial qrels first, then in judgment order."""

@@ -11,7 +11,6 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 # relative slack when comparing a bound or a BLAS estimate with an exact weight: far above the
 # rounding error of a sum of a few hundred positive terms (~1e-13), far below any real difference
@@ -20,6 +19,9 @@ _SLACK = 1e-9
 
 class _QueueWeights:
     """Weight maintenance of the selection queue (mixed into JudgmentSelector)."""
+
+    # rows of the Method A prefix a full rebuild of the head computes at least (speed only)
+    _min_prefix = 8192
 
     # -- static methods (pooling, Method A) -----------------------------------------------------
 
@@ -106,11 +108,35 @@ class _QueueWeights:
         A = np.zeros(self._J)
         if len(nz):
             A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
-        order = nz[np.argsort(-A[nz], kind="stable")]
-        self._a_order = order
-        self._a_sorted = A[order]
+        # sorted lazily (_a_top): a selection reads a few percent of the rows, so only the prefix
+        # it reaches is sorted, the rest partitioned off
+        self._a_n = len(nz)
+        self._a_order = np.zeros(0, dtype=np.int64)
+        self._a_sorted = np.zeros(0)
+        self._a_rest, self._a_restval = nz, A[nz]
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
+        self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
         self._seg_pool = np.repeat(self._pool_mask, T)
+
+    def _a_top(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows in decreasing Method A weight and their weights, at least the first ``m + 1``
+        of them (or all): what is not yet sorted is partitioned off (every weight in it is at most
+        the last sorted one), and each extension at least quadruples the sorted prefix."""
+        have = len(self._a_order)
+        need = min(m + 1, self._a_n)
+        if have < need:
+            rest, val = self._a_rest, self._a_restval
+            k = min(len(rest), max(need - have, 3 * have))
+            if k < len(rest):
+                part = np.argpartition(-val, k - 1)
+                top, left = part[:k], part[k:]
+            else:
+                top, left = np.arange(len(rest)), np.zeros(0, dtype=np.int64)
+            top = top[np.argsort(-val[top], kind="stable")]
+            self._a_order = np.concatenate([self._a_order, rest[top]])
+            self._a_sorted = np.concatenate([self._a_sorted, val[top]])
+            self._a_rest, self._a_restval = rest[left], val[left]
+        return self._a_order, self._a_sorted
 
     def _a_prefix(self, m: int) -> Any:
         """The pool's rows in decreasing Method A order, at least the first ``m`` of them, as a CSR
@@ -118,10 +144,14 @@ class _QueueWeights:
         not for every row at once -- a selector is ready without gathering millions of entries."""
         have = self._a_rows
         if have is None or have.shape[0] < m:
-            n_rows = len(self._a_order)
+            n_rows = self._a_n
             size = n_rows if have is not None and 4 * have.shape[0] >= n_rows else min(n_rows, max(m, 4 * (
                 have.shape[0] if have is not None else 0)))
-            self._a_rows = have = self._contrib.pool[self._a_order[:size]]
+            order, _ = self._a_top(size)
+            if have is None:
+                self._a_rows = have = self._contrib.pool.take_rows(order[:size])
+            else:   # only the new rows are gathered
+                self._a_rows = have = have.append(self._contrib.pool.take_rows(order[have.shape[0]:size]))
         return have
 
     def _x_values(self, mass: np.ndarray, base: np.ndarray | None) -> np.ndarray:
@@ -148,9 +178,16 @@ class _QueueWeights:
         out = []
         for j in rows.tolist():  # only the few rows tied at the top: never a hot loop
             lo, hi = ptr[j], ptr[j + 1]
-            run = prun[lo:hi]
-            out.append(math.fsum((data[lo:hi] * (XT[topic[j], run] * g[run])).tolist()))
+            run = prun[lo:hi].astype(np.intp)   # take() with intp indices: no conversion inside
+            out.append(math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist()))
         return np.asarray(out, dtype=np.float64)
+
+    def _exact_one(self, j: int) -> float:
+        """:meth:`_exact` of one row (the same operations, so the same bits)."""
+        pool = self._contrib.pool
+        lo, hi = pool.indptr[j], pool.indptr[j + 1]
+        run = self._contrib.pool_run[lo:hi].astype(np.intp)
+        return math.fsum((pool.data[lo:hi] * (self._XT[self._topic[j]].take(run) * self._g.take(run))).tolist())
 
     def _factor_flat(self) -> np.ndarray:
         """f[s * T + q] for every segment."""
@@ -159,41 +196,21 @@ class _QueueWeights:
     def _refresh(self, n: int) -> None:
         """Rebuild the head: the available candidates of largest weight, as a dense (head x runs)
         matrix.  Weights are computed for a prefix of the rows by decreasing Method A weight,
-        long enough that no row beyond it (weight <= A * largest factor) can enter the head."""
+        long enough that no row beyond it (weight <= A * largest factor) can enter the head.
+
+        A full rebuild also keeps a *reserve*: the rows of largest weight after the head's (eight
+        times as many), with a bound on every row outside head and reserve.  The next rebuilds
+        recompute only the head's and reserve's rows, as long as their best beat that bound times
+        the growth of the factors since the full rebuild; otherwise the rebuild is full again."""
         S, T = self._S, self._T
         f = self._factor_flat()
-        fmax = float(f[self._seg_pool].max()) if self._seg_pool.any() else 0.0
         n_avail = int(np.count_nonzero(self._avail))
         k = min(max(self.head_size, 4 * n) * self._head_scale, n_avail)
-        order, A = self._a_order, self._a_sorted
-        n_rows = len(order)
-        m = min(n_rows, max(8 * k, 8192, self._prefix))
-        while True:
-            W = self._a_prefix(m)
-            sub = sp.csr_matrix((W.data[:W.indptr[m]], W.indices[:W.indptr[m]], W.indptr[:m + 1]),
-                                shape=(m, W.shape[1]))
-            v = sub @ f
-            rows = order[:m]
-            v[~self._avail[rows]] = -np.inf
-            outside = float(A[m]) * fmax if m < n_rows else -np.inf
-            n_ok = int(np.count_nonzero(np.isfinite(v)))
-            if k == 0 or n_ok < k:
-                tau = -np.inf
-            else:
-                tau = float(-np.partition(-v, k - 1)[k - 1])
-            if m == n_rows or (n_ok >= k and outside * (1 + _SLACK) < tau * (1 - _SLACK)):
-                break
-            m = min(n_rows, 4 * m)
-        self._prefix = m   # the prefix needed only grows as weights fall: start there next time
-        if n_ok <= k:
-            keep = np.isfinite(v)
-            rest_in = -np.inf
-        else:
-            keep = v >= tau
-            below = v[(~keep) & np.isfinite(v)]
-            rest_in = float(below.max()) if len(below) else -np.inf
-        rows = np.sort(rows[keep])   # table order: grouped by topic
-        rest = max(rest_in, outside)
+        picked = self._refresh_from_reserve(f, k)
+        if picked is None:
+            picked = self._refresh_full(f, k)
+        rows, rest = picked
+        rows = np.sort(rows)   # table order: grouped by topic
         # dense contributions of the head rows
         pool = self._contrib.pool
         lens = pool.indptr[rows + 1] - pool.indptr[rows]
@@ -206,25 +223,101 @@ class _QueueWeights:
         U = C * self._XT[topic]
         hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
         hpos[rows] = np.arange(len(rows))
-        g0 = np.where(self._pool_mask, self._g, 0.0)
-        XT0 = self._XT
-        with np.errstate(divide="ignore"):
-            inv_g0 = np.where(g0 > 0, 1.0 / np.where(g0 > 0, g0, 1.0), 0.0)
-            inv_x0 = np.where(XT0 > 0, 1.0 / np.where(XT0 > 0, XT0, 1.0), 0.0)
+        inv_g0, inv_x0 = self._inverse_factors()
         self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos,
                           block=np.searchsorted(topic, np.arange(T + 1)), rest=rest,
                           inv_g0=inv_g0, inv_x0=inv_x0, dirty_all=False, dirty=set())
+
+    def _inverse_factors(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """1 / the current run factors g (pool runs; 0 elsewhere) and topic factors X (0 where 0):
+        the baseline of :meth:`_growth`."""
+        inv_g0 = inv_x0 = None   # needed only for factors that can grow (_growth_since)
+        if self._g_grows:
+            g0 = np.where(self._pool_mask, self._g, 0.0)
+            inv_g0 = np.where(g0 > 0, 1.0 / np.where(g0 > 0, g0, 1.0), 0.0)
+        if self._x_grows:
+            XT0 = self._XT
+            inv_x0 = np.where(XT0 > 0, 1.0 / np.where(XT0 > 0, XT0, 1.0), 0.0)
+        return inv_g0, inv_x0
+
+    def _refresh_full(self, f: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+        """The ``k`` available rows of largest weight over the Method A prefix that can matter, and
+        the bound on every other row; keeps the reserve for :meth:`_refresh_from_reserve`."""
+        fmax = float(f[self._seg_pool].max()) if self._seg_pool.any() else 0.0
+        n_rows = self._a_n
+        m = min(n_rows, max(8 * k, self._min_prefix, self._prefix))
+        while True:
+            order, A = self._a_top(m)
+            W = self._a_prefix(m)
+            v = W.head(m) @ f
+            rows = order[:m]
+            v[~self._avail[rows]] = -np.inf
+            outside = float(A[m]) * fmax if m < n_rows else -np.inf
+            n_ok = int(np.count_nonzero(np.isfinite(v)))
+            if k == 0 or n_ok < k:
+                tau = -np.inf
+            else:
+                tau = float(-np.partition(-v, k - 1)[k - 1])
+            if m == n_rows or (n_ok >= k and outside * (1 + _SLACK) < tau * (1 - _SLACK)):
+                break
+            m = min(n_rows, 4 * m)
+        self._prefix = m   # the prefix needed only grows as weights fall: start there next time
+        self._reserve = None
+        if n_ok <= k:
+            keep = np.isfinite(v)
+            return rows[keep], max(-np.inf, outside)
+        keep = v >= tau
+        below = v[(~keep) & np.isfinite(v)]
+        rest = max(float(below.max()) if len(below) else -np.inf, outside)
+        # the reserve: head and the next 8k rows; the bound on the others, at today's factors
+        r = min(n_ok, 9 * k)
+        if r > int(np.count_nonzero(keep)) and r < n_ok:
+            cut = float(-np.partition(-v, r)[r])            # the largest weight left out
+            cand = np.flatnonzero(v > cut)
+            res_rest = max(cut, outside)
+            inv_g0, inv_x0 = self._inverse_factors()
+            self._reserve = dict(rows=rows[cand], W=self._contrib.pool.take_rows(rows[cand]), rest=res_rest,
+                                 inv_g0=inv_g0, inv_x0=inv_x0)
+        return rows[keep], rest
+
+    def _refresh_from_reserve(self, f: np.ndarray, k: int) -> tuple[np.ndarray, float] | None:
+        """The head from the reserve kept by the last full rebuild, when the reserve alone decides
+        it: its ``k``-th best weight beats the bound on every row outside it (the bound at the full
+        rebuild times the growth of any factor since).  None when it does not."""
+        res = self._reserve
+        if res is None or k == 0:
+            return None
+        v = res["W"] @ f
+        v[~self._avail[res["rows"]]] = -np.inf
+        n_ok = int(np.count_nonzero(np.isfinite(v)))
+        if n_ok <= k:
+            return None
+        tau = float(-np.partition(-v, k - 1)[k - 1])
+        bound = res["rest"]
+        if bound != -np.inf:
+            bound *= self._growth_since(res["inv_g0"], res["inv_x0"])
+        if not bound * (1 + _SLACK) < tau * (1 - _SLACK):
+            return None
+        keep = v >= tau
+        below = v[(~keep) & np.isfinite(v)]
+        rest = max(float(below.max()) if len(below) else -np.inf, bound)
+        return res["rows"][keep], rest
+
+    def _growth_since(self, inv_g0: np.ndarray | None, inv_x0: np.ndarray | None) -> float:
+        """Upper bound on the growth of any segment's factor since the factors whose inverses are
+        given: w <= w0 * max(f / f0) for every row."""
+        rho = 1.0
+        if self._x_grows:
+            rho *= float((self._XT * inv_x0).max())
+        if self._g_grows:
+            rho *= float((self._g * inv_g0).max())
+        return rho
 
     def _growth(self) -> float:
         """Upper bound on the growth of any segment's factor since the last refresh: w <= w0 *
         max(f / f0) for every row outside the head."""
         h = self._head
-        rho = 1.0
-        if self._x_grows:
-            rho *= float((self._XT * h["inv_x0"]).max())
-        if self._g_grows:
-            rho *= float((self._g * h["inv_g0"]).max())
-        return rho
+        return self._growth_since(h["inv_g0"], h["inv_x0"])
 
     def _head_weights(self) -> np.ndarray:
         h = self._head
@@ -265,11 +358,12 @@ class _QueueWeights:
                 break
             if fresh:
                 self._head_scale *= 4
+                self._reserve = None   # a fresh head could not decide: the next rebuild is full
             self._hpos[self._head["rows"]] = -1
             self._head = None
         if n == 1 and np.count_nonzero(w >= tau * (1 - _SLACK)) == 1:
             rows = self._head["rows"][best:best + 1]
-            return rows, self._exact(rows)
+            return rows, np.array([self._exact_one(int(rows[0]))])
         cand = np.flatnonzero(w >= tau * (1 - _SLACK))
         rows = self._head["rows"][cand]
         exact = self._exact(rows)
@@ -279,17 +373,20 @@ class _QueueWeights:
 
     def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray) -> None:
         """Only the factors of the runs that retrieved the judged document change: in its topic
-        (X) and, for run-level scopes, the run's factor in every topic (g)."""
+        (X) and, for run-level scopes, the run's factor in every topic (g).  ``segs`` and ``runs``
+        are ``intp`` arrays (indexing with them needs no conversion)."""
         h = self._head
         if self._x_query:
-            self._XT[t, runs] = self._x_values(self._mass[segs], self._base[segs] if self._c_query else None)
+            XT_t = self._XT[t]
+            XT_t.put(runs, self._x_values(self._mass.take(segs), self._base.take(segs) if self._c_query else None))
             if h is not None:
                 a, b = h["block"][t], h["block"][t + 1]
                 if b > a:
-                    np.multiply(h["C"][a:b], self._XT[t], out=h["U"][a:b])
+                    np.multiply(h["C"][a:b], XT_t, out=h["U"][a:b])
                     h["dirty"].add(t)
         if not self._g_const:
-            self._g[runs] = self._g_values(self._msum[runs], self._bsum[runs])
+            # every run's factor from the run sums (those of other runs come out as they were):
+            # a few operations on n_runs values instead of gathering and scattering the changed ones
+            self._g = self._g_values(self._msum, self._bsum)
             if h is not None:
                 h["dirty_all"] = True
-
