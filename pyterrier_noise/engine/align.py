@@ -424,7 +424,11 @@ class AlignedRuns:
         # parallelises the alignment as well as the parsing.  When the alignment must be one piece
         # (include_unjudged grows one table; topics="runs"; keep_docnos) the files are read by
         # threads in this process instead: decompression and Arrow's parser release the GIL.
-        by_process = not serial and size >= 400_000 and len(names) >= 2 and fork_available()
+        # Run files are read by threads of this process, n_jobs files at a time (decompression and
+        # Arrow's parser release the GIL), and aligned in one piece: faster than forked chunks,
+        # which each parse their files and send their arrays back through a pipe.
+        by_process = (files is None and not serial and size >= 400_000 and len(names) >= 2
+                      and fork_available())
         n_chunks = min(n_jobs, len(names)) if by_process else 1
         bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
         jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]

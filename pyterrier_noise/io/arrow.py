@@ -2,7 +2,6 @@
 for plain single-delimiter runs; anything irregular is left to :mod:`.trec`'s validating reader."""
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 from typing import Sequence
 
@@ -19,16 +18,18 @@ __all__ = ["read_arrow_run", "run_file_columns"]
 def read_arrow_run(path: PathLike) -> pa.Table | None:
     """One TREC run file (plain or gzip) as an Arrow table of qid, docno, rank, score, or None when
     it is not a plain single-delimiter run with finite numbers (the caller then uses the validating
-    pandas reader, which names the offending line).  Decompression and parsing release the GIL, so
-    several files are read at once in threads."""
+    pandas reader, which names the offending line).  Decompression (Arrow's, by the gzip magic
+    bytes, whatever the file's name) and parsing release the GIL, so several files are read at
+    once in threads."""
     try:
         data = Path(path).read_bytes()
     except OSError:
         return None   # the pandas reader says what is wrong with the path
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError):
+            with pa.input_stream(pa.py_buffer(data), compression="gzip") as stream:
+                data = stream.read()
+        except (OSError, EOFError, pa.ArrowException):
             return None
     if b"\0" in data:
         return None   # a NUL byte: the pandas reader names its line
