@@ -91,14 +91,28 @@ def _batch_memory() -> None:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     _batch_memory()
-    from ..io import read_qrels, run_file_arguments
-    from ..measures import evaluate
+    import os
+    from pathlib import Path
 
-    qrels = read_qrels(args.qrels, fractional=args.fractional)
-    runs = run_file_arguments(args.runs)   # unread: the engine parses them (one reader, one pool)
-    # a one-line status on stderr for reading and aligning, and for evaluating, when either takes
-    # more than about 2 s (not with --quiet, nor when stderr is not a terminal)
-    res = evaluate(runs, qrels, args.measures, ties=args.ties, perquery=args.per_query, progress=args.progress)
+    runs = None
+    if Path(args.qrels).is_file():
+        # start reading the run files in threads at once (pyarrow and numpy only), while pandas,
+        # the measures and the qrels are imported and read; the engine aligns what they read
+        from ..io.arrow import RunFileReader
+        from ..io.files import run_file_arguments
+        runs = RunFileReader(run_file_arguments(args.runs), os.cpu_count() or 1)
+    try:
+        from ..io import read_qrels, run_file_arguments
+        from ..measures import evaluate
+        qrels = read_qrels(args.qrels, fractional=args.fractional)
+        if runs is None:   # qrels named otherwise (an ir_datasets id): its errors come first
+            runs = run_file_arguments(args.runs)   # unread: the engine parses them
+        # a one-line status on stderr for reading and aligning, and for evaluating, when either
+        # takes more than about 2 s (not with --quiet, nor when stderr is not a terminal)
+        res = evaluate(runs, qrels, args.measures, ties=args.ties, perquery=args.per_query, progress=args.progress)
+    finally:
+        if runs is not None and not isinstance(runs, list):
+            runs.forget()
     out = sys.stdout
     if args.format == "tsv":
         out.write("run\tqid\tmeasure\tvalue\tresidual\n")

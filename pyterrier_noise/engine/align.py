@@ -43,7 +43,7 @@ import pandas as pd
 
 from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
-from ..io import list_run_files, read_runs, read_trec_run, run_file_columns, run_name
+from ..io import RunFileReader, list_run_files, read_runs, read_trec_run, run_file_columns, run_name
 from . import kernels
 from .kernels import position_weights
 from .spec import CWL_DEPTH, GROUPED_POLICIES, NONLINEAR, TIE_POLICIES, MeasureSpec
@@ -157,7 +157,11 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     if columns:
         cols = items
     else:
-        cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
+        if isinstance(items, RunFileReader):   # files already being read
+            cols = items.columns(arrow_docnos=True)
+            items = items.paths
+        else:
+            cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
         if cols is None:
             frames = [read_trec_run(p) for p in items] if are_files else items
             cols = _columns_from_frames(frames)
@@ -379,9 +383,10 @@ class AlignedRuns:
         """Align runs to qrels.
 
         ``runs``: ``{name: results frame}`` or anything :func:`~pyterrier_noise.io.read_runs`
-        takes (run files are parsed by Arrow's CSV reader; a large input is aligned in parallel
-        processes by chunks of runs, or, when the alignment must be one piece, its files are
-        read several at a time in threads).
+        takes, or a :class:`~pyterrier_noise.io.RunFileReader` already reading run files.  Run
+        files are parsed by Arrow's CSV reader, several at a time in threads, while the qrels
+        are read, and aligned in one piece; a large input of frames is aligned in parallel
+        processes by chunks of runs.
         ``qrels``: anything :func:`~pyterrier_noise.io.read_qrels` takes, or a
         :class:`JudgmentTable`.  ``topics``: the topics to evaluate (default: those of the qrels;
         ``"runs"``: those the runs answer, in natural order); a topic a run does not answer scores
@@ -391,48 +396,56 @@ class AlignedRuns:
         ``include_unjudged``: add a table row (label NaN) for every retrieved document without a
         judgment, so that label versions can judge documents the qrels never did (judgment
         selection, pooling simulations).  ``keep_docnos``: keep the docno of every position.
-        ``n_jobs``: processes aligning a large input, or threads reading its run files when the
-        alignment is one piece (default: the machine's cores; 1 = neither).
+        ``n_jobs``: threads reading run files, or processes aligning a large input of frames
+        (default: the machine's cores; 1 = neither).
         """
         topics_from_runs = _check_options(ties, on_topic_mismatch, topics)
-        table = qrels if isinstance(qrels, JudgmentTable) else \
-            JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
+        n_jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
         serial = keep_docnos or include_unjudged or topics_from_runs
-        files = None
-        if are_run_paths(runs):
-            paths = [Path(runs)] if isinstance(runs, (str, os.PathLike)) else [Path(x) for x in runs]
-            files = [f for p in paths for f in (list_run_files(p) if p.is_dir() else [p])]
+        files = reader = None
+        if are_run_paths(runs) or isinstance(runs, RunFileReader):
+            if isinstance(runs, RunFileReader):
+                reader, files = runs, list(runs.paths)
+            else:
+                paths = [Path(runs)] if isinstance(runs, (str, os.PathLike)) else [Path(x) for x in runs]
+                files = [f for p in paths for f in (list_run_files(p) if p.is_dir() else [p])]
             names = [run_name(f) for f in files]
             if len(set(names)) != len(names):
                 raise InputError("two run files share a name (a run's name is its file name without .gz)")
-        elif not isinstance(runs, Mapping):
-            runs = read_runs(runs)
-        elif not all(isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
-                     and v.attrs.get("source") for v in runs.values()):
-            runs = read_runs(runs)
+            if reader is None:   # read the files in threads while the qrels are read
+                reader = RunFileReader(files, n_jobs)
+        try:
+            table = qrels if isinstance(qrels, JudgmentTable) else \
+                JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
+        except BaseException:
+            if reader is not None and reader is not runs:
+                reader.forget()
+            raise
         if files is None:
+            if not isinstance(runs, Mapping) or not all(
+                    isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
+                    and v.attrs.get("source") for v in runs.values()):
+                runs = read_runs(runs)
             if not runs:
                 raise InputError("no runs to evaluate")
             names, items = list(runs.keys()), list(runs.values())
-            size = sum(len(f) for f in items)
+            # Large inputs of frames are aligned in forked chunks of runs.  Run files are read by
+            # threads of this process (decompression and Arrow's parser release the GIL) and aligned
+            # in one piece: faster than forked chunks, which each parsed their files and sent their
+            # arrays back through a pipe.  So is an alignment that must be one piece
+            # (include_unjudged grows one table; topics="runs"; keep_docnos).
+            by_process = (not serial and sum(len(f) for f in items) >= 400_000 and len(names) >= 2
+                          and fork_available())
+            n_chunks = min(n_jobs, len(names)) if by_process else 1
+            bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
+            jobs = [(names[a:b], items[a:b], False) for a, b in zip(bounds[:-1], bounds[1:])]
         else:
-            items = files
-            # about 20 bytes a line, gzip or not; a missing file is reported by the reader
-            size = sum(f.stat().st_size for f in files if f.is_file()) // 20
-        n_jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
-        # Large inputs are aligned in forked chunks of runs (each reads its own files), which
-        # parallelises the alignment as well as the parsing.  When the alignment must be one piece
-        # (include_unjudged grows one table; topics="runs"; keep_docnos) the files are read by
-        # threads in this process instead: decompression and Arrow's parser release the GIL.
-        # Run files are read by threads of this process, n_jobs files at a time (decompression and
-        # Arrow's parser release the GIL), and aligned in one piece: faster than forked chunks,
-        # which each parse their files and send their arrays back through a pipe.
-        by_process = (files is None and not serial and size >= 400_000 and len(names) >= 2
-                      and fork_available())
-        n_chunks = min(n_jobs, len(names)) if by_process else 1
-        bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
-        jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]
-        parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
+            jobs = [(names, reader, True)]
+        try:
+            parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
+        finally:
+            if reader is not None and reader is not runs:
+                reader.forget()   # the caller's own reader keeps its columns for other alignments
         return cls._assemble(names, table, ties, parts, include_unjudged or topics_from_runs, on_topic_mismatch,
                              keep_docnos)
 

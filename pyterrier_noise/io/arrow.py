@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from .trec import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem
+from .files import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem
 
-__all__ = ["read_arrow_run", "run_file_columns"]
+__all__ = ["read_arrow_run", "run_file_columns", "RunFileReader"]
 
 
 def read_arrow_run(path: PathLike) -> pa.Table | None:
@@ -66,12 +66,69 @@ def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1, arrow_docnos
     docnos as a ``pyarrow.StringArray`` with ``arrow_docnos=True``), the score and the 0-based
     rank; or None where a file is not a plain single-delimiter TREC run with finite numbers (then
     read it with :func:`~pyterrier_noise.io.read_trec_run`, which names the offending line)."""
-    if n_threads > 1 and len(paths) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(min(n_threads, len(paths))) as pool:
-            tables = list(pool.map(read_arrow_run, paths))
-    else:
-        tables = [read_arrow_run(p) for p in paths]
+    return RunFileReader(paths, n_threads).columns(arrow_docnos)
+
+
+class RunFileReader:
+    """Run files being read: ``RunFileReader(paths, n_threads)`` starts reading them with
+    :func:`read_arrow_run` at once, ``n_threads`` files at a time in threads (decompression and
+    Arrow's parser release the GIL), so that a caller can do other work (imports, the qrels)
+    meanwhile; :meth:`columns` waits for them and returns what :func:`run_file_columns` returns.
+
+    :meth:`~pyterrier_noise.engine.AlignedRuns.build` and :func:`~pyterrier_noise.measures.evaluate`
+    take one in place of the paths (the files' run names are their names without ``.gz``).
+
+    Example::
+
+        from pathlib import Path
+        from pyterrier_noise.io import RunFileReader, list_run_files
+        reading = RunFileReader(list_run_files(Path("../shared/data/trec-covid-round1/runs"))[:2], 2)
+        run_idx, qcodes, qids, dcodes, docnos, score, rank = reading.columns()
+    """
+
+    def __init__(self, paths: Sequence[PathLike], n_threads: int = 1):
+        self.paths = [Path(p) for p in paths]
+        self._cache: dict = {}
+        self._pool = None
+        if n_threads > 1 and len(self.paths) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(min(n_threads, len(self.paths)))
+            self._pending = [self._pool.submit(read_arrow_run, p) for p in self.paths]
+        else:
+            self._pending = None
+
+    def _tables(self) -> list:
+        if self._pending is None:
+            return [read_arrow_run(p) for p in self.paths]
+        try:
+            return [f.result() for f in self._pending]
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop reading (files not yet started are not read) and free the threads."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def columns(self, arrow_docnos: bool = False) -> tuple | None:
+        """The columns of :func:`run_file_columns` (computed once; later calls return them again)."""
+        key = "tables"
+        if key not in self._cache:
+            self._cache[key] = self._tables()
+        if arrow_docnos not in self._cache:
+            self._cache[arrow_docnos] = _columns_of_tables(self.paths, self._cache[key], arrow_docnos)
+        return self._cache[arrow_docnos]
+
+    def forget(self) -> None:
+        """Drop the tables and columns read (their memory), once no more alignments need them."""
+        self.close()
+        self._cache.clear()
+        self._pending = None
+
+
+def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bool) -> tuple | None:
+    """:func:`run_file_columns` of the tables :func:`read_arrow_run` read from ``paths``."""
     if any(t is None for t in tables):
         return None
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)

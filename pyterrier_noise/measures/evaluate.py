@@ -17,7 +17,7 @@ from .._validation import InputError
 from .._progress import status
 from .._warnings import NoiseWarning
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
-from ..io import read_runs, run_file_arguments
+from ..io import RunFileReader, read_runs, run_file_arguments
 from .classes import INSQResidual, INSTResidual, RBPResidual, _NoiseMeasure, check_params
 
 __all__ = ["evaluate", "to_spec", "with_residuals", "judgment_table", "check_judgments"]
@@ -128,8 +128,9 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
              topics: Sequence[str] | pd.DataFrame | None = None, progress: bool = False) -> pd.DataFrame:
     """Evaluate runs with the aligned engine: one alignment per tie policy, all measures at once.
 
-    ``runs``: ``{name: frame}``, a directory or list of TREC run files, or one frame (with a
-    ``name`` column for several systems).  ``measures``: measure objects or ir_measures strings
+    ``runs``: ``{name: frame}``, a directory or list of TREC run files (read in threads while
+    the qrels are read), a :class:`~pyterrier_noise.io.RunFileReader` already reading them, or
+    one frame (with a ``name`` column for several systems).  ``measures``: measure objects or ir_measures strings
     (``"RBP(p=0.8)"``, ``"INST(T=3,max_rel=2)"``, ``"AP"``, ``"nDCG@10"``...).  ``ties``
     overrides every measure's own tie policy.
 
@@ -153,10 +154,23 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     measures = list(measures)
     if not measures:
         raise InputError("no measures given")
-    if are_run_paths(runs):   # files go straight to the engine's Arrow reader: one reader, one pool
-        runs = run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs)
-    elif not isinstance(runs, dict):
+    own_reader = None
+    if are_run_paths(runs):
+        # files go straight to the engine's Arrow reader, in threads while the qrels are read
+        runs = own_reader = RunFileReader(
+            run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs), os.cpu_count() or 1)
+    elif not isinstance(runs, (dict, RunFileReader)):
         runs = read_runs(runs)
+    try:
+        return _evaluate(runs, qrels, measures, ties, perquery, on_topic_mismatch, topics, progress)
+    finally:
+        if own_reader is not None:
+            own_reader.forget()
+
+
+def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_topic_mismatch: str,
+              topics, progress: bool) -> pd.DataFrame:
+    """:func:`evaluate` once its runs are frames or a :class:`~pyterrier_noise.io.RunFileReader`."""
     parsed = [(str(m), *to_spec(m)) for m in measures]
     table = judgment_table(qrels, topics)
     check_judgments(table)
@@ -164,10 +178,13 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     for label, spec, own_ties in parsed:
         groups[ties or own_ties].append((label, spec))
     frames = []
-    for policy, items in groups.items():
-        what = f"{len(runs)} runs" if isinstance(runs, (list, dict)) else "the runs"
-        with status(f"reading and aligning {what}" if are_run_paths(runs) else f"aligning {what}", progress):
+    reading = isinstance(runs, RunFileReader)
+    for k, (policy, items) in enumerate(groups.items()):
+        what = f"{len(runs.paths if reading else runs)} runs"
+        with status(f"reading and aligning {what}" if reading else f"aligning {what}", progress):
             aligned = AlignedRuns.build(runs, table, ties=policy, on_topic_mismatch=on_topic_mismatch)
+        if reading and k == len(groups) - 1:
+            runs.forget()   # the last alignment: the columns read are no longer needed
         wanted = []
         for _, spec in items:
             wanted.append(spec)
