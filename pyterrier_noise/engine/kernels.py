@@ -76,8 +76,12 @@ def inst_utility(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str
     depth = G.shape[0]
     rank_col = np.arange(depth, dtype=np.float64)[:, None, None]
     S = np.cumsum(G, axis=0)
-    x = rank_col + 1.0 + 2.0 * spec.T - S
-    C = ((x - 1.0) / x) ** 2
+    # x = i + 2T - S_i and C = ((x - 1) / x)^2, with as few full-size temporaries as the same
+    # operations allow (in place; x overwrites S where the tail does not need S)
+    x = np.subtract(rank_col + 1.0 + 2.0 * spec.T, S, out=S if spec.tail == "cwl" else None)
+    C = x - 1.0
+    C /= x
+    np.square(C, out=C)   # what ** 2 computes
     del x
     P = np.empty_like(G)
     P[0] = 1.0

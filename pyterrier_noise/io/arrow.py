@@ -54,7 +54,10 @@ def read_arrow_run(path: PathLike) -> pa.Table | None:
     rank = t.column("rank").to_numpy()
     if _rank_problem(rank).any() or not np.isfinite(t.column("score").to_numpy()).all():
         return None   # the pandas reader names the line
-    return t
+    # one chunk with one dictionary per column, made here (in the reading thread): the parser's
+    # blocks each have their own dictionary, and merging those of every file afterwards, in the
+    # caller's thread, costs several times more (benchmarks/w1_process.py)
+    return t.unify_dictionaries().combine_chunks()
 
 
 def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1, arrow_docnos: bool = False) -> tuple | None:
