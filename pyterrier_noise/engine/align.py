@@ -120,6 +120,26 @@ def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool
     return parts
 
 
+def _align_columns_in_threads(names: list[str], cols: tuple, table: "JudgmentTable", ties: str,
+                              n_threads: int) -> list:
+    """Align run files' columns (:func:`~pyterrier_noise.io.run_file_columns`) in ``n_threads``
+    chunks of runs at once, in threads (numpy's sorts and gathers release the GIL); the parts in
+    order, as :func:`_run_chunks` gives them."""
+    run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
+    # chunks of whole runs with about as many lines each; rows are in run order
+    first_row = np.searchsorted(run_idx, np.arange(len(names) + 1))
+    cut = np.unique(np.searchsorted(first_row, np.linspace(0, len(run_idx), n_threads + 1)[1:-1]))
+    bounds = [0, *[int(c) for c in cut if 0 < c < len(names)], len(names)]
+    jobs = []
+    for r0, r1 in zip(bounds[:-1], bounds[1:]):
+        a, b = first_row[r0], first_row[r1]
+        jobs.append((names[r0:r1], (run_idx[a:b] - r0, qcodes[a:b], quniq, dcodes[a:b], duniq, score[a:b], rank[a:b])))
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        futures = [pool.submit(_align_chunk, n, c, False, table, ties, False, False, columns=True) for n, c in jobs]
+        return [f.result() for f in futures]
+
+
 def _align_job(i: int) -> dict:
     """One chunk in a worker; only what the parent cannot rebuild is sent back through the pipe:
     judgment rows as int32 (the table has fewer than 2**31 rows) and no tie groups when every
@@ -429,23 +449,30 @@ class AlignedRuns:
             if not runs:
                 raise InputError("no runs to evaluate")
             names, items = list(runs.keys()), list(runs.values())
-            # Large inputs of frames are aligned in forked chunks of runs.  Run files are read by
-            # threads of this process (decompression and Arrow's parser release the GIL) and aligned
-            # in one piece: faster than forked chunks, which each parsed their files and sent their
-            # arrays back through a pipe.  So is an alignment that must be one piece
-            # (include_unjudged grows one table; topics="runs"; keep_docnos).
+            # a large input of frames is aligned in forked chunks of runs
             by_process = (not serial and sum(len(f) for f in items) >= 400_000 and len(names) >= 2
                           and fork_available())
             n_chunks = min(n_jobs, len(names)) if by_process else 1
             bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
-            jobs = [(names[a:b], items[a:b], False) for a, b in zip(bounds[:-1], bounds[1:])]
+            parts = _run_chunks([(names[a:b], items[a:b], False) for a, b in zip(bounds[:-1], bounds[1:])],
+                                table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
         else:
-            jobs = [(names, reader, True)]
-        try:
-            parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
-        finally:
-            if reader is not None and reader is not runs:
-                reader.forget()   # the caller's own reader keeps its columns for other alignments
+            # Run files are read by threads of this process (decompression and Arrow's parser
+            # release the GIL), then aligned in chunks of runs by threads (numpy releases it too):
+            # faster than forked chunks, which each parsed their files and sent their arrays back
+            # through a pipe.  An alignment that must be one piece (include_unjudged grows one
+            # table; topics="runs"; keep_docnos) is one chunk, and so are files the fast reader
+            # leaves to the validating one (not plain runs: it names the offending line).
+            try:
+                cols = reader.columns(arrow_docnos=True)
+                if cols is not None and not serial and n_jobs > 1 and len(names) > 1:
+                    parts = _align_columns_in_threads(names, cols, table, ties, n_jobs)
+                else:
+                    parts = _run_chunks([(names, reader, True)], table, ties, keep_docnos, include_unjudged,
+                                        n_jobs, topics_from_runs)
+            finally:
+                if reader is not runs:
+                    reader.forget()   # a caller's own reader keeps its columns for other alignments
         return cls._assemble(names, table, ties, parts, include_unjudged or topics_from_runs, on_topic_mismatch,
                              keep_docnos)
 
