@@ -42,26 +42,22 @@ def _fmt(x: float) -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else repr(float(x))
 
 
-def _fmt_column(values) -> Any:
-    """:func:`_fmt` over a column at once: numpy's float64 text is the shortest round-trip repr,
-    as Python's ``repr`` (tests/test_pool.py checks them equal on random bit patterns)."""
+def _fmt_column(values) -> list:
+    """:func:`_fmt` over a column: Python's ``repr`` (the shortest round-trip text, numpy's float64
+    text too: tests/test_pool.py checks them equal on random bit patterns) is about twice as fast
+    as numpy's conversion to text."""
     import numpy as np
-    v = np.asarray(values, dtype=np.float64)
-    text = v.astype(str).astype(object)
-    text[np.isnan(v)] = ""
-    return text
+    return ["" if x != x else repr(x) for x in np.asarray(values, dtype=np.float64).tolist()]
 
 
 def _tsv_lines(res) -> str:
     """The per-row TSV body (no header) of an :func:`~pyterrier_noise.measures.evaluate` frame,
-    built column by column (no Python loop per row)."""
-    import pandas as pd
+    built column by column (one join per line, no formatting per row)."""
     if len(res) == 0:
         return ""
-    cols = [res["name"].astype(str), res["qid"].astype(str), res["measure"].astype(str),
-            pd.Series(_fmt_column(res["value"]), index=res.index),
-            pd.Series(_fmt_column(res["residual"]), index=res.index)]
-    return "\n".join(cols[0].str.cat(cols[1:], sep="\t").tolist()) + "\n"
+    cols = [res[c].astype(str).tolist() for c in ("name", "qid", "measure")]
+    cols += [_fmt_column(res["value"]), _fmt_column(res["residual"])]
+    return "\n".join(map("\t".join, zip(*cols))) + "\n"
 
 
 def _batch_memory() -> None:

@@ -724,6 +724,22 @@ class AlignedRuns:
                     gain_of[k] = kernels.gains(L, spec)
             return gain_of[k]
 
+        # One version (a single evaluation): INST's dense C/W/L passes, the longest kernel, run in
+        # two threads (its lower and upper bound) while this thread computes the other measures;
+        # numpy releases the GIL in them.  Several versions (replicates) stay in this thread.
+        pool = None
+        if L.shape[1] == 1 and self.ties in ("trec_eval", "given") and any(s.family == "INST" for s in specs):
+            from concurrent.futures import ThreadPoolExecutor
+            self.judged_positions()   # computed and cached once, before the threads read it
+            pool = ThreadPoolExecutor(2)
+            for s in specs:
+                key = (s.T, s.rel, s.max_rel, s.tail)
+                if s.family == "INST" and key not in inst_bounds:
+                    need_upper = any(x.family == "INST" and (x.T, x.rel, x.max_rel, x.tail) == key
+                                     and x.component != "value" for x in specs)
+                    inst_bounds[key] = (pool.submit(kernels.inst_bound, self, s, L, "lower"),
+                                        pool.submit(kernels.inst_bound, self, s, L, "upper") if need_upper else None)
+
         for spec in specs:
             fam = spec.family
             if self.ties in ("optimistic", "pessimistic") or (self.ties == "expected" and fam in NONLINEAR):
@@ -762,10 +778,15 @@ class AlignedRuns:
                 if key not in inst_bounds:
                     inst_bounds[key] = kernels.inst_bounds(self, spec, L, need_upper)
                 lower, upper = inst_bounds[key]
+                if hasattr(lower, "result"):   # computed in a thread (above)
+                    lower, upper = lower.result(), None if upper is None else upper.result()
+                    inst_bounds[key] = (lower, upper)
                 out[spec] = {"value": lower, "residual": None if upper is None else upper - lower,
                              "upper": upper}[spec.component]
             else:
                 raise AssertionError(fam)
+        if pool is not None:
+            pool.shutdown()
         return out
 
 
