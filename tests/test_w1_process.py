@@ -69,6 +69,9 @@ def test_reader_columns_are_computed_once_and_forgotten(tmp_path):
     first, msgs = _caught(reader.columns)
     again, msgs2 = _caught(reader.columns)
     assert again is first and len(msgs) == 2 and msgs2 == []   # announced once
+    # the other docno form, converted from the columns kept (the tables are freed)
+    as_arrow = reader.columns(arrow_docnos=True)
+    assert as_arrow[4].to_pylist() == list(first[4]) and as_arrow[3] is first[3]
     reader.forget()
     third, _ = _caught(reader.columns)   # read again (serially) after forget
     assert third is not first and all(np.array_equal(a, b) for a, b in zip(third, first) if isinstance(a, np.ndarray))

@@ -115,12 +115,18 @@ class RunFileReader:
             self._pool = None
 
     def columns(self, arrow_docnos: bool = False) -> tuple | None:
-        """The columns of :func:`run_file_columns` (computed once; later calls return them again)."""
-        key = "tables"
-        if key not in self._cache:
-            self._cache[key] = self._tables()
+        """The columns of :func:`run_file_columns` (computed once; later calls return them again,
+        the docnos converted to the form asked for).  The parsed tables are freed once their
+        columns are made."""
+        if not self._cache:
+            self._cache[arrow_docnos] = _columns_of_tables(self.paths, self._tables(), arrow_docnos)
         if arrow_docnos not in self._cache:
-            self._cache[arrow_docnos] = _columns_of_tables(self.paths, self._cache[key], arrow_docnos)
+            cols = self._cache[not arrow_docnos]
+            if cols is not None:
+                duniq = pa.array(cols[4], type=pa.string()) if arrow_docnos else \
+                    np.asarray(cols[4].to_pylist(), dtype=object)
+                cols = (*cols[:4], duniq, *cols[5:])
+            self._cache[arrow_docnos] = cols
         return self._cache[arrow_docnos]
 
     def forget(self) -> None:
