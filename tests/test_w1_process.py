@@ -1,7 +1,7 @@
 """W1 as a whole process (issue 19): run files read by threads while the qrels and imports proceed
-(``RunFileReader``), aligned in chunks of runs by threads, INST's bounds in threads, the lazy
-``io`` package.  Every check compares the fast path with the path it replaces (serial reading, one
-alignment in one piece, the serial kernel) or with the lines of the files themselves."""
+(``RunFileReader``), the lazy ``io`` package, what the command imports.  Every check compares the
+fast path with the path it replaces (serial reading, frames from the validating reader) or with
+the lines of the files themselves."""
 from __future__ import annotations
 
 import gzip
@@ -15,7 +15,7 @@ import pytest
 from conftest import random_collection
 from pyterrier_noise._validation import InputError
 from pyterrier_noise._warnings import CoercionWarning
-from pyterrier_noise.engine import AlignedRuns, JudgmentTable, MeasureSpec, kernels
+from pyterrier_noise.engine import AlignedRuns, JudgmentTable
 from pyterrier_noise.io import RunFileReader, run_file_columns, run_name
 
 
@@ -79,21 +79,21 @@ def test_reader_columns_are_computed_once_and_forgotten(tmp_path):
 
 @pytest.mark.parametrize("ties", ["trec_eval", "given", "expected"])
 @pytest.mark.parametrize("seed", [3, 4])
-def test_threaded_chunks_align_as_one_piece(tmp_path, ties, seed):
-    # chunks of runs aligned by threads (n_jobs=3) against the alignment in one piece (n_jobs=1)
-    # and against the frames the validating reader gives (an independent path)
+def test_files_read_in_threads_align_as_frames(tmp_path, ties, seed):
+    # files read by threads (n_jobs=3) against files read in this thread (n_jobs=1) and against
+    # the frames the validating reader gives (an independent path)
     paths, qrels, _ = _write_runs(tmp_path, seed=seed, n_runs=7)
     table = JudgmentTable.from_qrels(qrels)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoercionWarning)
-        chunked = AlignedRuns.build(paths, table, ties=ties, n_jobs=3)
+        threaded = AlignedRuns.build(paths, table, ties=ties, n_jobs=3)
         whole = AlignedRuns.build(paths, table, ties=ties, n_jobs=1)
         from pyterrier_noise.io import read_trec_run
         frames = AlignedRuns.build({run_name(p): read_trec_run(p) for p in paths}, table, ties=ties)
-    assert chunked.run_names == whole.run_names == frames.run_names == [run_name(p) for p in paths]
+    assert threaded.run_names == whole.run_names == frames.run_names == [run_name(p) for p in paths]
     for other in (whole, frames):
         for attr in ("seg_len", "seg_start", "pos", "jidx", "group_start", "group_end"):
-            assert np.array_equal(getattr(chunked, attr), getattr(other, attr)), attr
+            assert np.array_equal(getattr(threaded, attr), getattr(other, attr)), attr
 
 
 def test_a_bad_file_among_many_is_named_with_its_line(tmp_path):
@@ -106,7 +106,7 @@ def test_a_bad_file_among_many_is_named_with_its_line(tmp_path):
             AlignedRuns.build([*paths, bad], qrels)
 
 
-def test_a_duplicate_document_in_a_threaded_chunk_is_an_error(tmp_path):
+def test_a_duplicate_document_in_files_read_in_threads_is_an_error(tmp_path):
     paths, qrels, _ = _write_runs(tmp_path, seed=6)
     dup = tmp_path / "zz_dup"
     dup.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d1 2 1.0 t\n")
@@ -114,21 +114,6 @@ def test_a_duplicate_document_in_a_threaded_chunk_is_an_error(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CoercionWarning)
             AlignedRuns.build([*paths, dup], qrels, n_jobs=2)
-
-
-@pytest.mark.parametrize("tail", ["cwl", "exact"])
-def test_inst_bounds_in_threads_equal_the_serial_kernel(tail):
-    # a single evaluation computes INST's two bounds in threads; the serial kernel is the reference
-    runs, qrels = random_collection(7, n_runs=4, n_topics=5, depth=20)
-    aligned = AlignedRuns.build(runs, qrels)
-    specs = [MeasureSpec("INST", component=c, T=3.0, max_rel=2.0, tail=tail) for c in ("value", "residual", "upper")]
-    specs += [MeasureSpec("RBP", p=0.8), MeasureSpec("AP")]
-    out = aligned.evaluate(specs)
-    lower, upper = kernels.inst_bounds(aligned, specs[0], aligned.label_matrix(), True)
-    n = (aligned.n_runs, aligned.n_topics, 1)
-    assert np.array_equal(out[specs[0]], lower.reshape(n))
-    assert np.array_equal(out[specs[1]], (upper - lower).reshape(n))
-    assert np.array_equal(out[specs[2]], upper.reshape(n))
 
 
 def test_evaluate_of_files_equals_evaluate_of_frames(tmp_path):

@@ -93,26 +93,6 @@ def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool
     return parts
 
 
-def _align_columns_in_threads(names: list[str], cols: tuple, table: "JudgmentTable", ties: str,
-                              n_threads: int) -> list:
-    """Align run files' columns (:func:`~pyterrier_noise.io.run_file_columns`) in ``n_threads``
-    chunks of runs at once, in threads (numpy's sorts and gathers release the GIL); the parts in
-    order, as :func:`_run_chunks` gives them."""
-    run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
-    # chunks of whole runs with about as many lines each; rows are in run order
-    first_row = np.searchsorted(run_idx, np.arange(len(names) + 1))
-    cut = np.unique(np.searchsorted(first_row, np.linspace(0, len(run_idx), n_threads + 1)[1:-1]))
-    bounds = [0, *[int(c) for c in cut if 0 < c < len(names)], len(names)]
-    jobs = []
-    for r0, r1 in zip(bounds[:-1], bounds[1:]):
-        a, b = first_row[r0], first_row[r1]
-        jobs.append((names[r0:r1], (run_idx[a:b] - r0, qcodes[a:b], quniq, dcodes[a:b], duniq, score[a:b], rank[a:b])))
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(len(jobs)) as pool:
-        futures = [pool.submit(_align_chunk, n, c, False, table, ties, False, False, columns=True) for n, c in jobs]
-        return [f.result() for f in futures]
-
-
 def _align_job(i: int) -> dict:
     """One chunk in a worker; only what the parent cannot rebuild is sent back through the pipe:
     judgment rows as int32 (the table has fewer than 2**31 rows) and no tie groups when every
@@ -364,18 +344,13 @@ class AlignedRuns:
                                 table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
         else:
             # Run files are read by threads of this process (decompression and Arrow's parser
-            # release the GIL), then aligned in chunks of runs by threads (numpy releases it too):
-            # faster than forked chunks, which each parsed their files and sent their arrays back
-            # through a pipe.  An alignment that must be one piece (include_unjudged grows one
-            # table; topics="runs"; keep_docnos) is one chunk, and so are files the fast reader
-            # leaves to the validating one (not plain runs: it names the offending line).
+            # release the GIL) while the qrels are read, then aligned in one piece: faster than
+            # forked chunks, which each parsed their files and sent their arrays back through a
+            # pipe.  (Aligning chunks of runs in threads too took more CPU time and about 120 MB
+            # more memory on TREC-COVID, for no gain in wall time on a loaded machine.)
             try:
-                cols = reader.columns(arrow_docnos=True)
-                if cols is not None and not serial and n_jobs > 1 and len(names) > 1:
-                    parts = _align_columns_in_threads(names, cols, table, ties, n_jobs)
-                else:
-                    parts = _run_chunks([(names, reader, True)], table, ties, keep_docnos, include_unjudged,
-                                        n_jobs, topics_from_runs)
+                parts = _run_chunks([(names, reader, True)], table, ties, keep_docnos, include_unjudged,
+                                    n_jobs, topics_from_runs)
             finally:
                 if reader is not runs:
                     reader.forget()   # a caller's own reader keeps its columns for other alignments
@@ -630,22 +605,6 @@ class AlignedRuns:
                     gain_of[k] = kernels.gains(L, spec)
             return gain_of[k]
 
-        # One version (a single evaluation): INST's dense C/W/L passes, the longest kernel, run in
-        # two threads (its lower and upper bound) while this thread computes the other measures;
-        # numpy releases the GIL in them.  Several versions (replicates) stay in this thread.
-        pool = None
-        if L.shape[1] == 1 and self.ties in ("trec_eval", "given") and any(s.family == "INST" for s in specs):
-            from concurrent.futures import ThreadPoolExecutor
-            self.judged_positions()   # computed and cached once, before the threads read it
-            pool = ThreadPoolExecutor(2)
-            for s in specs:
-                key = (s.T, s.rel, s.max_rel, s.tail)
-                if s.family == "INST" and key not in inst_bounds:
-                    need_upper = any(x.family == "INST" and (x.T, x.rel, x.max_rel, x.tail) == key
-                                     and x.component != "value" for x in specs)
-                    inst_bounds[key] = (pool.submit(kernels.inst_bound, self, s, L, "lower"),
-                                        pool.submit(kernels.inst_bound, self, s, L, "upper") if need_upper else None)
-
         for spec in specs:
             fam = spec.family
             if self.ties in ("optimistic", "pessimistic") or (self.ties == "expected" and fam in NONLINEAR):
@@ -684,15 +643,10 @@ class AlignedRuns:
                 if key not in inst_bounds:
                     inst_bounds[key] = kernels.inst_bounds(self, spec, L, need_upper)
                 lower, upper = inst_bounds[key]
-                if hasattr(lower, "result"):   # computed in a thread (above)
-                    lower, upper = lower.result(), None if upper is None else upper.result()
-                    inst_bounds[key] = (lower, upper)
                 out[spec] = {"value": lower, "residual": None if upper is None else upper - lower,
                              "upper": upper}[spec.component]
             else:
                 raise AssertionError(fam)
-        if pool is not None:
-            pool.shutdown()
         return out
 
 

@@ -241,12 +241,6 @@ def inst_bounds(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray,
     The dense arrays are built a chunk of segments at a time (:data:`INST_CHUNK_ELEMENTS`); each
     segment's value is computed by the same operations as on the whole array.
     """
-    return inst_bound(aligned, spec, L, "lower"), inst_bound(aligned, spec, L, "upper") if need_upper else None
-
-
-def inst_bound(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, bound: str) -> np.ndarray:
-    """One of :func:`inst_bounds`' two bounds (``"lower"`` or ``"upper"``), ``(n_segments, R)``;
-    the two are independent, so a caller may compute them at once in threads."""
     j = aligned.judged_positions()
     R = L.shape[1]
     depth = CWL_DEPTH if spec.tail == "cwl" else max(aligned.max_len, 1)
@@ -255,17 +249,20 @@ def inst_bound(aligned: "AlignedRuns", spec: MeasureSpec, L: np.ndarray, bound: 
     ptr = j["indptr"]
     n_run = np.minimum(aligned.seg_len, depth)
     ranks = np.arange(depth)
-    fill = 0.0 if bound == "lower" else 1.0
-    out = np.empty((aligned.n_segments, R))
-    for a, b in segment_chunks(aligned.n_segments, depth, R):
-        sl = slice(ptr[a], ptr[b])
-        pos = j["pos"][sl]
-        ok = pos < depth
-        rows_pos, rows_seg, rows_j = pos[ok], j["seg"][sl][ok] - a, j["jidx"][sl][ok]
-        G = np.full((depth, b - a, R), fill)
-        if spec.tail == "exact":
-            G[ranks[:, None] >= n_run[None, a:b]] = 0.0  # beyond the run: handled by the closed-form tail
-        G[rows_pos, rows_seg] = np.where(judged[rows_j], g[rows_j], fill)
-        out[a:b] = inst_utility(G, spec, n_run[a:b], bound)
-        del G
-    return out
+    results = {}
+    for bound in ("lower", "upper") if need_upper else ("lower",):
+        fill = 0.0 if bound == "lower" else 1.0
+        out = np.empty((aligned.n_segments, R))
+        for a, b in segment_chunks(aligned.n_segments, depth, R):
+            sl = slice(ptr[a], ptr[b])
+            pos = j["pos"][sl]
+            ok = pos < depth
+            rows_pos, rows_seg, rows_j = pos[ok], j["seg"][sl][ok] - a, j["jidx"][sl][ok]
+            G = np.full((depth, b - a, R), fill)
+            if spec.tail == "exact":
+                G[ranks[:, None] >= n_run[None, a:b]] = 0.0  # beyond the run: handled by the closed-form tail
+            G[rows_pos, rows_seg] = np.where(judged[rows_j], g[rows_j], fill)
+            out[a:b] = inst_utility(G, spec, n_run[a:b], bound)
+            del G
+        results[bound] = out
+    return results["lower"], results.get("upper")
