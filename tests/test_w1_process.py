@@ -154,3 +154,34 @@ def test_eval_command_imports_no_scipy_matplotlib_or_pyterrier(tmp_path):
     warned = [ln.split(": ranks")[0].removeprefix("pyterrier-noise: warning: ")
               for ln in out.stderr.splitlines() if "ranks start at 0" in ln]
     assert warned == [str(paths[1]), str(paths[3])]
+
+
+@pytest.mark.parametrize("R", [1, 2])
+def test_inst_bounds_same_under_the_former_chunk_budget(monkeypatch, R):
+    # INST's dense recurrence runs a chunk of segments at a time; the budget went from 4 million
+    # elements to 1 million (at cwl_eval's depth of 1,000 ranks: 4,000 segments a chunk -> 1,000).
+    # Over 4,500 segments (several chunks under either budget) the floats are the same, bit for bit.
+    # (Chunks of a few segments can differ in the last bit: numpy's einsum sums in another order.)
+    from pyterrier_noise.engine import MeasureSpec, kernels
+    import pandas as pd
+    rng = np.random.default_rng(11)
+    n_topics, depth = 1500, 8
+    qid = np.repeat(np.arange(n_topics).astype(str), depth)
+    runs = {f"r{k}": pd.DataFrame({"qid": qid, "docno": [f"d{i % depth}" for i in range(len(qid))],
+                                   "score": rng.normal(size=len(qid)), "rank": np.tile(np.arange(depth), n_topics)})
+            for k in range(3)}
+    judged = rng.random(len(qid)) < 0.6
+    qrels = pd.DataFrame({"qid": qid[judged], "docno": [f"d{i % depth}" for i in np.flatnonzero(judged)],
+                          "label": rng.integers(0, 3, judged.sum())})
+    aligned = AlignedRuns.build(runs, qrels)
+    L0 = aligned.label_matrix()[:, 0]
+    L = np.column_stack([L0, np.where(np.isnan(L0), 1.0, np.nan)])[:, :R]
+    spec = MeasureSpec("INST", T=2.0, max_rel=2.0)
+    real = kernels.segment_chunks
+    got = []
+    for budget in (4_000_000, kernels.INST_CHUNK_ELEMENTS):
+        monkeypatch.setattr(kernels, "segment_chunks", lambda n, d, r, budget=budget: real(n, d, r, budget))
+        assert len(list(kernels.segment_chunks(aligned.n_segments, 1000, R))) > 1
+        got.append(kernels.inst_bounds(aligned, spec, L, True))
+    assert kernels.INST_CHUNK_ELEMENTS == 1_000_000
+    assert np.array_equal(got[0][0], got[1][0]) and np.array_equal(got[0][1], got[1][1])

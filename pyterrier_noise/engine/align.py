@@ -130,8 +130,8 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     if columns:
         cols = items
     else:
-        if isinstance(items, RunFileReader):   # files already being read
-            cols = items.columns(arrow_docnos=True)
+        if isinstance(items, RunFileReader):   # files already being read: their columns are
+            cols = items.columns(arrow_docnos=True, keep=items.keep_columns)   # freed as they are used
             items = items.paths
         else:
             cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None

@@ -218,8 +218,10 @@ def reciprocal_rank(aligned: "AlignedRuns", spec: MeasureSpec, g: np.ndarray) ->
 
 
 #: elements (depth x segments x versions) of one chunk of INST's dense C/W/L arrays: the recurrence
-#: runs over a few thousand segments at a time, so its memory does not grow with the number of rankings
-INST_CHUNK_ELEMENTS = 4_000_000
+#: runs over a thousand segments at a time, so its memory does not grow with the number of rankings.
+#: A million (8 MB arrays) rather than four: on TREC-COVID W1 the bounds take about a quarter less
+#: time and the process about 70 MB less memory (new pages are slow to fault in), same values
+INST_CHUNK_ELEMENTS = 1_000_000
 
 
 def segment_chunks(n_segments: int, depth: int, R: int, budget: int = INST_CHUNK_ELEMENTS):

@@ -79,7 +79,10 @@ class RunFileReader:
     meanwhile; :meth:`columns` waits for them and returns what :func:`run_file_columns` returns.
 
     :meth:`~pyterrier_noise.engine.AlignedRuns.build` and :func:`~pyterrier_noise.measures.evaluate`
-    take one in place of the paths (the files' run names are their names without ``.gz``).
+    take one in place of the paths (the files' run names are their names without ``.gz``).  An
+    alignment takes the columns over and frees them as it goes, unless ``keep_columns`` is set
+    (``evaluate`` sets it while other alignments of the same runs follow); a reader used again
+    afterwards reads its files again.
 
     Example::
 
@@ -91,6 +94,7 @@ class RunFileReader:
 
     def __init__(self, paths: Sequence[PathLike], n_threads: int = 1):
         self.paths = [Path(p) for p in paths]
+        self.keep_columns = False
         self._cache: dict = {}
         self._pool = None
         if n_threads > 1 and len(self.paths) > 1:
@@ -107,6 +111,7 @@ class RunFileReader:
             return [f.result() for f in self._pending]
         finally:
             self.close()
+            self._pending = None   # the futures would hold the tables
 
     def close(self) -> None:
         """Stop reading (files not yet started are not read) and free the threads."""
@@ -114,10 +119,10 @@ class RunFileReader:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def columns(self, arrow_docnos: bool = False) -> tuple | None:
+    def columns(self, arrow_docnos: bool = False, keep: bool = True) -> tuple | None:
         """The columns of :func:`run_file_columns` (computed once; later calls return them again,
-        the docnos converted to the form asked for).  The parsed tables are freed once their
-        columns are made."""
+        the docnos converted to the form asked for, unless ``keep=False`` handed them over).  The
+        parsed tables are freed once their columns are made."""
         if not self._cache:
             self._cache[arrow_docnos] = _columns_of_tables(self.paths, self._tables(), arrow_docnos)
         if arrow_docnos not in self._cache:
@@ -127,7 +132,10 @@ class RunFileReader:
                     np.asarray(cols[4].to_pylist(), dtype=object)
                 cols = (*cols[:4], duniq, *cols[5:])
             self._cache[arrow_docnos] = cols
-        return self._cache[arrow_docnos]
+        cols = self._cache[arrow_docnos]
+        if not keep:
+            self._cache.clear()
+        return cols
 
     def forget(self) -> None:
         """Drop the tables and columns read (their memory), once no more alignments need them."""
@@ -140,12 +148,10 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     """:func:`run_file_columns` of the tables :func:`read_arrow_run` read from ``paths``."""
     if any(t is None for t in tables):
         return None
+    # (read_arrow_run checked every file's numbers: finite scores, whole ranks)
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
     tb = pa.concat_tables(tables)
     score = tb.column("score").to_numpy()
-    rank = tb.column("rank").to_numpy()
-    if not (np.isfinite(score).all() and np.isfinite(rank).all()):
-        return None
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
     qcodes, quniq = _unified_codes(tb.column("qid"))
     quniq = np.asarray(quniq.to_pylist(), dtype=object)
@@ -153,13 +159,17 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     if not arrow_docnos:
         duniq = np.asarray(duniq.to_pylist(), dtype=object)
     # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
-    # as 0-based, announced as read_trec_run announces it
+    # as 0-based, announced as read_trec_run announces it.  One check and one conversion per
+    # file, straight into the output (no full-size temporaries).
+    rank = np.empty(len(run_idx), dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(lengths)])
-    offsets = np.ones(len(tables), dtype=np.int64)
-    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):   # one check per file, not per line
-        if (rank[a:b] == 0).any():
-            offsets[k] = _rank_offset(paths[k], rank[a:b], quniq[qcodes[a:b]])
-    return run_idx, qcodes, quniq, dcodes, duniq, score, rank.astype(np.int64) - offsets[run_idx]
+    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        file_rank = tables[k].column("rank").to_numpy()
+        rank[a:b] = file_rank   # whole numbers below 2**53: exact in int64, as astype gives them
+        offset = _rank_offset(paths[k], file_rank, quniq[qcodes[a:b]]) if (file_rank == 0).any() else 1
+        if offset:
+            rank[a:b] -= offset
+    return run_idx, qcodes, quniq, dcodes, duniq, score, rank
 
 
 def _unified_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
@@ -172,9 +182,11 @@ def _unified_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
         return chunks[0].indices.to_numpy(zero_copy_only=False), chunks[0].dictionary
     encoded = pc.dictionary_encode(pa.concat_arrays([c.dictionary for c in chunks]))
     new_code = encoded.indices.to_numpy(zero_copy_only=False)
-    start = 0
-    codes = []
-    for c in chunks:   # one gather per chunk (a few per file), not per line
-        codes.append(new_code[start:start + len(c.dictionary)][c.indices.to_numpy(zero_copy_only=False)])
+    codes = np.empty(len(column), dtype=new_code.dtype)
+    start = row = 0
+    for c in chunks:   # one gather per chunk (one per file), into the output, not per line
+        np.take(new_code[start:start + len(c.dictionary)], c.indices.to_numpy(zero_copy_only=False),
+                out=codes[row:row + len(c)])
         start += len(c.dictionary)
-    return np.concatenate(codes), encoded.dictionary
+        row += len(c)
+    return codes, encoded.dictionary

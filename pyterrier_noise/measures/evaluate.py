@@ -181,10 +181,10 @@ def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_
     reading = isinstance(runs, RunFileReader)
     for k, (policy, items) in enumerate(groups.items()):
         what = f"{len(runs.paths if reading else runs)} runs"
+        if reading:   # the columns read stay for the alignments under other tie policies
+            runs.keep_columns = k < len(groups) - 1
         with status(f"reading and aligning {what}" if reading else f"aligning {what}", progress):
             aligned = AlignedRuns.build(runs, table, ties=policy, on_topic_mismatch=on_topic_mismatch)
-        if reading and k == len(groups) - 1:
-            runs.forget()   # the last alignment: the columns read are no longer needed
         wanted = []
         for _, spec in items:
             wanted.append(spec)
