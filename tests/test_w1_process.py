@@ -185,3 +185,18 @@ def test_inst_bounds_same_under_the_former_chunk_budget(monkeypatch, R):
         got.append(kernels.inst_bounds(aligned, spec, L, True))
     assert kernels.INST_CHUNK_ELEMENTS == 1_000_000
     assert np.array_equal(got[0][0], got[1][0]) and np.array_equal(got[0][1], got[1][1])
+
+
+@pytest.mark.parametrize("perquery", [False, True])
+def test_evaluate_frame_is_the_per_measure_frames_in_run_then_measure_order(perquery):
+    # evaluate builds its frame in its final order; the reference evaluates one measure at a time
+    # and orders the rows by run (as given), then measure (as given), then topic
+    import pandas as pd
+    import pyterrier_noise as pn
+    runs, qrels = random_collection(12, n_runs=3, n_topics=4, tie_decimals=1)
+    measures = ["RBP(p=0.8)", "AP", pn.RBPBase(p=0.5, ties="optimistic"), "nDCG@5", "INST(T=2)"]
+    got = pn.evaluate(runs, qrels, measures, perquery=perquery)
+    one = [pn.evaluate(runs, qrels, [m], perquery=perquery) for m in measures]
+    want = pd.concat([f[f["name"] == n] for n in runs for f in one], ignore_index=True)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert len(got) == len(runs) * len(measures) * (4 if perquery else 1)

@@ -177,7 +177,7 @@ def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_
     groups: dict[str, list] = defaultdict(list)
     for label, spec, own_ties in parsed:
         groups[ties or own_ties].append((label, spec))
-    frames = []
+    blocks = []   # (label, values (runs, topics), residuals) in the order computed
     reading = isinstance(runs, RunFileReader)
     for k, (policy, items) in enumerate(groups.items()):
         what = f"{len(runs.paths if reading else runs)} runs"
@@ -198,22 +198,19 @@ def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_
                 v = np.where(np.isnan(v), PROJECTED_UNDEFINED, v)
             has_res = spec.component == "value" and spec.family in ("RBP", "INST", "INSQ")
             r = values[_replace(spec, component="residual")][:, :, 0] if has_res else np.full_like(v, np.nan)
-            if perquery:
-                frames.append(pd.DataFrame({
-                    "name": np.repeat(aligned.run_names, aligned.n_topics),
-                    "qid": np.tile(aligned.topics, aligned.n_runs),
-                    "measure": label, "value": v.ravel(), "residual": r.ravel()}))
-            else:
-                frames.append(pd.DataFrame({
-                    "name": aligned.run_names, "qid": "all", "measure": label,
-                    "value": v.mean(axis=1),
-                    "residual": r.mean(axis=1)}))
-    out = pd.concat(frames, ignore_index=True)
+            blocks.append((label, v, r) if perquery else (label, v.mean(axis=1)[:, None], r.mean(axis=1)[:, None]))
+    # rows by run, then measure in the order given (a measure given twice: both, in the order
+    # computed), then topic: one frame built in that order, no concatenation and sort
     order = {str(m): i for i, m in enumerate(measures)}
-    run_order = {n: i for i, n in enumerate(aligned.run_names)}
-    out["_m"] = out["measure"].map(order)
-    out["_r"] = out["name"].map(run_order)
-    return out.sort_values(["_r", "_m"], kind="stable").drop(columns=["_m", "_r"]).reset_index(drop=True)
+    blocks.sort(key=lambda b: order[b[0]])
+    n_runs, n_cols, n_blocks = aligned.n_runs, blocks[0][1].shape[1], len(blocks)
+    labels = np.asarray([b[0] for b in blocks])
+    return pd.DataFrame({
+        "name": np.repeat(np.asarray(aligned.run_names), n_blocks * n_cols),
+        "qid": np.tile(np.asarray(aligned.topics), n_runs * n_blocks) if perquery else "all",
+        "measure": np.tile(np.repeat(labels, n_cols), n_runs),
+        "value": np.stack([b[1] for b in blocks], axis=1).ravel(),
+        "residual": np.stack([b[2] for b in blocks], axis=1).ravel()})
 
 
 def _replace(spec: MeasureSpec, **changes) -> MeasureSpec:
