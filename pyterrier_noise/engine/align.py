@@ -36,17 +36,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
-from ..io import list_run_files, read_runs, read_trec_run, run_file_columns, run_name
+from ..io import RunFileReader, list_run_files, read_runs, read_trec_run, run_file_columns, run_name
 from . import kernels
 from .kernels import position_weights
 from .spec import CWL_DEPTH, GROUPED_POLICIES, NONLINEAR, TIE_POLICIES, MeasureSpec
+from .keys import _doc_vocabulary, _lookup, _unique_inverse, _with_unjudged_rows  # noqa: F401
 from .table import JudgmentTable, _natural_sort
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,34 +60,6 @@ def are_run_paths(runs) -> bool:
     """Whether ``runs`` names run files: a path, or a non-empty list of paths."""
     return isinstance(runs, (str, os.PathLike)) or (
         isinstance(runs, (list, tuple)) and bool(runs) and all(isinstance(x, (str, os.PathLike)) for x in runs))
-
-
-def _dense_keys(key_range: int, n: int) -> bool:
-    """Whether integer keys below ``key_range`` are better served by a dense table than by a sort,
-    for ``n`` keys: when the range is not much larger than the keys (or small anyway)."""
-    return key_range <= max(4 * n, 1 << 20)
-
-
-def _lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None) -> np.ndarray:
-    """Row of each query key in ``keys`` (unique), or -1; binary search over sorted keys, or, for
-    non-negative keys below a ``key_range`` that is small next to the number of queries, one
-    dense table of rows (no search at all)."""
-    if key_range is not None and _dense_keys(key_range, len(queries)):
-        row_at = np.full(key_range, -1, dtype=np.int64)
-        row_at[keys] = np.arange(len(keys))
-        return row_at[queries]
-    order = None
-    if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-    if len(keys) == 0:
-        return np.full(len(queries), -1, dtype=np.int64)
-    loc = np.minimum(np.searchsorted(keys, queries), len(keys) - 1)
-    hit = keys[loc] == queries
-    if order is not None:
-        loc = order[loc]
-    return np.where(hit, loc, -1)
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -157,7 +130,11 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     if columns:
         cols = items
     else:
-        cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
+        if isinstance(items, RunFileReader):   # files already being read: their columns are
+            cols = items.columns(arrow_docnos=True, keep=items.keep_columns)   # freed as they are used
+            items = items.paths
+        else:
+            cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
         if cols is None:
             frames = [read_trec_run(p) for p in items] if are_files else items
             cols = _columns_from_frames(frames)
@@ -282,73 +259,6 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
             "unknown": unknown, "answered": answered, "table": table}
 
 
-def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "Callable[[], np.ndarray]"]:
-    """One vocabulary over the runs' distinct docnos ``duniq`` (an object array, or a pyarrow
-    string array straight from the reader) and the judged docnos ``jdoc``, numbered in docno
-    order so that trec_eval's tie-break (docno descending) is a comparison of integer codes.
-
-    Returns (code of each vocabulary entry, ``duniq``'s first; code of each ``jdoc`` entry; a
-    function giving the vocabulary in code order as an object array, built only when a message
-    or the docnos need it).
-    Arrow sorts its strings by UTF-8 bytes, which is code-point order, numpy's order for ``str``."""
-    if isinstance(duniq, np.ndarray):
-        extra = pd.Index(jdoc).difference(pd.Index(duniq))
-        vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
-        order = np.argsort(vocab.astype(str), kind="stable")
-        rank_of = np.empty(len(vocab), dtype=np.int64)
-        rank_of[order] = np.arange(len(vocab))
-        return rank_of, rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))], lambda: vocab[order]
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    try:
-        judged = pa.array(jdoc, type=pa.string())
-    except (pa.ArrowTypeError, pa.ArrowInvalid):   # docnos that are not all str: compare as numpy does
-        return _doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
-    extra = pc.unique(judged.filter(pc.invert(pc.is_in(judged, value_set=duniq))))
-    vocab = pa.concat_arrays([duniq.cast(pa.string()), extra])
-    order = pc.sort_indices(vocab).to_numpy()
-    rank_of = np.empty(len(vocab), dtype=np.int64)
-    rank_of[order] = np.arange(len(vocab))
-    jdoc_code = rank_of[pc.index_in(judged, value_set=vocab).to_numpy(zero_copy_only=False)]
-    return rank_of, jdoc_code, lambda: np.asarray(vocab.take(pa.array(order)).to_pylist(), dtype=object)
-
-
-def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(keys, return_inverse=True)`` for non-negative integer keys below ``key_range``.
-
-    Where the range is small next to the number of keys (aligned positions: topics x vocabulary
-    against millions of positions) a dense mark-and-rank pass replaces the sort, several times
-    faster; otherwise numpy's sort-based unique."""
-    if _dense_keys(key_range, len(keys)):
-        seen = np.zeros(key_range, dtype=bool)
-        seen[keys] = True
-        uniq = np.flatnonzero(seen)
-        rank = np.zeros(key_range, dtype=np.int64 if len(uniq) >= 2 ** 31 else np.int32)
-        rank[uniq] = np.arange(len(uniq), dtype=rank.dtype)
-        return uniq, rank[keys]   # int32 where the distinct keys allow: the caller widens what it keeps
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    return uniq, inverse.reshape(-1)
-
-
-def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarray, n_vocab: int,
-                        docnos: np.ndarray) -> tuple["JudgmentTable", np.ndarray]:
-    """The table grown by a row (label NaN) for every retrieved (topic, document) it lacks, and the
-    row of every position in it.
-
-    Keys are ``topic * n_vocab + document code`` (``jkey`` of the table's rows, ``pkey`` of the
-    positions) with codes in docno order, so the sorted distinct keys are the grown table's rows in
-    (topic, docno) order, as :meth:`JudgmentTable._from_frame` orders them, found with integer
-    operations only (no string sort or hashing); ``docnos`` is the vocabulary in code order."""
-    keys, inverse = _unique_inverse(np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
-    labels = np.full(len(keys), np.nan)
-    labels[inverse[:len(jkey)]] = table.labels
-    topic_index, doc = np.divmod(keys, n_vocab)
-    frame = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[topic_index],
-                          "docno": docnos[doc], "label": labels})
-    start = np.searchsorted(topic_index, np.arange(len(table.topics) + 1))
-    return JudgmentTable(frame, list(table.topics), topic_index, start, labels), inverse[len(jkey):]
-
-
 @dataclass
 class AlignedRuns:
     """Runs aligned to a judgment table (DESIGN.md: "align once, evaluate many times").
@@ -379,9 +289,10 @@ class AlignedRuns:
         """Align runs to qrels.
 
         ``runs``: ``{name: results frame}`` or anything :func:`~pyterrier_noise.io.read_runs`
-        takes (run files are parsed by Arrow's CSV reader; a large input is aligned in parallel
-        processes by chunks of runs, or, when the alignment must be one piece, its files are
-        read several at a time in threads).
+        takes, or a :class:`~pyterrier_noise.io.RunFileReader` already reading run files.  Run
+        files are parsed by Arrow's CSV reader, several at a time in threads, while the qrels
+        are read, and aligned in one piece; a large input of frames is aligned in parallel
+        processes by chunks of runs.
         ``qrels``: anything :func:`~pyterrier_noise.io.read_qrels` takes, or a
         :class:`JudgmentTable`.  ``topics``: the topics to evaluate (default: those of the qrels;
         ``"runs"``: those the runs answer, in natural order); a topic a run does not answer scores
@@ -391,44 +302,58 @@ class AlignedRuns:
         ``include_unjudged``: add a table row (label NaN) for every retrieved document without a
         judgment, so that label versions can judge documents the qrels never did (judgment
         selection, pooling simulations).  ``keep_docnos``: keep the docno of every position.
-        ``n_jobs``: processes aligning a large input, or threads reading its run files when the
-        alignment is one piece (default: the machine's cores; 1 = neither).
+        ``n_jobs``: threads reading run files, or processes aligning a large input of frames
+        (default: the machine's cores; 1 = neither).
         """
         topics_from_runs = _check_options(ties, on_topic_mismatch, topics)
-        table = qrels if isinstance(qrels, JudgmentTable) else \
-            JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
+        n_jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
         serial = keep_docnos or include_unjudged or topics_from_runs
-        files = None
-        if are_run_paths(runs):
-            paths = [Path(runs)] if isinstance(runs, (str, os.PathLike)) else [Path(x) for x in runs]
-            files = [f for p in paths for f in (list_run_files(p) if p.is_dir() else [p])]
+        files = reader = None
+        if are_run_paths(runs) or isinstance(runs, RunFileReader):
+            if isinstance(runs, RunFileReader):
+                reader, files = runs, list(runs.paths)
+            else:
+                paths = [Path(runs)] if isinstance(runs, (str, os.PathLike)) else [Path(x) for x in runs]
+                files = [f for p in paths for f in (list_run_files(p) if p.is_dir() else [p])]
             names = [run_name(f) for f in files]
             if len(set(names)) != len(names):
                 raise InputError("two run files share a name (a run's name is its file name without .gz)")
-        elif not isinstance(runs, Mapping):
-            runs = read_runs(runs)
-        elif not all(isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
-                     and v.attrs.get("source") for v in runs.values()):
-            runs = read_runs(runs)
+            if reader is None:   # read the files in threads while the qrels are read
+                reader = RunFileReader(files, n_jobs)
+        try:
+            table = qrels if isinstance(qrels, JudgmentTable) else \
+                JudgmentTable.from_qrels(qrels, None if topics_from_runs else topics)
+        except BaseException:
+            if reader is not None and reader is not runs:
+                reader.forget()
+            raise
         if files is None:
+            if not isinstance(runs, Mapping) or not all(
+                    isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
+                    and v.attrs.get("source") for v in runs.values()):
+                runs = read_runs(runs)
             if not runs:
                 raise InputError("no runs to evaluate")
             names, items = list(runs.keys()), list(runs.values())
-            size = sum(len(f) for f in items)
+            # a large input of frames is aligned in forked chunks of runs
+            by_process = (not serial and sum(len(f) for f in items) >= 400_000 and len(names) >= 2
+                          and fork_available())
+            n_chunks = min(n_jobs, len(names)) if by_process else 1
+            bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
+            parts = _run_chunks([(names[a:b], items[a:b], False) for a, b in zip(bounds[:-1], bounds[1:])],
+                                table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
         else:
-            items = files
-            # about 20 bytes a line, gzip or not; a missing file is reported by the reader
-            size = sum(f.stat().st_size for f in files if f.is_file()) // 20
-        n_jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
-        # Large inputs are aligned in forked chunks of runs (each reads its own files), which
-        # parallelises the alignment as well as the parsing.  When the alignment must be one piece
-        # (include_unjudged grows one table; topics="runs"; keep_docnos) the files are read by
-        # threads in this process instead: decompression and Arrow's parser release the GIL.
-        by_process = not serial and size >= 400_000 and len(names) >= 2 and fork_available()
-        n_chunks = min(n_jobs, len(names)) if by_process else 1
-        bounds = np.linspace(0, len(names), n_chunks + 1).astype(int)
-        jobs = [(names[a:b], items[a:b], files is not None) for a, b in zip(bounds[:-1], bounds[1:])]
-        parts = _run_chunks(jobs, table, ties, keep_docnos, include_unjudged, n_jobs, topics_from_runs)
+            # Run files are read by threads of this process (decompression and Arrow's parser
+            # release the GIL) while the qrels are read, then aligned in one piece: faster than
+            # forked chunks, which each parsed their files and sent their arrays back through a
+            # pipe.  (Aligning chunks of runs in threads too took more CPU time and about 120 MB
+            # more memory on TREC-COVID, for no gain in wall time on a loaded machine.)
+            try:
+                parts = _run_chunks([(names, reader, True)], table, ties, keep_docnos, include_unjudged,
+                                    n_jobs, topics_from_runs)
+            finally:
+                if reader is not runs:
+                    reader.forget()   # a caller's own reader keeps its columns for other alignments
         return cls._assemble(names, table, ties, parts, include_unjudged or topics_from_runs, on_topic_mismatch,
                              keep_docnos)
 

@@ -76,8 +76,12 @@ def inst_utility(G: np.ndarray, spec: MeasureSpec, n_run: np.ndarray, bound: str
     depth = G.shape[0]
     rank_col = np.arange(depth, dtype=np.float64)[:, None, None]
     S = np.cumsum(G, axis=0)
-    x = rank_col + 1.0 + 2.0 * spec.T - S
-    C = ((x - 1.0) / x) ** 2
+    # x = i + 2T - S_i and C = ((x - 1) / x)^2, with as few full-size temporaries as the same
+    # operations allow (in place; x overwrites S where the tail does not need S)
+    x = np.subtract(rank_col + 1.0 + 2.0 * spec.T, S, out=S if spec.tail == "cwl" else None)
+    C = x - 1.0
+    C /= x
+    np.square(C, out=C)   # what ** 2 computes
     del x
     P = np.empty_like(G)
     P[0] = 1.0
@@ -214,8 +218,10 @@ def reciprocal_rank(aligned: "AlignedRuns", spec: MeasureSpec, g: np.ndarray) ->
 
 
 #: elements (depth x segments x versions) of one chunk of INST's dense C/W/L arrays: the recurrence
-#: runs over a few thousand segments at a time, so its memory does not grow with the number of rankings
-INST_CHUNK_ELEMENTS = 4_000_000
+#: runs over a thousand segments at a time, so its memory does not grow with the number of rankings.
+#: A million (8 MB arrays) rather than four: on TREC-COVID W1 the bounds take about a quarter less
+#: time and the process about 70 MB less memory (new pages are slow to fault in), same values
+INST_CHUNK_ELEMENTS = 1_000_000
 
 
 def segment_chunks(n_segments: int, depth: int, R: int, budget: int = INST_CHUNK_ELEMENTS):

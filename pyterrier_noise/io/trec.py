@@ -13,9 +13,7 @@ import io
 import os
 import re
 import zlib
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Union
 
 import numpy as np
 import pandas as pd
@@ -23,10 +21,7 @@ import pandas as pd
 from .._validation import InputError, announce
 from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, _clean_qrels, _clean_run
 
-PathLike = Union[str, os.PathLike]
-
-#: the six whitespace-separated fields of a TREC run line
-TREC_RUN_FIELDS = ["qid", "q0", "docno", "rank", "score", "tag"]
+from .files import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem, list_run_files, run_file_arguments, run_name  # noqa: F401
 
 
 # --------------------------------------------------------------------------------------------
@@ -67,12 +62,6 @@ def _check_utf8(data: bytes, path: Path) -> None:
         line, col = _position(data, exc.start)
         raise InputError(f"{path} line {line}: byte 0x{data[exc.start]:02x} at character {col} is not UTF-8 "
                          f"text (re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8)") from None
-
-
-def run_name(path: Path) -> str:
-    """A run's name: its file name without ``.gz``."""
-    name = Path(path).name
-    return name[:-3] if name.endswith(".gz") else name
 
 
 # A number as trec_eval's atof / atol would read all of it: decimal digits, an optional fraction and
@@ -148,28 +137,6 @@ def _parse_table(data: bytes, path: Path, names: list[str], usecols: list[int], 
     return df[[names[c] for c in usecols]]
 
 
-#: ranks at or beyond this are not exact integers in float64 (the parser reads them as floats)
-_RANK_LIMIT = 2.0 ** 53
-
-
-def _rank_problem(rank: np.ndarray) -> np.ndarray:
-    """Rows whose rank is not a whole number in [0, 2**53)."""
-    return (rank < 0) | (rank >= _RANK_LIMIT) | (rank != np.floor(rank))
-
-
-def _rank_offset(path: PathLike, rank: np.ndarray, qid) -> int:
-    """1 for a file of 1-based ranks (TREC's convention), 0 for one whose ranks start at 0 (as
-    ``pt.io.write_results`` writes PyTerrier frames): those are read as 0-based, announced with
-    the number of rankings that start at 0."""
-    zero = rank == 0
-    if not zero.any():
-        return 1
-    starts = pd.unique(np.asarray(qid)[zero])
-    announce(f"{path}: ranks start at 0 in {len(starts)} ranking(s) (e.g. qid {str(starts[0])!r}): read as "
-             f"0-based ranks, as pt.io.write_results writes them (TREC files are 1-based)", stacklevel=4)
-    return 0
-
-
 def read_trec_run(path: PathLike) -> pd.DataFrame:
     """Read one TREC run file (``qid Q0 docno rank score tag``; plain or gzip; spaces or tabs).
 
@@ -220,34 +187,6 @@ def read_trec_qrels(path: PathLike, fractional: str = "truncate") -> pd.DataFram
 
 # --------------------------------------------------------------------------------------------
 # run files
-
-
-def list_run_files(directory: Path) -> list[Path]:
-    """The run files of a directory (hidden files skipped), sorted by name."""
-    files = sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith("."))
-    if not files:
-        raise InputError(f"{directory}: the directory holds no run files")
-    return files
-
-
-def run_file_arguments(items: Iterable) -> list[Path]:
-    """The run files named on a command line (each item a run file or a directory of them), unread,
-    for the engine to parse directly (:meth:`AlignedRuns.build` reads files faster than frames).
-
-    A missing path or two runs with the same name (file name without ``.gz``) are errors."""
-    files: list[Path] = []
-    for item in items:
-        path = Path(item)
-        if not path.exists():
-            raise InputError(f"{path}: no such file or directory (expected a run file or a directory of them)")
-        files.extend(list_run_files(path) if path.is_dir() else [path])
-    names = pd.Index([run_name(f) for f in files])
-    if names.has_duplicates:
-        raise InputError(f"two runs are named {names[names.duplicated()][0]!r} "
-                         f"(a run's name is its file name without .gz)")
-    if not files:
-        raise InputError("no run files given")
-    return files
 
 
 def _read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataFrame]:

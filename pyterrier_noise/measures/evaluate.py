@@ -17,7 +17,7 @@ from .._validation import InputError
 from .._progress import status
 from .._warnings import NoiseWarning
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
-from ..io import read_runs, run_file_arguments
+from ..io import RunFileReader, read_runs, run_file_arguments
 from .classes import INSQResidual, INSTResidual, RBPResidual, _NoiseMeasure, check_params
 
 __all__ = ["evaluate", "to_spec", "with_residuals", "judgment_table", "check_judgments"]
@@ -128,8 +128,9 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
              topics: Sequence[str] | pd.DataFrame | None = None, progress: bool = False) -> pd.DataFrame:
     """Evaluate runs with the aligned engine: one alignment per tie policy, all measures at once.
 
-    ``runs``: ``{name: frame}``, a directory or list of TREC run files, or one frame (with a
-    ``name`` column for several systems).  ``measures``: measure objects or ir_measures strings
+    ``runs``: ``{name: frame}``, a directory or list of TREC run files (read in threads while
+    the qrels are read), a :class:`~pyterrier_noise.io.RunFileReader` already reading them, or
+    one frame (with a ``name`` column for several systems).  ``measures``: measure objects or ir_measures strings
     (``"RBP(p=0.8)"``, ``"INST(T=3,max_rel=2)"``, ``"AP"``, ``"nDCG@10"``...).  ``ties``
     overrides every measure's own tie policy.
 
@@ -153,20 +154,36 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     measures = list(measures)
     if not measures:
         raise InputError("no measures given")
-    if are_run_paths(runs):   # files go straight to the engine's Arrow reader: one reader, one pool
-        runs = run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs)
-    elif not isinstance(runs, dict):
+    own_reader = None
+    if are_run_paths(runs):
+        # files go straight to the engine's Arrow reader, in threads while the qrels are read
+        runs = own_reader = RunFileReader(
+            run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs), os.cpu_count() or 1)
+    elif not isinstance(runs, (dict, RunFileReader)):
         runs = read_runs(runs)
+    try:
+        return _evaluate(runs, qrels, measures, ties, perquery, on_topic_mismatch, topics, progress)
+    finally:
+        if own_reader is not None:
+            own_reader.forget()
+
+
+def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_topic_mismatch: str,
+              topics, progress: bool) -> pd.DataFrame:
+    """:func:`evaluate` once its runs are frames or a :class:`~pyterrier_noise.io.RunFileReader`."""
     parsed = [(str(m), *to_spec(m)) for m in measures]
     table = judgment_table(qrels, topics)
     check_judgments(table)
     groups: dict[str, list] = defaultdict(list)
     for label, spec, own_ties in parsed:
         groups[ties or own_ties].append((label, spec))
-    frames = []
-    for policy, items in groups.items():
-        what = f"{len(runs)} runs" if isinstance(runs, (list, dict)) else "the runs"
-        with status(f"reading and aligning {what}" if are_run_paths(runs) else f"aligning {what}", progress):
+    blocks = []   # (label, values (runs, topics), residuals) in the order computed
+    reading = isinstance(runs, RunFileReader)
+    for k, (policy, items) in enumerate(groups.items()):
+        what = f"{len(runs.paths if reading else runs)} runs"
+        if reading:   # the columns read stay for the alignments under other tie policies
+            runs.keep_columns = k < len(groups) - 1
+        with status(f"reading and aligning {what}" if reading else f"aligning {what}", progress):
             aligned = AlignedRuns.build(runs, table, ties=policy, on_topic_mismatch=on_topic_mismatch)
         wanted = []
         for _, spec in items:
@@ -181,22 +198,19 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
                 v = np.where(np.isnan(v), PROJECTED_UNDEFINED, v)
             has_res = spec.component == "value" and spec.family in ("RBP", "INST", "INSQ")
             r = values[_replace(spec, component="residual")][:, :, 0] if has_res else np.full_like(v, np.nan)
-            if perquery:
-                frames.append(pd.DataFrame({
-                    "name": np.repeat(aligned.run_names, aligned.n_topics),
-                    "qid": np.tile(aligned.topics, aligned.n_runs),
-                    "measure": label, "value": v.ravel(), "residual": r.ravel()}))
-            else:
-                frames.append(pd.DataFrame({
-                    "name": aligned.run_names, "qid": "all", "measure": label,
-                    "value": v.mean(axis=1),
-                    "residual": r.mean(axis=1)}))
-    out = pd.concat(frames, ignore_index=True)
+            blocks.append((label, v, r) if perquery else (label, v.mean(axis=1)[:, None], r.mean(axis=1)[:, None]))
+    # rows by run, then measure in the order given (a measure given twice: both, in the order
+    # computed), then topic: one frame built in that order, no concatenation and sort
     order = {str(m): i for i, m in enumerate(measures)}
-    run_order = {n: i for i, n in enumerate(aligned.run_names)}
-    out["_m"] = out["measure"].map(order)
-    out["_r"] = out["name"].map(run_order)
-    return out.sort_values(["_r", "_m"], kind="stable").drop(columns=["_m", "_r"]).reset_index(drop=True)
+    blocks.sort(key=lambda b: order[b[0]])
+    n_runs, n_cols, n_blocks = aligned.n_runs, blocks[0][1].shape[1], len(blocks)
+    labels = np.asarray([b[0] for b in blocks])
+    return pd.DataFrame({
+        "name": np.repeat(np.asarray(aligned.run_names), n_blocks * n_cols),
+        "qid": np.tile(np.asarray(aligned.topics), n_runs * n_blocks) if perquery else "all",
+        "measure": np.tile(np.repeat(labels, n_cols), n_runs),
+        "value": np.stack([b[1] for b in blocks], axis=1).ravel(),
+        "residual": np.stack([b[2] for b in blocks], axis=1).ravel()})
 
 
 def _replace(spec: MeasureSpec, **changes) -> MeasureSpec:

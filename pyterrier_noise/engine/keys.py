@@ -1,0 +1,105 @@
+"""Integer keys of the alignment: one document vocabulary over runs and judgments (numbered in docno
+order), lookups of (topic, document) keys in the judgment table, and the table grown by the
+unjudged documents the runs retrieve.  Only integer operations once the vocabulary is built."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .table import JudgmentTable
+
+
+def _dense_keys(key_range: int, n: int) -> bool:
+    """Whether integer keys below ``key_range`` are better served by a dense table than by a sort,
+    for ``n`` keys: when the range is not much larger than the keys (or small anyway)."""
+    return key_range <= max(4 * n, 1 << 20)
+
+
+def _lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None) -> np.ndarray:
+    """Row of each query key in ``keys`` (unique), or -1; binary search over sorted keys, or, for
+    non-negative keys below a ``key_range`` that is small next to the number of queries, one
+    dense table of rows (no search at all)."""
+    if key_range is not None and _dense_keys(key_range, len(queries)):
+        row_at = np.full(key_range, -1, dtype=np.int64)
+        row_at[keys] = np.arange(len(keys))
+        return row_at[queries]
+    order = None
+    if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+    if len(keys) == 0:
+        return np.full(len(queries), -1, dtype=np.int64)
+    loc = np.minimum(np.searchsorted(keys, queries), len(keys) - 1)
+    hit = keys[loc] == queries
+    if order is not None:
+        loc = order[loc]
+    return np.where(hit, loc, -1)
+
+
+def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "Callable[[], np.ndarray]"]:
+    """One vocabulary over the runs' distinct docnos ``duniq`` (an object array, or a pyarrow
+    string array straight from the reader) and the judged docnos ``jdoc``, numbered in docno
+    order so that trec_eval's tie-break (docno descending) is a comparison of integer codes.
+
+    Returns (code of each vocabulary entry, ``duniq``'s first; code of each ``jdoc`` entry; a
+    function giving the vocabulary in code order as an object array, built only when a message
+    or the docnos need it).
+    Arrow sorts its strings by UTF-8 bytes, which is code-point order, numpy's order for ``str``."""
+    if isinstance(duniq, np.ndarray):
+        extra = pd.Index(jdoc).difference(pd.Index(duniq))
+        vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
+        order = np.argsort(vocab.astype(str), kind="stable")
+        rank_of = np.empty(len(vocab), dtype=np.int64)
+        rank_of[order] = np.arange(len(vocab))
+        return rank_of, rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))], lambda: vocab[order]
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    try:
+        judged = pa.array(jdoc, type=pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):   # docnos that are not all str: compare as numpy does
+        return _doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
+    extra = pc.unique(judged.filter(pc.invert(pc.is_in(judged, value_set=duniq))))
+    vocab = pa.concat_arrays([duniq.cast(pa.string()), extra])
+    order = pc.sort_indices(vocab).to_numpy()
+    rank_of = np.empty(len(vocab), dtype=np.int64)
+    rank_of[order] = np.arange(len(vocab))
+    jdoc_code = rank_of[pc.index_in(judged, value_set=vocab).to_numpy(zero_copy_only=False)]
+    return rank_of, jdoc_code, lambda: np.asarray(vocab.take(pa.array(order)).to_pylist(), dtype=object)
+
+
+def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for non-negative integer keys below ``key_range``.
+
+    Where the range is small next to the number of keys (aligned positions: topics x vocabulary
+    against millions of positions) a dense mark-and-rank pass replaces the sort, several times
+    faster; otherwise numpy's sort-based unique."""
+    if _dense_keys(key_range, len(keys)):
+        seen = np.zeros(key_range, dtype=bool)
+        seen[keys] = True
+        uniq = np.flatnonzero(seen)
+        rank = np.zeros(key_range, dtype=np.int64 if len(uniq) >= 2 ** 31 else np.int32)
+        rank[uniq] = np.arange(len(uniq), dtype=rank.dtype)
+        return uniq, rank[keys]   # int32 where the distinct keys allow: the caller widens what it keeps
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    return uniq, inverse.reshape(-1)
+
+
+def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarray, n_vocab: int,
+                        docnos: np.ndarray) -> tuple["JudgmentTable", np.ndarray]:
+    """The table grown by a row (label NaN) for every retrieved (topic, document) it lacks, and the
+    row of every position in it.
+
+    Keys are ``topic * n_vocab + document code`` (``jkey`` of the table's rows, ``pkey`` of the
+    positions) with codes in docno order, so the sorted distinct keys are the grown table's rows in
+    (topic, docno) order, as :meth:`JudgmentTable._from_frame` orders them, found with integer
+    operations only (no string sort or hashing); ``docnos`` is the vocabulary in code order."""
+    keys, inverse = _unique_inverse(np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
+    labels = np.full(len(keys), np.nan)
+    labels[inverse[:len(jkey)]] = table.labels
+    topic_index, doc = np.divmod(keys, n_vocab)
+    frame = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[topic_index],
+                          "docno": docnos[doc], "label": labels})
+    start = np.searchsorted(topic_index, np.arange(len(table.topics) + 1))
+    return JudgmentTable(frame, list(table.topics), topic_index, start, labels), inverse[len(jkey):]

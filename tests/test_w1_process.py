@@ -1,0 +1,202 @@
+"""W1 as a whole process (issue 19): run files read by threads while the qrels and imports proceed
+(``RunFileReader``), the lazy ``io`` package, what the command imports.  Every check compares the
+fast path with the path it replaces (serial reading, frames from the validating reader) or with
+the lines of the files themselves."""
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import random_collection
+from pyterrier_noise._validation import InputError
+from pyterrier_noise._warnings import CoercionWarning
+from pyterrier_noise.engine import AlignedRuns, JudgmentTable
+from pyterrier_noise.io import RunFileReader, run_file_columns, run_name
+
+
+def _write_runs(tmp_path, seed: int, n_runs: int = 5, tie_decimals: int | None = 1):
+    """Random runs written as TREC files: gzip and plain, space- and tab-separated, two of them with
+    0-based ranks (as pt.io.write_results writes them); returns (paths, qrels, lines per file)."""
+    runs, qrels = random_collection(seed, n_runs=n_runs, n_topics=4, n_docs=40, depth=12,
+                                    tie_decimals=tie_decimals)
+    paths, lines = [], []
+    for k, (name, run) in enumerate(runs.items()):
+        sep = "\t" if k % 2 else " "
+        base = 0 if k in (1, 3) else 1
+        rows = [sep.join([q, "Q0", d, str(int(r) + base), repr(float(s)), "tag"])
+                for q, d, r, s in zip(run.qid, run.docno, run["rank"], run.score)]
+        data = ("\n".join(rows) + "\n").encode()
+        path = tmp_path / (f"{name}.gz" if k % 3 == 0 else name)
+        path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+        paths.append(path)
+        lines.append([r.split(sep) for r in rows])
+    return paths, qrels, lines
+
+
+def _caught(fn, *args, **kw):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always", CoercionWarning)
+        out = fn(*args, **kw)
+    return out, [str(w.message) for w in rec if issubclass(w.category, CoercionWarning)]
+
+
+@pytest.mark.parametrize("arrow_docnos", [False, True])
+def test_reader_in_threads_gives_the_lines_of_the_files(tmp_path, arrow_docnos):
+    paths, _, lines = _write_runs(tmp_path, seed=1)
+    (cols, msgs) = _caught(RunFileReader(paths, 3).columns, arrow_docnos)
+    serial, msgs1 = _caught(run_file_columns, paths, 1, arrow_docnos)
+    run_idx, qc, qu, dc, du, score, rank = cols
+    du = np.asarray(du.to_pylist() if arrow_docnos else du, dtype=object)
+    # the lines themselves: run index, qid, docno, score, rank (0-based: 1-based files shifted)
+    want = [(k, f[0], f[2], float(f[4]), int(f[3]) - (0 if k in (1, 3) else 1))
+            for k, fl in enumerate(lines) for f in fl]
+    got = list(zip(run_idx.tolist(), qu[qc].tolist(), du[dc].tolist(), score.tolist(), rank.tolist()))
+    assert got == want
+    # and exactly what the serial reader gives, announcements in file order
+    s_du = np.asarray(serial[4].to_pylist() if arrow_docnos else serial[4], dtype=object)
+    assert list(s_du[serial[3]]) == list(du[dc]) and np.array_equal(serial[6], rank)
+    assert msgs == msgs1 and [m.split(":")[0] for m in msgs] == [str(paths[1]), str(paths[3])]
+
+
+def test_reader_columns_are_computed_once_and_forgotten(tmp_path):
+    paths, _, _ = _write_runs(tmp_path, seed=2)
+    reader = RunFileReader(paths, 2)
+    first, msgs = _caught(reader.columns)
+    again, msgs2 = _caught(reader.columns)
+    assert again is first and len(msgs) == 2 and msgs2 == []   # announced once
+    # the other docno form, converted from the columns kept (the tables are freed)
+    as_arrow = reader.columns(arrow_docnos=True)
+    assert as_arrow[4].to_pylist() == list(first[4]) and as_arrow[3] is first[3]
+    reader.forget()
+    third, _ = _caught(reader.columns)   # read again (serially) after forget
+    assert third is not first and all(np.array_equal(a, b) for a, b in zip(third, first) if isinstance(a, np.ndarray))
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "given", "expected"])
+@pytest.mark.parametrize("seed", [3, 4])
+def test_files_read_in_threads_align_as_frames(tmp_path, ties, seed):
+    # files read by threads (n_jobs=3) against files read in this thread (n_jobs=1) and against
+    # the frames the validating reader gives (an independent path)
+    paths, qrels, _ = _write_runs(tmp_path, seed=seed, n_runs=7)
+    table = JudgmentTable.from_qrels(qrels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoercionWarning)
+        threaded = AlignedRuns.build(paths, table, ties=ties, n_jobs=3)
+        whole = AlignedRuns.build(paths, table, ties=ties, n_jobs=1)
+        from pyterrier_noise.io import read_trec_run
+        frames = AlignedRuns.build({run_name(p): read_trec_run(p) for p in paths}, table, ties=ties)
+    assert threaded.run_names == whole.run_names == frames.run_names == [run_name(p) for p in paths]
+    for other in (whole, frames):
+        for attr in ("seg_len", "seg_start", "pos", "jidx", "group_start", "group_end"):
+            assert np.array_equal(getattr(threaded, attr), getattr(other, attr)), attr
+
+
+def test_a_bad_file_among_many_is_named_with_its_line(tmp_path):
+    paths, qrels, _ = _write_runs(tmp_path, seed=5)
+    bad = tmp_path / "zz_bad"
+    bad.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 x1 t\n")
+    with pytest.raises(InputError, match=r"zz_bad line 2: score 'x1' is not a number"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CoercionWarning)
+            AlignedRuns.build([*paths, bad], qrels)
+
+
+def test_a_duplicate_document_in_files_read_in_threads_is_an_error(tmp_path):
+    paths, qrels, _ = _write_runs(tmp_path, seed=6)
+    dup = tmp_path / "zz_dup"
+    dup.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d1 2 1.0 t\n")
+    with pytest.raises(InputError, match=r"run 'zz_dup', qid '1': document 'd1' appears more than once"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CoercionWarning)
+            AlignedRuns.build([*paths, dup], qrels, n_jobs=2)
+
+
+def test_evaluate_of_files_equals_evaluate_of_frames(tmp_path):
+    import pyterrier_noise as pn
+    from pyterrier_noise.io import read_trec_run
+    paths, qrels, _ = _write_runs(tmp_path, seed=8)
+    measures = ["RBP(p=0.8)", "INST(T=3,max_rel=2)", "AP", "nDCG@10"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoercionWarning)
+        a = pn.evaluate(paths, qrels, measures, perquery=True)
+        b = pn.evaluate(RunFileReader(paths, 2), qrels, measures, perquery=True)
+        c = pn.evaluate({run_name(p): read_trec_run(p) for p in paths}, qrels, measures, perquery=True)
+    assert a.equals(b) and a.equals(c)
+
+
+def test_reading_run_files_does_not_import_pandas():
+    # the command line starts reading before pandas is imported (it overlaps the reading)
+    code = ("import sys; import pyterrier_noise.io as io; from pyterrier_noise.io.arrow import RunFileReader; "
+            "from pyterrier_noise.io.files import run_file_arguments; print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_eval_command_imports_no_scipy_matplotlib_or_pyterrier(tmp_path):
+    paths, qrels, _ = _write_runs(tmp_path, seed=9)
+    qpath = tmp_path / "qrels"
+    qpath.write_text("".join(f"{q} 0 {d} {int(v)}\n" for q, d, v in zip(qrels.qid, qrels.docno, qrels.label)))
+    code = ("import sys, io, contextlib; from pyterrier_noise.cli import main; "
+            f"args = ['eval', {str(qpath)!r}, *{[str(p) for p in paths]!r}, '-m', 'RBP(p=0.8)', '-m', "
+            "'INST(T=3,max_rel=2)', '-m', 'AP', '-m', 'nDCG@10', '--per-query', '--format', 'tsv']; "
+            "buf = io.StringIO(); f = contextlib.redirect_stdout(buf); f.__enter__(); rc = main(args); f.__exit__(None, None, None); "
+            "print(rc, len(buf.getvalue().splitlines()), "
+            "sorted(m for m in ('scipy', 'matplotlib', 'pyterrier') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # 5 runs x 4 topics x 4 measures rows and the header
+    assert out.stdout.split("\n")[-2] == "0 81 []"
+    # the 0-based-rank announcements come in file order (files are read in threads)
+    warned = [ln.split(": ranks")[0].removeprefix("pyterrier-noise: warning: ")
+              for ln in out.stderr.splitlines() if "ranks start at 0" in ln]
+    assert warned == [str(paths[1]), str(paths[3])]
+
+
+@pytest.mark.parametrize("R", [1, 2])
+def test_inst_bounds_same_under_the_former_chunk_budget(monkeypatch, R):
+    # INST's dense recurrence runs a chunk of segments at a time; the budget went from 4 million
+    # elements to 1 million (at cwl_eval's depth of 1,000 ranks: 4,000 segments a chunk -> 1,000).
+    # Over 4,500 segments (several chunks under either budget) the floats are the same, bit for bit.
+    # (Chunks of a few segments can differ in the last bit: numpy's einsum sums in another order.)
+    from pyterrier_noise.engine import MeasureSpec, kernels
+    import pandas as pd
+    rng = np.random.default_rng(11)
+    n_topics, depth = 1500, 8
+    qid = np.repeat(np.arange(n_topics).astype(str), depth)
+    runs = {f"r{k}": pd.DataFrame({"qid": qid, "docno": [f"d{i % depth}" for i in range(len(qid))],
+                                   "score": rng.normal(size=len(qid)), "rank": np.tile(np.arange(depth), n_topics)})
+            for k in range(3)}
+    judged = rng.random(len(qid)) < 0.6
+    qrels = pd.DataFrame({"qid": qid[judged], "docno": [f"d{i % depth}" for i in np.flatnonzero(judged)],
+                          "label": rng.integers(0, 3, judged.sum())})
+    aligned = AlignedRuns.build(runs, qrels)
+    L0 = aligned.label_matrix()[:, 0]
+    L = np.column_stack([L0, np.where(np.isnan(L0), 1.0, np.nan)])[:, :R]
+    spec = MeasureSpec("INST", T=2.0, max_rel=2.0)
+    real = kernels.segment_chunks
+    got = []
+    for budget in (4_000_000, kernels.INST_CHUNK_ELEMENTS):
+        monkeypatch.setattr(kernels, "segment_chunks", lambda n, d, r, budget=budget: real(n, d, r, budget))
+        assert len(list(kernels.segment_chunks(aligned.n_segments, 1000, R))) > 1
+        got.append(kernels.inst_bounds(aligned, spec, L, True))
+    assert kernels.INST_CHUNK_ELEMENTS == 1_000_000
+    assert np.array_equal(got[0][0], got[1][0]) and np.array_equal(got[0][1], got[1][1])
+
+
+@pytest.mark.parametrize("perquery", [False, True])
+def test_evaluate_frame_is_the_per_measure_frames_in_run_then_measure_order(perquery):
+    # evaluate builds its frame in its final order; the reference evaluates one measure at a time
+    # and orders the rows by run (as given), then measure (as given), then topic
+    import pandas as pd
+    import pyterrier_noise as pn
+    runs, qrels = random_collection(12, n_runs=3, n_topics=4, tie_decimals=1)
+    measures = ["RBP(p=0.8)", "AP", pn.RBPBase(p=0.5, ties="optimistic"), "nDCG@5", "INST(T=2)"]
+    got = pn.evaluate(runs, qrels, measures, perquery=perquery)
+    one = [pn.evaluate(runs, qrels, [m], perquery=perquery) for m in measures]
+    want = pd.concat([f[f["name"] == n] for n in runs for f in one], ignore_index=True)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert len(got) == len(runs) * len(measures) * (4 if perquery else 1)
