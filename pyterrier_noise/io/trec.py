@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce
+from .._validation import InputError
 from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, _clean_qrels, _clean_run
 
 from .files import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem, list_run_files, run_file_arguments, run_name  # noqa: F401
