@@ -47,6 +47,11 @@ UNBACKED = {
                                                      "benchmarks/results/ is not committed",
     ("cheap-judges.md", "| measure | gold pairs | method | coverage, systems |"): "cheap-judge study (benchmarks/"
                                                                                  "cheap_judges.py), not marked yet",
+    ("cheap-judges.md", "| judge | gold pairs | method | coverage, systems |"): "cheap-judge study, nDCG@10 under "
+                                                                               "the pair design (benchmarks/"
+                                                                               "cheap_judges.py), not marked yet",
+    ("benchmarks.md", "| replicates | before (`8768cd9`), wall / CPU |"): "W2 timings (third pass); benchmarks/results/ "
+                                                                         "is not committed",
     ("uncertainty.md", "| | ours | peer (pandas pools"): "depth experiment timings (benchmarks/depth_experiment.py; "
                                                              "timings are measured under load, marked with the "
                                                              "benchmarks)",

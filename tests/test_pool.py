@@ -132,10 +132,13 @@ def _group(pgid: int) -> list[int]:
     return out
 
 
-def _start(qrels: Path, runs: Path) -> subprocess.Popen:
+def _start(qrels: Path, runs: Path, out: Path) -> subprocess.Popen:
+    """The robustness command, whose forked workers draw the plots while it writes the tables."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "pyterrier_noise.cli", "eval", str(qrels), str(runs),
-                             "-m", "AP"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    return subprocess.Popen([sys.executable, "-m", "pyterrier_noise.cli", "robustness", str(qrels), str(runs),
+                             "-m", "AP", "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", "20",
+                             "--out", str(out), "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=env, start_new_session=True)   # its own process group: pgid = pid
 
 
@@ -161,12 +164,12 @@ def _survivors(pgid: int, deadline: float = 2.0) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="reads /proc")
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
-def test_killing_eval_leaves_no_worker(big_runs, signum):
+def test_killing_a_command_leaves_no_worker(big_runs, tmp_path, signum):
     qrels, runs = big_runs
     rng = random.Random(int(signum))
     saw_workers = 0
     for trial in range(4):
-        proc = _start(qrels, runs)
+        proc = _start(qrels, runs, tmp_path / f"out{trial}")
         try:
             if trial < 3:   # while the pool is working, at a random point of it
                 saw_workers += _wait_for_workers(proc)
@@ -182,4 +185,24 @@ def test_killing_eval_leaves_no_worker(big_runs, signum):
                 proc.kill()
             for pid in _group(proc.pid):   # never leave anything behind, even when the assertion fails
                 os.kill(pid, signal.SIGKILL)
-    assert saw_workers >= 1   # the input was big enough for the pool
+    assert saw_workers >= 1   # the command did fork its plot workers
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LINUX, reason="reads /proc")
+def test_eval_reads_in_threads_and_starts_no_process(big_runs):
+    """eval reads the run files with Arrow in threads: its process group never holds a second process."""
+    qrels, runs = big_runs
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "pyterrier_noise.cli", "eval", str(qrels), str(runs), "-m", "AP"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    most = 0
+    try:
+        while proc.poll() is None:
+            most = max(most, len(_group(proc.pid)))
+            time.sleep(0.01)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    assert most <= 1
