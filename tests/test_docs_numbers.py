@@ -36,8 +36,6 @@ UNBACKED = {
     ("benchmarks.md", "| workload | ours | peer | ratio | target |"): "W3/W4 timings; benchmarks/results/ is not committed",
     ("benchmarks.md", "| side | peak without INST |"): "INST memory; benchmarks/results/ is not committed",
     ("selection.md", "| workload | ours (s) | minavgerr (s) |"): "W3 timings; benchmarks/results/ is not committed",
-    ("benchmarks.md", "| target | latest | status |"): "the targets at a glance: timings from the sections below; "
-                                                        "benchmarks/results/ is not committed",
     ("benchmarks.md", "| replicates | before (2026-11-24, morning, idle) |"): "W2 timings; benchmarks/results/ is not "
                                                                             "committed",
     ("benchmarks.md", "| replicates | before (`8483363`), wall / CPU |"): "W2 timings (second pass); benchmarks/results/ "
