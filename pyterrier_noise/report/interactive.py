@@ -161,25 +161,34 @@ def selection_ranges(systems: pd.DataFrame) -> Any:
     return rbp_ranges(s["base"], s["upper"] - s["base"], label="RBP")
 
 
+def _interval_and_reference(names: np.ndarray, mid: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                            ref: np.ndarray, mid_name: str, ref_name: str, mid_hover: str, thickness: int) -> Any:
+    """Each run's value with its bar from ``lo`` to ``hi`` (purple) and a reference value (black
+    cross), hovering both; ``mid_hover`` describes the purple point (``customdata`` 0 and 1 are
+    ``lo`` and ``hi``)."""
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=names, y=mid, mode="markers", name=mid_name, marker={"color": COLOURS["spread"], "size": 7},
+        error_y={"type": "data", "symmetric": False, "array": hi - mid, "arrayminus": mid - lo,
+                 "color": COLOURS["spread"], "thickness": thickness, "width": 0},
+        customdata=np.stack([lo, hi, ref], axis=1),
+        hovertemplate=f"<b>%{{x}}</b><br>{mid_hover}<br>{ref_name} %{{customdata[2]:.4f}}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=names, y=ref, mode="markers", name=ref_name,
+                             marker={"color": COLOURS["truth"], "symbol": "x", "size": 6},
+                             hovertemplate=f"<b>%{{x}}</b><br>{ref_name} %{{y:.4f}}<extra></extra>"))
+    return fig
+
+
 def tie_ranges(table: pd.DataFrame, measure: str) -> Any:
     """Each run's score when its tied documents are ordered worst first and best first (purple
     bar), averaged over every order (purple dot), and as submitted (black cross)."""
-    import plotly.graph_objects as go
     t = table[table["measure"] == measure].sort_values("original", ascending=False, kind="stable")
     names = t["system"].astype(str).to_numpy(object)
     lo, ex, hi, orig = (t[c].to_numpy(float) for c in ("pessimistic", "expected", "optimistic", "original"))
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=names, y=ex, mode="markers", name="expected over the orders of the ties (bar: worst to best order)",
-        marker={"color": COLOURS["spread"], "size": 7},
-        error_y={"type": "data", "symmetric": False, "array": hi - ex, "arrayminus": ex - lo,
-                 "color": COLOURS["spread"], "thickness": 3, "width": 0},
-        customdata=np.stack([lo, hi, orig], axis=1),
-        hovertemplate=("<b>%{x}</b><br>expected %{y:.4f}<br>worst order %{customdata[0]:.4f}<br>best order "
-                       "%{customdata[1]:.4f}<br>as submitted %{customdata[2]:.4f}<extra></extra>")))
-    fig.add_trace(go.Scatter(x=names, y=orig, mode="markers", name="as submitted",
-                             marker={"color": COLOURS["truth"], "symbol": "x", "size": 6},
-                             hovertemplate="<b>%{x}</b><br>as submitted %{y:.4f}<extra></extra>"))
+    fig = _interval_and_reference(
+        names, ex, lo, hi, orig, "expected over the orders of the ties (bar: worst to best order)", "as submitted",
+        "expected %{y:.4f}<br>worst order %{customdata[0]:.4f}<br>best order %{customdata[1]:.4f}", thickness=3)
     _layout(fig, f"{measure} after banding the scores into ties", "runs, by decreasing score as submitted",
             measure, n_x=len(names))
     fig.update_xaxes(categoryorder="array", categoryarray=list(names))
@@ -207,22 +216,12 @@ def tie_shares(runs: pd.DataFrame) -> Any:
 def corrected_scores(frame: pd.DataFrame, measure: str) -> Any:
     """Each run's score from the noisy judge's labels (black) and corrected for the judge's errors
     with its confidence interval (purple; Goldberg et al. 2017, Eq 14 and Eq 7)."""
-    import plotly.graph_objects as go
     f = frame[frame["measure"] == measure].sort_values("corrected", ascending=False, kind="stable")
     names = f["name"].astype(str).to_numpy(object)
     cor, lo, hi, naive = (f[c].to_numpy(float) for c in ("corrected", "ci_low", "ci_high", "naive"))
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=names, y=cor, mode="markers", name="corrected (bar: confidence interval)",
-        marker={"color": COLOURS["spread"], "size": 7},
-        error_y={"type": "data", "symmetric": False, "array": hi - cor, "arrayminus": cor - lo,
-                 "color": COLOURS["spread"], "thickness": 2, "width": 0},
-        customdata=np.stack([lo, hi, naive], axis=1),
-        hovertemplate=("<b>%{x}</b><br>corrected %{y:.4f}<br>interval %{customdata[0]:.4f} to %{customdata[1]:.4f}"
-                       "<br>from the noisy labels %{customdata[2]:.4f}<extra></extra>")))
-    fig.add_trace(go.Scatter(x=names, y=naive, mode="markers", name="from the noisy labels",
-                             marker={"color": COLOURS["truth"], "symbol": "x", "size": 6},
-                             hovertemplate="<b>%{x}</b><br>from the noisy labels %{y:.4f}<extra></extra>"))
+    fig = _interval_and_reference(
+        names, cor, lo, hi, naive, "corrected (bar: confidence interval)", "from the noisy labels",
+        "corrected %{y:.4f}<br>interval %{customdata[0]:.4f} to %{customdata[1]:.4f}", thickness=2)
     _layout(fig, f"{measure} corrected for the judge's errors", "runs, by decreasing corrected score", measure,
             n_x=len(names))
     fig.update_xaxes(categoryorder="array", categoryarray=list(names))
