@@ -211,14 +211,18 @@ def selection_section(report: Report, summary: pd.DataFrame, systems: pd.DataFra
 
 # -- ties ------------------------------------------------------------------------------------------
 
+def _rank_changes(before: pd.Series, after: pd.Series) -> int:
+    """How many runs take another rank (highest score first, ties sharing the best rank) by ``after``
+    than by ``before``."""
+    return int((before.rank(ascending=False, method="min") != after.rank(ascending=False, method="min")).sum())
+
+
 def ties_conclusion(table: pd.DataFrame, measure: str) -> str:
     """How much the arbitrary order of tied documents can change the scores."""
     t = table[table["measure"] == measure]
     spread = (t["optimistic"] - t["pessimistic"]).to_numpy(float)
     i = int(np.argmax(spread))
-    exp_rank = t["expected"].rank(ascending=False, method="min")
-    orig_rank = t["original"].rank(ascending=False, method="min")
-    moved = int((exp_rank != orig_rank).sum())
+    moved = _rank_changes(t["original"], t["expected"])
     return (f"The order of tied documents can change {measure} by {spread.mean():.4f} on average and by up to "
             f"{spread[i]:.4f} ({t['system'].iloc[i]}); {moved} of {len(t)} runs rank differently by their "
             "expected score than as submitted.")
@@ -280,9 +284,7 @@ def correction_conclusion(frame: pd.DataFrame, measure: str) -> str:
     f = frame[frame["measure"] == measure]
     shift = (f["corrected"] - f["naive"]).to_numpy(float)
     i = int(np.argmax(np.abs(shift)))
-    naive_rank = f["naive"].rank(ascending=False, method="min")
-    cor_rank = f["corrected"].rank(ascending=False, method="min")
-    moved = int((naive_rank != cor_rank).sum())
+    moved = _rank_changes(f["naive"], f["corrected"])
     return (f"Correcting for the judge's errors changes {measure} by {shift.mean():+.4f} on average and by up to "
             f"{shift[i]:+.4f} ({f['name'].iloc[i]}); {moved} of {len(f)} runs take another rank than by the noisy "
             "labels.")
