@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .._validation import InputError
 
@@ -82,6 +82,18 @@ _DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
 _TAG = re.compile(r"<[^>]+>")
 
 
+def _json_lines(path: Path, raw: str) -> Iterator[tuple[int, dict]]:
+    """``(line number, record)`` of each non-blank line of a JSON-lines text; an error names the line."""
+    for i, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path} line {i}: not a JSON object ({exc.msg})") from None
+        yield i, rec
+
+
 def read_documents(path: str | os.PathLike) -> dict[str, str]:
     """``{docno: text}`` from TREC ``<DOC>`` files, ``docno<TAB>text`` lines or JSON lines."""
     docs: dict[str, str] = {}
@@ -96,13 +108,7 @@ def read_documents(path: str | os.PathLike) -> dict[str, str]:
                     raise InputError(f"{f}: <DOC> number {i} has no <DOCNO>")
                 docs[d.group(1)] = " ".join(_TAG.sub(" ", body[:d.start()] + body[d.end():]).split())
         elif head == "{":
-            for i, line in enumerate(raw.splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{f} line {i}: not a JSON object ({exc.msg})") from None
+            for i, rec in _json_lines(f, raw):
                 docno = next((rec[k] for k in ("docno", "doc_id", "id") if k in rec), None)
                 text = next((rec[k] for k in ("text", "body", "contents") if k in rec), None)
                 if docno is None or text is None:
@@ -157,13 +163,7 @@ def read_topics(path: str | os.PathLike) -> dict[str, Topic]:
                                       _field(body, "question") or _field(body, "description"),
                                       _field(body, "narrative"))
     elif raw.lstrip()[:1] == "{":
-        for i, line in enumerate(raw.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{p} line {i}: not a JSON object ({exc.msg})") from None
+        for i, rec in _json_lines(p, raw):
             qid = next((rec[k] for k in ("qid", "query_id", "id") if k in rec), None)
             if qid is None:
                 raise InputError(f"{p} line {i}: expected a key 'qid', found {sorted(rec)[:6]}")
