@@ -18,7 +18,7 @@ import contextlib
 import io
 import math
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 try:
     import jinja2
@@ -278,16 +278,6 @@ async def _judge(request: Request) -> dict[str, Any] | Response:
     return {"recorded": jid}
 
 
-async def judge_form(request: Request) -> Response:
-    out = await _judge(request)
-    return out if isinstance(out, Response) else RedirectResponse("/assess", status_code=303)
-
-
-async def api_judge(request: Request) -> Response:
-    out = await _judge(request)
-    return out if isinstance(out, Response) else JSONResponse(out)
-
-
 async def _undo(request: Request) -> dict[str, Any] | Response:
     posted = await _posted(request, "assessor")
     if isinstance(posted, Response):
@@ -300,14 +290,24 @@ async def _undo(request: Request) -> dict[str, Any] | Response:
     return {"undone": int(fields["judgment"])}
 
 
-async def undo_form(request: Request) -> Response:
-    out = await _undo(request)
-    return out if isinstance(out, Response) else RedirectResponse("/assess", status_code=303)
+def _as_form(action: Callable[[Request], Awaitable[dict[str, Any] | Response]]) -> Callable:
+    """The assessor page's handler of ``action``: back to the page once it is done."""
+    async def handler(request: Request) -> Response:
+        out = await action(request)
+        return out if isinstance(out, Response) else RedirectResponse("/assess", status_code=303)
+    return handler
 
 
-async def api_undo(request: Request) -> Response:
-    out = await _undo(request)
-    return out if isinstance(out, Response) else JSONResponse(out)
+def _as_api(action: Callable[[Request], Awaitable[dict[str, Any] | Response]]) -> Callable:
+    """The JSON API's handler of ``action``: its result as JSON."""
+    async def handler(request: Request) -> Response:
+        out = await action(request)
+        return out if isinstance(out, Response) else JSONResponse(out)
+    return handler
+
+
+judge_form, api_judge = _as_form(_judge), _as_api(_judge)
+undo_form, api_undo = _as_form(_undo), _as_api(_undo)
 
 
 async def api_next(request: Request) -> Response:
