@@ -142,7 +142,9 @@ def test_pooled_variance_is_the_design_variance_when_weights_are_constant_by_str
     np.testing.assert_allclose(mean_var, mean_sq - mean_est ** 2, rtol=1e-9, atol=1e-15)
 
 
-def test_cli_calibrate_writes_tables_and_figures(tmp_path):
+def _calibrate_files(tmp_path):
+    """Run files, cheap qrels and a 12-pair gold sample of a tiny collection, written to ``tmp_path``
+    (``runs/``, ``cheap.txt``, ``gold.txt``); returns the runs' directory."""
     runs, truth, cheap = tiny(seed=12, n_topics=4, n_docs=8)
     rdir = tmp_path / "runs"
     rdir.mkdir()
@@ -151,6 +153,11 @@ def test_cli_calibrate_writes_tables_and_figures(tmp_path):
                        rdir / name)
     write_trec_qrels(cheap, tmp_path / "cheap.txt")
     write_trec_qrels(truth.sample(12, random_state=0), tmp_path / "gold.txt")
+    return rdir
+
+
+def test_cli_calibrate_writes_tables_and_figures(tmp_path):
+    rdir = _calibrate_files(tmp_path)
     out = tmp_path / "out"
     code, stdout, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt",
                                    rdir, "-m", "P@3", "-m", "RBP(p=0.8)", "--method", "naive,ppi++,gold",
@@ -170,14 +177,7 @@ def test_cli_calibrate_writes_tables_and_figures(tmp_path):
 
 def test_cli_calibrate_gives_ndcg_under_the_pair_design(tmp_path):
     # nDCG@k by the ratio estimator (tests/test_correction_pair_ndcg.py checks its values); AP stays NaN
-    runs, truth, cheap = tiny(seed=12, n_topics=4, n_docs=8)
-    rdir = tmp_path / "runs"
-    rdir.mkdir()
-    for name, frame in runs.items():
-        write_trec_run(frame.assign(rank=frame.groupby("qid")["score"].rank(ascending=False, method="first")),
-                       rdir / name)
-    write_trec_qrels(cheap, tmp_path / "cheap.txt")
-    write_trec_qrels(truth.sample(12, random_state=0), tmp_path / "gold.txt")
+    rdir = _calibrate_files(tmp_path)
     code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt", rdir,
                               "-m", "nDCG@5", "-m", "AP", "--method", "ppi,ppi++,gold", "--out", tmp_path / "out")
     assert code == 0, stderr

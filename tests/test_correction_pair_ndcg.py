@@ -17,38 +17,20 @@ import itertools
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, sample_pairs
 from pyterrier_noise.correction.ratio import ideal_from_counts
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
+from test_correction_cheap import tiny
 
 NDCG3 = MeasureSpec("nDCG", cutoff=3)
 NDCG = MeasureSpec("nDCG")
 
 
-def tiny(seed: int, n_topics: int = 2, n_docs: int = 8, n_runs: int = 3):
-    """Every run ranks every judged document of every topic; graded truth 0-2 and a cheap judge that
-    errs on about 40% of the pairs."""
-    rng = np.random.default_rng(seed)
-    qrels, runs = [], {f"r{i}": [] for i in range(n_runs)}
-    for t in range(n_topics):
-        for d in range(n_docs):
-            qrels.append((str(t + 1), f"d{d}", int(rng.integers(0, 3))))
-        for name in runs:
-            scores = rng.permutation(n_docs).astype(float)
-            runs[name] += [(str(t + 1), f"d{d}", scores[d]) for d in range(n_docs)]
-    truth = pd.DataFrame(qrels, columns=["qid", "docno", "label"])
-    runs = {k: pd.DataFrame(v, columns=["qid", "docno", "score"]) for k, v in runs.items()}
-    flip = rng.random(len(truth)) < 0.4
-    cheap = truth.assign(label=np.where(flip, (truth["label"] + rng.integers(1, 3, len(truth))) % 3, truth["label"]))
-    return runs, truth, cheap
-
-
 def setup(seed: int, specs=(NDCG3,), variance: str = "design"):
-    runs, truth, cheap = tiny(seed)
+    runs, truth, cheap = tiny(seed, n_docs=8)
     study = CheapStudy(AlignedRuns.build(runs, cheap, ties="trec_eval"), list(specs), variance=variance)
     t = study.aligned.table.frame[["qid", "docno"]]
     gold = t.merge(truth, on=["qid", "docno"], how="left")["label"].to_numpy(dtype=np.float64)
