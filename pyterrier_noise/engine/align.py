@@ -39,11 +39,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
-from ..io import RunFileReader, list_run_files, read_runs, read_trec_run, run_file_columns, run_name
+from ..io import RunFileReader, list_run_files, run_file_columns, run_name
 from . import kernels
 from .kernels import position_weights
 from .spec import CWL_DEPTH, GROUPED_POLICIES, NONLINEAR, TIE_POLICIES, MeasureSpec
@@ -51,6 +50,7 @@ from .keys import _doc_vocabulary, _lookup, _unique_inverse, _with_unjudged_rows
 from .table import JudgmentTable, _natural_sort
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
     import scipy.sparse as sp
 
 __all__ = ["are_run_paths", "AlignedRuns"]
@@ -108,9 +108,10 @@ def _align_job(i: int) -> dict:
     return part
 
 
-def _columns_from_frames(frames: list[pd.DataFrame]):
+def _columns_from_frames(frames: list["pd.DataFrame"]):
     """(run index, qid codes, qid uniques, docno codes, docno uniques, score, rank) of frames: the
     columns :func:`~pyterrier_noise.io.run_file_columns` reads from files."""
+    import pandas as pd   # frames: pandas is imported already
     lengths = np.array([len(f) for f in frames], dtype=np.int64)
     run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
     qcodes, quniq = pd.factorize(np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames]))
@@ -136,7 +137,11 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
         else:
             cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
         if cols is None:
-            frames = [read_trec_run(p) for p in items] if are_files else items
+            if are_files:   # not plain TREC files: the validating reader names the offending line
+                from ..io import read_trec_run
+                frames = [read_trec_run(p) for p in items]
+            else:
+                frames = items
             cols = _columns_from_frames(frames)
             del frames
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
@@ -151,7 +156,8 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     seg_t = np.int32 if len(names) * n_topics < 2 ** 31 else np.int64
     row_t = np.int32 if n_rows < 2 ** 31 else np.int64
     # topic of every row, through the (few) distinct qid strings
-    qmap = pd.Index(table.topics).get_indexer(pd.Index(quniq))
+    order = {t: i for i, t in enumerate(table.topics)}
+    qmap = np.array([order.get(q, -1) for q in quniq.tolist()], dtype=np.int64)   # per distinct qid
     pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
     r_of, q_of = np.divmod(pairs, len(quniq))
     known = qmap[q_of] >= 0
@@ -172,7 +178,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
 
     # documents: one vocabulary over these runs and the judgments, codes in docno (byte) order so
     # that trec_eval's tie-break (docno descending) is a comparison of integer codes
-    jdoc = table.frame["docno"].to_numpy(dtype=object)
+    jdoc = table.docno_arrow if table.docno_arrow is not None else table.docno
     rank_of, jdoc_code, sorted_docnos = _doc_vocabulary(duniq, jdoc)
     n_vocab = len(rank_of)
     doc = rank_of.astype(np.int32 if n_vocab < 2 ** 31 else np.int64)[dcodes]
@@ -282,7 +288,7 @@ class AlignedRuns:
     # -- construction -----------------------------------------------------------------------
 
     @classmethod
-    def build(cls, runs: Mapping[str, pd.DataFrame] | pd.DataFrame | str, qrels,
+    def build(cls, runs: "Mapping[str, pd.DataFrame] | pd.DataFrame | str", qrels,
               ties: str = "trec_eval", topics: Sequence[str] | str | None = None,
               on_topic_mismatch: str = "warn", keep_docnos: bool = False,
               include_unjudged: bool = False, n_jobs: int | None = None) -> "AlignedRuns":
@@ -328,6 +334,8 @@ class AlignedRuns:
                 reader.forget()
             raise
         if files is None:
+            import pandas as pd   # runs as frames (or anything read_runs takes)
+            from ..io import read_runs
             if not isinstance(runs, Mapping) or not all(
                     isinstance(v, pd.DataFrame) and {"qid", "docno", "score", "rank"} <= set(v.columns)
                     and v.attrs.get("source") for v in runs.values()):

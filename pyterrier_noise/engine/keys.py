@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
+from .._arrow import numbers
 from .table import JudgmentTable
 
 
@@ -47,7 +47,9 @@ def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "C
     function giving the vocabulary in code order as an object array, built only when a message
     or the docnos need it).
     Arrow sorts its strings by UTF-8 bytes, which is code-point order, numpy's order for ``str``."""
-    if isinstance(duniq, np.ndarray):
+    if isinstance(duniq, np.ndarray):   # docnos of frames: pandas is imported already
+        import pandas as pd
+        jdoc = jdoc if isinstance(jdoc, np.ndarray) else np.asarray(jdoc.to_pylist(), dtype=object)
         extra = pd.Index(jdoc).difference(pd.Index(duniq))
         vocab = np.concatenate([np.asarray(duniq, dtype=object), np.asarray(extra, dtype=object)])
         order = np.argsort(vocab.astype(str), kind="stable")
@@ -56,16 +58,19 @@ def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "C
         return rank_of, rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))], lambda: vocab[order]
     import pyarrow as pa
     import pyarrow.compute as pc
-    try:
-        judged = pa.array(jdoc, type=pa.string())
-    except (pa.ArrowTypeError, pa.ArrowInvalid):   # docnos that are not all str: compare as numpy does
-        return _doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
+    if isinstance(jdoc, pa.Array):   # judgments read with Arrow too (pa.array would import pandas)
+        judged = jdoc.cast(pa.string())
+    else:
+        try:
+            judged = pa.array(jdoc, type=pa.string())
+        except (pa.ArrowTypeError, pa.ArrowInvalid):   # docnos that are not all str: compare as numpy does
+            return _doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
     extra = pc.unique(judged.filter(pc.invert(pc.is_in(judged, value_set=duniq))))
     vocab = pa.concat_arrays([duniq.cast(pa.string()), extra])
-    order = pc.sort_indices(vocab).to_numpy()
+    order = numbers(pc.sort_indices(vocab))
     rank_of = np.empty(len(vocab), dtype=np.int64)
     rank_of[order] = np.arange(len(vocab))
-    jdoc_code = rank_of[pc.index_in(judged, value_set=vocab).to_numpy(zero_copy_only=False)]
+    jdoc_code = rank_of[numbers(pc.index_in(judged, value_set=vocab))]   # every judged docno is in vocab
     return rank_of, jdoc_code, lambda: np.asarray(vocab.take(pa.array(order)).to_pylist(), dtype=object)
 
 
@@ -99,7 +104,5 @@ def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarr
     labels = np.full(len(keys), np.nan)
     labels[inverse[:len(jkey)]] = table.labels
     topic_index, doc = np.divmod(keys, n_vocab)
-    frame = pd.DataFrame({"qid": np.asarray(table.topics, dtype=object)[topic_index],
-                          "docno": docnos[doc], "label": labels})
     start = np.searchsorted(topic_index, np.arange(len(table.topics) + 1))
-    return JudgmentTable(frame, list(table.topics), topic_index, start, labels), inverse[len(jkey):]
+    return JudgmentTable(None, list(table.topics), topic_index, start, labels, docno=docnos[doc]), inverse[len(jkey):]

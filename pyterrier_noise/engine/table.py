@@ -1,14 +1,16 @@
 """The judgment table: every (topic, docno) judgment as one row, sorted by (topic, docno)."""
 from __future__ import annotations
 
+import itertools
+import sys
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
 
-from ..io import read_qrels
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import pyarrow as pa
 
 
 def _natural_sort(values: Sequence[str]) -> list[str]:
@@ -30,6 +32,7 @@ _DECLARED_MAX = 64
 
 
 def _fingerprint(qrels) -> tuple[int, int]:
+    import pandas as pd
     cols = ["qid", "docno"] if "qid" in qrels.columns else ["query_id", "doc_id"]
     h = pd.util.hash_pandas_object(qrels[cols].astype(str), index=False).to_numpy()
     return len(qrels), int(h.sum(dtype=np.uint64))   # order-free: a merge may reorder rows
@@ -55,7 +58,8 @@ def qrels_topics(qrels) -> list[str] | None:
     judgments stays in every mean (base 0, residual from the run, as ``trec_eval -c``)."""
     attrs = getattr(qrels, "attrs", None)
     declared = attrs.get(TOPICS_ATTR) if isinstance(attrs, dict) else None
-    if declared is None and _DECLARED and isinstance(qrels, pd.DataFrame):
+    pd = sys.modules.get("pandas")   # a frame means pandas is imported already
+    if declared is None and _DECLARED and pd is not None and isinstance(qrels, pd.DataFrame):
         declared = _DECLARED.get(_fingerprint(qrels))
     if declared is None:
         return None
@@ -63,19 +67,48 @@ def qrels_topics(qrels) -> list[str] | None:
     return _natural_sort(set(str(t) for t in declared) | set(qrels[col].astype(str).unique()))
 
 
-@dataclass
 class JudgmentTable:
     """Judgments sorted by (topic, docno): row j is one (qid, docno) with its label.
 
     ``topic_index[j]`` is the topic of row j; rows of a topic are contiguous, starting at
-    ``topic_start[t]``.
+    ``topic_start[t]``; ``docno[j]`` and ``labels[j]`` are its docno and label.  :attr:`frame`
+    is the same table as a ``qid, docno, label`` frame (built on first use for a table made
+    from arrays, which never imports pandas).
     """
 
-    frame: pd.DataFrame
-    topics: list[str]
-    topic_index: np.ndarray
-    topic_start: np.ndarray
-    labels: np.ndarray
+    def __init__(self, frame: "pd.DataFrame | None", topics: list[str], topic_index: np.ndarray,
+                 topic_start: np.ndarray, labels: np.ndarray, docno: "np.ndarray | pa.Array | None" = None):
+        if frame is None and docno is None:
+            raise ValueError("JudgmentTable: give the frame or the docno of every row")
+        arrow = docno is not None and not isinstance(docno, np.ndarray)
+        self._frame = frame
+        self._docno = None if arrow else docno
+        #: the docnos as an Arrow string array, when the table was made from one (else None)
+        self.docno_arrow = docno if arrow else None
+        self.topics = topics
+        self.topic_index = topic_index
+        self.topic_start = topic_start
+        self.labels = labels
+
+    @property
+    def frame(self) -> "pd.DataFrame":
+        """The judgments as a ``qid, docno, label`` frame in row order."""
+        if self._frame is None:
+            import pandas as pd
+            self._frame = pd.DataFrame({"qid": np.asarray(self.topics, dtype=object)[self.topic_index],
+                                        "docno": self.docno, "label": self.labels})
+        return self._frame
+
+    @property
+    def docno(self) -> np.ndarray:
+        """The docno of every row (an object array)."""
+        if self._docno is None:
+            self._docno = self._frame["docno"].to_numpy(dtype=object) if self._frame is not None else \
+                np.asarray(self.docno_arrow.to_pylist(), dtype=object)
+        return self._docno
+
+    def __repr__(self) -> str:
+        return f"JudgmentTable({len(self)} judgments, {len(self.topics)} topics)"
 
     @classmethod
     def from_qrels(cls, qrels, topics: Sequence[str] | None = None) -> "JudgmentTable":
@@ -85,30 +118,75 @@ class JudgmentTable:
         qids in numeric order, with the topics named in ``qrels.attrs["topics"]``, which a
         reduction that leaves a topic without judgments sets: :func:`qrels_topics`); judgments of
         other topics are dropped."""
+        from ..io import read_qrels
         if topics is None:
             topics = qrels_topics(qrels)
         return cls.from_frame(read_qrels(qrels), topics)
 
     @classmethod
-    def from_frame(cls, q: pd.DataFrame, topics: Sequence[str] | None = None) -> "JudgmentTable":
+    def from_frame(cls, q: "pd.DataFrame", topics: Sequence[str] | None = None) -> "JudgmentTable":
         """From an already validated ``qid, docno, label`` frame (labels may be NaN: unjudged rows),
         without :func:`~pyterrier_noise.io.read_qrels`'s checks; ``topics`` as in :meth:`from_qrels`."""
         if topics is None:
             topics = qrels_topics(q)
-        topics = _natural_sort(pd.unique(q["qid"])) if topics is None else list(topics)
-        order = {t: i for i, t in enumerate(topics)}
-        tix = q["qid"].map(order)
-        keep = tix.notna().to_numpy()
-        q = q[keep]
-        tix = tix[keep].to_numpy(dtype=np.int64)
-        perm = np.lexsort((q["docno"].to_numpy(), tix))
-        q = q.iloc[perm].reset_index(drop=True)
-        tix = tix[perm]
-        start = np.searchsorted(tix, np.arange(len(topics) + 1))
+        keep, perm, topics, tix, start = _order(q["qid"].to_numpy(dtype=object), q["docno"].to_numpy(dtype=object),
+                                                topics)
+        q = q[keep].iloc[perm].reset_index(drop=True)
         return cls(q, topics, tix, start, q["label"].to_numpy(dtype=np.float64))
 
+    @classmethod
+    def from_arrays(cls, qid, docno, labels, topics: Sequence[str] | None = None) -> "JudgmentTable":
+        """From validated judgments as three arrays, without pandas: the same table as
+        :meth:`from_frame` of the same rows.  ``qid`` and ``docno``: str object arrays or Arrow
+        string arrays (as :func:`~pyterrier_noise.io.read_arrow_qrels` gives them, which the
+        alignment then uses without converting them); ``labels``: numbers.  ``topics`` as in
+        :meth:`from_qrels` (default: the qids of the rows, numeric qids in numeric order)."""
+        import pyarrow as pa
+        arrow = isinstance(docno, pa.Array)
+        if arrow:   # order by (topic, docno) through integer codes: no Python string per row
+            import pyarrow.compute as pc
+            from .._arrow import numbers
+            encoded = pc.dictionary_encode(qid)
+            qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)[numbers(encoded.indices)]
+            by_docno = numbers(pc.sort_indices(docno))
+            doc_key = np.empty(len(by_docno), dtype=np.int64)
+            doc_key[by_docno] = np.arange(len(by_docno))
+        else:
+            qids, doc_key = np.asarray(qid, dtype=object), np.asarray(docno, dtype=object)
+        keep, perm, topics, tix, start = _order(qids, doc_key, topics)
+        rows = np.flatnonzero(keep)[perm]
+        labels = np.asarray(labels, dtype=np.float64)[rows]
+        return cls(None, topics, tix, start, labels,
+                   docno=docno.take(_arrow_indices(rows)) if arrow else doc_key[rows])
+
     def __len__(self) -> int:
-        return len(self.frame)
+        return len(self.labels)
 
     #: the former private name of :meth:`from_frame`, still used by other subpackages
     _from_frame = from_frame
+
+
+def _order(qid: np.ndarray, docno: np.ndarray, topics: Sequence[str] | None) -> tuple:
+    """(rows kept: of the topics; their order by (topic, docno); the topics; topic of each row in
+    that order; first row of each topic) of judgments given as qid and docno object arrays."""
+    qids = qid.tolist()
+    if topics is None:
+        topics = _natural_sort(list(dict.fromkeys(qids)))
+    topics = list(topics)
+    order = {t: i for i, t in enumerate(topics)}
+    # one dict lookup per row, iterated in C (map over a builtin), not in Python bytecode
+    tix = np.array(list(map(order.get, qids, itertools.repeat(-1, len(qids)))), dtype=np.int64)
+    keep = tix >= 0
+    tix = tix[keep]
+    perm = np.lexsort((docno[keep], tix))
+    tix = tix[perm]
+    start = np.searchsorted(tix, np.arange(len(topics) + 1))
+    return keep, perm, topics, tix, start
+
+
+def _arrow_indices(rows: np.ndarray):
+    """``rows`` as an Arrow int64 array for ``take``, built from its buffer (``pyarrow.array`` of a
+    numpy array would import pandas)."""
+    import pyarrow as pa
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)])

@@ -18,13 +18,13 @@ _NAMES = {
     "PathLike": "files", "TREC_RUN_FIELDS": "files", "run_name": "files", "list_run_files": "files",
     "run_file_arguments": "files",
     "read_trec_run": "trec", "read_trec_qrels": "trec", "write_trec_run": "trec", "write_trec_qrels": "trec",
-    "read_arrow_run": "arrow", "run_file_columns": "arrow", "RunFileReader": "arrow",
+    "read_arrow_run": "arrow", "read_arrow_qrels": "arrow", "run_file_columns": "arrow", "RunFileReader": "arrow",
     "RunsInput": "read", "QrelsInput": "read", "read_qrels": "read", "read_run": "read", "read_runs": "read",
     "read_run_arguments": "read",
     "CHEAP_COLUMNS": "cheap", "read_cheap_qrels": "cheap",
 }
 
-__all__ = ['PathLike', 'RunsInput', 'QrelsInput', 'RUN_COLUMNS', 'QRELS_COLUMNS', 'TREC_RUN_FIELDS', 'run_name', 'read_trec_run', 'read_trec_qrels', 'read_qrels', 'read_run', 'list_run_files', 'read_runs', 'read_run_arguments', 'run_file_arguments', 'write_trec_run', 'write_trec_qrels', 'read_arrow_run', 'run_file_columns', 'RunFileReader', 'CHEAP_COLUMNS', 'read_cheap_qrels']
+__all__ = ['PathLike', 'RunsInput', 'QrelsInput', 'RUN_COLUMNS', 'QRELS_COLUMNS', 'TREC_RUN_FIELDS', 'run_name', 'read_trec_run', 'read_trec_qrels', 'read_qrels', 'read_run', 'list_run_files', 'read_runs', 'read_run_arguments', 'run_file_arguments', 'write_trec_run', 'write_trec_qrels', 'read_arrow_run', 'read_arrow_qrels', 'run_file_columns', 'RunFileReader', 'CHEAP_COLUMNS', 'read_cheap_qrels']
 
 
 def __getattr__(name: str):

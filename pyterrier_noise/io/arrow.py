@@ -1,5 +1,6 @@
-"""The fast reader of TREC run files: Arrow's CSV parser (multi-threadable, strings dictionary-encoded)
-for plain single-delimiter runs; anything irregular is left to :mod:`.trec`'s validating reader."""
+"""The fast readers of TREC run and qrels files: ISA-L's gzip decoder and Arrow's CSV parser (both
+release the GIL, so files are read in threads; no pandas) for plain single-delimiter files; anything
+irregular is left to :mod:`.trec`'s validating reader, which names the line."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,55 +10,145 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
+from .._arrow import numbers
 from .files import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem
 
-__all__ = ["read_arrow_run", "run_file_columns", "RunFileReader"]
+__all__ = ["read_arrow_run", "read_arrow_qrels", "run_file_columns", "RunFileReader"]
+
+#: the largest block Arrow's CSV reader takes (a file larger than this is parsed in several)
+_MAX_BLOCK = (1 << 31) - 1
 
 
 def read_arrow_run(path: PathLike) -> pa.Table | None:
     """One TREC run file (plain or gzip) as an Arrow table of qid, docno, rank, score, or None when
     it is not a plain single-delimiter run with finite numbers (the caller then uses the validating
-    pandas reader, which names the offending line).  Decompression (Arrow's, by the gzip magic
-    bytes, whatever the file's name) and parsing release the GIL, so several files are read at
-    once in threads."""
+    pandas reader, which names the offending line).  Decompression (by the gzip magic bytes,
+    whatever the file's name) and parsing release the GIL, so several files are read at once in
+    threads.  The qid and docno columns are plain strings (:func:`run_file_columns` encodes them
+    for all files at once)."""
     try:
         data = Path(path).read_bytes()
     except OSError:
         return None   # the pandas reader says what is wrong with the path
     if data[:2] == b"\x1f\x8b":
+        data = _gunzip(data)
+        if data is None:
+            return None
+    delim = _delimiter(data, len(TREC_RUN_FIELDS))
+    if delim is None:
+        return None
+    # one block for the whole file (one chunk per column, nothing to merge afterwards), and the
+    # strings kept plain: encoded once for all files together (_columns_of_tables), which with
+    # one block per file costs about half the CPU time of encoding them while parsing
+    # (benchmarks/w1_process.py)
+    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
+                                  column_types={"qid": pa.string(), "docno": pa.string(),
+                                                "rank": pa.float64(), "score": pa.float64()})
+    t = _parse(data, delim, TREC_RUN_FIELDS, convert)
+    if t is None:
+        return None
+    rank = numbers(t.column("rank"))
+    if _rank_problem(rank).any() or not np.isfinite(numbers(t.column("score"))).all():
+        return None   # the pandas reader names the line
+    return t
+
+
+def _gunzip(data: bytes) -> bytes | None:
+    """The decompressed bytes of gzip data (every member of a multi-member file, as ``gzip``
+    reads them), or None when it cannot be decompressed (the validating reader says why).
+
+    Intel's ISA-L (the ``isal`` package, as in xopen and cutadapt) inflates about twice as fast
+    as zlib, which Arrow's gzip codec uses, and releases the GIL like it: on TREC-COVID round 1
+    decompression is about 0.3 s of CPU instead of 0.6 s (benchmarks/w1_process.py).  Without
+    ``isal``, Arrow's codec (zlib) decompresses."""
+    try:
+        from isal import isal_zlib
+    except ImportError:   # pragma: no cover - isal is a dependency; a platform without its wheel
         try:
             with pa.input_stream(pa.py_buffer(data), compression="gzip") as stream:
-                data = stream.read()
+                return stream.read()
         except (OSError, EOFError, pa.ArrowException):
             return None
+    parts = []
+    try:
+        while data:
+            member = isal_zlib.decompressobj(31)   # 31: a gzip header and trailer
+            parts.append(member.decompress(data))
+            if not member.eof:
+                return None   # truncated
+            data = member.unused_data.lstrip(b"\0")   # the next member (zero padding skipped, as gzip does)
+    except isal_zlib.error:
+        return None
+    return b"".join(parts)
+
+
+def _delimiter(data: bytes, n_fields: int) -> str | None:
+    """The one delimiter (tab or space) of a TREC file's lines, judged by its first line, or None
+    for a file the validating reader must read (a NUL byte, mixed or repeated whitespace)."""
     if b"\0" in data:
         return None   # a NUL byte: the pandas reader names its line
     first = data[: data.find(b"\n")] if b"\n" in data else data
-    if first.count(b"\t") == 5 and b" " not in first.strip():
-        delim = "\t"
-    elif first.count(b" ") == 5 and b"\t" not in first and all(first.strip().split(b" ")):
-        delim = " "
-    else:
-        return None
-    words = pa.dictionary(pa.int32(), pa.string())   # encoded while parsing, in this thread
-    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
-                                  column_types={"qid": words, "docno": words,
-                                                "rank": pa.float64(), "score": pa.float64()})
+    if first.count(b"\t") == n_fields - 1 and b" " not in first.strip():
+        return "\t"
+    if first.count(b" ") == n_fields - 1 and b"\t" not in first and all(first.strip().split(b" ")):
+        return " "
+    return None
+
+
+def _parse(data: bytes, delim: str, names: list[str], convert: "pcsv.ConvertOptions") -> pa.Table | None:
+    """Arrow's CSV parse of a whole file in one block (one chunk per column: nothing to merge
+    afterwards), or None when a line does not fit (the validating reader names it)."""
+    read = pcsv.ReadOptions(column_names=names, use_threads=False,
+                            block_size=min(max(len(data) + 1, 1 << 20), _MAX_BLOCK))
     try:
-        t = pcsv.read_csv(pa.py_buffer(data), read_options=pcsv.ReadOptions(column_names=TREC_RUN_FIELDS, use_threads=False),
+        t = pcsv.read_csv(pa.py_buffer(data), read_options=read,
                           parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False), convert_options=convert)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
-    if t.num_rows == 0 or any(t.column(c).null_count for c in ("qid", "docno", "rank", "score")):
+    if t.num_rows == 0 or any(t.column(c).null_count for c in t.column_names):
         return None
-    rank = t.column("rank").to_numpy()
-    if _rank_problem(rank).any() or not np.isfinite(t.column("score").to_numpy()).all():
-        return None   # the pandas reader names the line
-    # one chunk with one dictionary per column, made here (in the reading thread): the parser's
-    # blocks each have their own dictionary, and merging those of every file afterwards, in the
-    # caller's thread, costs several times more (benchmarks/w1_process.py)
-    return t.unify_dictionaries().combine_chunks()
+    return t.combine_chunks()   # one chunk already, unless the file is larger than one block
 
+
+def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np.ndarray] | None:
+    """A TREC qrels file (``qid iter docno label``, plain or gzip) as ``(qids, docnos, labels)``
+    (two Arrow string arrays and a float64 array, in file order; for
+    :meth:`~pyterrier_noise.engine.JudgmentTable.from_arrays`), read without pandas, or None
+    whenever the validating reader (:func:`~pyterrier_noise.io.read_qrels`) has anything to say:
+    an irregular line, a label that is not a whole number, a negative label, or a (qid, docno)
+    judged twice.  What it returns is then exactly what ``read_qrels`` gives (labels as floats)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if data[:2] == b"\x1f\x8b":
+        data = _gunzip(data)
+        if data is None:
+            return None
+    delim = _delimiter(data, 4)
+    if delim is None and b"\0" not in data:
+        # fields separated by runs of whitespace (TREC-COVID's qrels have two spaces before the
+        # docno): one space each, as the validating reader's whitespace split sees them
+        import re
+        data = re.sub(rb"[ \t]+", b" ", data)
+        delim = _delimiter(data, 4)
+    if delim is None:
+        return None
+    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "label"],
+                                  column_types={"qid": pa.string(), "docno": pa.string(), "label": pa.float64()})
+    t = _parse(data, delim, ["qid", "iter", "docno", "label"], convert)
+    if t is None:
+        return None
+    label = numbers(t.column("label"))
+    if not np.isfinite(label).all() or (label < 0).any() or (label >= 2.0 ** 53).any() or \
+            (label != np.floor(label)).any():
+        return None
+    qcodes, quniq = _codes([t], "qid")
+    dcodes, duniq = _codes([t], "docno")
+    key = np.sort(qcodes.astype(np.int64) * len(duniq) + dcodes)
+    if (key[1:] == key[:-1]).any():
+        return None   # judged twice: read_qrels keeps the last and says so
+    return t.column("qid").chunk(0), t.column("docno").chunk(0), label.astype(np.float64)
 
 def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1, arrow_docnos: bool = False) -> tuple | None:
     """The runs of TREC run files as flat columns, read with Arrow's CSV parser, whose strings never
@@ -149,12 +240,11 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
         return None
     # (read_arrow_run checked every file's numbers: finite scores, whole ranks)
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
-    tb = pa.concat_tables(tables)
-    score = tb.column("score").to_numpy()
+    score = np.concatenate([numbers(t.column("score")) for t in tables])
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
-    qcodes, quniq = _unified_codes(tb.column("qid"))
+    qcodes, quniq = _codes(tables, "qid")
     quniq = np.asarray(quniq.to_pylist(), dtype=object)
-    dcodes, duniq = _unified_codes(tb.column("docno"))
+    dcodes, duniq = _codes(tables, "docno")
     if not arrow_docnos:
         duniq = np.asarray(duniq.to_pylist(), dtype=object)
     # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
@@ -163,7 +253,7 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     rank = np.empty(len(run_idx), dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
-        file_rank = tables[k].column("rank").to_numpy()
+        file_rank = numbers(tables[k].column("rank"))
         rank[a:b] = file_rank   # whole numbers below 2**53: exact in int64, as astype gives them
         offset = _rank_offset(paths[k], file_rank, quniq[qcodes[a:b]]) if (file_rank == 0).any() else 1
         if offset:
@@ -171,22 +261,12 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     return run_idx, qcodes, quniq, dcodes, duniq, score, rank
 
 
-def _unified_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """(code of every row, distinct strings) of a dictionary-encoded Arrow column whose chunks
-    (one or more per file) each have their own dictionary.  The chunks' dictionaries are encoded
-    together in one hash pass (about twice as fast as ``unify_dictionaries`` over 100+ chunks);
-    the distinct strings come in order of first appearance, as ``unify_dictionaries`` gives them."""
-    chunks = column.chunks
-    if len(chunks) == 1:
-        return chunks[0].indices.to_numpy(zero_copy_only=False), chunks[0].dictionary
+def _codes(tables: list, name: str) -> tuple[np.ndarray, pa.Array]:
+    """(code of every row, distinct strings in order of first appearance) of a string column over
+    all the tables: one hash pass over every file's strings together (Arrow's
+    ``dictionary_encode``), whose strings never become Python objects."""
     import pyarrow.compute as pc   # here: 0.03 s to import, after the files have started reading
-    encoded = pc.dictionary_encode(pa.concat_arrays([c.dictionary for c in chunks]))
-    new_code = encoded.indices.to_numpy(zero_copy_only=False)
-    codes = np.empty(len(column), dtype=new_code.dtype)
-    start = row = 0
-    for c in chunks:   # one gather per chunk (one per file), into the output, not per line
-        np.take(new_code[start:start + len(c.dictionary)], c.indices.to_numpy(zero_copy_only=False),
-                out=codes[row:row + len(c)])
-        start += len(c.dictionary)
-        row += len(c)
-    return codes, encoded.dictionary
+    encoded = pc.dictionary_encode(pa.chunked_array([t.column(name).chunk(0) for t in tables]))
+    chunks = encoded.chunks
+    codes = np.concatenate([numbers(c.indices) for c in chunks])   # a writable copy, even of one chunk
+    return codes, chunks[-1].dictionary   # the chunks' codes count into the last chunk's dictionary

@@ -5,9 +5,10 @@ Modules: :mod:`.classes` (the measure classes), :mod:`.provider` (the ir_measure
 Importing this subpackage registers the measures with ir_measures (idempotent).
 """
 from .classes import (RBPBase, RBPResidual, RBPUpper, RBPProjected, INSTBase, INSTResidual, INSTUpper, INSQBase, INSQResidual, INSQUpper, APTies, nDCGTies, PTies, RRTies, TIE_AWARE, ALL_MEASURES, check_params)
-from .evaluate import (with_residuals, to_spec, evaluate, judgment_table, check_judgments)
+from .evaluate import (with_residuals, to_spec, evaluate, evaluate_arrays, EvaluationArrays, judgment_table,
+                       check_judgments)
 from .provider import (NoiseProvider, NoiseEvaluator, PROVIDER, register)
 
 register()
 
-__all__ = ['RBPBase', 'RBPResidual', 'RBPUpper', 'RBPProjected', 'INSTBase', 'INSTResidual', 'INSTUpper', 'INSQBase', 'INSQResidual', 'INSQUpper', 'APTies', 'nDCGTies', 'PTies', 'RRTies', 'TIE_AWARE', 'check_params', 'judgment_table', 'check_judgments', 'ALL_MEASURES', 'with_residuals', 'to_spec', 'NoiseProvider', 'NoiseEvaluator', 'PROVIDER', 'evaluate', 'register']
+__all__ = ['RBPBase', 'RBPResidual', 'RBPUpper', 'RBPProjected', 'INSTBase', 'INSTResidual', 'INSTUpper', 'INSQBase', 'INSQResidual', 'INSQUpper', 'APTies', 'nDCGTies', 'PTies', 'RRTies', 'TIE_AWARE', 'check_params', 'judgment_table', 'check_judgments', 'ALL_MEASURES', 'with_residuals', 'to_spec', 'NoiseProvider', 'NoiseEvaluator', 'PROVIDER', 'evaluate', 'evaluate_arrays', 'EvaluationArrays', 'register']

@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections import defaultdict
-from dataclasses import replace
-from typing import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import ir_measures
 import numpy as np
-import pandas as pd
 from ir_measures.measures import Measure
 
 from .._validation import InputError
 from .._progress import status
 from .._warnings import NoiseWarning
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
-from ..io import RunFileReader, read_runs, run_file_arguments
+from ..io import RunFileReader, run_file_arguments
 from .classes import INSQResidual, INSTResidual, RBPResidual, _NoiseMeasure, check_params
 
-__all__ = ["evaluate", "to_spec", "with_residuals", "judgment_table", "check_judgments"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["evaluate", "evaluate_arrays", "EvaluationArrays", "to_spec", "with_residuals", "judgment_table",
+           "check_judgments"]
 
 #: RBPProjected where nothing is judged (0 / 0): the midpoint of [base, upper] = [0, 1]
 PROJECTED_UNDEFINED = 0.5
@@ -30,7 +34,8 @@ def judgment_table(qrels, topics: Sequence[str] | None = None) -> JudgmentTable:
     """The judgment table of ``qrels`` over its topic set: ``topics`` when given (qids, or a
     PyTerrier topics frame with a ``qid`` column), else the qrels' topics with those named in
     ``qrels.attrs["topics"]`` (set by the judges' reductions)."""
-    if isinstance(topics, pd.DataFrame):
+    pd = sys.modules.get("pandas")   # a frame means pandas is imported already
+    if pd is not None and isinstance(topics, pd.DataFrame):
         if "qid" not in topics.columns:
             raise InputError(f"topics frame: expected a 'qid' column, got columns {list(topics.columns)}")
         topics = list(pd.unique(topics["qid"].astype(str)))
@@ -125,7 +130,7 @@ def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
 
 def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
              perquery: bool = False, on_topic_mismatch: str = "warn",
-             topics: Sequence[str] | pd.DataFrame | None = None, progress: bool = False) -> pd.DataFrame:
+             topics: "Sequence[str] | pd.DataFrame | None" = None, progress: bool = False) -> "pd.DataFrame":
     """Evaluate runs with the aligned engine: one alignment per tie policy, all measures at once.
 
     ``runs``: ``{name: frame}``, a directory or list of TREC run files (read in threads while
@@ -149,6 +154,47 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
 
         evaluate({"bm25": run}, qrels, ["RBP(p=0.8)", "AP"], perquery=True)
     """
+    return evaluate_arrays(runs, qrels, measures, ties, perquery, on_topic_mismatch, topics, progress).to_frame()
+
+
+@dataclass
+class EvaluationArrays:
+    """What :func:`evaluate` returns, as arrays: ``value[r, m, t]`` and ``residual[r, m, t]`` of run
+    ``run_names[r]``, measure ``measures[m]`` (in the order asked) and topic ``qids[t]`` (``["all"]``
+    for the means, ``perquery=False``).  :meth:`to_frame` is :func:`evaluate`'s frame."""
+
+    run_names: list[str]
+    measures: list[str]
+    qids: list[str]
+    value: np.ndarray
+    residual: np.ndarray
+    perquery: bool = True
+
+    def to_frame(self) -> "pd.DataFrame":
+        """The ``name, qid, measure, value, residual`` frame: rows by run, then measure, then topic."""
+        import pandas as pd
+        n_runs, n_measures, n_cols = self.value.shape
+        return pd.DataFrame({
+            "name": np.repeat(np.asarray(self.run_names), n_measures * n_cols),
+            "qid": np.tile(np.asarray(self.qids), n_runs * n_measures) if self.perquery else "all",
+            "measure": np.tile(np.repeat(np.asarray(self.measures), n_cols), n_runs),
+            "value": self.value.ravel(), "residual": self.residual.ravel()})
+
+
+def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
+                    perquery: bool = False, on_topic_mismatch: str = "warn",
+                    topics: "Sequence[str] | pd.DataFrame | None" = None, progress: bool = False) -> EvaluationArrays:
+    """:func:`evaluate` without the frame: the same values as :class:`EvaluationArrays`.  Given run
+    files (or a :class:`~pyterrier_noise.io.RunFileReader`) and a
+    :class:`~pyterrier_noise.engine.JudgmentTable` (e.g. ``JudgmentTable.from_arrays`` of
+    :func:`~pyterrier_noise.io.read_arrow_qrels`), nothing on its way imports pandas (the
+    command line's ``eval``).
+
+    Example::
+
+        res = evaluate_arrays({"bm25": run}, qrels, ["RBP(p=0.8)", "AP"], perquery=True)
+        res.value[0, 0]    # RBP(p=0.8) of bm25 on every topic of the qrels
+    """
     if ties is not None and ties not in TIE_POLICIES:
         raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
     measures = list(measures)
@@ -160,6 +206,7 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
         runs = own_reader = RunFileReader(
             run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs), os.cpu_count() or 1)
     elif not isinstance(runs, (dict, RunFileReader)):
+        from ..io import read_runs
         runs = read_runs(runs)
     try:
         return _evaluate(runs, qrels, measures, ties, perquery, on_topic_mismatch, topics, progress)
@@ -169,8 +216,8 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
 
 
 def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_topic_mismatch: str,
-              topics, progress: bool) -> pd.DataFrame:
-    """:func:`evaluate` once its runs are frames or a :class:`~pyterrier_noise.io.RunFileReader`."""
+              topics, progress: bool) -> EvaluationArrays:
+    """:func:`evaluate_arrays` once its runs are frames or a :class:`~pyterrier_noise.io.RunFileReader`."""
     parsed = [(str(m), *to_spec(m)) for m in measures]
     table = judgment_table(qrels, topics)
     check_judgments(table)
@@ -200,17 +247,12 @@ def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_
             r = values[_replace(spec, component="residual")][:, :, 0] if has_res else np.full_like(v, np.nan)
             blocks.append((label, v, r) if perquery else (label, v.mean(axis=1)[:, None], r.mean(axis=1)[:, None]))
     # rows by run, then measure in the order given (a measure given twice: both, in the order
-    # computed), then topic: one frame built in that order, no concatenation and sort
+    # computed), then topic
     order = {str(m): i for i, m in enumerate(measures)}
     blocks.sort(key=lambda b: order[b[0]])
-    n_runs, n_cols, n_blocks = aligned.n_runs, blocks[0][1].shape[1], len(blocks)
-    labels = np.asarray([b[0] for b in blocks])
-    return pd.DataFrame({
-        "name": np.repeat(np.asarray(aligned.run_names), n_blocks * n_cols),
-        "qid": np.tile(np.asarray(aligned.topics), n_runs * n_blocks) if perquery else "all",
-        "measure": np.tile(np.repeat(labels, n_cols), n_runs),
-        "value": np.stack([b[1] for b in blocks], axis=1).ravel(),
-        "residual": np.stack([b[2] for b in blocks], axis=1).ravel()})
+    return EvaluationArrays(list(aligned.run_names), [b[0] for b in blocks],
+                            list(aligned.topics) if perquery else ["all"],
+                            np.stack([b[1] for b in blocks], axis=1), np.stack([b[2] for b in blocks], axis=1), perquery)
 
 
 def _replace(spec: MeasureSpec, **changes) -> MeasureSpec:

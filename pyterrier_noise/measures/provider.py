@@ -3,11 +3,10 @@ engine, and :func:`register`, which makes the measures known to ir_measures and 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import ir_measures
 import numpy as np
-import pandas as pd
 from ir_measures import Metric
 from ir_measures.providers.base import Evaluator, Provider
 
@@ -15,6 +14,9 @@ from .._validation import InputError
 from ..engine import AlignedRuns, JudgmentTable
 from .classes import ALL_MEASURES, MEASURE_ORDER, _NoiseMeasure
 from .evaluate import PROJECTED_UNDEFINED, check_judgments, to_spec
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["NoiseProvider", "NoiseEvaluator", "PROVIDER", "register"]
 
@@ -45,7 +47,7 @@ class NoiseProvider(Provider):
         return NoiseEvaluator(_in_order(measures), qrels)
 
 
-def _frame(obj, kind: str) -> pd.DataFrame:
+def _frame(obj, kind: str) -> "pd.DataFrame":
     """The frame ir_measures' own converters make of ``obj``: the package's measures accept in
     ir_measures exactly what ir_measures accepts, with ir_measures' error (a PyTerrier frame with
     ``qid, docno, label`` is refused as it is for AP; ``pyterrier_noise.evaluate`` reads both)."""
@@ -55,6 +57,7 @@ def _frame(obj, kind: str) -> pd.DataFrame:
         raise ValueError(f"unknown {kind} format: {error} (pyterrier-noise's measures accept what ir_measures "
                          f"accepts; rename PyTerrier's qid/docno/label columns with pt.model.to_ir_measures, or "
                          f"use pyterrier_noise.evaluate, which reads both)")
+    import pandas as pd   # ir_measures hands over frames or iterables
     if isinstance(obj, pd.DataFrame):
         return obj
     return conv.as_pd_dataframe()
