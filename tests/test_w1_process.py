@@ -137,7 +137,7 @@ def test_reading_run_files_does_not_import_pandas():
     assert out.stdout.strip() == "False"
 
 
-def test_eval_command_imports_no_scipy_matplotlib_or_pyterrier(tmp_path):
+def test_eval_command_imports_no_pandas_scipy_matplotlib_or_pyterrier(tmp_path):
     paths, qrels, _ = _write_runs(tmp_path, seed=9)
     qpath = tmp_path / "qrels"
     qpath.write_text("".join(f"{q} 0 {d} {int(v)}\n" for q, d, v in zip(qrels.qid, qrels.docno, qrels.label)))
@@ -146,7 +146,7 @@ def test_eval_command_imports_no_scipy_matplotlib_or_pyterrier(tmp_path):
             "'INST(T=3,max_rel=2)', '-m', 'AP', '-m', 'nDCG@10', '--per-query', '--format', 'tsv']; "
             "buf = io.StringIO(); f = contextlib.redirect_stdout(buf); f.__enter__(); rc = main(args); f.__exit__(None, None, None); "
             "print(rc, len(buf.getvalue().splitlines()), "
-            "sorted(m for m in ('scipy', 'matplotlib', 'pyterrier') if m in sys.modules))")
+            "sorted(m for m in ('scipy', 'matplotlib', 'pyterrier', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # 5 runs x 4 topics x 4 measures rows and the header
     assert out.stdout.split("\n")[-2] == "0 81 []"
@@ -200,3 +200,103 @@ def test_evaluate_frame_is_the_per_measure_frames_in_run_then_measure_order(perq
     want = pd.concat([f[f["name"] == n] for n in runs for f in one], ignore_index=True)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert len(got) == len(runs) * len(measures) * (4 if perquery else 1)
+
+
+# -- the qrels read without pandas (what the eval command does with a plain qrels file) ---------
+
+def _qrels_text(qrels, sep: str = " ", iteration: str = "0") -> str:
+    return "".join(f"{q}{sep}{iteration}{sep}{d}{sep}{int(v)}\n" for q, d, v in zip(qrels.qid, qrels.docno, qrels.label))
+
+
+@pytest.mark.parametrize("form", ["space", "tab", "double-space", "gzip", "gzip-two-members"])
+def test_arrow_qrels_give_the_table_read_qrels_gives(tmp_path, form):
+    from pyterrier_noise.io import read_arrow_qrels, read_qrels
+    _, qrels, _ = _write_runs(tmp_path, seed=11)
+    qrels = qrels.sample(frac=1.0, random_state=3)   # file order is not (topic, docno) order
+    text = _qrels_text(qrels, "\t" if form == "tab" else " ")
+    if form == "double-space":   # as TREC-COVID's qrels: two spaces before the docno
+        text = text.replace(" 0 ", " 0.5  ")
+    path = tmp_path / "qrels"
+    if form.startswith("gzip"):
+        half = text.index("\n", len(text) // 2) + 1
+        data = gzip.compress(text.encode()) if form == "gzip" else \
+            gzip.compress(text[:half].encode()) + gzip.compress(text[half:].encode())
+        path.write_bytes(data)
+    else:
+        path.write_text(text)
+    cols = read_arrow_qrels(path)
+    assert cols is not None
+    fast = JudgmentTable.from_arrays(*cols)
+    slow = JudgmentTable.from_qrels(read_qrels(path))
+    assert fast.topics == slow.topics
+    for name in ("topic_index", "topic_start", "labels", "docno"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    # the same table from object arrays, and its frame is the judgments' frame
+    obj = JudgmentTable.from_arrays(np.asarray(cols[0].to_pylist(), dtype=object),
+                                    np.asarray(cols[1].to_pylist(), dtype=object), cols[2])
+    assert np.array_equal(obj.docno, slow.docno) and np.array_equal(obj.topic_index, slow.topic_index)
+    assert fast.frame[["qid", "docno"]].equals(slow.frame[["qid", "docno"]])
+    assert np.array_equal(fast.frame["label"].to_numpy(dtype=float), slow.frame["label"].to_numpy(dtype=float))
+
+
+@pytest.mark.parametrize("line", ["1 0 d1 1.5", "1 0 d1 -1", "1 0 d1 nan", "1 0 d1 2\n1 0 d1 1", "1 0 d1", "1 0 d1 x",
+                                  "1 0 d 1 1", ""])
+def test_arrow_qrels_leave_what_needs_a_word_to_read_qrels(tmp_path, line):
+    # fractional, negative or missing labels, a pair judged twice, an irregular line, an empty
+    # file: the validating reader warns or names the line, so the fast reader declines
+    from pyterrier_noise.io import read_arrow_qrels
+    path = tmp_path / "qrels"
+    path.write_text("1 0 d0 1\n" + line + "\n" if line else "")
+    assert read_arrow_qrels(path) is None
+
+
+def test_eval_command_with_qrels_needing_a_word_says_it(tmp_path):
+    # a qrels file the fast reader declines goes through read_qrels: its warning is printed and
+    # the values equal those of the cleaned qrels
+    paths, qrels, _ = _write_runs(tmp_path, seed=12)
+    clean = tmp_path / "clean"
+    clean.write_text(_qrels_text(qrels))
+    dup = tmp_path / "dup"
+    first = qrels.iloc[0]
+    dup.write_text(f"{first.qid} 0 {first.docno} 0\n" + _qrels_text(qrels))   # the last judgment wins
+    outs = []
+    for q in (clean, dup):
+        cmd = [sys.executable, "-m", "pyterrier_noise.cli", "eval", str(q), *map(str, paths), "-m", "AP",
+               "-m", "RBP(p=0.8)", "--per-query", "--format", "tsv"]
+        outs.append(subprocess.run(cmd, capture_output=True, text=True, check=True))
+    assert outs[0].stdout == outs[1].stdout
+    assert "1 duplicate judgment(s)" in outs[1].stderr and "duplicate" not in outs[0].stderr
+
+
+def test_multi_member_gzip_run_reads_every_member(tmp_path):
+    # gzip files may be concatenated members (gzip -c a >> f); zlib alone would stop after the first
+    paths, _, lines = _write_runs(tmp_path, seed=13, n_runs=1)
+    text = paths[0].read_bytes()
+    text = gzip.decompress(text) if text[:2] == b"\x1f\x8b" else text
+    half = text.index(b"\n", len(text) // 2) + 1
+    two = tmp_path / "two.gz"
+    two.write_bytes(gzip.compress(text[:half]) + gzip.compress(text[half:]))
+    cols = run_file_columns([two])
+    assert cols is not None and len(cols[0]) == len(lines[0])
+    # a truncated member is left to the validating reader, which says what is wrong
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(two.read_bytes()[:-20])
+    assert run_file_columns([cut]) is None
+
+
+@pytest.mark.parametrize("perquery", [False, True])
+def test_evaluate_arrays_is_evaluate_without_the_frame(tmp_path, perquery):
+    import pyterrier_noise as pn
+    from pyterrier_noise.measures import evaluate_arrays
+    paths, qrels, _ = _write_runs(tmp_path, seed=14)
+    measures = ["nDCG@10", "RBP(p=0.8)", "AP", "INST(T=3,max_rel=2)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoercionWarning)
+        frame = pn.evaluate(paths, qrels, measures, perquery=perquery)
+        arrays = evaluate_arrays(paths, qrels, measures, perquery=perquery)
+    assert arrays.measures == measures and arrays.run_names == [run_name(p) for p in paths]
+    assert arrays.to_frame().equals(frame)
+    # value[r, m, t] is the frame's row (run r, measure m, topic t)
+    r, m = 2, 1
+    rows = frame[(frame.name == arrays.run_names[r]) & (frame.measure == measures[m])]
+    assert np.array_equal(rows.value.to_numpy(), arrays.value[r, m])
