@@ -110,6 +110,17 @@ class JudgmentTable:
     def __repr__(self) -> str:
         return f"JudgmentTable({len(self)} judgments, {len(self.topics)} topics)"
 
+    def with_labels(self, labels: np.ndarray) -> "JudgmentTable":
+        """The same rows with other labels (one per row)."""
+        labels = np.asarray(labels, dtype=np.float64)
+        if labels.shape != self.labels.shape:
+            raise ValueError(f"with_labels: expected {len(self)} labels, got shape {labels.shape}")
+        docno = self.docno_arrow if self.docno_arrow is not None else self._docno
+        frame = None if self._frame is None else self._frame.assign(label=labels)
+        if frame is None and docno is None:
+            docno = self.docno
+        return JudgmentTable(frame, self.topics, self.topic_index, self.topic_start, labels, docno=docno)
+
     @classmethod
     def from_qrels(cls, qrels, topics: Sequence[str] | None = None) -> "JudgmentTable":
         """From anything :func:`~pyterrier_noise.io.read_qrels` reads (validated there).

@@ -1,7 +1,7 @@
 """ReplicateSet: seeded replicates of a set of judgments as a label matrix, frames and TREC files."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -132,7 +132,7 @@ class ReplicateSet:
                 "n_judged": ~np.isnan(L), "n_relevant": new_rel,
                 "n_relevant_original": np.broadcast_to(((base >= rel) & ~np.isnan(base))[:, None], L.shape)}
         if by_topic:
-            rows = _Rows(replace(self.table, labels=np.zeros(len(self.table))))
+            rows = _Rows(self.table.with_labels(np.zeros(len(self.table))))
             sums = {k: rows.topic_sum(v) for k, v in cols.items()}  # (T, n)
             qid = np.repeat(np.asarray(self.table.topics, dtype=object), self.n_replicates)
             rep = np.tile(np.arange(self.start, self.start + self.n_replicates), len(self.table.topics))
