@@ -300,3 +300,24 @@ def test_evaluate_arrays_is_evaluate_without_the_frame(tmp_path, perquery):
     r, m = 2, 1
     rows = frame[(frame.name == arrays.run_names[r]) & (frame.measure == measures[m])]
     assert np.array_equal(rows.value.to_numpy(), arrays.value[r, m])
+
+
+def test_duplicates_are_found_in_every_piece_of_a_large_alignment():
+    # above 200,000 positions the duplicate check sorts pieces cut at segment boundaries in
+    # threads: a duplicate in the last ranking (and one in the first) is still found and counted
+    import pandas as pd
+    n_topics, depth = 50, 2500
+    qid = np.repeat([str(t) for t in range(n_topics)], depth)
+    docno = np.tile([f"d{i}" for i in range(depth)], n_topics).astype(object)
+    score = np.tile(np.arange(depth, 0, -1, dtype=float), n_topics)
+    qrels = pd.DataFrame({"qid": [str(t) for t in range(n_topics)], "docno": "d0", "label": 1})
+    runs = {}
+    for r in range(2):
+        d = docno.copy()
+        runs[f"r{r}"] = pd.DataFrame({"qid": qid, "docno": d, "score": score, "rank": np.tile(np.arange(depth), n_topics)})
+    clean = AlignedRuns.build(runs, qrels, n_jobs=2)
+    assert len(clean.pos) == 2 * n_topics * depth
+    runs["r1"].loc[len(qid) - 1, "docno"] = "d5"          # last ranking of the last run
+    runs["r0"].loc[3, "docno"] = "d7"                    # first ranking of the first run
+    with pytest.raises(InputError, match=r"run 'r0', qid '0': document 'd7' appears more than once .*\(2 duplicate"):
+        AlignedRuns.build(runs, qrels, n_jobs=2)

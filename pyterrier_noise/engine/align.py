@@ -216,36 +216,25 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     else:
         key = seg.astype(np.int64) * n_vocab + doc
     # sort-based (cheaper than hashing 10^6+ keys); the keys rise from segment to segment, so
-    # the stable sort (a merge of runs) does far less work than a quicksort
-    skey = np.sort(key, kind="stable")
-    dup = skey[1:] == skey[:-1]
-    del skey
-    if dup.any():
-        i = int(np.flatnonzero(key == np.sort(key, kind="stable")[1:][dup][0])[0])
+    # the stable sort (a merge of runs) does far less work than a quicksort.  Duplicates lie
+    # within a segment, so the keys are sorted in pieces cut at segment boundaries, in threads
+    # (numpy's sort releases the GIL), while this thread looks up the judgments
+    checking = _duplicate_check(key, seg_start, os.cpu_count() or 1)
+    try:
+        jidx, table = _judgments_of_positions(table, seg, doc, jdoc_code, n_topics, n_vocab, include_unjudged,
+                                              sorted_docnos)
+    finally:
+        n_dup = checking()
+    if n_dup:
+        skey = np.sort(key, kind="stable")
+        i = int(np.flatnonzero(key == skey[1:][skey[1:] == skey[:-1]][0])[0])
         r, t = divmod(int(seg[i]), n_topics)
         raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {sorted_docnos()[doc[i]]!r} "
-                         f"appears more than once in the ranking ({int(dup.sum())} duplicate(s) in all); "
+                         f"appears more than once in the ranking ({n_dup} duplicate(s) in all); "
                          f"expected each document at most once per topic")
-    del key, dup
-
-    # judgment of each position, by (topic, document) keys; without include_unjudged only
-    # documents judged for some topic can match, so the lookup runs over those positions alone
-    key_t = np.int32 if n_topics * n_vocab < 2 ** 31 else np.int64
-    pkey = (seg % n_topics).astype(key_t, copy=False)
-    pkey *= n_vocab
-    pkey += doc
-    jkey = (table.topic_index * n_vocab + jdoc_code).astype(key_t)
-    if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
-        if not keep_docnos:
-            del doc
-        table, jidx = _with_unjudged_rows(table, jkey, pkey, n_vocab, sorted_docnos())
-    else:
-        judged_doc = np.zeros(n_vocab, dtype=bool)
-        judged_doc[jdoc_code] = True
-        cand = np.flatnonzero(judged_doc[doc])
-        jidx = np.full(len(seg), -1, dtype=np.int64)
-        jidx[cand] = _lookup(jkey, pkey[cand], n_topics * n_vocab)
-    del pkey
+    del key
+    if include_unjudged and not keep_docnos:
+        del doc
 
     # tie groups
     if ties in GROUPED_POLICIES:
@@ -263,6 +252,53 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
             "gstart": gstart, "gend": gend.astype(np.int32, copy=False),
             "docno": sorted_docnos()[doc] if keep_docnos else None,
             "unknown": unknown, "answered": answered, "table": table}
+
+
+def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.ndarray, jdoc_code: np.ndarray,
+                            n_topics: int, n_vocab: int, include_unjudged: bool, sorted_docnos) -> tuple:
+    """(judgment row of every position or -1, the table: grown by the unjudged documents with
+    ``include_unjudged``), by (topic, document) keys; without include_unjudged only documents
+    judged for some topic can match, so the lookup runs over those positions alone."""
+    key_t = np.int32 if n_topics * n_vocab < 2 ** 31 else np.int64
+    pkey = (seg % n_topics).astype(key_t, copy=False)
+    pkey *= n_vocab
+    pkey += doc
+    jkey = (table.topic_index * n_vocab + jdoc_code).astype(key_t)
+    if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
+        table, jidx = _with_unjudged_rows(table, jkey, pkey, n_vocab, sorted_docnos())
+        return jidx, table
+    judged_doc = np.zeros(n_vocab, dtype=bool)
+    judged_doc[jdoc_code] = True
+    cand = np.flatnonzero(judged_doc[doc])
+    jidx = np.full(len(seg), -1, dtype=np.int64)
+    jidx[cand] = _lookup(jkey, pkey[cand], n_topics * n_vocab)
+    return jidx, table
+
+
+def _duplicate_check(key: np.ndarray, seg_start: np.ndarray, n_threads: int):
+    """Start counting repeated keys (a document twice in one ranking: keys equal only within a
+    segment) in up to ``n_threads`` pieces cut at segment boundaries; returns a function that
+    waits and gives the count."""
+    n = len(key)
+    pieces = min(n_threads, 4) if n >= 200_000 else 1
+    cuts = np.searchsorted(seg_start, np.linspace(0, n, pieces + 1)[1:-1]).tolist()
+    bounds = [0, *[int(seg_start[c]) for c in cuts], n]
+
+    def count(a: int, b: int) -> int:
+        s = np.sort(key[a:b], kind="stable")
+        return int(np.count_nonzero(s[1:] == s[:-1]))
+
+    if pieces == 1:
+        n_dup = count(0, n)
+        return lambda: n_dup
+    from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(pieces)
+    futures = [pool.submit(count, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    pool.shutdown(wait=False)
+
+    def wait() -> int:
+        return sum(f.result() for f in futures)
+    return wait
 
 
 @dataclass
