@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from pyterrier_noise._pool import worker_pool
 from pyterrier_noise.cli.eval import _fmt, _tsv_lines
+from pyterrier_noise.measures import EvaluationArrays
 
 ROOT = Path(__file__).resolve().parents[1]
 LINUX = sys.platform.startswith("linux")
@@ -80,15 +80,18 @@ def test_vectorised_tsv_equals_the_row_loop():
     special = [0.0, -0.0, 1.0, 0.1, 1e16, 1e-5, 1e-4, 9.999999999999999e15, 123456789012345678.0,
                math.inf, -math.inf, math.nan, 5e-324, 1.7976931348623157e308, 2 / 3]
     values = np.concatenate([bits[np.isfinite(bits)], special, rng.random(5000)])
-    n = len(values)
-    res = pd.DataFrame({"name": np.array(["run a", "b\u00e9", "7"])[np.arange(n) % 3],
-                        "qid": (np.arange(n) % 11).astype(str), "measure": "RBP(p=0.8)",
-                        "value": values, "residual": values[::-1]})
-    # the former writer, one row at a time (cli/eval.py before this change)
-    old = "".join(f"{r.name}\t{r.qid}\t{r.measure}\t{_fmt(r.value)}\t{_fmt(r.residual)}\n"
-                  for r in res.itertuples(index=False))
+    names, measures = ["run a", "b\u00e9", "7"], ["RBP(p=0.8)", "AP"]
+    n_topics = len(values) // 6
+    values = values[:6 * n_topics]
+    qids = [str(t) for t in range(n_topics)]
+    res = EvaluationArrays(names, measures, qids, values.reshape(3, 2, n_topics),
+                           values[::-1].reshape(3, 2, n_topics))
+    # the former writer, one row at a time (cli/eval.py before the column-wise one): rows by run,
+    # then measure, then topic
+    old = "".join(f"{names[r]}\t{qids[t]}\t{measures[m]}\t{_fmt(res.value[r, m, t])}\t{_fmt(res.residual[r, m, t])}\n"
+                  for r in range(3) for m in range(2) for t in range(n_topics))
     assert _tsv_lines(res) == old
-    assert _tsv_lines(res.iloc[:0]) == ""
+    assert _tsv_lines(EvaluationArrays(names, measures, [], np.empty((3, 2, 0)), np.empty((3, 2, 0)))) == ""
 
 
 # ------------------------------------------------------------------------------------------------
