@@ -48,7 +48,7 @@ class _QueueWeights:
                 row_of = np.repeat(np.arange(J), np.diff(pool.indptr))
                 idx = np.flatnonzero(pos == depth[row_of])
                 _, first = np.unique(row_of[idx], return_index=True)
-                first_run[nz] = self._contrib.pool_run[idx[first]]
+                first_run[nz] = self._contrib.runs_of(pool.indices[idx[first]])
                 w[nz] = (1.0 - self.p) * self.p ** depth[nz].astype(np.float64)
             if self.tie_break == "random":
                 key = (self._tiekey, depth)
@@ -173,20 +173,22 @@ class _QueueWeights:
     def _exact(self, rows: np.ndarray) -> np.ndarray:
         """Current weight of each row, summed exactly (math.fsum) so that it does not depend on
         the summation order: the same state always gives the same bits."""
-        ptr, data, prun = self._contrib.pool.indptr, self._contrib.pool.data, self._contrib.pool_run
+        ct = self._contrib
+        ptr, data, seg = ct.pool.indptr, ct.pool.data, ct.pool.indices
         XT, g, topic = self._XT, self._g, self._topic
         out = []
         for j in rows.tolist():  # only the few rows tied at the top: never a hot loop
             lo, hi = ptr[j], ptr[j + 1]
-            run = prun[lo:hi].astype(np.intp)   # take() with intp indices: no conversion inside
+            run = ct.runs_of(seg[lo:hi])   # take() with intp indices: no conversion inside
             out.append(math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist()))
         return np.asarray(out, dtype=np.float64)
 
     def _exact_one(self, j: int) -> float:
         """:meth:`_exact` of one row (the same operations, so the same bits)."""
-        pool = self._contrib.pool
+        ct = self._contrib
+        pool = ct.pool
         lo, hi = pool.indptr[j], pool.indptr[j + 1]
-        run = self._contrib.pool_run[lo:hi].astype(np.intp)
+        run = ct.runs_of(pool.indices[lo:hi])
         return math.fsum((pool.data[lo:hi] * (self._XT[self._topic[j]].take(run) * self._g.take(run))).tolist())
 
     def _factor_flat(self) -> np.ndarray:
@@ -218,7 +220,7 @@ class _QueueWeights:
         np.cumsum(lens[:-1], out=offs[1:])
         idx = np.repeat(pool.indptr[rows] - offs, lens) + np.arange(int(lens.sum()))
         C = np.zeros((len(rows), S))
-        C[np.repeat(np.arange(len(rows)), lens), self._contrib.pool_run[idx]] = pool.data[idx]
+        C[np.repeat(np.arange(len(rows)), lens), self._contrib.runs_of(pool.indices[idx])] = pool.data[idx]
         topic = self._topic[rows]
         U = C * self._XT[topic]
         hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
@@ -371,22 +373,28 @@ class _QueueWeights:
         return rows[order], exact[order]
 
 
-    def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray) -> None:
+    def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray, mass: np.ndarray,
+                        msum: np.ndarray) -> None:
         """Only the factors of the runs that retrieved the judged document change: in its topic
         (X) and, for run-level scopes, the run's factor in every topic (g).  ``segs`` and ``runs``
-        are ``intp`` arrays (indexing with them needs no conversion)."""
+        are ``intp`` arrays (indexing with them needs no conversion); ``mass`` and ``msum`` the new
+        judged mass of those segments and run sums (as gathered by the caller)."""
         h = self._head
         if self._x_query:
             XT_t = self._XT[t]
-            XT_t.put(runs, self._x_values(self._mass.take(segs), self._base.take(segs) if self._c_query else None))
+            XT_t.put(runs, self._x_values(mass, self._base.take(segs) if self._c_query else None))
             if h is not None:
                 a, b = h["block"][t], h["block"][t + 1]
                 if b > a:
                     np.multiply(h["C"][a:b], XT_t, out=h["U"][a:b])
                     h["dirty"].add(t)
         if not self._g_const:
-            # every run's factor from the run sums (those of other runs come out as they were):
-            # a few operations on n_runs values instead of gathering and scattering the changed ones
-            self._g = self._g_values(self._msum, self._bsum)
+            # only the factors of the judged document's runs change; each factor is computed from its
+            # run's sums alone (elementwise), so recomputing those of a few runs gives the same bits
+            # as recomputing every run's -- and spares the power of the others (Method C)
+            if 2 * len(runs) < self._S:
+                self._g.put(runs, self._g_values(msum, self._bsum.take(runs)))
+            else:
+                self._g = self._g_values(self._msum, self._bsum)
             if h is not None:
                 h["dirty_all"] = True
