@@ -116,23 +116,18 @@ class _Contributions:
 
     Rows are the aligned judgment table's rows (one per (topic, document)), columns the segments
     ``run * n_topics + topic``.  ``all_*`` covers every run (for the state updates that evaluate
-    all runs), ``pool_*`` only the runs that feed the pool (for the weights).  The run of an entry
-    is its segment divided by ``n_topics`` (:meth:`runs_of`), computed where needed rather than
-    stored: a selection reads the runs of a few thousand rows, not of all 10^6+ entries.
+    all runs), ``pool_*`` only the runs that feed the pool (for the weights).
     """
 
     all_ptr: np.ndarray
     all_seg: np.ndarray
+    all_run: np.ndarray
     all_c: np.ndarray
     all_pos: np.ndarray
     pool: _Rows
+    pool_run: np.ndarray
     pool_pos: np.ndarray    # 0-based rank of each pool entry
     candidate: np.ndarray   # (J,) bool: retrieved by at least one pool run
-    n_topics: int
-
-    def runs_of(self, segs: np.ndarray) -> np.ndarray:
-        """The run of each segment, as ``intp`` (indexing with it needs no conversion)."""
-        return segs // self.n_topics if segs.dtype == np.intp else (segs // self.n_topics).astype(np.intp)
 
 
 def _contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
@@ -180,15 +175,17 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
     ptr, segs, pos = _by_row(aligned)
     # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
     vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
-    keep = None if pool_mask.all() else np.repeat(pool_mask, aligned.n_topics)[segs]   # by segment
+    # the run of each entry from a table over segments (a lookup is cheaper than 10^6+ divisions)
+    run = (np.arange(n_seg, dtype=segs.dtype) // segs.dtype.type(aligned.n_topics))[segs]
+    keep = None if pool_mask.all() else pool_mask[run]
     if keep is None or keep.all():
         pool = _Rows(ptr, segs, vals, (J, n_seg))
-        pool_pos = pos
+        pool_run, pool_pos = run, pos
     else:
         rows = np.repeat(np.arange(J, dtype=np.int64), np.diff(ptr))
         pptr = np.zeros(J + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows[keep], minlength=J), out=pptr[1:])
         pool = _Rows(pptr, segs[keep], vals[keep], (J, n_seg))
-        pool_pos = pos[keep]
+        pool_run, pool_pos = run[keep], pos[keep]
     candidate = np.diff(pool.indptr) > 0
-    return _Contributions(ptr, segs, vals, pos, pool, pool_pos, candidate, int(aligned.n_topics))
+    return _Contributions(ptr, segs, run, vals, pos, pool, pool_run, pool_pos, candidate)

@@ -480,21 +480,16 @@ class JudgmentSelector(_QueueWeights):
         # intp indices: the updates below index with them without converting each time
         segs = ct.all_seg[lo:hi].astype(np.intp)
         c = ct.all_c[lo:hi]
-        runs = ct.runs_of(segs)
+        runs = ct.all_run[lo:hi].astype(np.intp)
         if self.max_rel is None:
             gain = 1.0 if label >= self.rel else 0.0
         else:
             gain = min(max(label, 0.0), self.max_rel) / self.max_rel
         if weight is None:
             weight = self._weight_now(j)
-        # a run retrieves a document at most once per topic, so the gathered-and-scattered updates
-        # are safe (take / put: the cheapest numpy calls on a few dozen entries)
-        mass = self._mass.take(segs)
-        mass += c
-        self._mass.put(segs, mass)
-        msum = self._msum.take(runs)
-        msum += c
-        self._msum.put(runs, msum)
+        # a run retrieves a document at most once per topic, so the fancy-indexed updates are safe
+        self._mass[segs] += c
+        self._msum[runs] += c
         if gain:
             cg = c * gain
             self._base[segs] += cg
@@ -512,7 +507,7 @@ class JudgmentSelector(_QueueWeights):
             self._last_prop.pop(j, None)
         self._remove(j)
         if self._order is None:
-            self._update_factors(t, segs, runs, mass, msum)
+            self._update_factors(t, segs, runs)
         if self._topic_count[t] >= self._quota[t]:
             self._close_topic(t)
 

@@ -48,7 +48,7 @@ class _QueueWeights:
                 row_of = np.repeat(np.arange(J), np.diff(pool.indptr))
                 idx = np.flatnonzero(pos == depth[row_of])
                 _, first = np.unique(row_of[idx], return_index=True)
-                first_run[nz] = self._contrib.runs_of(pool.indices[idx[first]])
+                first_run[nz] = self._contrib.pool_run[idx[first]]
                 w[nz] = (1.0 - self.p) * self.p ** depth[nz].astype(np.float64)
             if self.tie_break == "random":
                 key = (self._tiekey, depth)
@@ -173,22 +173,20 @@ class _QueueWeights:
     def _exact(self, rows: np.ndarray) -> np.ndarray:
         """Current weight of each row, summed exactly (math.fsum) so that it does not depend on
         the summation order: the same state always gives the same bits."""
-        ct = self._contrib
-        ptr, data, seg = ct.pool.indptr, ct.pool.data, ct.pool.indices
+        ptr, data, prun = self._contrib.pool.indptr, self._contrib.pool.data, self._contrib.pool_run
         XT, g, topic = self._XT, self._g, self._topic
         out = []
         for j in rows.tolist():  # only the few rows tied at the top: never a hot loop
             lo, hi = ptr[j], ptr[j + 1]
-            run = ct.runs_of(seg[lo:hi])   # take() with intp indices: no conversion inside
+            run = prun[lo:hi].astype(np.intp)   # take() with intp indices: no conversion inside
             out.append(math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist()))
         return np.asarray(out, dtype=np.float64)
 
     def _exact_one(self, j: int) -> float:
         """:meth:`_exact` of one row (the same operations, so the same bits)."""
-        ct = self._contrib
-        pool = ct.pool
+        pool = self._contrib.pool
         lo, hi = pool.indptr[j], pool.indptr[j + 1]
-        run = ct.runs_of(pool.indices[lo:hi])
+        run = self._contrib.pool_run[lo:hi].astype(np.intp)
         return math.fsum((pool.data[lo:hi] * (self._XT[self._topic[j]].take(run) * self._g.take(run))).tolist())
 
     def _factor_flat(self) -> np.ndarray:
@@ -220,7 +218,7 @@ class _QueueWeights:
         np.cumsum(lens[:-1], out=offs[1:])
         idx = np.repeat(pool.indptr[rows] - offs, lens) + np.arange(int(lens.sum()))
         C = np.zeros((len(rows), S))
-        C[np.repeat(np.arange(len(rows)), lens), self._contrib.runs_of(pool.indices[idx])] = pool.data[idx]
+        C[np.repeat(np.arange(len(rows)), lens), self._contrib.pool_run[idx]] = pool.data[idx]
         topic = self._topic[rows]
         U = C * self._XT[topic]
         hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
@@ -338,6 +336,8 @@ class _QueueWeights:
         """The exact top ``n``: the head's best, provided they beat the bound on every other
         candidate; otherwise rebuild the head (bigger if a fresh head cannot decide, i.e. weights
         tie across its boundary)."""
+        if n == 1:
+            return self._propose_one()
         fresh = False
         while True:
             if self._head is None:
@@ -363,9 +363,6 @@ class _QueueWeights:
                 self._reserve = None   # a fresh head could not decide: the next rebuild is full
             self._hpos[self._head["rows"]] = -1
             self._head = None
-        if n == 1 and np.count_nonzero(w >= tau * (1 - _SLACK)) == 1:
-            rows = self._head["rows"][best:best + 1]
-            return rows, np.array([self._exact_one(int(rows[0]))])
         cand = np.flatnonzero(w >= tau * (1 - _SLACK))
         rows = self._head["rows"][cand]
         exact = self._exact(rows)
@@ -373,28 +370,72 @@ class _QueueWeights:
         return rows[order], exact[order]
 
 
-    def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray, mass: np.ndarray,
-                        msum: np.ndarray) -> None:
+    def _propose_one(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_propose_dynamic` of one document (the exact greedy step, run thousands of times):
+        the same decisions with the head's weights, bound and exact weight read in place."""
+        fresh = False
+        lo_f, hi_f = 1 - _SLACK, 1 + _SLACK
+        while True:
+            h = self._head
+            if h is None:
+                self._refresh(1)
+                fresh = True
+                h = self._head
+            w = h["w"]
+            if h["dirty_all"]:
+                np.dot(h["U"], self._g, out=w)
+                h["dirty_all"] = False
+                h["dirty"].clear()
+            elif h["dirty"]:
+                self._head_weights()
+            rest = h["rest"]
+            if len(w):
+                best = int(w.argmax())
+                tau = float(w[best])
+            else:
+                best, tau = -1, 0.0
+            if rest == -np.inf:  # the head holds every available candidate
+                if tau <= 0:
+                    return np.zeros(0, dtype=np.int64), np.zeros(0)
+                break
+            if tau > 0:
+                rho = 1.0   # _growth, inline
+                if self._x_grows:
+                    rho *= float((self._XT * h["inv_x0"]).max())
+                if self._g_grows:
+                    rho *= float((self._g * h["inv_g0"]).max())
+                if rest * rho * hi_f < tau * lo_f:
+                    break
+            if fresh:
+                self._head_scale *= 4
+                self._reserve = None   # a fresh head could not decide: the next rebuild is full
+            self._hpos[h["rows"]] = -1
+            self._head = None
+        if np.count_nonzero(w >= tau * lo_f) == 1:
+            rows = h["rows"][best:best + 1]
+            return rows, np.array([self._exact_one(int(rows[0]))])
+        cand = np.flatnonzero(w >= tau * lo_f)
+        rows = h["rows"][cand]
+        exact = self._exact(rows)
+        order = np.lexsort((self._tiekey[rows], -exact))[:1]
+        return rows[order], exact[order]
+
+    def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray) -> None:
         """Only the factors of the runs that retrieved the judged document change: in its topic
         (X) and, for run-level scopes, the run's factor in every topic (g).  ``segs`` and ``runs``
-        are ``intp`` arrays (indexing with them needs no conversion); ``mass`` and ``msum`` the new
-        judged mass of those segments and run sums (as gathered by the caller)."""
+        are ``intp`` arrays (indexing with them needs no conversion)."""
         h = self._head
         if self._x_query:
             XT_t = self._XT[t]
-            XT_t.put(runs, self._x_values(mass, self._base.take(segs) if self._c_query else None))
+            XT_t.put(runs, self._x_values(self._mass.take(segs), self._base.take(segs) if self._c_query else None))
             if h is not None:
                 a, b = h["block"][t], h["block"][t + 1]
                 if b > a:
                     np.multiply(h["C"][a:b], XT_t, out=h["U"][a:b])
                     h["dirty"].add(t)
         if not self._g_const:
-            # only the factors of the judged document's runs change; each factor is computed from its
-            # run's sums alone (elementwise), so recomputing those of a few runs gives the same bits
-            # as recomputing every run's -- and spares the power of the others (Method C)
-            if 2 * len(runs) < self._S:
-                self._g.put(runs, self._g_values(msum, self._bsum.take(runs)))
-            else:
-                self._g = self._g_values(self._msum, self._bsum)
+            # every run's factor from the run sums (those of other runs come out as they were):
+            # a few operations on n_runs values instead of gathering and scattering the changed ones
+            self._g = self._g_values(self._msum, self._bsum)
             if h is not None:
                 h["dirty_all"] = True
