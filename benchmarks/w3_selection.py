@@ -142,7 +142,9 @@ def peer(weighting: str | None, budget: int, run_dir: Path, lacking: Path) -> di
 def main() -> int:
     if "--ours-json" in sys.argv[1:]:
         # the measured process of ours: nothing of the harness (argparse, subprocess, tempfile) is
-        # imported, and its exit skips the last garbage collection, as the select command's does
+        # imported, and it runs as the select command does: without garbage collections, neither
+        # during the run nor at exit (see docs/selection.md)
+        gc.disable()
         print(json.dumps(ours(METHODS[:1] if "--only-c" in sys.argv[1:] else METHODS)), flush=True)
         gc.freeze()
         return 0
