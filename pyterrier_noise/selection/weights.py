@@ -336,8 +336,6 @@ class _QueueWeights:
         """The exact top ``n``: the head's best, provided they beat the bound on every other
         candidate; otherwise rebuild the head (bigger if a fresh head cannot decide, i.e. weights
         tie across its boundary)."""
-        if n == 1:
-            return self._propose_one()
         fresh = False
         while True:
             if self._head is None:
@@ -363,62 +361,15 @@ class _QueueWeights:
                 self._reserve = None   # a fresh head could not decide: the next rebuild is full
             self._hpos[self._head["rows"]] = -1
             self._head = None
+        if n == 1 and np.count_nonzero(w >= tau * (1 - _SLACK)) == 1:
+            rows = self._head["rows"][best:best + 1]
+            return rows, np.array([self._exact_one(int(rows[0]))])
         cand = np.flatnonzero(w >= tau * (1 - _SLACK))
         rows = self._head["rows"][cand]
         exact = self._exact(rows)
         order = np.lexsort((self._tiekey[rows], -exact))[:m]
         return rows[order], exact[order]
 
-
-    def _propose_one(self) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_propose_dynamic` of one document (the exact greedy step, run thousands of times):
-        the same decisions with the head's weights, bound and exact weight read in place."""
-        fresh = False
-        lo_f, hi_f = 1 - _SLACK, 1 + _SLACK
-        while True:
-            h = self._head
-            if h is None:
-                self._refresh(1)
-                fresh = True
-                h = self._head
-            w = h["w"]
-            if h["dirty_all"]:
-                np.dot(h["U"], self._g, out=w)
-                h["dirty_all"] = False
-                h["dirty"].clear()
-            elif h["dirty"]:
-                self._head_weights()
-            rest = h["rest"]
-            if len(w):
-                best = int(w.argmax())
-                tau = float(w[best])
-            else:
-                best, tau = -1, 0.0
-            if rest == -np.inf:  # the head holds every available candidate
-                if tau <= 0:
-                    return np.zeros(0, dtype=np.int64), np.zeros(0)
-                break
-            if tau > 0:
-                rho = 1.0   # _growth, inline
-                if self._x_grows:
-                    rho *= float((self._XT * h["inv_x0"]).max())
-                if self._g_grows:
-                    rho *= float((self._g * h["inv_g0"]).max())
-                if rest * rho * hi_f < tau * lo_f:
-                    break
-            if fresh:
-                self._head_scale *= 4
-                self._reserve = None   # a fresh head could not decide: the next rebuild is full
-            self._hpos[h["rows"]] = -1
-            self._head = None
-        if np.count_nonzero(w >= tau * lo_f) == 1:
-            rows = h["rows"][best:best + 1]
-            return rows, np.array([self._exact_one(int(rows[0]))])
-        cand = np.flatnonzero(w >= tau * lo_f)
-        rows = h["rows"][cand]
-        exact = self._exact(rows)
-        order = np.lexsort((self._tiekey[rows], -exact))[:1]
-        return rows[order], exact[order]
 
     def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray) -> None:
         """Only the factors of the runs that retrieved the judged document change: in its topic
