@@ -28,7 +28,8 @@ includes its own), end to end inside the process (read the 143 run files and the
 set up the selector, select, residuals at every checkpoint), and the parts: reading and aligning,
 the selector's set-up (contribution matrix and queue, the counterpart of the peer's document-weight
 sort), and the selection loop (8,691 proposals and recordings plus the per-run residuals at each
-checkpoint).
+checkpoint).  The measured process of ours runs as the ``select`` command does when run as a
+program: the garbage collector off for the run and frozen before exit (docs/selection.md).
 
 Prints a table (workload, ours, peer, ratio, peak memory) and writes benchmarks/results/w3_selection.json.
 Exits with status 1 when ../shared/data or the peer is absent.
