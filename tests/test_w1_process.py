@@ -321,3 +321,33 @@ def test_duplicates_are_found_in_every_piece_of_a_large_alignment():
     runs["r0"].loc[3, "docno"] = "d7"                    # first ranking of the first run
     with pytest.raises(InputError, match=r"run 'r0', qid '0': document 'd7' appears more than once .*\(2 duplicate"):
         AlignedRuns.build(runs, qrels, n_jobs=2)
+
+
+def test_eval_as_a_program_runs_without_garbage_collection_and_writes_the_same(tmp_path):
+    # run as a program (main() without arguments, as the console script calls it), eval turns the
+    # garbage collector off and freezes it at exit, as select does; the TSV must be that of the
+    # same command called in-process, byte for byte
+    import contextlib
+    import io
+    from pathlib import Path
+    from pyterrier_noise.cli import main
+    paths, qrels, _ = _write_runs(tmp_path, seed=15)
+    qpath = tmp_path / "qrels"
+    qpath.write_text(_qrels_text(qrels))
+    args = ["eval", str(qpath), *map(str, paths), "-m", "RBP(p=0.8)", "-m", "AP", "--per-query", "--format", "tsv"]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(args) == 0
+    code = ("import atexit, gc, sys\n"
+            "from pyterrier_noise.cli import main\n"
+            "atexit.register(lambda: print('gc enabled at exit:', gc.isenabled(), 'frozen:', gc.get_freeze_count() > 0,"
+            " file=sys.stderr))\n"
+            f"sys.argv = ['pyterrier-noise', *{args!r}]\n"
+            "sys.exit(main())\n")
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120,
+                         env={**__import__("os").environ, "PYTHONPATH": str(repo)})
+    assert out.returncode == 0, out.stderr
+    assert "gc enabled at exit: False frozen: True" in out.stderr
+    assert out.stdout == buf.getvalue()

@@ -21,6 +21,10 @@ COMMANDS = {
     "pairwise": "pairwise", "report": "report", "calibrate": "calibrate", "reproduce": "reproduce", "serve": "serve",
 }
 
+#: commands that, run as a program, run without garbage collections (bounded runs that leave
+#: almost no cyclic garbage; their speed benchmarks W1 and W3 run them so)
+WITHOUT_GC = ("eval", "select")
+
 
 def _version() -> str:
     from .. import __version__
@@ -48,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     args = _parser(command).parse_args(argv)
     args.argv = argv   # the command as typed: the reports name the command that made them
-    if as_program and command == "select":
+    if as_program and command in WITHOUT_GC:
         # a bounded run that leaves almost no cyclic garbage: no garbage collections, neither while
         # pandas and numpy are imported nor at exit (about 0.1-0.2 s; see docs/selection.md)
         import gc
@@ -74,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
     finally:
         warnings.formatwarning = old_format
-        if as_program and command == "select":
+        if as_program and command in WITHOUT_GC:
             import gc
             gc.freeze()   # outputs written and closed: Python's exit would still collect everything
 
