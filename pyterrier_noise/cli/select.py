@@ -48,18 +48,33 @@ def _read_pool_runs(value: str | None) -> list[str] | None:
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
+    import os
+
+    from .._output import OutputDirectory
+    from .._validation import InputError
+    from ..io.arrow import RunFileReader
+    from ..io.files import run_file_arguments
+    if not 0.0 < args.p < 1.0:
+        raise InputError(f"--p: the RBP persistence must be strictly between 0 and 1, got {args.p}")
+    directory = OutputDirectory(args.out, "select", force=args.force)      # checked before any work
+    # the run files are read in threads from here on (pyarrow and numpy only), while pandas, the
+    # selection package and the qrels are imported and read, as eval does
+    runs = RunFileReader(run_file_arguments(args.runs), os.cpu_count() or 1)
+    try:
+        return _select(args, runs, directory)
+    finally:
+        runs.forget()
+
+
+def _select(args: argparse.Namespace, runs: Any, directory: Any) -> int:
+    """The rest of ``select`` once its run files are being read."""
     from pathlib import Path
 
     import numpy as np
 
-    from .._output import OutputDirectory
     from .._validation import InputError
-    from ..io import read_qrels, run_file_arguments
+    from ..io import read_qrels
     from ..selection import simulate
-    if not 0.0 < args.p < 1.0:
-        raise InputError(f"--p: the RBP persistence must be strictly between 0 and 1, got {args.p}")
-    directory = OutputDirectory(args.out, "select", force=args.force)      # checked before any work
-    runs = run_file_arguments(args.runs)   # parsed by the engine's Arrow reader while aligning
     qrels = read_qrels(args.qrels)
     if args.budget is None and not args.checkpoints:
         raise InputError("give --budget N or --checkpoints N1,N2,...")
@@ -90,7 +105,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
     directory.write("summary.tsv", res.summary.to_csv(sep="\t", index=False, float_format="%.6g"))
     from ..report import build_report
     from ..report.words import command_line
-    page = build_report(f"Judging simulation: method {args.method}, {len(runs)} runs", selection=res,
+    page = build_report(f"Judging simulation: method {args.method}, {len(runs.paths)} runs", selection=res,
                         command=command_line(getattr(args, "argv", None)))
     directory.write("report.html", page.html())
     directory.finish({"method": args.method, "p": args.p, "seed": args.seed})

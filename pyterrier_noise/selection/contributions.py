@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._validation import InputError
 from ..engine import AlignedRuns, JudgmentTable, are_run_paths, rbp_weights
-from ..io import read_qrels, read_runs
+from ..io import RunFileReader, read_qrels, read_runs
 
 
 def _empty_table(topics: Sequence[str]) -> JudgmentTable:
@@ -28,13 +28,17 @@ def _aligned_for(runs: Any, qrels: pd.DataFrame | None, topics: Sequence[str] | 
     """Align runs to qrels (or to nothing) with a table row for every retrieved document; the topics
     are those the runs answer unless given.  Run files (a directory, a file or a list of them) go
     straight to the engine's Arrow reader; ``(names, columns)``, files already read into the columns
-    of :func:`~pyterrier_noise.io.run_file_columns`, are aligned without reading them again."""
+    of :func:`~pyterrier_noise.io.run_file_columns`, are aligned without reading them again; a
+    :class:`~pyterrier_noise.io.RunFileReader` already reading run files is aligned as they come."""
     if isinstance(runs, AlignedRuns):
         return runs
     columns = isinstance(runs, tuple) and len(runs) == 2 and isinstance(runs[1], tuple)
-    if not columns and not isinstance(runs, Mapping) and not are_run_paths(runs):
+    if isinstance(runs, RunFileReader):
+        if not runs.paths:
+            raise InputError("argument 'runs': expected at least one run, got none")
+    elif not columns and not isinstance(runs, Mapping) and not are_run_paths(runs):
         runs = read_runs(runs)
-    if not runs or (columns and not runs[0]):
+    if not isinstance(runs, RunFileReader) and (not runs or (columns and not runs[0])):
         raise InputError("argument 'runs': expected at least one run, got none")
     if qrels is None or len(qrels) == 0:
         table = _empty_table(topics if topics is not None else [])
