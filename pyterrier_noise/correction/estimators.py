@@ -133,6 +133,10 @@ def goldberg_strata_fit(stratum: np.ndarray, gi: np.ndarray, ci: np.ndarray, wei
         if not bad:
             break
         if len(ids) == 1:
+            if merged:
+                _warn(f"Goldberg et al.'s correction: after merging {len(merged)} rank stratum/strata "
+                      f"({'; '.join(merged)}), one confusion matrix over every stratum still has a gold grade "
+                      f"without gold pairs or is singular: the correction is undefined (NaN)")
             return None
         k = bad[0]
         pos = int(np.searchsorted(ids, k))
