@@ -17,6 +17,7 @@ Where each expected number comes from:
 from __future__ import annotations
 
 import itertools
+import json
 import warnings
 
 import numpy as np
@@ -279,3 +280,39 @@ def test_parametric_bootstrap_matches_the_delta_method_with_large_calibrations()
     mu = np.linalg.solve(np.swapaxes(J, -1, -2), mass_mean[..., None])[..., 0]          # (runs, S, L)
     delta = _calibration_terms(J, counts.sum(axis=-1), mu[..., :, None] * w[:, None, :]).sum(axis=(-2, -1))
     np.testing.assert_allclose(boot, delta, rtol=0.05)
+
+
+def test_cli_calibrate_goldberg_rank_bins(tmp_path):
+    """``calibrate --goldberg-rank-bins`` gives cheap_experiment's values for those bins; a bad value is refused."""
+    from cli_helpers import run_cli
+    from pyterrier_noise.io import write_trec_qrels, write_trec_run
+    st, gold, cheap_base, cal = known_collection(bins=(2,))
+    frame = st.aligned.table.frame
+    cheap_labels = cheap_base.copy()
+    ev = np.flatnonzero(frame["qid"].to_numpy() == "e")
+    cheap_labels[ev] = [2, 1, 0, 1, 2]
+    rows = np.sort(np.r_[cal, ev[:1]])
+    rdir = tmp_path / "runs"
+    rdir.mkdir()
+    for name, run in known_runs().items():
+        write_trec_run(run.assign(rank=run.groupby("qid")["score"].rank(ascending=False, method="first")), rdir / name)
+    cheap = frame[["qid", "docno"]].assign(label=cheap_labels.astype(int))
+    goldq = frame[["qid", "docno"]].iloc[rows].assign(label=gold[rows].astype(int))
+    write_trec_qrels(cheap, tmp_path / "cheap.txt")
+    write_trec_qrels(goldq, tmp_path / "gold.txt")
+    for arg, bins in (("2", [2]), ("none", None)):
+        out = tmp_path / f"out-{arg}"
+        code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt",
+                                  rdir, "-m", "P@3", "--method", "goldberg", "--goldberg-rank-bins", arg,
+                                  "--no-plots", "--out", out)
+        assert code == 0, stderr
+        got = pd.read_csv(out / "systems.tsv", sep="\t").set_index("name")["P@3"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = cheap_experiment(known_runs(), cheap, goldq, ["P@3"], methods=("goldberg",),
+                                    goldberg_rank_bins=bins).systems.set_index("name")["P@3"]
+        np.testing.assert_allclose(got[want.index], want, rtol=1e-5)
+        assert json.loads((out / "experiment.json").read_text())["goldberg_rank_bins"] == bins
+    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt", rdir,
+                              "-m", "P@3", "--goldberg-rank-bins", "10,5", "--out", tmp_path / "bad")
+    assert code == 2 and "--goldberg-rank-bins '10,5'" in stderr
