@@ -110,6 +110,51 @@ def goldberg_variants(text: str) -> dict[str, tuple[str, str]]:
     return out
 
 
+GOLDBERG_FORMS = {("none", "delta"): "one matrix", ("10", "delta"): "ranks 1-10, 11+",
+                  ("10", "bootstrap"): "ranks 1-10, 11+, bootstrap"}
+
+
+def goldberg_tables(results: list) -> dict:
+    """The two Goldberg tables of docs/cheap-judges.md, as ``{name: {columns, rows}}`` (raw values; the
+    page rounds them): ``goldberg_strata`` (coverage, width, bias, conclusions of each form) and
+    ``goldberg_se`` (the delta method against the bootstrap and against the estimate's spread)."""
+    rows = [r for r in results if r["method"] == "goldberg"]
+    form = {id(r): GOLDBERG_FORMS.get((r["goldberg_rank_bins"], r["goldberg_se"]),
+                                      f"ranks {r['goldberg_rank_bins']}, {r['goldberg_se']}") for r in rows}
+    main_cols = ["measure", "judge", "gold pairs", "form", "coverage, systems", "coverage, pairs", "SE / gold-only",
+                 "bias", "RMSE", "Kendall tau", "kept", "lost", "gained", "reversed"]
+    keys = ["measure", "judge", "budget", None, "cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost",
+            "gained", "reversed"]
+    strata = [[form[id(r)] if k is None else r.get(k) for k in keys] for r in rows
+              if r["goldberg_se"] == "delta"]
+    se_cols = ["measure", "judge", "gold pairs", "SE / spread", "SE / spread, robust", "Spearman (error, SE)",
+               "coverage, delta", "coverage, bootstrap", "SE / gold-only, bootstrap"]
+    se = []
+    for r in rows:
+        if (r["goldberg_rank_bins"], r["goldberg_se"]) != ("10", "delta"):
+            continue
+        boot = next((b for b in rows if b["goldberg_se"] == "bootstrap" and b["goldberg_rank_bins"] == "10" and
+                     (b["measure"], b["judge"], b["budget"]) == (r["measure"], r["judge"], r["budget"])), None)
+        se.append([r["measure"], r["judge"], r["budget"], r.get("se_ratio"), r.get("se_ratio_robust"),
+                   r.get("err_se_spearman"), r["cov_sys"], boot["cov_sys"] if boot else None,
+                   boot["width"] if boot else None])
+    return {"goldberg_strata": {"columns": main_cols, "rows": strata}, "goldberg_se": {"columns": se_cols, "rows": se}}
+
+
+def markdown(table: dict) -> str:
+    """A stored table as the page prints it (3 decimals, bias 4 with a sign, counts 1)."""
+    out = ["| " + " | ".join(table["columns"]) + " |", "|" + "---|" * len(table["columns"])]
+    for row in table["rows"]:
+        cells = []
+        for col, x in zip(table["columns"], row):
+            cells.append("" if x is None else str(x) if not isinstance(x, float) else
+                         f"{x:+.4f}" if col == "bias" else f"{x:.4f}" if col == "RMSE" else
+                         f"{x:.1f}" if col in ("kept", "lost", "gained", "reversed") else
+                         f"{x:.2f}" if col.startswith("Spearman") else f"{x:.3f}")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", type=int, default=500)
@@ -331,6 +376,10 @@ def main() -> int:
             "judged_pairs": N, "pairs_of_runs": int(len(sub)), "studies": args.studies, "seed": args.seed,
             "confusion_deep": CONFUSION_DEEP.tolist(), "confusion_top10": CONFUSION_TOP.tolist(),
             "seconds": round(time.time() - t0, 1), "results": results}
+    if variants:
+        info["tables"] = goldberg_tables(results)
+        for table in info["tables"].values():
+            print(markdown(table))
     out.write_text(json.dumps(info, indent=1) + "\n")
     print(f"wrote {out} ({time.time() - t0:.0f} s)")
     return 0
