@@ -36,9 +36,24 @@ round-1 pairs (Cohen's kappa about 0.36 graded, 0.42 for relevant / not relevant
 non-relevant documents relevant when some run ranks them in its top 10, and is more accurate on
 highly relevant documents than on partially relevant ones.
 
+Goldberg et al.'s correction is fitted within rank strata by default (one confusion matrix for the
+pairs some run ranks in its top 10, one for the others: ``CheapStudy(goldberg_rank_bins=[10])``).
+``--goldberg-variants`` runs several forms of it on the same gold samples, comma-separated, each
+``BINS[:SE]``: ``none`` (one matrix for every pair, as in the paper), ``10`` or ``10-100`` (rank-bin
+edges), and ``:bootstrap`` for the calibration variance by their parametric bootstrap (Alg 1)
+instead of the delta method; ``--methods`` restricts the other methods (gold-only always runs: the
+widths are relative to it).  Each Goldberg row also reports ``se_ratio``: the median over systems
+of the root mean squared SE over the empirical SD of the estimate across studies (1: the SE is
+right on average; above 1: too large) and ``se_ratio_robust``, the median SE over the
+interquartile range / 1.349 (the same, insensitive to the few studies whose calibration is nearly
+singular); ``err_se_spearman``: the median over systems of Spearman's correlation, across
+studies, between the estimate's absolute error and its SE (positive: the studies with the largest
+errors also have the widest intervals).
+
 Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--topic-budgets 4,8]
         [--pairs 500] [--judges rank,flat] [--measures 'P@10,RBP(p=0.8),nDCG@10'] [--designs pairs,topics]
-        [--seed 0]   (writes benchmarks/results/cheap_judges.json)
+        [--methods naive,goldberg,ppi,ppi++,gold] [--goldberg-variants 10] [--seed 0]
+        (writes benchmarks/results/cheap_judges.json)
 """
 from __future__ import annotations
 
@@ -81,6 +96,65 @@ def draw_cheap(truth: np.ndarray, top: np.ndarray, rng: np.random.Generator, ran
     return (u[:, None] >= cum[:, :-1]).sum(axis=1).astype(np.float64)
 
 
+def goldberg_variants(text: str) -> dict[str, tuple[str, str]]:
+    """``--goldberg-variants`` as ``{label: (bins, se)}``; the label names the method in the tables
+    (``goldberg`` for the package's default, rank bins [10] with the delta method)."""
+    out = {}
+    for item in (x.strip() for x in text.split(",") if x.strip()):
+        bins, _, se = item.partition(":")
+        se = se or "delta"
+        if se not in ("delta", "bootstrap") or not (bins == "none" or all(b.isdigit() for b in bins.split("-"))):
+            raise SystemExit(f"--goldberg-variants: {item!r} is not BINS[:SE] (BINS none or e.g. 10-100)")
+        label = "goldberg" if (bins, se) == ("10", "delta") else f"goldberg[{bins},{se}]"
+        out[label] = (bins, se)
+    return out
+
+
+GOLDBERG_FORMS = {("none", "delta"): "one matrix", ("10", "delta"): "ranks 1-10, 11+",
+                  ("10", "bootstrap"): "ranks 1-10, 11+, bootstrap"}
+
+
+def goldberg_tables(results: list) -> dict:
+    """The two Goldberg tables of docs/cheap-judges.md, as ``{name: {columns, rows}}`` (raw values; the
+    page rounds them): ``goldberg_strata`` (coverage, width, bias, conclusions of each form) and
+    ``goldberg_se`` (the delta method against the bootstrap and against the estimate's spread)."""
+    rows = [r for r in results if r["method"] == "goldberg"]
+    form = {id(r): GOLDBERG_FORMS.get((r["goldberg_rank_bins"], r["goldberg_se"]),
+                                      f"ranks {r['goldberg_rank_bins']}, {r['goldberg_se']}") for r in rows}
+    main_cols = ["measure", "judge", "gold pairs", "form", "coverage, systems", "coverage, pairs", "SE / gold-only",
+                 "bias", "RMSE", "Kendall tau", "kept", "lost", "gained", "reversed"]
+    keys = ["measure", "judge", "budget", None, "cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost",
+            "gained", "reversed"]
+    strata = [[form[id(r)] if k is None else r.get(k) for k in keys] for r in rows
+              if r["goldberg_se"] == "delta"]
+    se_cols = ["measure", "judge", "gold pairs", "SE / spread", "SE / spread, robust", "Spearman (error, SE)",
+               "coverage, delta", "coverage, bootstrap", "SE / gold-only, bootstrap"]
+    se = []
+    for r in rows:
+        if (r["goldberg_rank_bins"], r["goldberg_se"]) != ("10", "delta"):
+            continue
+        boot = next((b for b in rows if b["goldberg_se"] == "bootstrap" and b["goldberg_rank_bins"] == "10" and
+                     (b["measure"], b["judge"], b["budget"]) == (r["measure"], r["judge"], r["budget"])), None)
+        se.append([r["measure"], r["judge"], r["budget"], r.get("se_ratio"), r.get("se_ratio_robust"),
+                   r.get("err_se_spearman"), r["cov_sys"], boot["cov_sys"] if boot else None,
+                   boot["width"] if boot else None])
+    return {"goldberg_strata": {"columns": main_cols, "rows": strata}, "goldberg_se": {"columns": se_cols, "rows": se}}
+
+
+def markdown(table: dict) -> str:
+    """A stored table as the page prints it (3 decimals, bias 4 with a sign, counts 1)."""
+    out = ["| " + " | ".join(table["columns"]) + " |", "|" + "---|" * len(table["columns"])]
+    for row in table["rows"]:
+        cells = []
+        for col, x in zip(table["columns"], row):
+            cells.append("" if x is None else str(x) if not isinstance(x, float) else
+                         f"{x:+.4f}" if col == "bias" else f"{x:.4f}" if col == "RMSE" else
+                         f"{x:.1f}" if col in ("kept", "lost", "gained", "reversed") else
+                         f"{x:.2f}" if col.startswith("Spearman") else f"{x:.3f}")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", type=int, default=500)
@@ -92,17 +166,22 @@ def main() -> int:
     ap.add_argument("--measures", default=",".join(MEASURES),
                     help="pair-design measures, comma-separated (nDCG@k by the ratio estimator)")
     ap.add_argument("--designs", default="pairs,topics", help="pairs and/or topics")
+    ap.add_argument("--methods", default=",".join(METHODS), help="pair-design methods, comma-separated")
+    ap.add_argument("--goldberg-variants", default="10",
+                    help="forms of Goldberg et al.'s correction: BINS[:SE], BINS none or rank-bin edges joined by "
+                         "'-' (e.g. 10 or 10-100), SE delta (default) or bootstrap")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cheap_judges.json"))
     args = ap.parse_args()
     if not DATA.exists():
         print(f"real data not available: {DATA} is absent", file=sys.stderr)
         return 2
-    from pyterrier_noise.correction import CheapStudy, sample_pairs, sample_topics
+    from pyterrier_noise.correction import CheapStudy, Estimates, sample_pairs, sample_topics
     from pyterrier_noise.correction.estimators import p_value
     from pyterrier_noise.engine import AlignedRuns
     from pyterrier_noise.measures import to_spec
     from pyterrier_noise.stats import all_pairs, kendall_tau
+    from scipy import stats
 
     t0 = time.time()
     with warnings.catch_warnings():
@@ -111,12 +190,20 @@ def main() -> int:
     names = tuple(m.strip() for m in args.measures.split(";" if ";" in args.measures else ",") if m.strip())
     designs = {d.strip() for d in args.designs.split(",") if d.strip()}
     specs = [to_spec(m)[0] for m in names]
-    methods_of = {s: METHODS if s.family in ("P", "DCG", "RBP") else RATIO_METHODS for s in specs}
+    chosen = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    variants = goldberg_variants(args.goldberg_variants) if "goldberg" in chosen else {}
+    base = tuple(m for m in METHODS if m in chosen and m != "goldberg")
+    computed = tuple(dict.fromkeys(base + ("gold",)))
+    methods_of = {s: (base + tuple(variants) if s.family in ("P", "DCG", "RBP") else
+                      tuple(m for m in RATIO_METHODS if m in chosen)) for s in specs}
     R = aligned.n_runs
     rng = np.random.default_rng(args.seed)
     ii, jj = np.triu_indices(R, 1)
     sub = np.sort(rng.choice(len(ii), args.pairs, replace=False)) if 0 < args.pairs < len(ii) else np.arange(len(ii))
     study = CheapStudy(aligned, specs, pairs=(ii[sub], jj[sub]))
+    gstudies = {label: CheapStudy(aligned, specs, pairs=(ii[sub], jj[sub]), goldberg_se=se, n_replicates=500,
+                                  goldberg_rank_bins=None if bins == "none" else [int(b) for b in bins.split("-")])
+                for label, (bins, se) in variants.items()}
     truth_labels = aligned.table.labels
     N = len(truth_labels)
     jp = aligned.judged_positions()
@@ -136,7 +223,8 @@ def main() -> int:
     print(f"aligned {R} runs x {T} topics, {N} judged pairs ({top.mean():.0%} in some run's top 10), "
           f"{len(sub)} pairs of runs; {time.time() - t0:.1f} s", flush=True)
 
-    keys = ("cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost", "gained", "reversed", "lam")
+    keys = ("cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost", "gained", "reversed", "lam",
+            "_v", "_se2")
 
     def score(acc: dict, specs_: list, methods: tuple, ref_: dict, coll: dict, tops: dict | None) -> None:
         """One study's coverage, width, bias, tau and conclusions, appended to ``acc``."""
@@ -152,6 +240,9 @@ def main() -> int:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     a["width"].append(np.nanmedian(np.where(gse > 0, se / gse, np.nan)))
                 a["bias"].append(np.mean(v - r["mean"]))
+                if m.startswith("goldberg"):
+                    a["_v"].append(v)
+                    a["_se2"].append(se ** 2)
                 a["rmse"].append(np.sqrt(np.mean((v - r["mean"]) ** 2)))
                 a["tau"].append(kendall_tau(v, r["mean"]) if np.isfinite(v).all() else np.nan)
                 # topics scope for the tests: the naive se already is; the others add topic sampling
@@ -180,9 +271,22 @@ def main() -> int:
                 row = {"measure": name, "judge": judge, "design": design, "budget": budget,
                        "gold_pairs": round(gold_pairs),
                        "method": m, "studies": args.studies, "nist_significant_pairs": int(ref_[s]["sig"].sum())}
+                if m.startswith("goldberg"):
+                    row["method"] = "goldberg"
+                    row["goldberg_rank_bins"], row["goldberg_se"] = variants[m]
+                    vv, se2 = np.array(acc[(s, m)]["_v"]), np.array(acc[(s, m)]["_se2"])
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        row["se_ratio"] = float(np.nanmedian(np.sqrt(np.nanmean(se2, axis=0)) /
+                                                             np.nanstd(vv, axis=0, ddof=1)))
+                        q75, q25 = np.nanpercentile(vv, [75, 25], axis=0)
+                        err = np.abs(vv - ref_[s]["mean"])
+                        rho = [stats.spearmanr(err[:, k], se2[:, k], nan_policy="omit")[0] for k in range(err.shape[1])]
+                        row["err_se_spearman"] = float(np.nanmedian(rho))
+                        row["se_ratio_robust"] = float(np.nanmedian(np.sqrt(np.nanmedian(se2, axis=0)) /
+                                                                    ((q75 - q25) / 1.349)))
                 for key, vals in acc[(s, m)].items():
-                    if vals:   # width: the median over studies (a near-singular calibration blows one study up)
-                        row[key] = float(np.nanmedian(vals) if key == "width" else np.nanmean(vals))
+                    if vals and not key.startswith("_"):   # width: the median over studies (a near-singular
+                        row[key] = float(np.nanmedian(vals) if key == "width" else np.nanmean(vals))  # fit)
                 results.append(row)
 
     results: list = []
@@ -200,15 +304,24 @@ def main() -> int:
                                seed=int(srng.integers(2 ** 31)))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                coll = study.estimate(cheap, truth_labels[smp.rows], smp, scope="collection", grades=grades)
-                # Goldberg's topics-scope SE swaps the judge-noise term for the query-sampling one
-                tops_g = study.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), scope="topics",
-                                        grades=grades)
+                coll = study.estimate(cheap, truth_labels[smp.rows], smp, methods=computed, scope="collection",
+                                      grades=grades)
+                tops_g = {s: Estimates({}, {}, study.i, study.j, df={}) for s in specs}
+                for label, gst in gstudies.items():
+                    c = gst.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), grades=grades)
+                    # Goldberg's topics-scope SE swaps the judge-noise term for the query-sampling one
+                    t = gst.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), scope="topics",
+                                     grades=grades)
+                    for s in specs:
+                        coll[s].systems[label], coll[s].pairs[label] = c[s].systems["goldberg"], c[s].pairs["goldberg"]
+                        coll[s].topic_var[label] = c[s].topic_var["goldberg"]
+                        tops_g[s].systems[label], tops_g[s].pairs[label] = t[s].systems["goldberg"], t[s].pairs["goldberg"]
             for s in specs:
                 score(acc, [s], methods_of[s], ref, coll, tops_g)
             if (k + 1) % 100 == 0:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
-        summarise(acc, specs, names, METHODS, ref, budget, "pairs (stratified)", budget, judge)
+        summarise(acc, specs, names, tuple(dict.fromkeys(base + tuple(variants) + RATIO_METHODS)), ref, budget,
+                  "pairs (stratified)", budget, judge)
         print(f"{judge} judge, budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
               f"{time.time() - t1:.0f} s", flush=True)
 
@@ -239,7 +352,10 @@ def main() -> int:
         print(f"topic design, {n_topics} gold topics (about {np.mean(pairs_judged):.0f} pairs): "
               f"{time.time() - t1:.0f} s", flush=True)
 
-    header = ("measure", "judge", "design", "gold_pairs", "method", "cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost",
+    for row in results:
+        if row["method"] == "goldberg":
+            row["variant"] = f"ranks {row['goldberg_rank_bins']}, {row['goldberg_se']}"
+    header = ("measure", "judge", "design", "gold_pairs", "method", "variant", "se_ratio", "se_ratio_robust", "cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost",
               "gained", "reversed")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -247,7 +363,9 @@ def main() -> int:
         cells = []
         for h in header:
             x = row.get(h, float("nan"))
-            cells.append(f"{x:.3f}" if isinstance(x, float) and h in ("cov_sys", "cov_pair", "width", "tau") else
+            cells.append("" if h in ("variant", "se_ratio", "se_ratio_robust") and h not in row else
+                         f"{x:.3f}" if isinstance(x, float) and h in ("cov_sys", "cov_pair", "width", "tau", "se_ratio",
+                                                                 "se_ratio_robust") else
                          f"{x:+.4f}" if h == "bias" else f"{x:.4f}" if h == "rmse" else
                          f"{x:.1f}" if isinstance(x, float) else str(x))
         print("| " + " | ".join(cells) + " |")
@@ -258,6 +376,10 @@ def main() -> int:
             "judged_pairs": N, "pairs_of_runs": int(len(sub)), "studies": args.studies, "seed": args.seed,
             "confusion_deep": CONFUSION_DEEP.tolist(), "confusion_top10": CONFUSION_TOP.tolist(),
             "seconds": round(time.time() - t0, 1), "results": results}
+    if variants:
+        info["tables"] = goldberg_tables(results)
+        for table in info["tables"].values():
+            print(markdown(table))
     out.write_text(json.dumps(info, indent=1) + "\n")
     print(f"wrote {out} ({time.time() - t0:.0f} s)")
     return 0

@@ -20,6 +20,9 @@ CALIBRATE_EXAMPLES = """examples:
 
   pyterrier-noise calibrate --cheap umbrela.jsonl --gold human-qrels.txt runs/ \\
       -m 'P@10' -m 'RBP(p=0.8)' --method naive,goldberg,ppi++,gold --out calibrated
+  # Goldberg et al.'s correction with one confusion matrix per band of rank 1-10, 11-100, 101+
+  pyterrier-noise calibrate --cheap umbrela.jsonl --gold human-qrels.txt runs/ -m 'P@10' \\
+      --method goldberg,ppi++ --goldberg-rank-bins 10,100 --out calibrated-bands
   pyterrier-noise calibrate --cheap llm-qrels.txt --gold judged-topics.txt run1.gz run2.gz \\
       -m nDCG@10 -m AP --scope topics --out calibrated-topics
 
@@ -72,6 +75,10 @@ def register_cli(subparsers: Any) -> None:
                    help="collection: the mean over these topics as the gold judge would score them (default); "
                         "topics: the population of topics (adds topic sampling)")
     p.add_argument("--alpha", type=float, default=0.05, help="the intervals are 1 - alpha (default 0.05)")
+    p.add_argument("--goldberg-rank-bins", default="10", metavar="EDGES",
+                   help="goldberg: one confusion matrix per band of each pair's best rank over the runs, the "
+                        "bands' upper edges comma-separated (default 10: ranks 1-10 and 11+; 'none': one matrix "
+                        "for every pair, as Goldberg et al. 2017)")
     p.add_argument("--no-plots", action="store_true", help="write the TSV files only")
     p.set_defaults(handler=_cmd_calibrate)
 
@@ -108,7 +115,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         with JudgingSession(gold, create=False) as session:
             gold = session.judged_qrels()[["qid", "docno", "label"]]
     res = cheap_experiment(runs, args.cheap, gold, args.measures, methods=methods, scope=args.scope,
-                           alpha=args.alpha, sample=args.sample)
+                           alpha=args.alpha, sample=args.sample, goldberg_rank_bins=_rank_bins(args.goldberg_rank_bins))
     if args.no_plots:
         directory.write("systems.tsv", res.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
         directory.write("pairs.tsv", res.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
@@ -117,7 +124,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     info = {"cheap": str(args.cheap), "gold": str(args.gold), "sample": args.sample, "runs": len(runs),
             "measures": res.measures,
             "methods": methods, "design": res.design, "scope": res.scope, "gold_pairs": res.n_gold,
-            "alpha": args.alpha}
+            "alpha": args.alpha, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins)}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
     directory.finish()
     cols = ["name", "method"] + [c for m in res.measures for c in (m, f"{m} lo", f"{m} hi")]
@@ -125,6 +132,21 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"wrote systems.tsv, pairs.tsv{'' if args.no_plots else ' and plots'} to {Path(args.out)}/: "
           f"{len(runs)} runs, {res.n_gold} gold labels ({res.design} design, {res.scope} scope)")
     return 0
+
+
+def _rank_bins(text: str) -> list[int] | None:
+    """``--goldberg-rank-bins``: ``none`` or comma-separated increasing ranks >= 1."""
+    from .._validation import InputError
+    if text.strip().lower() in ("none", ""):
+        return None
+    try:
+        edges = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        edges = []
+    if not edges or any(e < 1 for e in edges) or any(b <= a for a, b in zip(edges, edges[1:])):
+        raise InputError(f"--goldberg-rank-bins {text!r}: expected 'none' or increasing ranks >= 1, comma-separated "
+                         f"(e.g. 10 or 10,100)")
+    return edges
 
 
 def _plan(args: argparse.Namespace, runs: dict, directory: Any) -> int:

@@ -23,7 +23,7 @@ from .._validation import InputError, check_choice, check_probability
 from ..engine import AlignedRuns
 from ._common import _warn
 from .design import GoldSample
-from .estimators import METHODS, CheapStudy, Scope, p_value
+from .estimators import GOLDBERG_RANK_BINS, METHODS, CheapStudy, Scope, p_value
 
 __all__ = ["cheap_experiment", "CheapResult", "plan_gold_sample"]
 
@@ -110,7 +110,8 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
                      methods: Sequence[str] = ("naive", "goldberg", "ppi", "ppi++", "gold"),
                      sample: GoldSample | pd.DataFrame | str | Path | None = None, scope: Scope = "collection",
                      alpha: float = 0.05,
-                     names: Sequence[str] | None = None) -> CheapResult:
+                     names: Sequence[str] | None = None,
+                     goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS) -> CheapResult:
     """Scores with intervals per system, and differences with p-values per pair, from cheap labels.
 
     Args:
@@ -127,6 +128,9 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         scope: ``"collection"``: intervals for the mean over these topics as the gold judge would
             score them; ``"topics"``: for the population of topics (adds topic sampling).
         alpha: the intervals are ``1 - alpha``.
+        goldberg_rank_bins: Goldberg et al.'s correction is fitted within bins of each pair's best rank
+            over the runs (upper edges; default ``[10]``: ranks 1-10 and 11+), one confusion matrix
+            per bin; ``None``: one matrix for every pair, as in the paper (see :class:`CheapStudy`).
 
     Pair design: P@k, DCG@k and RBP by every method; nDCG@k by every method but ``goldberg`` (a
     ratio estimator: rectified DCG over the ideal DCG of the rectified grade counts, per topic,
@@ -157,7 +161,7 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             raise InputError(f"measure {m!r}: tie policy {ties!r} is not supported here (trec_eval order only)")
         specs.append(spec)
     aligned = AlignedRuns.build(runs, cheap_q[["qid", "docno", "label"]], ties="trec_eval")
-    study = CheapStudy(aligned, specs)
+    study = CheapStudy(aligned, specs, goldberg_rank_bins=goldberg_rank_bins)
     table = aligned.table
     rows, labels = _gold_rows(table, gold_q)
     design, smp = _design(table, rows, sample)

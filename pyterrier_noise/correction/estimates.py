@@ -22,8 +22,8 @@ from ._common import _BOOT_CELLS, _SINGULAR_DET, SeedLike, _check_ddof, _n_repli
 from .calibration import JudgeCalibration, _calibration_arg
 from .ranked import _label_positions
 
-__all__ = ["label_mass", "MassCorrection", "corrected_from_mass", "CorrectedEstimate", "corrected_metric",
-           "corrected_precision", "corrected_dcg", "corrected_rbp"]
+__all__ = ["label_mass", "MassCorrection", "corrected_from_mass", "corrected_from_strata", "CorrectedEstimate",
+           "corrected_metric", "corrected_precision", "corrected_dcg", "corrected_rbp"]
 
 SE_METHODS = ("delta", "bootstrap")
 
@@ -128,6 +128,56 @@ def corrected_from_mass(mass: Any, counts: Any, gains: Any, *, ddof: int = 1) ->
     calib = _calibration_terms(J, n_gold, mu[..., :, None] * w[..., None, :])
     se = np.sqrt(query_var + calib.sum(axis=-1))
     return MassCorrection(value, se, per_query, query_var, calib)
+
+
+def corrected_from_strata(mass: Any, counts: Any, gains: Any, *, ddof: int = 1) -> MassCorrection:
+    """Goldberg et al.'s corrected metric within strata of documents (e.g. bands of rank), batched.
+
+    ``mass`` is ``(..., strata, topics, L)``: the label mass of each stratum's documents; ``counts``
+    ``(strata, L, L)``: one calibration per stratum, fitted from its own gold pairs.  The estimate is
+    ``sum_s mean_q(c_qs) . J_s^-1 v`` (Eq 14/18 in each stratum), the query-sampling variance that of
+    the per-topic sums over strata, and the calibration variance the strata's delta-method terms
+    (Eq 7, graded form), which add because the strata's fits are independent.  ``calibration_var`` is
+    ``(..., strata, L)``; with one stratum this is :func:`corrected_from_mass` exactly.
+    """
+    ddof = _check_ddof(ddof)
+    c = np.asarray(mass, dtype=np.float64)
+    if c.ndim < 3:
+        raise InputError(f"mass must be an array (..., strata, topics, L), got shape {c.shape}")
+    cnt = np.asarray(counts, dtype=np.float64)
+    if cnt.ndim != 3 or cnt.shape[0] != c.shape[-3]:
+        raise InputError(f"counts must be (strata, L, L) with one calibration per stratum ({c.shape[-3]}), "
+                         f"got shape {cnt.shape}")
+    res = corrected_from_mass(c, cnt, gains, ddof=ddof)
+    per_query = res.per_query.sum(axis=-2)
+    n = per_query.shape[-1]
+    query_var = per_query.var(axis=-1, ddof=ddof) / n
+    calib = res.calibration_var
+    return MassCorrection(res.value.sum(axis=-1), np.sqrt(query_var + calib.sum(axis=(-2, -1))), per_query,
+                          query_var, calib)
+
+
+def calibration_bootstrap_var(mass_mean: Any, counts: Any, gains: Any, *, n_replicates: int = 1000,
+                              seed: SeedLike = 0) -> np.ndarray:
+    """The calibration variance of ``sum_s mass_mean_s . J_s^-1 v`` by Goldberg et al.'s parametric
+    bootstrap (2017, Alg 1): each stratum's rows redrawn ``J*_s[g] ~ Multinomial(n_sg, J_s[g]) / n_sg``
+    (``n_sg``: the row's pairs, rounded), the estimate recomputed; draws with a singular matrix or
+    whose determinant changes sign are left out.  ``mass_mean`` is ``(..., strata, L)``, ``counts``
+    ``(strata, L, L)``; returns the variance over replicates ``(...)``."""
+    n_replicates = check_int("n_replicates", n_replicates, 2)
+    m = np.asarray(mass_mean, dtype=np.float64)
+    cnt = np.asarray(counts, dtype=np.float64)
+    v = np.asarray(gains, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    n_row = np.maximum(np.rint(cnt.sum(axis=-1)), 1).astype(np.int64)                # (S, L)
+    J = cnt / cnt.sum(axis=-1, keepdims=True)
+    draws = rng.multinomial(n_row, J, size=(n_replicates,) + n_row.shape) / n_row[..., None]   # (B, S, L, L)
+    det_hat = np.sign(np.linalg.det(J))
+    det = np.linalg.det(draws)
+    valid = ((np.sign(det) == det_hat) & (np.abs(det) > _SINGULAR_DET)).all(axis=-1)          # (B,)
+    w = _solve_w(np.where(valid[:, None, None, None], draws, np.eye(J.shape[-1])), v)          # (B, S, L)
+    theta = np.einsum("...sl,bsl->...b", m, w[valid])
+    return theta.var(axis=-1, ddof=1)
 
 
 # ------------------------------------------------------------------------------------------------

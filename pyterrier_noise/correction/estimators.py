@@ -39,15 +39,17 @@ per-topic estimates' variance over topics, which already holds some of the sampl
 """
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Sequence
 
 import numpy as np
 from scipy import sparse, stats
 
-from .._validation import InputError, check_choice
+from .._validation import InputError, check_choice, check_int
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
 from .design import GoldSample, ht_covariance, ht_df
-from .estimates import corrected_from_mass
+from ._common import _warn
+from .estimates import calibration_bootstrap_var, corrected_from_strata
+from .judge_fit import rank_strata
 from .ratio import RATIO_FAMILIES, ndcg_pair_design
 
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
@@ -57,6 +59,8 @@ METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
 MIN_DESIGN_DF = 30.0
 _CACHED_PAIRS = 2000     # up to this many pairs of runs, their rank-weight products are kept (sparse)
 LINEAR_FAMILIES = ("P", "DCG", "RBP")
+#: Goldberg et al.'s correction fitted within these rank bins by default (``[10]``: best rank 1-10, 11+)
+GOLDBERG_RANK_BINS: tuple[int, ...] = (10,)
 Scope = Literal["collection", "topics"]
 
 
@@ -97,6 +101,56 @@ def _nan(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.full(n, np.nan), np.full(n, np.nan)
 
 
+def goldberg_strata_fit(stratum: np.ndarray, gi: np.ndarray, ci: np.ndarray, weight: np.ndarray, n_labels: int,
+                        names: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """One confusion count matrix per rank stratum from the gold pairs (Goldberg et al. 2017, Sec 3.1),
+    merging a stratum whose matrix is singular or has a gold grade without pairs into its neighbour
+    (the previous stratum, or the next for the first), with a warning that counts the merges.
+
+    ``stratum``, ``gi``, ``ci``, ``weight``: each gold pair's rank stratum (0..len(names)-1), gold and
+    cheap label positions and ``1 / pi``.  Counts are weighted by ``1 / pi`` and scaled back to each
+    gold row's real number of pairs (the effective sizes of the multinomial rows).  Returns the merged
+    group of every stratum ``(len(names),)`` and the counts per group ``(groups, L, L)``; ``None`` when
+    even one matrix over all strata is singular or misses a grade (the correction is undefined)."""
+    S = max(len(names), 1)
+    group = np.arange(S)
+
+    def counts_of(mask: np.ndarray) -> np.ndarray:
+        c = np.zeros((n_labels, n_labels))
+        np.add.at(c, (gi[mask], ci[mask]), weight[mask])
+        n_row = np.bincount(gi[mask], minlength=n_labels).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return c * (n_row / c.sum(axis=1))[:, None]
+
+    def usable(c: np.ndarray) -> bool:
+        return bool(np.isfinite(c).all() and (c.sum(axis=1) > 0).all() and abs(np.linalg.det(c)) >= 1e-12)
+
+    merged: list[str] = []
+    while True:
+        ids = np.unique(group)
+        counts = [counts_of(np.isin(stratum, np.flatnonzero(group == k))) for k in ids]
+        bad = [k for k, c in zip(ids, counts) if not usable(c)]
+        if not bad:
+            break
+        if len(ids) == 1:
+            if merged:
+                _warn(f"Goldberg et al.'s correction: after merging {len(merged)} rank stratum/strata "
+                      f"({'; '.join(merged)}), one confusion matrix over every stratum still has a gold grade "
+                      f"without gold pairs or is singular: the correction is undefined (NaN)")
+            return None
+        k = bad[0]
+        pos = int(np.searchsorted(ids, k))
+        into = ids[pos - 1] if pos > 0 else ids[pos + 1]
+        merged.append(" and ".join(names[i] for i in np.flatnonzero(group == k)))
+        group[group == k] = into
+    if merged:
+        _warn(f"Goldberg et al.'s correction: {len(merged)} rank stratum/strata ({'; '.join(merged)}) had a gold "
+              f"grade without gold pairs or a singular confusion matrix and were merged into the neighbouring "
+              f"stratum")
+    _, group = np.unique(group, return_inverse=True)
+    return group.astype(np.int64), np.stack(counts)
+
+
 class CheapStudy:
     """Runs aligned once to the cheap-judged pairs, ready to estimate from any labels and gold sample.
 
@@ -112,10 +166,23 @@ class CheapStudy:
             residuals' moments pooled over the stratum's sampled pairs and the rank weights' moments
             known for every pair.  A run's top ranks hold few sampled pairs, so with a small gold
             sample its design-based estimate is often 0 or tiny; the pooled one is not.
+        goldberg_rank_bins: Goldberg et al.'s correction within rank strata: a judged pair's stratum is
+            its best (1-based) rank over the runs, binned by these upper edges (default
+            :data:`GOLDBERG_RANK_BINS`, ``[10]``: ranks 1-10 and 11+, pairs no run retrieves in the
+            last bin); one confusion matrix per stratum, so that their assumption (the judge's errors
+            depend on the true grade only) need hold only within a stratum.  ``None`` or ``[]``: one
+            confusion matrix for every pair, as in the paper.
+        goldberg_se: the calibration part of Goldberg et al.'s standard error: ``"delta"`` (default;
+            their Eq 7, graded form, per stratum) or ``"bootstrap"`` (their parametric bootstrap,
+            Alg 1: each stratum's confusion rows redrawn from their multinomial counts
+            ``n_replicates`` times, ``seed`` default 0).
     """
 
     def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None,
-                 variance: Literal["design", "pooled"] = "pooled") -> None:
+                 variance: Literal["design", "pooled"] = "pooled",
+                 goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
+                 goldberg_se: Literal["delta", "bootstrap"] = "delta", n_replicates: int = 1000,
+                 seed: int | None = 0) -> None:
         if aligned.ties not in ("trec_eval", "given"):
             raise InputError(f"cheap-judge estimators need one order per ranking (ties 'trec_eval' or 'given'), "
                              f"got {aligned.ties!r}")
@@ -131,6 +198,14 @@ class CheapStudy:
         table = aligned.table
         self.row_topic = table.topic_index
         j = aligned.judged_positions()
+        #: best (1-based) rank of each judged pair over the runs (inf: no run retrieves it)
+        self.best_rank = np.full(len(table), np.inf)
+        np.minimum.at(self.best_rank, j["jidx"], j["pos"] + 1.0)
+        self.goldberg_rank_bins = () if goldberg_rank_bins is None else tuple(int(e) for e in goldberg_rank_bins)
+        self._rank_stratum, self._rank_names = rank_strata(self.best_rank, self.goldberg_rank_bins)
+        self.goldberg_se = check_choice("goldberg_se", goldberg_se, ("delta", "bootstrap"))
+        self.n_replicates = check_int("n_replicates", n_replicates, 2)
+        self.seed = seed
         self._W: dict[MeasureSpec, sparse.csr_matrix] = {}
         self._A: dict[MeasureSpec, sparse.csc_matrix] = {}
         self._A_rows: dict[MeasureSpec, sparse.csr_matrix] = {}
@@ -353,7 +428,10 @@ class CheapStudy:
 
     def _goldberg(self, spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample, scope: str,
                   grades: np.ndarray | None) -> tuple[tuple, tuple]:
-        """Goldberg et al. (2017) with the gold sample's confusion (weighted by ``1 / pi``)."""
+        """Goldberg et al. (2017) with the gold sample's confusion (weighted by ``1 / pi``), fitted within
+        each rank stratum (``goldberg_rank_bins``): ``theta = sum_s mean_q(c_qs) . J_s^-1 v``, where
+        ``c_qs`` is the discounted label mass of the stratum's documents (Eq 14/18 per stratum); the
+        strata's calibrations are fitted from disjoint gold pairs, so their delta-method variances add."""
         R, P = self.n_runs, len(self.i)
         rows = sample.rows
         ch = cheap[rows]
@@ -361,40 +439,46 @@ class CheapStudy:
         if grades is None:
             grades = np.unique(np.concatenate([cheap[~np.isnan(cheap)], gold[ok]]))
         L = len(grades)
-        gi = np.searchsorted(grades, gold[ok])
-        ci = np.searchsorted(grades, ch[ok])
-        w = 1.0 / sample.pi[ok]
-        counts = np.zeros((L, L))
-        np.add.at(counts, (gi, ci), w)
-        n_per_row = np.bincount(gi, minlength=L).astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            counts = counts * (n_per_row / counts.sum(axis=1))[:, None]      # effective sizes: the real counts
-        if (n_per_row == 0).any() or abs(np.linalg.det(np.nan_to_num(counts))) < 1e-12:
+        fit = goldberg_strata_fit(self._rank_stratum[rows][ok], np.searchsorted(grades, gold[ok]),
+                                  np.searchsorted(grades, ch[ok]), 1.0 / sample.pi[ok], L, self._rank_names)
+        if fit is None:
             return _nan(R), _nan(P), (np.full(R, np.nan), np.full(P, np.nan))
+        group, counts = fit
+        G = len(counts)
+        row_group = group[self._rank_stratum]
+        judged = ~np.isnan(cheap)
         cidx = np.searchsorted(grades, np.nan_to_num(cheap, nan=grades[0]))
-        onehot = sparse.csr_matrix(((~np.isnan(cheap)).astype(np.float64), (np.arange(len(cheap)), cidx)),
-                                   shape=(len(cheap), L))
-        mass = np.asarray((self._W[spec] @ onehot).todense()).reshape(self.n_runs, self.n_topics, L)
+        onehot = sparse.csr_matrix((judged.astype(np.float64), (np.arange(len(cheap)), row_group * L + cidx)),
+                                   shape=(len(cheap), G * L))
+        mass = np.asarray((self._W[spec] @ onehot).todense()).reshape(self.n_runs, self.n_topics, G, L)
+        mass = mass.transpose(0, 2, 1, 3)                            # (runs, strata, topics, labels)
         v = measure_gains(grades, spec)
-        noise = self._judge_noise(spec, counts, v, cidx, ~np.isnan(cheap)) if scope == "collection" else (0.0, 0.0)
+        noise = self._judge_noise(spec, counts, v, cidx, judged, row_group) if scope == "collection" else (0.0, 0.0)
         out, qv = [], []
         for m, nv in zip((mass, mass[self.i] - mass[self.j]), noise):
-            res = corrected_from_mass(m, counts, v)
-            var = res.calibration_var.sum(axis=-1) + (res.query_var if scope == "topics" else nv)
+            res = corrected_from_strata(m, counts, v)
+            calib = res.calibration_var.sum(axis=(-2, -1)) if self.goldberg_se == "delta" else \
+                calibration_bootstrap_var(m.mean(axis=-2), counts, v, n_replicates=self.n_replicates, seed=self.seed)
+            var = calib + (res.query_var if scope == "topics" else nv)
             out.append((res.value, np.sqrt(np.maximum(var, 0.0))))
             qv.append(res.query_var)
         return out[0], out[1], (qv[0], qv[1])
 
     def _judge_noise(self, spec: MeasureSpec, counts: np.ndarray, v: np.ndarray, cidx: np.ndarray,
-                     judged: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     judged: np.ndarray, group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The cheap judge's own noise on these documents, for Goldberg et al.'s estimate in the collection
         scope: ``sum_d a_d^2 Var(w_{c_d} | g_d)``, with ``Var(w_c | g) = sum_b J[g, b] w_b^2 - v_g^2``
         estimated without bias from the cheap label alone by ``u = J^-1 Var(w_c | .)`` (so that
-        ``E[u_c | g] = Var(w_c | g)``).  Per system, and per pair with the difference of the weights."""
-        J = counts / counts.sum(axis=1, keepdims=True)
-        w = np.linalg.solve(J, v)
-        u = np.linalg.solve(J, J @ (w ** 2) - v ** 2)
-        uc = np.where(judged, u[cidx], 0.0)
+        ``E[u_c | g] = Var(w_c | g)``).  Per system, and per pair with the difference of the weights.
+        ``counts`` is one ``(L, L)`` calibration or one per rank stratum ``(S, L, L)``, with ``group`` the
+        stratum of each judged pair (the documents' noises are independent, so the strata's terms add)."""
+        counts = np.asarray(counts, dtype=np.float64)
+        if counts.ndim == 2:
+            counts, group = counts[None], np.zeros(len(cidx), dtype=np.int64)
+        J = counts / counts.sum(axis=-1, keepdims=True)
+        w = np.linalg.solve(J, np.broadcast_to(v, J.shape[:-1])[..., None])[..., 0]          # (S, L)
+        u = np.linalg.solve(J, (J @ (w ** 2)[..., None]) - (v ** 2)[:, None])[..., 0]        # (S, L)
+        uc = np.where(judged, u[group, cidx], 0.0)
         D = self._dense(spec)
         G = (D * uc) @ D.T
         d = np.diag(G)

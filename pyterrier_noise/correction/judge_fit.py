@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._validation import InputError
 
-__all__ = ["fit_confusion", "fit_judge"]
+__all__ = ["fit_confusion", "fit_judge", "rank_strata"]
 
 
 def fit_confusion(cheap: Any, gold: Any, *, weights: Any = None, rank: Any = None,
@@ -62,15 +62,27 @@ def fit_confusion(cheap: Any, gold: Any, *, weights: Any = None, rank: Any = Non
         return one(np.ones(len(c), dtype=bool))
     if rank is None:
         raise InputError("rank_bins needs rank (the best rank of each pair in the runs)")
-    r = np.asarray(rank, dtype=np.float64)
+    b, names = rank_strata(rank, rank_bins)
+    return pd.concat({n: one(b == k) for k, n in enumerate(names)}, names=["ranks"])
+
+
+def rank_strata(rank: Any, rank_bins: Sequence[int]) -> tuple[np.ndarray, list[str]]:
+    """The rank bin of each pair and the bins' names: ``rank`` is the best (1-based) rank of each pair
+    in the runs (``inf``: no run retrieves it), ``rank_bins`` the bins' upper edges, increasing
+    (``[10]``: ``"1-10"`` and ``"11+"``; ``[10, 100]``: ``"1-10"``, ``"11-100"``, ``"101+"``)."""
     edges = [int(e) for e in rank_bins]
+    if any(e < 1 for e in edges) or any(b <= a for a, b in zip(edges, edges[1:])):
+        raise InputError(f"rank_bins must be increasing ranks >= 1 (upper edges of the bins), got {list(rank_bins)}")
+    r = np.asarray(rank, dtype=np.float64)
+    if np.isnan(r).any():
+        raise InputError(f"rank must be a best rank per pair (inf: not retrieved), found NaN at pair "
+                         f"{int(np.flatnonzero(np.isnan(r))[0])}")
     names, lo = [], 1
     for e in edges:
         names.append(f"{lo}-{e}")
         lo = e + 1
     names.append(f"{lo}+")
-    b = np.searchsorted(np.asarray(edges, dtype=np.float64), r, side="left")
-    return pd.concat({n: one(b == k) for k, n in enumerate(names)}, names=["ranks"])
+    return np.searchsorted(np.asarray(edges, dtype=np.float64), r, side="left"), names
 
 
 def fit_judge(cheap: Any, gold: Any, *, weights: Any = None, labels: Sequence[float] | None = None,
