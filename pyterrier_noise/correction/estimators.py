@@ -318,10 +318,9 @@ class CheapStudy:
         pair, and the gains' moments pooled over the stratum's sampled pairs (see ``variance``)."""
         if sample.stratum_all is None:
             return None
-        s_all, s = sample.stratum_all, sample.stratum
+        s_all = sample.stratum_all
         H = int(s_all.max()) + 1
         Nh = np.bincount(s_all, minlength=H).astype(np.float64)
-        nh = np.bincount(s, minlength=H).astype(np.float64)
         onehot = sparse.csr_matrix((np.ones(len(s_all)), (np.arange(len(s_all)), s_all)), shape=(len(s_all), H))
         A = self._A_rows[spec]                                   # (runs, pairs of the table)
         w1 = np.asarray((A @ onehot).todense()) / Nh
@@ -332,24 +331,10 @@ class CheapStudy:
                 self._pair_products[spec] = sparse.csr_matrix(D[self.i] * D[self.j])
             x = np.asarray((self._pair_products[spec] @ onehot).todense()) / Nh
         else:                               # one Gram matrix of the runs' weights per stratum
-            x = np.empty((len(self.i), H))
-            order = np.argsort(s_all, kind="stable")
-            As = self._dense(spec)[:, order]
-            bounds = np.r_[0, np.cumsum(np.bincount(s_all, minlength=H))]
-            for h in range(H):
-                Ah = As[:, bounds[h]:bounds[h + 1]]
-                x[:, h] = (Ah @ Ah.T)[self.i, self.j] / Nh[h]
+            x = _stratum_cross_moments(self._dense(spec), s_all, self.i, self.j)
         d1 = w1[self.i] - w1[self.j]
         d2 = w2[self.i] + w2[self.j] - 2 * x
-        cnt = np.maximum(nh, 1.0)
-        mom = {k: np.bincount(s, weights=v, minlength=H) / cnt
-               for k, v in (("y", gy), ("h", gh), ("yy", gy * gy), ("yh", gy * gh), ("hh", gh * gh))}
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c = np.where(nh > 0, Nh ** 2 * (1 - nh / Nh) / nh * np.where(Nh > 1, Nh / (Nh - 1), 1.0), 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            f = np.where(Nh > 0, nh / Nh, 1.0)
-        return dict(w1=w1, w2=w2, d1=d1, d2=d2, mom=mom, c=c, f=f, n=nh,
-                    df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
+        return dict(w1=w1, w2=w2, d1=d1, d2=d2, **_residual_moments(sample, gy, gh))
 
     def _goldberg(self, spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample, scope: str,
                   grades: np.ndarray | None) -> tuple[tuple, tuple]:
@@ -440,6 +425,38 @@ class CheapStudy:
                     target["goldberg"] = _nan(y.shape[0])
             out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out, df)
         return out
+
+
+def _stratum_cross_moments(A: np.ndarray, s_all: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``x[k, h]``: the mean over stratum ``h`` of the product of the weights of runs ``i[k]`` and ``j[k]``
+    (``A`` dense, runs x table rows), from one Gram matrix of the runs' weights per stratum."""
+    H = int(s_all.max()) + 1
+    sizes = np.bincount(s_all, minlength=H)
+    x = np.zeros((len(i), H))
+    order = np.argsort(s_all, kind="stable")
+    As = A[:, order]
+    bounds = np.r_[0, np.cumsum(sizes)]
+    for h in np.flatnonzero(sizes):
+        Ah = As[:, bounds[h]:bounds[h + 1]]
+        x[:, h] = (Ah @ Ah.T)[i, j] / sizes[h]
+    return x
+
+
+def _residual_moments(sample: GoldSample, gy: np.ndarray, gh: np.ndarray) -> dict:
+    """Per stratum of a stratified sample: the gold and cheap residuals' moments pooled over the stratum's
+    sampled pairs (``mom``), the variance factor ``N_h^2 (1 - f_h) / n_h * N_h / (N_h - 1)`` (``c``), the
+    sampling fraction ``f``, the sample sizes ``n`` and the pooled model's degrees of freedom ``df``."""
+    s_all, s = sample.stratum_all, sample.stratum
+    H = int(s_all.max()) + 1
+    Nh = np.bincount(s_all, minlength=H).astype(np.float64)
+    nh = np.bincount(s, minlength=H).astype(np.float64)
+    cnt = np.maximum(nh, 1.0)
+    mom = {k: np.bincount(s, weights=v, minlength=H) / cnt
+           for k, v in (("y", gy), ("h", gh), ("yy", gy * gy), ("yh", gy * gh), ("hh", gh * gh))}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(nh > 0, Nh ** 2 * (1 - nh / Nh) / nh * np.where(Nh > 1, Nh / (Nh - 1), 1.0), 0.0)
+        f = np.where(Nh > 0, nh / Nh, 1.0)
+    return dict(mom=mom, c=c, f=f, n=nh, df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
 
 
 def _pooled_quadratics(pooled: dict) -> tuple[np.ndarray, np.ndarray]:
