@@ -26,10 +26,11 @@ pairs with known inclusion probabilities) the rectifier is per document, which i
 for measures linear in per-document gains with label-independent rank weights: P@k, DCG@k, RBP.
 nDCG@k (its ideal normaliser depends on every label of the topic) gets a ratio estimator
 (:mod:`.ratio`: rectified DCG over the ideal DCG of rectified grade counts, consistent with a small
-bias, linearised variance) by gold, PPI and PPI++, not by Goldberg et al.'s correction.  AP and RR
-are not linear and have no pair-design estimator here; for them (and for nDCG) the *topic design*
-is valid: the gold judge labels every cheap-judged pair of a simple random sample of topics, and
-PPI runs over topics, the per-topic measure being the unit.  Methods that are not valid for a
+bias, linearised variance) by gold, PPI and PPI++, not by Goldberg et al.'s correction; so does AP
+(:mod:`.ap_pair`: the pseudo-relevance of every document, a difference estimator, plugged into AP's
+numerator and its number of relevant documents, linearised variance).  RR is not linear and has no
+pair-design estimator here; for it (and for nDCG and AP) the *topic design* is valid: the gold
+judge labels every cheap-judged pair of a simple random sample of topics, and PPI runs over topics, the per-topic measure being the unit.  Methods that are not valid for a
 measure under the design give NaN (the frame entry point says so).
 
 ``scope="collection"`` (default) targets the mean over the evaluated topics as the gold judge
@@ -49,6 +50,7 @@ from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
 from .design import GoldSample, ht_covariance, ht_df
 from .estimates import corrected_from_mass
 from .ratio import RATIO_FAMILIES, ndcg_pair_design
+from .ap_pair import AP_FAMILIES, ap_pair_design
 
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
 
@@ -229,6 +231,8 @@ class CheapStudy:
             lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if spec in self._W_ratio and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = ndcg_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
+        if spec.family in AP_FAMILIES and any(m in methods for m in ("gold", "ppi", "ppi++")):
+            lam_out = ap_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if linear and "goldberg" in methods:
             systems["goldberg"], pairs["goldberg"], tv["goldberg"] = self._goldberg(spec, cheap, gold, sample, scope,
                                                                                   grades)
@@ -459,6 +463,17 @@ def _residual_moments(sample: GoldSample, gy: np.ndarray, gh: np.ndarray) -> dic
     return dict(mom=mom, c=c, f=f, n=nh, df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
 
 
+def _unbiased_mean_products(pooled: dict) -> dict:
+    """Per stratum, unbiased estimates of the products of the population means of the gold and cheap
+    residuals (``yy``, ``yh``, ``hh``): ``xbar ybar - (1 - f_h) s_xy / n_h`` from the moments of
+    :func:`_residual_moments`."""
+    m, f, n = pooled["mom"], pooled["f"], pooled["n"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(n > 1, (1.0 - f) / (n - 1.0), 0.0)        # s^2 / n = (E[x^2] - xbar^2) / (n - 1)
+    return {key: m[u] * m[v] - k * (m[uv] - m[u] * m[v])
+            for key, u, v, uv in (("yy", "y", "y", "yy"), ("yh", "y", "h", "yh"), ("hh", "h", "h", "hh"))}
+
+
 def _pooled_quadratics(pooled: dict) -> tuple[np.ndarray, np.ndarray]:
     """The pooled variance of the rectifier as a quadratic in ``lam``, ``a - 2 lam b + lam^2 c`` (columns
     ``a, b, c``), for every system and every pair.
@@ -470,11 +485,7 @@ def _pooled_quadratics(pooled: dict) -> tuple[np.ndarray, np.ndarray]:
     Eq 5.6).  ``E[r^2]`` is the stratum's sample mean of ``r^2`` and ``E[r]^2`` the unbiased estimate of
     the squared population mean, ``rbar^2 - (1 - f_h) s_r^2 / n_h``; so where the rank weights are
     constant within each stratum the estimate is the design-based (unbiased) one exactly."""
-    m, f, n = pooled["mom"], pooled["f"], pooled["n"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = np.where(n > 1, (1.0 - f) / (n - 1.0), 0.0)        # s^2 / n = (E[x^2] - xbar^2) / (n - 1)
-    sq = {key: m[u] * m[v] - k * (m[uv] - m[u] * m[v])        # unbiased products of the population means
-          for key, u, v, uv in (("yy", "y", "y", "yy"), ("yh", "y", "h", "yh"), ("hh", "h", "h", "hh"))}
+    m, sq = pooled["mom"], _unbiased_mean_products(pooled)
     out = []
     for w1, w2 in ((pooled["w1"], pooled["w2"]), (pooled["d1"], pooled["d2"])):
         coef = [((w2 * m[key] - w1 ** 2 * sq[key]) * pooled["c"]).sum(axis=1) for key in ("yy", "yh", "hh")]
