@@ -22,6 +22,10 @@ Goldberg et al. row.  nDCG@10 and AP are also estimated under the topic design: 
 labels every pair of 4 or 8 random topics (about 1,160 or 2,320 pairs), and PPI runs over topics
 (``--topic-budgets``).  ``--measures`` and ``--designs`` run a subset of the rows.
 
+AP is estimated under the pair design too (``--measures AP --designs pairs``, results in
+``cheap_judges_ap.json``): prediction-powered inference on the per-topic ratio of AP's numerator and
+its number of relevant documents (``pyterrier_noise.correction.ap_pair``), with no Goldberg et al. row.
+
 A second, rank-independent judge (``--judges flat``: the deep-rank confusion for every pair, the
 assumption of Goldberg et al. 2017) shows when their correction works.
 
@@ -171,8 +175,12 @@ def main() -> int:
                     help="forms of Goldberg et al.'s correction: BINS[:SE], BINS none or rank-bin edges joined by "
                          "'-' (e.g. 10 or 10-100), SE delta (default) or bootstrap")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cheap_judges.json"))
+    ap.add_argument("--out", default=None, help="default benchmarks/results/cheap_judges.json "
+                    "(cheap_judges_ap.json when --measures is AP alone)")
     args = ap.parse_args()
+    if args.out is None:     # AP under the pair design keeps its own results file
+        ap_only = [m.strip() for m in args.measures.split(",") if m.strip()] == ["AP"]
+        args.out = str(ROOT / "benchmarks" / "results" / ("cheap_judges_ap.json" if ap_only else "cheap_judges.json"))
     if not DATA.exists():
         print(f"real data not available: {DATA} is absent", file=sys.stderr)
         return 2

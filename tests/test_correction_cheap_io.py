@@ -176,14 +176,17 @@ def test_cli_calibrate_writes_tables_and_figures(tmp_path):
 
 
 def test_cli_calibrate_gives_ndcg_under_the_pair_design(tmp_path):
-    # nDCG@k by the ratio estimator (tests/test_correction_pair_ndcg.py checks its values); AP stays NaN
+    # nDCG@k and AP by the ratio estimators (tests/test_correction_pair_ndcg.py and
+    # tests/test_correction_pair_ap.py check their values); RR stays NaN
     rdir = _calibrate_files(tmp_path)
     code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt", rdir,
-                              "-m", "nDCG@5", "-m", "AP", "--method", "ppi,ppi++,gold", "--out", tmp_path / "out")
+                              "-m", "nDCG@5", "-m", "AP", "-m", "RR", "--method", "ppi,ppi++,gold",
+                              "--out", tmp_path / "out")
     assert code == 0, stderr
     systems = pd.read_csv(tmp_path / "out" / "systems.tsv", sep="\t")
-    assert np.isfinite(systems[["nDCG@5", "nDCG@5 se", "nDCG@5 lo", "nDCG@5 hi"]].to_numpy()).all()
-    assert systems["AP"].isna().all()
+    for m in ("nDCG@5", "AP"):
+        assert np.isfinite(systems[[m, f"{m} se", f"{m} lo", f"{m} hi"]].to_numpy()).all()
+    assert systems["RR"].isna().all()
 
 
 def test_cli_method_names_match_the_library():

@@ -158,13 +158,15 @@ def test_cheap_experiment_gives_ndcg_under_the_pair_design():
     gold_frame = study.aligned.table.frame.iloc[smp.rows][["qid", "docno"]].merge(truth, on=["qid", "docno"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = cheap_experiment(runs, cheap_frame, gold_frame, ["nDCG@3", "AP"], methods=("naive", "ppi", "gold"),
-                               sample=smp)
+        res = cheap_experiment(runs, cheap_frame, gold_frame, ["nDCG@3", "AP", "RR"],
+                               methods=("naive", "ppi", "gold"), sample=smp)
     rows = res.systems.set_index(["name", "method"])
     assert np.isfinite(rows.loc[(slice(None), ["ppi", "gold"]), "nDCG@3"]).all()
-    assert rows.loc[(slice(None), "ppi"), "AP"].isna().all()               # AP: topic design only
+    assert np.isfinite(rows.loc[(slice(None), ["ppi", "gold"]), "AP"]).all()   # tests/test_correction_pair_ap.py
+    assert rows.loc[(slice(None), "ppi"), "RR"].isna().all()               # RR: topic design only
     text = " ".join(str(w.message) for w in caught)
-    assert "ppi for AP" in text and "ppi for nDCG@3" not in text and "gold for nDCG@3" not in text
+    assert "ppi for RR" in text and "ppi for nDCG@3" not in text and "gold for nDCG@3" not in text
+    assert "for AP" not in text
 
 
 def test_pooled_variance_brute_force():

@@ -32,8 +32,8 @@ pairs, or a judging session file (.sqlite).  --sample: the design.tsv of a --pla
 inclusion probability and stratum).  Without --sample: if the gold qrels judge every cheap-judged
 pair of at least two topics, the topics are the sample (topic design: every measure, PPI over
 topics); otherwise the gold pairs are taken as a simple random sample of the cheap-judged pairs
-(pair design: P@k, DCG@k and RBP by every method; nDCG@k by every method but goldberg, through a
-ratio estimator; AP and RR need the topic design).
+(pair design: P@k, DCG@k and RBP by every method; nDCG@k and AP by every method but goldberg,
+through ratio estimators with linearised variances; RR needs the topic design).
 
 --plan N writes to DIR: design.tsv (every cheap-judged pair: qid, docno, pi, stratum, planned,
 design), plan.tsv (the N planned pairs) and plan.run (the same pairs as a TREC run, for `judge`).

@@ -134,8 +134,9 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
 
     Pair design: P@k, DCG@k and RBP by every method; nDCG@k by every method but ``goldberg`` (a
     ratio estimator: rectified DCG over the ideal DCG of the rectified grade counts, per topic,
-    with a linearised variance); AP and RR by ``naive`` only (their per-document rectifier is not
-    unbiased: use the topic design).  Topic design: every measure by ``naive``, ``gold``,
+    with a linearised variance); AP by every method but ``goldberg`` (:mod:`.ap_pair`: prediction-
+    powered inference on the per-topic ratio of AP's numerator and number of relevant documents,
+    linearised variance); RR by ``naive`` only (use the topic design).  Topic design: every measure by ``naive``, ``gold``,
     ``ppi`` and ``ppi++``; ``goldberg`` needs the pair design.  Estimates a method cannot give are
     NaN, with one warning that names them.
     """
@@ -197,7 +198,9 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         pair_rows.append(prow)
     if unavailable:
         why = ("under the pair design only P@k, DCG@k and RBP have an unbiased per-document correction, and "
-               "nDCG@k a ratio estimator (not Goldberg et al.'s); AP and RR need the topic design"
+               "nDCG@k and AP ratio estimators (not Goldberg et al.'s: their corrected gains are per document, "
+               "and nDCG's ideal and AP's precisions and number of relevant documents are not sums of "
+               "per-document gains); RR needs the topic design"
                if design == "pairs" else "Goldberg et al.'s correction needs a sample of pairs")
         _warn(f"not estimated (NaN): {', '.join(unavailable)}; {why}")
     n_gold = len(rows)

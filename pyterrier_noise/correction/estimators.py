@@ -26,10 +26,11 @@ pairs with known inclusion probabilities) the rectifier is per document, which i
 for measures linear in per-document gains with label-independent rank weights: P@k, DCG@k, RBP.
 nDCG@k (its ideal normaliser depends on every label of the topic) gets a ratio estimator
 (:mod:`.ratio`: rectified DCG over the ideal DCG of rectified grade counts, consistent with a small
-bias, linearised variance) by gold, PPI and PPI++, not by Goldberg et al.'s correction.  AP and RR
-are not linear and have no pair-design estimator here; for them (and for nDCG) the *topic design*
-is valid: the gold judge labels every cheap-judged pair of a simple random sample of topics, and
-PPI runs over topics, the per-topic measure being the unit.  Methods that are not valid for a
+bias, linearised variance) by gold, PPI and PPI++, not by Goldberg et al.'s correction; so does AP
+(:mod:`.ap_pair`: the pseudo-relevance of every document, a difference estimator, plugged into AP's
+numerator and its number of relevant documents, linearised variance).  RR is not linear and has no
+pair-design estimator here; for it (and for nDCG and AP) the *topic design* is valid: the gold
+judge labels every cheap-judged pair of a simple random sample of topics, and PPI runs over topics, the per-topic measure being the unit.  Methods that are not valid for a
 measure under the design give NaN (the frame entry point says so).
 
 ``scope="collection"`` (default) targets the mean over the evaluated topics as the gold judge
@@ -51,6 +52,7 @@ from ._common import _warn
 from .estimates import calibration_bootstrap_var, corrected_from_strata
 from .judge_fit import rank_strata
 from .ratio import RATIO_FAMILIES, ndcg_pair_design
+from .ap_pair import AP_FAMILIES, ap_pair_design
 
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
 
@@ -304,6 +306,8 @@ class CheapStudy:
             lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if spec in self._W_ratio and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = ndcg_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
+        if spec.family in AP_FAMILIES and any(m in methods for m in ("gold", "ppi", "ppi++")):
+            lam_out = ap_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if linear and "goldberg" in methods:
             systems["goldberg"], pairs["goldberg"], tv["goldberg"] = self._goldberg(spec, cheap, gold, sample, scope,
                                                                                   grades)
@@ -393,10 +397,9 @@ class CheapStudy:
         pair, and the gains' moments pooled over the stratum's sampled pairs (see ``variance``)."""
         if sample.stratum_all is None:
             return None
-        s_all, s = sample.stratum_all, sample.stratum
+        s_all = sample.stratum_all
         H = int(s_all.max()) + 1
         Nh = np.bincount(s_all, minlength=H).astype(np.float64)
-        nh = np.bincount(s, minlength=H).astype(np.float64)
         onehot = sparse.csr_matrix((np.ones(len(s_all)), (np.arange(len(s_all)), s_all)), shape=(len(s_all), H))
         A = self._A_rows[spec]                                   # (runs, pairs of the table)
         w1 = np.asarray((A @ onehot).todense()) / Nh
@@ -407,24 +410,10 @@ class CheapStudy:
                 self._pair_products[spec] = sparse.csr_matrix(D[self.i] * D[self.j])
             x = np.asarray((self._pair_products[spec] @ onehot).todense()) / Nh
         else:                               # one Gram matrix of the runs' weights per stratum
-            x = np.empty((len(self.i), H))
-            order = np.argsort(s_all, kind="stable")
-            As = self._dense(spec)[:, order]
-            bounds = np.r_[0, np.cumsum(np.bincount(s_all, minlength=H))]
-            for h in range(H):
-                Ah = As[:, bounds[h]:bounds[h + 1]]
-                x[:, h] = (Ah @ Ah.T)[self.i, self.j] / Nh[h]
+            x = _stratum_cross_moments(self._dense(spec), s_all, self.i, self.j)
         d1 = w1[self.i] - w1[self.j]
         d2 = w2[self.i] + w2[self.j] - 2 * x
-        cnt = np.maximum(nh, 1.0)
-        mom = {k: np.bincount(s, weights=v, minlength=H) / cnt
-               for k, v in (("y", gy), ("h", gh), ("yy", gy * gy), ("yh", gy * gh), ("hh", gh * gh))}
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c = np.where(nh > 0, Nh ** 2 * (1 - nh / Nh) / nh * np.where(Nh > 1, Nh / (Nh - 1), 1.0), 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            f = np.where(Nh > 0, nh / Nh, 1.0)
-        return dict(w1=w1, w2=w2, d1=d1, d2=d2, mom=mom, c=c, f=f, n=nh,
-                    df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
+        return dict(w1=w1, w2=w2, d1=d1, d2=d2, **_residual_moments(sample, gy, gh))
 
     def _goldberg(self, spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample, scope: str,
                   grades: np.ndarray | None) -> tuple[tuple, tuple]:
@@ -526,6 +515,49 @@ class CheapStudy:
         return out
 
 
+def _stratum_cross_moments(A: np.ndarray, s_all: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``x[k, h]``: the mean over stratum ``h`` of the product of the weights of runs ``i[k]`` and ``j[k]``
+    (``A`` dense, runs x table rows), from one Gram matrix of the runs' weights per stratum."""
+    H = int(s_all.max()) + 1
+    sizes = np.bincount(s_all, minlength=H)
+    x = np.zeros((len(i), H))
+    order = np.argsort(s_all, kind="stable")
+    As = A[:, order]
+    bounds = np.r_[0, np.cumsum(sizes)]
+    for h in np.flatnonzero(sizes):
+        Ah = As[:, bounds[h]:bounds[h + 1]]
+        x[:, h] = (Ah @ Ah.T)[i, j] / sizes[h]
+    return x
+
+
+def _residual_moments(sample: GoldSample, gy: np.ndarray, gh: np.ndarray) -> dict:
+    """Per stratum of a stratified sample: the gold and cheap residuals' moments pooled over the stratum's
+    sampled pairs (``mom``), the variance factor ``N_h^2 (1 - f_h) / n_h * N_h / (N_h - 1)`` (``c``), the
+    sampling fraction ``f``, the sample sizes ``n`` and the pooled model's degrees of freedom ``df``."""
+    s_all, s = sample.stratum_all, sample.stratum
+    H = int(s_all.max()) + 1
+    Nh = np.bincount(s_all, minlength=H).astype(np.float64)
+    nh = np.bincount(s, minlength=H).astype(np.float64)
+    cnt = np.maximum(nh, 1.0)
+    mom = {k: np.bincount(s, weights=v, minlength=H) / cnt
+           for k, v in (("y", gy), ("h", gh), ("yy", gy * gy), ("yh", gy * gh), ("hh", gh * gh))}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(nh > 0, Nh ** 2 * (1 - nh / Nh) / nh * np.where(Nh > 1, Nh / (Nh - 1), 1.0), 0.0)
+        f = np.where(Nh > 0, nh / Nh, 1.0)
+    return dict(mom=mom, c=c, f=f, n=nh, df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
+
+
+def _unbiased_mean_products(pooled: dict) -> dict:
+    """Per stratum, unbiased estimates of the products of the population means of the gold and cheap
+    residuals (``yy``, ``yh``, ``hh``): ``xbar ybar - (1 - f_h) s_xy / n_h`` from the moments of
+    :func:`_residual_moments`."""
+    m, f, n = pooled["mom"], pooled["f"], pooled["n"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(n > 1, (1.0 - f) / (n - 1.0), 0.0)        # s^2 / n = (E[x^2] - xbar^2) / (n - 1)
+    return {key: m[u] * m[v] - k * (m[uv] - m[u] * m[v])
+            for key, u, v, uv in (("yy", "y", "y", "yy"), ("yh", "y", "h", "yh"), ("hh", "h", "h", "hh"))}
+
+
 def _pooled_quadratics(pooled: dict) -> tuple[np.ndarray, np.ndarray]:
     """The pooled variance of the rectifier as a quadratic in ``lam``, ``a - 2 lam b + lam^2 c`` (columns
     ``a, b, c``), for every system and every pair.
@@ -537,11 +569,7 @@ def _pooled_quadratics(pooled: dict) -> tuple[np.ndarray, np.ndarray]:
     Eq 5.6).  ``E[r^2]`` is the stratum's sample mean of ``r^2`` and ``E[r]^2`` the unbiased estimate of
     the squared population mean, ``rbar^2 - (1 - f_h) s_r^2 / n_h``; so where the rank weights are
     constant within each stratum the estimate is the design-based (unbiased) one exactly."""
-    m, f, n = pooled["mom"], pooled["f"], pooled["n"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = np.where(n > 1, (1.0 - f) / (n - 1.0), 0.0)        # s^2 / n = (E[x^2] - xbar^2) / (n - 1)
-    sq = {key: m[u] * m[v] - k * (m[uv] - m[u] * m[v])        # unbiased products of the population means
-          for key, u, v, uv in (("yy", "y", "y", "yy"), ("yh", "y", "h", "yh"), ("hh", "h", "h", "hh"))}
+    m, sq = pooled["mom"], _unbiased_mean_products(pooled)
     out = []
     for w1, w2 in ((pooled["w1"], pooled["w2"]), (pooled["d1"], pooled["d2"])):
         coef = [((w2 * m[key] - w1 ** 2 * sq[key]) * pooled["c"]).sum(axis=1) for key in ("yy", "yh", "hh")]

@@ -39,7 +39,7 @@ from .design import GoldSample, ht_covariance, ht_df
 if TYPE_CHECKING:  # pragma: no cover
     from .estimators import CheapStudy
 
-__all__ = ["ideal_from_counts", "ndcg_pair_design", "RATIO_FAMILIES"]
+__all__ = ["ideal_from_counts", "ndcg_pair_design", "linearised_methods", "RATIO_FAMILIES"]
 
 #: measures estimated under the pair design by this module
 RATIO_FAMILIES = ("nDCG",)
@@ -141,6 +141,10 @@ class _Parts:
         with np.errstate(divide="ignore", invalid="ignore"):
             nd = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
         return nd, ideal, grad
+
+    def per_topic(self, lam: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        """Per-topic nDCG estimates of ``runs`` ``(X, T)`` at ``lam`` ``(X,)``."""
+        return self.values(lam, runs)[0]
 
     def influence(self, lam: float) -> tuple[np.ndarray, np.ndarray, dict]:
         """The linearised contributions ``Zy, Zh`` ``(n, runs)`` of the sampled pairs' gold and cheap
@@ -258,12 +262,30 @@ def ndcg_pair_design(study: "CheapStudy", spec: MeasureSpec, cheap: np.ndarray, 
 
     ``gold``: lam = 0 (the ratio of Horvitz-Thompson estimates); ``ppi``: lam = 1; ``ppi++``: the
     ``lam`` in [0, 1] that minimises the linearised variance at the PPI estimate."""
-    from .estimators import MIN_DESIGN_DF, _quad_argmin, _quad_value
     parts = _Parts(study, spec, cheap, gold, sample)
-    R, P, T = study.n_runs, len(study.i), study.n_topics
-    i, j = study.i, study.j
     pooled = study.variance == "pooled" and sample.stratum_all is not None
     agg = _aggregates(study, spec, sample.stratum_all) if pooled else None
+    quadratics = (lambda point: _pooled_quadratics(parts, agg, point, sample, study)) if pooled else None
+    return linearised_methods(study, parts, sample, methods, scope, systems, pairs, df, tv, quadratics)
+
+
+def linearised_methods(study: "CheapStudy", parts: Any, sample: GoldSample, methods: tuple[str, ...], scope: str,
+                       systems: dict, pairs: dict, df: dict, tv: dict,
+                       quadratics: Any = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """gold-only (lam = 0), PPI (lam = 1) and PPI++ estimates of a measure that is a smooth function of
+    Horvitz-Thompson totals, with the variance of its linearisation (Woodruff 1971; Deville 1999).
+
+    ``parts`` gives ``influence(lam) -> (Zy, Zh, point)``, the linearised contributions ``(n, runs)`` of
+    the sampled pairs' gold labels and of the cheap prediction at the estimate with ``lam`` (the
+    estimate moves by ``HT(Zy - lam Zh)``), and ``per_topic(lam, runs) -> (X, topics)``, the per-topic
+    estimates of ``runs`` at one ``lam`` each.  ``quadratics(point)`` (or None) gives the pooled
+    model's variance as quadratics in ``lam`` for systems and pairs, and its degrees of freedom; it
+    replaces the design-based variance where that rests on fewer than ``MIN_DESIGN_DF`` effective
+    terms.  PPI++'s ``lam`` minimises the linearised variance at the PPI point, per system and pair.
+    Writes ``systems``, ``pairs``, ``df`` and ``tv`` as the linear measures' are; returns PPI++'s ``lam``."""
+    from .estimators import MIN_DESIGN_DF, _quad_argmin, _quad_value
+    R, P, T = study.n_runs, len(study.i), study.n_topics
+    i, j = study.i, study.j
     lam_out = None
     for m, lam0 in (("gold", 0.0), ("ppi", 1.0), ("ppi++", 1.0)):
         if m not in methods:
@@ -283,7 +305,7 @@ def ndcg_pair_design(study: "CheapStudy", spec: MeasureSpec, cheap: np.ndarray, 
                 lp = np.clip(np.where(phh > 0, pyh / phh, 0.0), 0.0, 1.0)
         else:
             ls, lp = np.full(R, lam0), np.full(P, lam0)
-        quad = _pooled_quadratics(parts, agg, point, sample, study) if pooled else None
+        quad = quadratics(point) if quadratics is not None else None
         dfs = ht_df(Zy - ls * Zh, sample)
         dfp = ht_df((Zy[:, i] - Zy[:, j]) - lp * (Zh[:, i] - Zh[:, j]), sample)
         if quad is not None:
@@ -298,8 +320,8 @@ def ndcg_pair_design(study: "CheapStudy", spec: MeasureSpec, cheap: np.ndarray, 
             var = np.where(use_s, _quad_value(quad[0], ls), var)
             dvar = np.where(use_p, _quad_value(quad[1], lp), dvar)
             dfs, dfp = np.where(use_s, quad[2], dfs), np.where(use_p, quad[2], dfp)
-        per_s, _, _ = parts.values(ls, np.arange(R))
-        per_p = parts.values(lp, i)[0] - parts.values(lp, j)[0]
+        per_s = parts.per_topic(ls, np.arange(R))
+        per_p = parts.per_topic(lp, i) - parts.per_topic(lp, j)
         tv[m] = (per_s.var(axis=1, ddof=1) / T, per_p.var(axis=1, ddof=1) / T)
         if scope == "topics":
             var, dvar = var + tv[m][0], dvar + tv[m][1]
