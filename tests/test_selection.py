@@ -576,9 +576,7 @@ def test_command_line_as_a_program_runs_without_garbage_collection_and_writes_th
     # run as a program (main() without arguments, as the console script calls it), select turns the
     # garbage collector off for the run and freezes it at exit (a speed measure, docs/selection.md);
     # the outputs must be those of the same command called in-process, byte for byte
-    import subprocess
-    import sys
-    from pathlib import Path
+    from cli_helpers import NO_GC_AT_EXIT, run_as_program
     from pyterrier_noise.cli import main
     from pyterrier_noise.io import write_trec_qrels, write_trec_run
     runs, qrels = small_collection(17)
@@ -588,16 +586,9 @@ def test_command_line_as_a_program_runs_without_garbage_collection_and_writes_th
     args = ["select", "--method", "C", "--budget", "25", "--checkpoints", "5,15", "--qrels",
             str(tmp_path / "qrels.txt"), *[str(tmp_path / f"{n}.gz") for n in runs]]
     assert main(args + ["--out", str(tmp_path / "in")]) == 0
-    code = ("import atexit, gc, sys\n"
-            "from pyterrier_noise.cli import main\n"
-            "atexit.register(lambda: print('gc enabled at exit:', gc.isenabled(), 'frozen:', gc.get_freeze_count() > 0))\n"
-            f"sys.argv = ['pyterrier-noise', *{args + ['--out', str(tmp_path / 'prog')]!r}]\n"
-            "sys.exit(main())\n")
-    repo = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120,
-                         env={**__import__("os").environ, "PYTHONPATH": str(repo)})
+    out = run_as_program(*args, "--out", tmp_path / "prog")
     assert out.returncode == 0, out.stderr
-    assert "gc enabled at exit: False frozen: True" in out.stdout
+    assert NO_GC_AT_EXIT in out.stderr
     for name in ("judgments.tsv", "residuals.tsv", "summary.tsv"):
         assert (tmp_path / "prog" / name).read_bytes() == (tmp_path / "in" / name).read_bytes(), name
 

@@ -329,7 +329,7 @@ def test_eval_as_a_program_runs_without_garbage_collection_and_writes_the_same(t
     # same command called in-process, byte for byte
     import contextlib
     import io
-    from pathlib import Path
+    from cli_helpers import NO_GC_AT_EXIT, run_as_program
     from pyterrier_noise.cli import main
     paths, qrels, _ = _write_runs(tmp_path, seed=15)
     qpath = tmp_path / "qrels"
@@ -339,15 +339,7 @@ def test_eval_as_a_program_runs_without_garbage_collection_and_writes_the_same(t
     with contextlib.redirect_stdout(buf), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert main(args) == 0
-    code = ("import atexit, gc, sys\n"
-            "from pyterrier_noise.cli import main\n"
-            "atexit.register(lambda: print('gc enabled at exit:', gc.isenabled(), 'frozen:', gc.get_freeze_count() > 0,"
-            " file=sys.stderr))\n"
-            f"sys.argv = ['pyterrier-noise', *{args!r}]\n"
-            "sys.exit(main())\n")
-    repo = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120,
-                         env={**__import__("os").environ, "PYTHONPATH": str(repo)})
+    out = run_as_program(*args)
     assert out.returncode == 0, out.stderr
-    assert "gc enabled at exit: False frozen: True" in out.stderr
+    assert NO_GC_AT_EXIT in out.stderr
     assert out.stdout == buf.getvalue()
