@@ -156,21 +156,12 @@ class _APParts:
                 dict(Ay=self.Ay, Af=self.Af))
 
 
-def _cross_moments(A: np.ndarray, onehot: sparse.csr_matrix, sizes: np.ndarray, i: np.ndarray,
-                   j: np.ndarray, chunk: int = 512) -> np.ndarray:
-    """``x[k, h]``: the mean over stratum ``h`` of ``A[i[k]] * A[j[k]]`` (rows of ``A`` in chunks)."""
-    x = np.empty((len(i), onehot.shape[1]))
-    for lo in range(0, len(i), chunk):
-        x[lo:lo + chunk] = np.asarray((A[i[lo:lo + chunk]] * A[j[lo:lo + chunk]]) @ onehot) / sizes
-    return x
-
-
 def _pooled_ap_quadratics(parts: _APParts, point: dict, sample: GoldSample, study: "CheapStudy") -> tuple:
     """The pooled model's variance of the linearised AP as quadratics in ``lam`` (systems, pairs) and its
     degrees of freedom: the linear measures' model (Cochran 1977, Eq 5.6) with two known weights per
     pair, ``a_y`` for its gold label and ``a_f`` for its prediction, independent within a stratum of the
     (gold, prediction) pair, whose moments are pooled over the stratum's sampled pairs."""
-    from .estimators import _residual_moments, _unbiased_mean_products
+    from .estimators import _residual_moments, _stratum_cross_moments, _unbiased_mean_products
     Ay, Af, s_all = point["Ay"], point["Af"], sample.stratum_all
     R, i, j = parts.R, study.i, study.j
     H = int(s_all.max()) + 1
@@ -182,7 +173,7 @@ def _pooled_ap_quadratics(parts: _APParts, point: dict, sample: GoldSample, stud
     # of each pair's contrast
     idx_i = np.concatenate([r, r, R + r, i, i, j, R + i])
     idx_j = np.concatenate([r, R + r, R + r, j, R + j, R + i, R + j])
-    X = _cross_moments(np.concatenate([Ay, Af]), onehot, Nh, idx_i, idx_j)
+    X = _stratum_cross_moments(np.concatenate([Ay, Af]), s_all, idx_i, idx_j)
     sy, syf, sf, xyy, xyf, xfy, xff = np.split(X, np.cumsum([R, R, R] + [len(i)] * 3))
     second_sys = {"yy": sy, "yh": syf, "hh": sf}
     second_pair = {"yy": sy[i] + sy[j] - 2 * xyy, "yh": syf[i] + syf[j] - xyf - xfy, "hh": sf[i] + sf[j] - 2 * xff}
