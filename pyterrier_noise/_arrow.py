@@ -1,4 +1,4 @@
-"""Numbers out of Arrow arrays without pandas.
+"""Numbers between Arrow and numpy without pandas.
 
 ``pyarrow.Array.to_numpy`` imports pandas (0.2-0.3 s) even for a plain float column; the command
 line's evaluation path never needs pandas otherwise, so it views the arrays' buffers directly."""
@@ -20,3 +20,10 @@ def numbers(array: "pa.Array | pa.ChunkedArray") -> np.ndarray:
         raise ValueError("numbers(): the array has nulls")
     dtype = np.dtype(array.type.to_pandas_dtype())   # a numpy type: no pandas import
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+
+
+def int64_array(values: np.ndarray) -> "pa.Int64Array":
+    """Integers as an Arrow int64 array (e.g. for ``take``), built from their buffer
+    (``pyarrow.array`` of a numpy array would import pandas)."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])

@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._arrow import numbers
+from .._arrow import int64_array, numbers
 from .table import JudgmentTable
 
 
@@ -71,7 +71,7 @@ def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "C
     rank_of = np.empty(len(vocab), dtype=np.int64)
     rank_of[order] = np.arange(len(vocab))
     jdoc_code = rank_of[numbers(pc.index_in(judged, value_set=vocab))]   # every judged docno is in vocab
-    return rank_of, jdoc_code, lambda: np.asarray(vocab.take(pa.array(order)).to_pylist(), dtype=object)
+    return rank_of, jdoc_code, lambda: np.asarray(vocab.take(int64_array(order)).to_pylist(), dtype=object)
 
 
 def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:

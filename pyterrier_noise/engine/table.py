@@ -115,10 +115,9 @@ class JudgmentTable:
         labels = np.asarray(labels, dtype=np.float64)
         if labels.shape != self.labels.shape:
             raise ValueError(f"with_labels: expected {len(self)} labels, got shape {labels.shape}")
+        # a table without a frame has its docnos (the constructor requires one or the other)
         docno = self.docno_arrow if self.docno_arrow is not None else self._docno
         frame = None if self._frame is None else self._frame.assign(label=labels)
-        if frame is None and docno is None:
-            docno = self.docno
         return JudgmentTable(frame, self.topics, self.topic_index, self.topic_start, labels, docno=docno)
 
     @classmethod
@@ -156,7 +155,7 @@ class JudgmentTable:
         arrow = isinstance(docno, pa.Array)
         if arrow:   # order by (topic, docno) through integer codes: no Python string per row
             import pyarrow.compute as pc
-            from .._arrow import numbers
+            from .._arrow import int64_array, numbers
             encoded = pc.dictionary_encode(qid)
             qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)[numbers(encoded.indices)]
             by_docno = numbers(pc.sort_indices(docno))
@@ -168,7 +167,7 @@ class JudgmentTable:
         rows = np.flatnonzero(keep)[perm]
         labels = np.asarray(labels, dtype=np.float64)[rows]
         return cls(None, topics, tix, start, labels,
-                   docno=docno.take(_arrow_indices(rows)) if arrow else doc_key[rows])
+                   docno=docno.take(int64_array(rows)) if arrow else doc_key[rows])
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -194,10 +193,3 @@ def _order(qid: np.ndarray, docno: np.ndarray, topics: Sequence[str] | None) -> 
     start = np.searchsorted(tix, np.arange(len(topics) + 1))
     return keep, perm, topics, tix, start
 
-
-def _arrow_indices(rows: np.ndarray):
-    """``rows`` as an Arrow int64 array for ``take``, built from its buffer (``pyarrow.array`` of a
-    numpy array would import pandas)."""
-    import pyarrow as pa
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)])

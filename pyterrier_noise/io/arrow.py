@@ -26,14 +26,9 @@ def read_arrow_run(path: PathLike) -> pa.Table | None:
     whatever the file's name) and parsing release the GIL, so several files are read at once in
     threads.  The qid and docno columns are plain strings (:func:`run_file_columns` encodes them
     for all files at once)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None   # the pandas reader says what is wrong with the path
-    if data[:2] == b"\x1f\x8b":
-        data = _gunzip(data)
-        if data is None:
-            return None
+    data = _file_bytes(path)
+    if data is None:
+        return None
     delim = _delimiter(data, len(TREC_RUN_FIELDS))
     if delim is None:
         return None
@@ -51,6 +46,16 @@ def read_arrow_run(path: PathLike) -> pa.Table | None:
     if _rank_problem(rank).any() or not np.isfinite(numbers(t.column("score"))).all():
         return None   # the pandas reader names the line
     return t
+
+
+def _file_bytes(path: PathLike) -> bytes | None:
+    """A TREC file's bytes, decompressed when they start with gzip's magic bytes (whatever the
+    file's name), or None when it cannot be read or inflated (the validating reader says why)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    return _gunzip(data) if data[:2] == b"\x1f\x8b" else data
 
 
 def _gunzip(data: bytes) -> bytes | None:
@@ -117,14 +122,9 @@ def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np
     whenever the validating reader (:func:`~pyterrier_noise.io.read_qrels`) has anything to say:
     an irregular line, a label that is not a whole number, a negative label, or a (qid, docno)
     judged twice.  What it returns is then exactly what ``read_qrels`` gives (labels as floats)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
+    data = _file_bytes(path)
+    if data is None:
         return None
-    if data[:2] == b"\x1f\x8b":
-        data = _gunzip(data)
-        if data is None:
-            return None
     delim = _delimiter(data, 4)
     if delim is None and b"\0" not in data:
         # fields separated by runs of whitespace (TREC-COVID's qrels have two spaces before the
@@ -149,6 +149,7 @@ def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np
     if (key[1:] == key[:-1]).any():
         return None   # judged twice: read_qrels keeps the last and says so
     return t.column("qid").chunk(0), t.column("docno").chunk(0), label.astype(np.float64)
+
 
 def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1, arrow_docnos: bool = False) -> tuple | None:
     """The runs of TREC run files as flat columns, read with Arrow's CSV parser, whose strings never
