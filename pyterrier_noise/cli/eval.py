@@ -50,16 +50,11 @@ def _fmt_column(values) -> list:
     return ["" if x != x else repr(x) for x in np.asarray(values, dtype=np.float64).tolist()]
 
 
-def _rows(res) -> tuple[list, list, list, list, list]:
-    """The run, qid and measure texts and the formatted value and residual of every output row of
-    an :class:`~pyterrier_noise.measures.EvaluationArrays` (rows by run, then measure, then topic),
-    built column by column (no formatting per row)."""
-    import numpy as np
-    n_runs, n_measures, n_cols = res.value.shape
-    names = np.repeat(np.asarray(res.run_names, dtype=object), n_measures * n_cols).tolist()
-    qids = np.tile(np.asarray(res.qids, dtype=object), n_runs * n_measures).tolist()
-    measures = np.tile(np.repeat(np.asarray(res.measures, dtype=object), n_cols), n_runs).tolist()
-    return names, qids, measures, res.value.ravel(), res.residual.ravel()
+def _rows(res) -> tuple[list, list, list, Any, Any]:
+    """The run, qid and measure texts and the values and residuals of every output row of an
+    :class:`~pyterrier_noise.measures.EvaluationArrays` (its :meth:`columns`, the strings as lists)."""
+    names, qids, measures, value, residual = res.columns()
+    return names.tolist(), qids.tolist(), measures.tolist(), value, residual
 
 
 def _tsv_lines(res) -> str:

@@ -170,16 +170,21 @@ class EvaluationArrays:
     residual: np.ndarray
     perquery: bool = True
 
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The five columns of :meth:`to_frame` as arrays, one entry per row (rows by run, then
+        measure, then topic): run name, qid, measure, value, residual."""
+        n_runs, n_measures, n_cols = self.value.shape
+        return (np.repeat(np.asarray(self.run_names), n_measures * n_cols),
+                np.tile(np.asarray(self.qids), n_runs * n_measures),
+                np.tile(np.repeat(np.asarray(self.measures), n_cols), n_runs),
+                self.value.ravel(), self.residual.ravel())
+
     def to_frame(self) -> "pd.DataFrame":
         """The ``name, qid, measure, value, residual`` frame: rows by run, then measure, then topic."""
         import pandas as pd
-        n_runs, n_measures, n_cols = self.value.shape
-        return pd.DataFrame({
-            "name": np.repeat(np.asarray(self.run_names), n_measures * n_cols),
-            "qid": np.tile(np.asarray(self.qids), n_runs * n_measures) if self.perquery else "all",
-            "measure": np.tile(np.repeat(np.asarray(self.measures), n_cols), n_runs),
-            "value": self.value.ravel(), "residual": self.residual.ravel()})
-
+        name, qid, measure, value, residual = self.columns()
+        return pd.DataFrame({"name": name, "qid": qid if self.perquery else "all", "measure": measure,
+                             "value": value, "residual": residual})
 
 def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
                     perquery: bool = False, on_topic_mismatch: str = "warn",
