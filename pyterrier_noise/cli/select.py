@@ -107,7 +107,7 @@ def _select(args: argparse.Namespace, runs: Any, directory: Any) -> int:
     directory.write("summary.tsv", res.summary.to_csv(sep="\t", index=False, float_format="%.6g"))
     from ..report import build_report
     from ..report.words import command_line
-    page = build_report(f"Judging simulation: method {args.method}, {len(runs.paths)} runs", selection=res,
+    page = build_report(f"Judging simulation: method {args.method}, {len(runs)} runs", selection=res,
                         command=command_line(getattr(args, "argv", None)))
     directory.write("report.html", page.html())
     directory.finish({"method": args.method, "p": args.p, "seed": args.seed})

@@ -195,6 +195,10 @@ class RunFileReader:
         else:
             self._pending = None
 
+    def __len__(self) -> int:
+        """The number of run files (runs) being read."""
+        return len(self.paths)
+
     def _tables(self) -> list:
         if self._pending is None:
             return [read_arrow_run(p) for p in self.paths]

@@ -232,7 +232,7 @@ def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_
     blocks = []   # (label, values (runs, topics), residuals) in the order computed
     reading = isinstance(runs, RunFileReader)
     for k, (policy, items) in enumerate(groups.items()):
-        what = f"{len(runs.paths if reading else runs)} runs"
+        what = f"{len(runs)} runs"
         if reading:   # the columns read stay for the alignments under other tie policies
             runs.keep_columns = k < len(groups) - 1
         with status(f"reading and aligning {what}" if reading else f"aligning {what}", progress):

@@ -33,12 +33,9 @@ def _aligned_for(runs: Any, qrels: pd.DataFrame | None, topics: Sequence[str] | 
     if isinstance(runs, AlignedRuns):
         return runs
     columns = isinstance(runs, tuple) and len(runs) == 2 and isinstance(runs[1], tuple)
-    if isinstance(runs, RunFileReader):
-        if not runs.paths:
-            raise InputError("argument 'runs': expected at least one run, got none")
-    elif not columns and not isinstance(runs, Mapping) and not are_run_paths(runs):
+    if not columns and not isinstance(runs, (Mapping, RunFileReader)) and not are_run_paths(runs):
         runs = read_runs(runs)
-    if not isinstance(runs, RunFileReader) and (not runs or (columns and not runs[0])):
+    if not runs or (columns and not runs[0]):   # (a RunFileReader's length is its number of files)
         raise InputError("argument 'runs': expected at least one run, got none")
     if qrels is None or len(qrels) == 0:
         table = _empty_table(topics if topics is not None else [])
