@@ -8,18 +8,23 @@ import numpy as np
 import pyarrow as pa
 
 
-def numbers(array: "pa.Array | pa.ChunkedArray") -> np.ndarray:
-    """The values of a numeric Arrow array (or single-chunk column) without nulls, as a read-only
-    numpy view of its data buffer (zero copy)."""
+def numbers(array: "pa.Array | pa.ChunkedArray", null: float | None = None) -> np.ndarray:
+    """The values of a numeric Arrow array (or single-chunk column), as a read-only numpy view of
+    its data buffer (zero copy); an array with nulls is refused unless ``null`` is given, which
+    then stands in for them (in a copy: ``fill_null`` would import pandas)."""
     if isinstance(array, pa.ChunkedArray):
         if array.num_chunks != 1:
             array = array.combine_chunks()
         else:
             array = array.chunk(0)
-    if array.null_count:
-        raise ValueError("numbers(): the array has nulls")
     dtype = np.dtype(array.type.to_pandas_dtype())   # a numpy type: no pandas import
-    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+    values = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+    if array.null_count:
+        if null is None:
+            raise ValueError("numbers(): the array has nulls")
+        bits = np.unpackbits(np.frombuffer(array.buffers()[0], dtype=np.uint8), bitorder="little")
+        values = np.where(bits[array.offset:array.offset + len(array)].astype(bool), values, null).astype(dtype)
+    return values
 
 
 def int64_array(values: np.ndarray) -> "pa.Int64Array":

@@ -104,11 +104,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     runs = None
     qrels: object = args.qrels
     if Path(args.qrels).is_file():
-        # start reading the run files in threads at once (pyarrow and numpy only), while the
-        # measures and the qrels are read; the engine aligns what they read.  A plain qrels file
-        # is read with Arrow too, so that nothing on this path imports pandas (0.2-0.3 s)
-        from ..io.arrow import RunFileReader
+        # start reading the run files in threads at once (inflated while numpy and pyarrow are
+        # imported, then parsed), while the measures and the qrels are read; the engine aligns
+        # what they read.  A plain qrels file is read with Arrow too, so that nothing on this
+        # path imports pandas (0.2-0.3 s)
         from ..io.files import run_file_arguments
+        from ..io.reader import RunFileReader
         runs = RunFileReader(run_file_arguments(args.runs), os.cpu_count() or 1)
     try:
         from ..engine import JudgmentTable

@@ -54,8 +54,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
     _batch_memory()   # before numpy and pyarrow are imported: freed memory is reused, not zeroed again
     from .._output import OutputDirectory
     from .._validation import InputError
-    from ..io.arrow import RunFileReader
     from ..io.files import run_file_arguments
+    from ..io.reader import RunFileReader
     if not 0.0 < args.p < 1.0:
         raise InputError(f"--p: the RBP persistence must be strictly between 0 and 1, got {args.p}")
     directory = OutputDirectory(args.out, "select", force=args.force)      # checked before any work

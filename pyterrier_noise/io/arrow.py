@@ -3,17 +3,17 @@ release the GIL, so files are read in threads; no pandas) for plain single-delim
 irregular is left to :mod:`.trec`'s validating reader, which names the line."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from .._arrow import numbers
+from .._arrow import int64_array, numbers
 from .files import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem
+from .reader import RunFileReader, _file_bytes
 
-__all__ = ["read_arrow_run", "read_arrow_qrels", "run_file_columns", "RunFileReader"]
+__all__ = ["read_arrow_run", "parse_arrow_run", "read_arrow_qrels", "run_file_columns", "RunFileReader"]
 
 #: the largest block Arrow's CSV reader takes (a file larger than this is parsed in several)
 _MAX_BLOCK = (1 << 31) - 1
@@ -26,7 +26,11 @@ def read_arrow_run(path: PathLike) -> pa.Table | None:
     whatever the file's name) and parsing release the GIL, so several files are read at once in
     threads.  The qid and docno columns are plain strings (:func:`run_file_columns` encodes them
     for all files at once)."""
-    data = _file_bytes(path)
+    return parse_arrow_run(_file_bytes(path))
+
+
+def parse_arrow_run(data: bytes | None) -> pa.Table | None:
+    """:func:`read_arrow_run` of a run file's bytes, already inflated (None: not read)."""
     if data is None:
         return None
     delim = _delimiter(data, len(TREC_RUN_FIELDS))
@@ -46,45 +50,6 @@ def read_arrow_run(path: PathLike) -> pa.Table | None:
     if _rank_problem(rank).any() or not np.isfinite(numbers(t.column("score"))).all():
         return None   # the pandas reader names the line
     return t
-
-
-def _file_bytes(path: PathLike) -> bytes | None:
-    """A TREC file's bytes, decompressed when they start with gzip's magic bytes (whatever the
-    file's name), or None when it cannot be read or inflated (the validating reader says why)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None
-    return _gunzip(data) if data[:2] == b"\x1f\x8b" else data
-
-
-def _gunzip(data: bytes) -> bytes | None:
-    """The decompressed bytes of gzip data (every member of a multi-member file, as ``gzip``
-    reads them), or None when it cannot be decompressed (the validating reader says why).
-
-    Intel's ISA-L (the ``isal`` package, as in xopen and cutadapt) inflates about twice as fast
-    as zlib, which Arrow's gzip codec uses, and releases the GIL like it: on TREC-COVID round 1
-    decompression is about 0.3 s of CPU instead of 0.6 s (benchmarks/w1_process.py).  Without
-    ``isal``, Arrow's codec (zlib) decompresses."""
-    try:
-        from isal import isal_zlib
-    except ImportError:   # pragma: no cover - isal is a dependency; a platform without its wheel
-        try:
-            with pa.input_stream(pa.py_buffer(data), compression="gzip") as stream:
-                return stream.read()
-        except (OSError, EOFError, pa.ArrowException):
-            return None
-    parts = []
-    try:
-        while data:
-            member = isal_zlib.decompressobj(31)   # 31: a gzip header and trailer
-            parts.append(member.decompress(data))
-            if not member.eof:
-                return None   # truncated
-            data = member.unused_data.lstrip(b"\0")   # the next member (zero padding skipped, as gzip does)
-    except isal_zlib.error:
-        return None
-    return b"".join(parts)
 
 
 def _delimiter(data: bytes, n_fields: int) -> str | None:
@@ -163,82 +128,6 @@ def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1, arrow_docnos
     return RunFileReader(paths, n_threads).columns(arrow_docnos)
 
 
-class RunFileReader:
-    """Run files being read: ``RunFileReader(paths, n_threads)`` starts reading them with
-    :func:`read_arrow_run` at once, ``n_threads`` files at a time in threads (decompression and
-    Arrow's parser release the GIL), so that a caller can do other work (imports, the qrels)
-    meanwhile; :meth:`columns` waits for them and returns what :func:`run_file_columns` returns.
-
-    :meth:`~pyterrier_noise.engine.AlignedRuns.build` and :func:`~pyterrier_noise.measures.evaluate`
-    take one in place of the paths (the files' run names are their names without ``.gz``).  An
-    alignment takes the columns over and frees them as it goes, unless ``keep_columns`` is set
-    (``evaluate`` sets it while other alignments of the same runs follow); a reader used again
-    afterwards reads its files again.
-
-    Example::
-
-        from pathlib import Path
-        from pyterrier_noise.io import RunFileReader, list_run_files
-        reading = RunFileReader(list_run_files(Path("../shared/data/trec-covid-round1/runs"))[:2], 2)
-        run_idx, qcodes, qids, dcodes, docnos, score, rank = reading.columns()
-    """
-
-    def __init__(self, paths: Sequence[PathLike], n_threads: int = 1):
-        self.paths = [Path(p) for p in paths]
-        self.keep_columns = False
-        self._cache: dict = {}
-        self._pool = None
-        if n_threads > 1 and len(self.paths) > 1:
-            from concurrent.futures import ThreadPoolExecutor
-            self._pool = ThreadPoolExecutor(min(n_threads, len(self.paths)))
-            self._pending = [self._pool.submit(read_arrow_run, p) for p in self.paths]
-        else:
-            self._pending = None
-
-    def __len__(self) -> int:
-        """The number of run files (runs) being read."""
-        return len(self.paths)
-
-    def _tables(self) -> list:
-        if self._pending is None:
-            return [read_arrow_run(p) for p in self.paths]
-        try:
-            return [f.result() for f in self._pending]
-        finally:
-            self.close()
-            self._pending = None   # the futures would hold the tables
-
-    def close(self) -> None:
-        """Stop reading (files not yet started are not read) and free the threads."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-
-    def columns(self, arrow_docnos: bool = False, keep: bool = True) -> tuple | None:
-        """The columns of :func:`run_file_columns` (computed once; later calls return them again,
-        the docnos converted to the form asked for, unless ``keep=False`` handed them over).  The
-        parsed tables are freed once their columns are made."""
-        if not self._cache:
-            self._cache[arrow_docnos] = _columns_of_tables(self.paths, self._tables(), arrow_docnos)
-        if arrow_docnos not in self._cache:
-            cols = self._cache[not arrow_docnos]
-            if cols is not None:
-                duniq = pa.array(cols[4], type=pa.string()) if arrow_docnos else \
-                    np.asarray(cols[4].to_pylist(), dtype=object)
-                cols = (*cols[:4], duniq, *cols[5:])
-            self._cache[arrow_docnos] = cols
-        cols = self._cache[arrow_docnos]
-        if not keep:
-            self._cache.clear()
-        return cols
-
-    def forget(self) -> None:
-        """Drop the tables and columns read (their memory), once no more alignments need them."""
-        self.close()
-        self._cache.clear()
-        self._pending = None
-
-
 def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bool) -> tuple | None:
     """:func:`run_file_columns` of the tables :func:`read_arrow_run` read from ``paths``."""
     if any(t is None for t in tables):
@@ -247,9 +136,8 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
     score = np.concatenate([numbers(t.column("score")) for t in tables])
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
-    qcodes, quniq = _codes(tables, "qid")
+    (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"))
     quniq = np.asarray(quniq.to_pylist(), dtype=object)
-    dcodes, duniq = _codes(tables, "docno")
     if not arrow_docnos:
         duniq = np.asarray(duniq.to_pylist(), dtype=object)
     # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
@@ -275,3 +163,43 @@ def _codes(tables: list, name: str) -> tuple[np.ndarray, pa.Array]:
     chunks = encoded.chunks
     codes = np.concatenate([numbers(c.indices) for c in chunks])   # a writable copy, even of one chunk
     return codes, chunks[-1].dictionary   # the chunks' codes count into the last chunk's dictionary
+
+
+#: rows of a string column below which it is encoded in one piece (the threads would not pay)
+_SPLIT_ROWS = 1_000_000
+
+
+def _all_codes(tables: list, names: Sequence[str]) -> list[tuple[np.ndarray, pa.Array]]:
+    """:func:`_codes` of each named column, the same codes and dictionaries, computed on every core:
+    Arrow's hash pass releases the GIL but runs on one thread, so each long column is encoded in two
+    halves of the files at once, and the halves' dictionaries are joined in order of first
+    appearance (the second half's codes renumbered through one lookup of its dictionary)."""
+    import os
+    rows = sum(t.num_rows for t in tables)
+    if len(tables) < 2 or rows < _SPLIT_ROWS or (os.cpu_count() or 1) < 2:
+        return [_codes(tables, name) for name in names]
+    from concurrent.futures import ThreadPoolExecutor
+    half = _half(tables)
+    with ThreadPoolExecutor(2) as pool:
+        jobs = [(pool.submit(_codes, tables[:half], name), pool.submit(_codes, tables[half:], name))
+                for name in names]
+        return [_joined(a.result(), b.result()) for a, b in jobs]
+
+
+def _half(tables: list) -> int:
+    """The number of tables in the first half, by rows."""
+    cum = np.cumsum([t.num_rows for t in tables])
+    return int(min(max(np.searchsorted(cum, cum[-1] / 2), 1), len(tables) - 1))
+
+
+def _joined(first: tuple[np.ndarray, pa.Array], second: tuple[np.ndarray, pa.Array]) -> tuple[np.ndarray, pa.Array]:
+    """The codes and dictionary of two consecutive parts encoded apart, as if encoded together:
+    the second part's strings the first lacks come after the first's, in their order."""
+    import pyarrow.compute as pc
+    codes1, dict1 = first
+    codes2, dict2 = second
+    where = numbers(pc.index_in(dict2, value_set=dict1), null=-1).astype(np.int64)   # -1: not in the first
+    new = np.flatnonzero(where < 0)
+    where[new] = len(dict1) + np.arange(len(new))
+    dictionary = pa.concat_arrays([dict1, dict2.take(int64_array(new))]) if len(new) else dict1
+    return np.concatenate([codes1, where.astype(codes1.dtype)[codes2]]), dictionary

@@ -1,19 +1,20 @@
 """Run files by name, without reading them: a run's name, the run files of a directory, the run
 files named on a command line, and the TREC run line's fields and rank check the readers share.
 
-Only the standard library and numpy: the command line lists and checks its run files, and starts
-reading them, before pandas is imported."""
+Only the standard library at import (numpy where a rank check needs it): the command line lists
+and checks its run files, and starts reading them, before numpy, pyarrow and pandas are imported."""
 from __future__ import annotations
 
 import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Union
-
-import numpy as np
+from typing import TYPE_CHECKING, Union
 
 from .._validation import InputError, announce
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 __all__ = ["PathLike", "TREC_RUN_FIELDS", "run_name", "list_run_files", "run_file_arguments"]
 
@@ -28,6 +29,7 @@ _RANK_LIMIT = 2.0 ** 53
 
 def _rank_problem(rank: np.ndarray) -> np.ndarray:
     """Rows whose rank is not a whole number in [0, 2**53)."""
+    import numpy as np
     return (rank < 0) | (rank >= _RANK_LIMIT) | (rank != np.floor(rank))
 
 
@@ -35,6 +37,7 @@ def _rank_offset(path: PathLike, rank: np.ndarray, qid) -> int:
     """1 for a file of 1-based ranks (TREC's convention), 0 for one whose ranks start at 0 (as
     ``pt.io.write_results`` writes PyTerrier frames): those are read as 0-based, announced with
     the number of rankings that start at 0."""
+    import numpy as np
     zero = rank == 0
     if not zero.any():
         return 1
