@@ -147,7 +147,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
     del cols   # the caller's columns stay; this chunk's own are freed as soon as they are used
     if topics_from_runs:
-        table = JudgmentTable.from_frame(table.frame, _natural_sort([str(q) for q in quniq]))
+        table = table.with_topics(_natural_sort([str(q) for q in quniq]))
 
     n_topics = len(table.topics)
     n_rows = len(run_idx)

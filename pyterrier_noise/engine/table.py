@@ -120,6 +120,27 @@ class JudgmentTable:
         frame = None if self._frame is None else self._frame.assign(label=labels)
         return JudgmentTable(frame, self.topics, self.topic_index, self.topic_start, labels, docno=docno)
 
+    def with_topics(self, topics: Sequence[str]) -> "JudgmentTable":
+        """The same judgments over other topics, in this order: the rows of topics not named are
+        dropped, a named topic without rows has none (the table :meth:`from_frame` makes of this
+        table's rows with these topics, without a frame: no pandas)."""
+        topics = [str(t) for t in topics]
+        new_of_old = {t: i for i, t in enumerate(topics)}
+        remap = np.array([new_of_old.get(t, -1) for t in self.topics], dtype=np.int64)
+        tix = remap[self.topic_index] if len(self.topic_index) else np.zeros(0, dtype=np.int64)
+        # rows are sorted by (topic, docno): a stable sort by the new topic keeps each topic's docno order
+        rows = np.flatnonzero(tix >= 0)
+        rows = rows[np.argsort(tix[rows], kind="stable")]
+        tix = tix[rows]
+        start = np.searchsorted(tix, np.arange(len(topics) + 1))
+        frame = None if self._frame is None else self._frame.iloc[rows].reset_index(drop=True)
+        if self.docno_arrow is not None:
+            from .._arrow import int64_array
+            docno = self.docno_arrow.take(int64_array(rows))
+        else:
+            docno = None if self._docno is None else self._docno[rows]   # else the frame has them
+        return JudgmentTable(frame, topics, tix, start, self.labels[rows], docno=docno)
+
     @classmethod
     def from_qrels(cls, qrels, topics: Sequence[str] | None = None) -> "JudgmentTable":
         """From anything :func:`~pyterrier_noise.io.read_qrels` reads (validated there).
