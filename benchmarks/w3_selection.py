@@ -57,16 +57,20 @@ def ours(methods: tuple = METHODS) -> dict:
     """One measurement of ours, in this (fresh) process; returns times, what was found and peak memory."""
     t_start = time.perf_counter()
     sys.path.insert(0, str(ROOT))
-    # as the `select` command does: the run files are read in threads (pyarrow and numpy only)
-    # from the start, while pandas and the selection package are imported and the qrels read
-    from pyterrier_noise.io.arrow import RunFileReader
+    # the run files are read in threads from the start (inflated while numpy and pyarrow are
+    # imported, then parsed), while the selection package is imported and the qrels read; the
+    # qrels are read with Arrow into a JudgmentTable and the residuals taken as arrays, so that
+    # nothing in this process imports pandas (docs/selection.md, "Speed")
     from pyterrier_noise.io.files import list_run_files
+    from pyterrier_noise.io.reader import RunFileReader
     reading = RunFileReader(list_run_files(DATA / "runs"), os.cpu_count() or 1)
-    from pyterrier_noise import read_qrels
+    import numpy as np
+    from pyterrier_noise.engine import JudgmentTable
+    from pyterrier_noise.io import read_arrow_qrels
     from pyterrier_noise.selection import JudgmentSelector
     from pyterrier_noise.selection.contributions import _aligned_for
     t0 = time.perf_counter()
-    qrels = read_qrels(DATA / "qrels-rnd1.txt")
+    qrels = JudgmentTable.from_arrays(*read_arrow_qrels(DATA / "qrels-rnd1.txt"))
     t1 = time.perf_counter()
     aligned = _aligned_for(reading, qrels)
     reading.forget()
@@ -82,14 +86,13 @@ def ours(methods: tuple = METHODS) -> dict:
         residuals = {}
         for cp in CHECKPOINTS:
             sel.judge(qrels, cp - sel.n_judged)  # one document per step; missing -> non-relevant
-            residuals[cp] = sel.system_bounds(0.8)["residual"].to_numpy()
+            residuals[cp] = sel.bounds_arrays(0.8)["residual"].mean(axis=1)   # per run: mean over topics
         t_end = time.perf_counter()
         times[label + " setup"] = t_setup - t
         times[label] = t_end - t_setup
         if label == "C":
             times["C end to end in process"] = t_end - t0
-        h = sel.history
-        found[label] = {"relevant": int((h["label"] >= 1).sum()),
+        found[label] = {"relevant": int(np.count_nonzero(sel.labels() >= 1)),   # judged here (no initial qrels)
                         "mean_residual_by_checkpoint": {cp: float(r.mean()) for cp, r in residuals.items()}}
     return {"times": times, "found": found, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
 
@@ -154,7 +157,9 @@ def main() -> int:
         sys.path.insert(0, str(ROOT))
         from pyterrier_noise.cli.eval import _batch_memory
         _batch_memory()   # as the select command tunes its memory, before numpy and pyarrow are imported
-        print(json.dumps(ours(METHODS[:1] if "--only-c" in sys.argv[1:] else METHODS)), flush=True)
+        result = ours(METHODS[:1] if "--only-c" in sys.argv[1:] else METHODS)
+        result["modules"] = sorted(m for m in ("pandas", "scipy", "matplotlib", "pyterrier") if m in sys.modules)
+        print(json.dumps(result), flush=True)
         gc.freeze()
         return 0
     import argparse

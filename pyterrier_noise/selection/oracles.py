@@ -18,13 +18,14 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
-import pandas as pd
 
 from .._validation import InputError
-from ..io import read_qrels
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["Oracle", "QrelsOracle", "NoisyOracle", "CallableOracle", "QuitJudging"]
 
@@ -86,6 +87,7 @@ class QrelsOracle(Oracle):
     """
 
     def __init__(self, qrels: Any, missing: str = "nonrel", nonrel_label: float = 0.0) -> None:
+        from ..io import read_qrels
         if missing not in ("nonrel", "bypass"):
             raise InputError(f"argument 'missing': expected 'nonrel' or 'bypass', got {missing!r}")
         q = read_qrels(qrels)
@@ -233,6 +235,7 @@ class NoisyOracle(Oracle):
         before the first question; returns the oracle.  A no-op when they add nothing to the table
         (e.g. over a :class:`QrelsOracle` with ``missing="bypass"``, whose unjudged documents are
         bypassed); refused once questions were answered, since the table would change the draws."""
+        import pandas as pd
         if any(documents is b for b in self._bound):
             return self
         src = self._qrels_source()
@@ -261,6 +264,7 @@ class NoisyOracle(Oracle):
         return self._table
 
     def _true_frame(self) -> pd.DataFrame:
+        import pandas as pd
         extra = (pd.concat(self._docs, ignore_index=True).drop_duplicates(ignore_index=True) if self._docs
                  else pd.DataFrame({"qid": pd.Series([], dtype=object), "docno": pd.Series([], dtype=object)}))
         src = self._qrels_source()
@@ -322,6 +326,7 @@ class NoisyOracle(Oracle):
 
 def _pairs(documents: Any, what: str) -> pd.DataFrame:
     """``(qid, docno)`` pairs as a two-column frame of strings."""
+    import pandas as pd
     if hasattr(documents, "frame") and isinstance(documents.frame, pd.DataFrame):   # a JudgmentTable
         documents = documents.frame
     if isinstance(documents, pd.DataFrame):
@@ -343,6 +348,7 @@ def _rate(name: str, value: Any) -> float:
 
 
 def _confusion(confusion: Any, labels: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
+    import pandas as pd
     if isinstance(confusion, pd.DataFrame):
         if labels is None:
             labels = list(confusion.index)

@@ -7,12 +7,14 @@ residual, projected = base / judged mass.  W(i) = (1-p) p^i is the engine's
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..engine import MeasureSpec, gains, rbp_weights
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 def _gain_fn(rel: float, max_rel: float | None, p: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -51,6 +53,7 @@ def _bounds_arrays(sel: Any, ps: Sequence[float]) -> dict[float, dict[str, np.nd
 
 
 def _bounds_frame(sel: Any, p: float) -> pd.DataFrame:
+    import pandas as pd
     res = _bounds_arrays(sel, [p])[p]
     S, T = sel._S, sel._T
     base, resid, proj = res["base"], res["residual"], res["projected"]
@@ -74,6 +77,7 @@ def _system_frame(sel: Any, p: float) -> pd.DataFrame:
     """Per-run means over topics of base, residual, upper and projected (a topic with nothing judged
     counts its midpoint base + residual/2), from the arrays without building the per-topic frame;
     pandas' group means, grouped by run number."""
+    import pandas as pd
     res = _bounds_arrays(sel, [p])[p]
     S, T = sel._S, sel._T
     base, resid = res["base"].ravel(), res["residual"].ravel()

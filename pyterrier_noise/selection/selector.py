@@ -34,19 +34,21 @@ proposals.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import sys
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .._validation import InputError, announce, check_choice, check_probability
-from ..engine import AlignedRuns
-from ..io import read_qrels
+from ..engine import AlignedRuns, JudgmentTable
 from .contributions import _aligned_for, _contributions
 from .oracles import NoisyOracle
-from .ranges import _bounds_frame, _gain_fn, _system_frame
+from .ranges import _bounds_arrays, _bounds_frame, _gain_fn, _system_frame
 from .stopping import StopRule
 from .weights import _QueueWeights
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["METHODS", "JudgmentSelector"]
 
@@ -121,7 +123,10 @@ class JudgmentSelector(_QueueWeights):
         self.head_size = int(head_size)
         check_choice("ties", ties, ("trec_eval", "given"))
 
-        init = None if initial_qrels is None else read_qrels(initial_qrels)
+        init = None
+        if initial_qrels is not None:
+            from ..io import read_qrels
+            init = read_qrels(initial_qrels)
         if isinstance(runs, AlignedRuns):
             if runs.ties not in ("trec_eval", "given"):
                 raise InputError(f"argument 'runs': the selector needs AlignedRuns built with ties='trec_eval' "
@@ -134,13 +139,12 @@ class JudgmentSelector(_QueueWeights):
         self.topics = list(a.topics)
         S, T = a.n_runs, a.n_topics
         self._S, self._T = S, T
-        frame = a.table.frame
         self._topic = a.table.topic_index.astype(np.int64)
-        # the qid of a row is its topic's (the table's qid column, without converting 10^5+ strings)
+        # the qid of a row is its topic's, and its docno the table's (no frame of 10^5+ strings is built)
         self._qid = np.asarray(self.topics, dtype=object)[self._topic]
-        self._docno = frame["docno"].to_numpy(dtype=object)
+        self._docno = a.table.docno
         self._topic_start = a.table.topic_start.astype(np.int64)
-        J = len(frame)
+        J = len(a.table)
         self._J = J
 
         # pool runs
@@ -206,8 +210,9 @@ class JudgmentSelector(_QueueWeights):
         self._last_prop: dict[int, float] = {}
         self._oracle_cache: tuple | None = None
         self._retrieved_docs: pd.DataFrame | None = None
-        self._extra_initial = pd.DataFrame(columns=["qid", "docno", "label"])
-        self._initial = pd.DataFrame(columns=["qid", "docno", "label"])
+        # the initial qrels on retrieved documents and on others (frames; None: there are none)
+        self._initial: pd.DataFrame | None = None
+        self._extra_initial: pd.DataFrame | None = None
         for t in np.flatnonzero(self._quota == 0):
             self._close_topic(int(t))
 
@@ -254,6 +259,10 @@ class JudgmentSelector(_QueueWeights):
         self._msum = self._mass.reshape(self._S, self._T).sum(axis=1)
         self._bsum = self._base.reshape(self._S, self._T).sum(axis=1)
 
+    def _initial_parts(self) -> list:
+        """The frames of initial qrels that hold judgments (those on retrieved documents first)."""
+        return [x for x in (self._initial, self._extra_initial) if x is not None and len(x)]
+
     # -- lookups ------------------------------------------------------------------------------
 
     def _rows_of(self, qids: np.ndarray, docnos: np.ndarray) -> np.ndarray:
@@ -262,8 +271,11 @@ class JudgmentSelector(_QueueWeights):
         qids = np.asarray(qids, dtype=object).astype(str)
         docnos = np.asarray(docnos, dtype=object).astype(str).astype(object)
         out = np.full(len(qids), -1, dtype=np.int64)
-        t_of = pd.Index(self.topics).get_indexer(qids)
-        for t, idx in pd.Series(np.arange(len(qids))).groupby(t_of).indices.items():
+        topic_of = {t: i for i, t in enumerate(self.topics)}
+        t_of = np.array([topic_of.get(q, -1) for q in qids.tolist()], dtype=np.int64)
+        by_topic = np.argsort(t_of, kind="stable")
+        for idx in np.split(by_topic, np.flatnonzero(np.diff(t_of[by_topic])) + 1):   # each topic's queries
+            t = int(t_of[idx[0]]) if len(idx) else -1
             if t < 0:
                 continue
             lo, hi = self._topic_start[t], self._topic_start[t + 1]   # one bisection per topic
@@ -315,6 +327,7 @@ class JudgmentSelector(_QueueWeights):
         # a batch may not take more from a topic than its remaining quota
         k = n
         while True:
+            import pandas as pd
             left = self._quota - self._topic_count
             t = self._topic[rows]
             rank = pd.Series(t).groupby(t).cumcount().to_numpy()
@@ -366,7 +379,7 @@ class JudgmentSelector(_QueueWeights):
 
     def record_frame(self, df: pd.DataFrame) -> None:
         """Record every row of a ``qid, docno, label`` frame, in order."""
-        if not isinstance(df, pd.DataFrame):
+        if not _is_frame(df):
             raise InputError(f"record_frame: expected a DataFrame with columns qid, docno, label, got "
                              f"{type(df).__name__}")
         missing = [c for c in ("qid", "docno", "label") if c not in df.columns]
@@ -380,7 +393,8 @@ class JudgmentSelector(_QueueWeights):
 
     def judge(self, oracle: Any, n: int, missing: str = "nonrel", stop: StopRule | None = None) -> int:
         """Propose and record ``n`` judgments (``batch_size`` at a time) with an oracle: qrels (a
-        frame ``qid, docno, label``) or a callable ``oracle(qid, docno) -> label or None``.  None,
+        frame ``qid, docno, label``, or a :class:`~pyterrier_noise.engine.JudgmentTable`, which
+        needs no pandas) or a callable ``oracle(qid, docno) -> label or None``.  None,
         or no judgment in the qrels, means non-relevant (``missing="nonrel"``, counted) or
         :meth:`bypass` (``"bypass"``, not counted).  ``stop``: a :class:`StopRule`
         checked before the first judgment and after each one; when it fires, :attr:`stopped`
@@ -392,13 +406,13 @@ class JudgmentSelector(_QueueWeights):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise InputError(f"argument 'n': expected an integer >= 0, got {n!r}")
         labels = None
-        if isinstance(oracle, pd.DataFrame):
+        if _is_frame(oracle) or isinstance(oracle, JudgmentTable):
             cached = self._oracle_cache
             if cached is None or cached[0] is not oracle:
-                self._oracle_cache = cached = (oracle, _labels_for(self, read_qrels(oracle)))
+                self._oracle_cache = cached = (oracle, _labels_for(self, oracle))
             labels = cached[1]
         elif not callable(oracle):
-            raise InputError(f"argument 'oracle': expected qrels (a DataFrame) or a callable "
+            raise InputError(f"argument 'oracle': expected qrels (a DataFrame or JudgmentTable) or a callable "
                              f"oracle(qid, docno) -> label or None, got {type(oracle).__name__}")
         elif isinstance(oracle, NoisyOracle):   # its replicate is drawn over every document the runs retrieved
             oracle.bind(self._retrieved())
@@ -433,6 +447,7 @@ class JudgmentSelector(_QueueWeights):
     def _retrieved(self) -> pd.DataFrame:
         """Every (qid, docno) some run retrieved, as a frame (built once)."""
         if self._retrieved_docs is None:
+            import pandas as pd
             rows = np.flatnonzero(np.diff(self._contrib.all_ptr) > 0)
             self._retrieved_docs = pd.DataFrame({"qid": self._qid[rows], "docno": self._docno[rows]})
         return self._retrieved_docs
@@ -532,6 +547,15 @@ class JudgmentSelector(_QueueWeights):
         p = self.p if p is None else check_probability("p", p)
         return _bounds_frame(self, p)
 
+    def bounds_arrays(self, p: float | None = None) -> dict[str, np.ndarray]:
+        """:meth:`bounds` as ``(n_runs, n_topics)`` arrays (runs in :attr:`run_names` order, topics
+        in :attr:`topics` order): ``base``, ``residual``, ``upper`` and ``projected``, without a
+        frame (and without pandas).  Moffat, Webber & Zobel 2007, Sec. 2."""
+        p = self.p if p is None else check_probability("p", p)
+        res = _bounds_arrays(self, [p])[p]
+        return {"base": res["base"], "residual": res["residual"], "upper": res["base"] + res["residual"],
+                "projected": res["projected"]}
+
     def system_bounds(self, p: float | None = None) -> pd.DataFrame:
         """Per-run means over topics of :meth:`bounds` (projected: a topic with nothing judged
         counts its midpoint base + residual/2)."""
@@ -540,17 +564,19 @@ class JudgmentSelector(_QueueWeights):
 
     def judged_qrels(self, include_initial: bool = True) -> pd.DataFrame:
         """The judgments as a ``qid, docno, label`` frame: initial qrels first, then in judgment order."""
+        import pandas as pd
         rows = np.asarray(self._hist_row, dtype=np.int64)
         new = pd.DataFrame({"qid": self._qid[rows], "docno": self._docno[rows],
                             "label": np.asarray(self._hist_label, dtype=np.float64)})
         if not include_initial:
             return new
-        parts = [x for x in (self._initial, self._extra_initial) if len(x)]
+        parts = self._initial_parts()
         return pd.concat(parts + [new], ignore_index=True) if parts else new
 
     @property
     def history(self) -> pd.DataFrame:
         """One row per judgment recorded: step (1-based), qid, docno, weight (at selection), label."""
+        import pandas as pd
         rows = np.asarray(self._hist_row, dtype=np.int64)
         return pd.DataFrame({"step": np.arange(1, len(rows) + 1), "qid": self._qid[rows], "docno": self._docno[rows],
                              "weight": np.asarray(self._hist_w, dtype=np.float64),
@@ -559,6 +585,7 @@ class JudgmentSelector(_QueueWeights):
     @property
     def bypassed(self) -> pd.DataFrame:
         """Documents bypassed so far: qid, docno, and the number of judgments made before."""
+        import pandas as pd
         rows = np.asarray(self._byp_rows, dtype=np.int64)
         keep = self._bypassed[rows] if len(rows) else np.zeros(0, dtype=bool)
         return pd.DataFrame({"qid": self._qid[rows][keep], "docno": self._docno[rows][keep],
@@ -567,6 +594,7 @@ class JudgmentSelector(_QueueWeights):
     @property
     def topic_counts(self) -> pd.Series:
         """New judgments per topic (a global queue gives topics different numbers)."""
+        import pandas as pd
         return pd.Series(self._topic_count.copy(), index=pd.Index(self.topics, name="qid"), name="judgments")
 
     def queue(self) -> pd.DataFrame:
@@ -577,6 +605,7 @@ class JudgmentSelector(_QueueWeights):
         if self._order is None:
             raise InputError(f"queue(): method {self.method!r} has no static queue (its weights change as "
                              f"documents are judged); use propose()")
+        import pandas as pd
         order = self._order[self._avail[self._order]]
         topic = self._topic[order]
         rank = pd.Series(topic).groupby(topic).cumcount().to_numpy()   # rank within the topic
@@ -589,6 +618,7 @@ class JudgmentSelector(_QueueWeights):
 
     def weights(self) -> pd.DataFrame:
         """Current weight of every document still in the queue (qid, docno, weight), best first."""
+        import pandas as pd
         if self._static_w is not None:
             w = self._static_w
             rows = self._order[self._avail[self._order]]
@@ -619,11 +649,11 @@ class JudgmentSelector(_QueueWeights):
                 events.append(["record", str(self._qid[e[1]]), str(self._docno[e[1]]), float(e[2])])
             else:
                 events.append(["bypass", str(self._qid[e[1]]), str(self._docno[e[1]])])
-        init = pd.concat([x for x in (self._initial, self._extra_initial) if len(x)] or [self._initial])
+        init = [[str(q), str(d), float(y)] for x in self._initial_parts()
+                for q, d, y in zip(x["qid"], x["docno"], x["label"])]
         return {"format": _STATE_FORMAT, "params": self._params(), "runs": list(self.run_names),
                 "topics": list(self.topics),
-                "initial_qrels": [[str(q), str(d), float(y)] for q, d, y in
-                                  zip(init["qid"], init["docno"], init["label"])],
+                "initial_qrels": init,
                 "events": events}
 
     @classmethod
@@ -632,6 +662,7 @@ class JudgmentSelector(_QueueWeights):
         required); its next proposals are exactly those the original would make."""
         if not isinstance(state, Mapping) or state.get("format") != _STATE_FORMAT:
             raise InputError(f"from_state: expected a state_dict() of format {_STATE_FORMAT!r}")
+        import pandas as pd
         init = state.get("initial_qrels") or []
         qrels = pd.DataFrame(init, columns=["qid", "docno", "label"]) if init else None
         sel = cls(runs, initial_qrels=qrels, **state["params"])
@@ -654,10 +685,24 @@ class JudgmentSelector(_QueueWeights):
 
 
 
-def _labels_for(sel: JudgmentSelector, qrels: pd.DataFrame) -> np.ndarray:
-    """Labels of the selector's table rows from qrels (NaN where the qrels have none)."""
+def _labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
+    """Labels of the selector's table rows from qrels, a frame (validated by ``read_qrels``) or a
+    :class:`~pyterrier_noise.engine.JudgmentTable` (NaN where the qrels have none)."""
     out = np.full(sel._J, np.nan)
-    rows = sel._rows_of(qrels["qid"].to_numpy(dtype=object), qrels["docno"].to_numpy(dtype=object))
+    if isinstance(qrels, JudgmentTable):
+        qids, docnos, labels = np.asarray(qrels.topics, dtype=object)[qrels.topic_index], qrels.docno, qrels.labels
+    else:
+        from ..io import read_qrels
+        qrels = read_qrels(qrels)
+        qids, docnos = qrels["qid"].to_numpy(dtype=object), qrels["docno"].to_numpy(dtype=object)
+        labels = qrels["label"].to_numpy(dtype=np.float64)
+    rows = sel._rows_of(qids, docnos)
     ok = rows >= 0
-    out[rows[ok]] = qrels["label"].to_numpy(dtype=np.float64)[ok]
+    out[rows[ok]] = labels[ok]
     return out
+
+
+def _is_frame(x: Any) -> bool:
+    """Whether ``x`` is a pandas DataFrame (without importing pandas: a frame means it is imported)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(x, pd.DataFrame)

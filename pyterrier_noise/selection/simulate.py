@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_probability
 from ..engine import AlignedRuns, MeasureSpec
-from ..io import read_qrels
 from .contributions import _aligned_for
 from .ranges import _bounds_arrays, _proj_fallback
 from .selector import METHODS, JudgmentSelector, _labels_for
 from .stopping import StopRule
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["qrels_oracle", "SimulationResult", "separation", "simulate", "compare_methods"]
 
@@ -24,6 +25,7 @@ __all__ = ["qrels_oracle", "SimulationResult", "separation", "simulate", "compar
 def qrels_oracle(qrels: Any, missing: str = "nonrel") -> Callable[[str, str], float | None]:
     """The minimal oracle: look the label up in qrels; a document without a judgment is
     non-relevant (``missing="nonrel"``) or cannot be judged (``"bypass"``: returns None)."""
+    from ..io import read_qrels
     check_choice("missing", missing, ("nonrel", "bypass"))
     q = read_qrels(qrels)
     table = dict(zip(zip(q["qid"], q["docno"]), q["label"].astype(float)))
@@ -133,6 +135,7 @@ def unknown_topic_quota(topics: Sequence[str], oracle_qids: Any, quota: Any, unk
                         who: str) -> Any:
     """Announce the run topics without any oracle judgment (counts and which) and, for ``"skip"``,
     give them a quota of 0 judgments (the other topics keep ``quota``)."""
+    import pandas as pd
     known = set(pd.unique(np.asarray(oracle_qids, dtype=object).astype(str)))
     unknown = [t for t in topics if t not in known]
     if not unknown:
@@ -180,6 +183,8 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     and get no judgment (``"skip"``, default; their quota is 0) or are judged like any other
     (``"judge"``: every answer there is ``missing``).
     """
+    import pandas as pd
+    from ..io import read_qrels
     from ..measures import to_spec   # here: the measures load ir_measures
     check_choice("missing", missing, ("nonrel", "bypass"))
     check_choice("unknown_topics", unknown_topics, ("skip", "judge"))
@@ -283,6 +288,8 @@ def compare_methods(runs: Any, qrels: Any, methods: Sequence[str] = METHODS, che
                     **kwargs: Any) -> tuple[pd.DataFrame, dict[str, SimulationResult]]:
     """Run :func:`simulate` for several methods on one alignment; returns the stacked summaries
     and ``{method: SimulationResult}``.  ``kwargs`` go to :func:`simulate`."""
+    import pandas as pd
+    from ..io import read_qrels
     q = read_qrels(qrels)
     ref = kwargs.get("reference_qrels")
     aligned = _aligned_for(runs, read_qrels(ref) if ref is not None else q)
