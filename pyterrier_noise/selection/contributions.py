@@ -117,9 +117,12 @@ def _stable_row_order(jidx: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.nda
         else:
             return groupsort_indexer(np.asarray(jidx, dtype=np.intp), int(n_rows))[0], ptr
     order = None
-    for shift in range(0, max(int(n_rows - 1).bit_length(), 1), 16):   # least significant digit first
-        digit = (jidx >> shift).astype(np.uint16) if order is None else (jidx[order] >> shift).astype(np.uint16)
-        step = np.argsort(digit, kind="stable")
+    bits = max(int(n_rows - 1).bit_length(), 1)
+    for shift in range(0, bits, 16):   # least significant digit first
+        # the digit as the narrowest unsigned type that holds it (numpy's stable sort of 8- and 16-bit
+        # integers is a counting sort of their bytes)
+        digit = (jidx >> shift).astype(np.uint8 if bits - shift <= 8 else np.uint16)
+        step = np.argsort(digit if order is None else digit[order], kind="stable")
         order = step if order is None else order[step]
     return order, ptr
 
