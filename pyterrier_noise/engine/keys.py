@@ -60,6 +60,8 @@ def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "C
     import pyarrow.compute as pc
     if isinstance(jdoc, pa.Array):   # judgments read with Arrow too (pa.array would import pandas)
         judged = jdoc.cast(pa.string())
+    elif len(jdoc) == 0:   # no judgments (a selection's table before any): nothing to convert
+        judged = duniq.slice(0, 0).cast(pa.string())
     else:
         try:
             judged = pa.array(jdoc, type=pa.string())
