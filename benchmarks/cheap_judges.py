@@ -260,7 +260,8 @@ def main() -> int:
                 a["cov_sys"].append(np.mean(np.abs(v - r["mean"]) <= coll[s].quantile(m, "systems") * se))
                 a["cov_pair"].append(np.mean(np.abs(dv - r["diff"]) <= coll[s].quantile(m, "pairs") * dse))
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    a["width"].append(np.nanmedian(np.where(gse > 0, se / gse, np.nan)))
+                    ratio = np.where(gse > 0, se / gse, np.nan)      # all NaN where AP's gold-only is not estimated
+                    a["width"].append(np.nanmedian(ratio) if np.isfinite(ratio).any() else np.nan)
                 a["bias"].append(np.mean(v - r["mean"]))
                 if m.startswith("goldberg"):
                     a["_v"].append(v)
