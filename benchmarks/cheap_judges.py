@@ -25,6 +25,11 @@ labels every pair of 4 or 8 random topics (about 1,160 or 2,320 pairs), and PPI 
 AP is estimated under the pair design too (``--measures AP --designs pairs``, results in
 ``cheap_judges_ap.json``): prediction-powered inference on the per-topic ratio of AP's numerator and
 its number of relevant documents (``pyterrier_noise.correction.ap_pair``), with no Goldberg et al. row.
+Below ``ap_pair.MIN_RELEVANT_PER_TOPIC`` sampled relevant pairs per topic on average (or with a topic
+whose sample holds none) AP is not estimated (NaN); such studies are left out of the AP rows' scores
+and counted in ``valid`` (the share of studies with an estimate).  ``--ap-min-relevant 0`` turns the
+minimum off, to measure the estimator where it is not valid; each row reports ``relevant_per_topic``,
+the mean number of sampled relevant pairs per topic.
 
 A second, rank-independent judge (``--judges flat``: the deep-rank confusion for every pair, the
 assumption of Goldberg et al. 2017) shows when their correction works.
@@ -175,6 +180,9 @@ def main() -> int:
                     help="forms of Goldberg et al.'s correction: BINS[:SE], BINS none or rank-bin edges joined by "
                          "'-' (e.g. 10 or 10-100), SE delta (default) or bootstrap")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ap-min-relevant", type=float, default=None,
+                    help="AP, pair design: the fewest sampled relevant pairs per topic (mean) for an estimate "
+                         "(default the package's; 0: no minimum)")
     ap.add_argument("--out", default=None, help="default benchmarks/results/cheap_judges.json "
                     "(cheap_judges_ap.json when --measures is AP alone)")
     args = ap.parse_args()
@@ -184,13 +192,15 @@ def main() -> int:
     if not DATA.exists():
         print(f"real data not available: {DATA} is absent", file=sys.stderr)
         return 2
-    from pyterrier_noise.correction import CheapStudy, Estimates, sample_pairs, sample_topics
+    from pyterrier_noise.correction import CheapStudy, Estimates, ap_pair, sample_pairs, sample_topics
     from pyterrier_noise.correction.estimators import p_value
     from pyterrier_noise.engine import AlignedRuns
     from pyterrier_noise.measures import to_spec
     from pyterrier_noise.stats import all_pairs, kendall_tau
     from scipy import stats
 
+    if args.ap_min_relevant is not None:
+        ap_pair.MIN_RELEVANT_PER_TOPIC = args.ap_min_relevant
     t0 = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -232,7 +242,7 @@ def main() -> int:
           f"{len(sub)} pairs of runs; {time.time() - t0:.1f} s", flush=True)
 
     keys = ("cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost", "gained", "reversed", "lam",
-            "_v", "_se2")
+            "_v", "_se2", "valid")
 
     def score(acc: dict, specs_: list, methods: tuple, ref_: dict, coll: dict, tops: dict | None) -> None:
         """One study's coverage, width, bias, tau and conclusions, appended to ``acc``."""
@@ -243,10 +253,15 @@ def main() -> int:
                 v, se = coll[s].systems[m]
                 dv, dse = coll[s].pairs[m]
                 a = acc[(s, m)]
+                if m != "naive" and np.isnan(v).all():    # AP below its minimum: no estimate in this study
+                    a["valid"].append(0.0)
+                    continue
+                a["valid"].append(1.0)
                 a["cov_sys"].append(np.mean(np.abs(v - r["mean"]) <= coll[s].quantile(m, "systems") * se))
                 a["cov_pair"].append(np.mean(np.abs(dv - r["diff"]) <= coll[s].quantile(m, "pairs") * dse))
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    a["width"].append(np.nanmedian(np.where(gse > 0, se / gse, np.nan)))
+                    ratio = np.where(gse > 0, se / gse, np.nan)      # all NaN where AP's gold-only is not estimated
+                    a["width"].append(np.nanmedian(ratio) if np.isfinite(ratio).any() else np.nan)
                 a["bias"].append(np.mean(v - r["mean"]))
                 if m.startswith("goldberg"):
                     a["_v"].append(v)
@@ -271,14 +286,15 @@ def main() -> int:
                     a["lam"].append(float(np.median(coll[s].lam[0])))
 
     def summarise(acc: dict, specs_: list, names: tuple, methods: tuple, ref_: dict, budget: int, design: str,
-                  gold_pairs: float, judge: str = "rank") -> None:
+                  gold_pairs: float, judge: str = "rank", extra: dict | None = None) -> None:
         for s, name in zip(specs_, names):
             for m in methods:
                 if (s, m) not in acc:
                     continue
                 row = {"measure": name, "judge": judge, "design": design, "budget": budget,
                        "gold_pairs": round(gold_pairs),
-                       "method": m, "studies": args.studies, "nist_significant_pairs": int(ref_[s]["sig"].sum())}
+                       "method": m, "studies": args.studies, "nist_significant_pairs": int(ref_[s]["sig"].sum()),
+                       **(extra or {})}
                 if m.startswith("goldberg"):
                     row["method"] = "goldberg"
                     row["goldberg_rank_bins"], row["goldberg_se"] = variants[m]
@@ -302,7 +318,7 @@ def main() -> int:
     settings = [(j, int(b)) for j in args.judges.split(",") if j.strip() for b in args.budgets.split(",")]
     for judge, budget in (settings if "pairs" in designs else []):
         acc = {(s, m): {k: [] for k in keys} for s in specs for m in methods_of[s]}
-        agree = []
+        agree, relevant = [], []
         t1 = time.time()
         for k in range(args.studies):
             srng = np.random.default_rng([args.seed, budget, k] + ([1] if judge == "flat" else []))
@@ -310,6 +326,8 @@ def main() -> int:
             agree.append(float((cheap == truth_labels).mean()))
             smp = sample_pairs(cheap, budget, design="stratified", importance=importance,
                                seed=int(srng.integers(2 ** 31)))
+            relevant.append(float(np.bincount(aligned.table.topic_index[smp.rows], weights=truth_labels[smp.rows] >= 1,
+                                              minlength=T).mean()))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 coll = study.estimate(cheap, truth_labels[smp.rows], smp, methods=computed, scope="collection",
@@ -329,7 +347,8 @@ def main() -> int:
             if (k + 1) % 100 == 0:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
         summarise(acc, specs, names, tuple(dict.fromkeys(base + tuple(variants) + RATIO_METHODS)), ref, budget,
-                  "pairs (stratified)", budget, judge)
+                  "pairs (stratified)", budget, judge,
+                  dict(relevant_per_topic=float(np.mean(relevant)), ap_min_relevant=ap_pair.MIN_RELEVANT_PER_TOPIC))
         print(f"{judge} judge, budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
               f"{time.time() - t1:.0f} s", flush=True)
 
@@ -364,16 +383,16 @@ def main() -> int:
         if row["method"] == "goldberg":
             row["variant"] = f"ranks {row['goldberg_rank_bins']}, {row['goldberg_se']}"
     header = ("measure", "judge", "design", "gold_pairs", "method", "variant", "se_ratio", "se_ratio_robust", "cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost",
-              "gained", "reversed")
+              "gained", "reversed", "valid", "relevant_per_topic")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in results:
         cells = []
         for h in header:
             x = row.get(h, float("nan"))
-            cells.append("" if h in ("variant", "se_ratio", "se_ratio_robust") and h not in row else
+            cells.append("" if h in ("variant", "se_ratio", "se_ratio_robust", "relevant_per_topic") and h not in row else
                          f"{x:.3f}" if isinstance(x, float) and h in ("cov_sys", "cov_pair", "width", "tau", "se_ratio",
-                                                                 "se_ratio_robust") else
+                                                                 "se_ratio_robust", "valid") else
                          f"{x:+.4f}" if h == "bias" else f"{x:.4f}" if h == "rmse" else
                          f"{x:.1f}" if isinstance(x, float) else str(x))
         print("| " + " | ".join(cells) + " |")

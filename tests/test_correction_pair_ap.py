@@ -18,23 +18,37 @@ Where each expected number comes from:
   here.  The test pins that range loosely, [0.35, 1.1]: it fails if the estimate becomes larger than
   the truth or drops further.  The bias we measured is at most 0.36 standard deviations (gold-only;
   PPI 0.14) with 6 of 8 pairs per topic, smaller with 7; the test allows 0.4.
+* the documented minimum (``MIN_RELEVANT_PER_TOPIC`` sampled relevant pairs per topic on average, and
+  at least one in every topic not judged in full): the counts are recounted here with a loop over
+  the sampled pairs.  The tiny collections have 8 pairs per topic, far below the minimum, so the
+  tests of the estimator's algebra (enumeration, brute force) turn the check off (``no_minimum``):
+  they check the formulas, not the estimator's validity at a realistic sample size.
 """
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
 
 from pyterrier_noise._validation import InputError
-from pyterrier_noise.correction import CheapStudy, GoldSample, sample_pairs
-from pyterrier_noise.correction.ap_pair import _APParts, segment_exclusive_cumsum
+from pyterrier_noise._warnings import CorrectionWarning, NoiseWarning
+from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, sample_pairs
+from pyterrier_noise.correction import ap_pair
+from pyterrier_noise.correction.ap_pair import _APParts, sampled_relevant, segment_exclusive_cumsum
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
 from test_correction_cheap import tiny
 
 AP = MeasureSpec("AP")
 AP5 = MeasureSpec("AP", cutoff=5)
 AP2 = MeasureSpec("AP", rel=2)
+
+
+@pytest.fixture
+def no_minimum(monkeypatch):
+    """The estimator's algebra on a tiny collection: the minimum of sampled relevant pairs is off."""
+    monkeypatch.setattr(ap_pair, "MIN_RELEVANT_PER_TOPIC", 0.0)
 
 
 def setup(seed: int, specs=(AP,), variance: str = "design", n_docs: int = 8):
@@ -102,7 +116,7 @@ def _brute_numerator(study, r, cutoff=None):
 
 
 @pytest.mark.parametrize("spec", [AP, AP5])
-def test_numerator_and_its_influence_brute_force_and_finite_differences(spec):
+def test_numerator_and_its_influence_brute_force_and_finite_differences(spec, no_minimum):
     study, cheap, gold = setup(2, specs=(spec,))
     smp = sample_pairs(cheap, 6, design="uniform", seed=1)
     parts = _APParts(study, spec, cheap, gold[smp.rows], smp)
@@ -120,7 +134,7 @@ def test_numerator_and_its_influence_brute_force_and_finite_differences(spec):
         np.testing.assert_allclose(fd.sum(axis=1), full[:, d], atol=1e-10)
 
 
-def test_plugged_in_cross_terms_bias_is_the_joint_inclusion_closed_form():
+def test_plugged_in_cross_terms_bias_is_the_joint_inclusion_closed_form(no_minimum):
     study, cheap, gold = setup(1)
     y = (gold >= 1).astype(float)
     N_true, _ = _brute_numerator(study, y)
@@ -154,7 +168,7 @@ def _enumerate(study, cheap, gold, take, methods=("gold", "ppi", "ppi++")):
 
 
 @pytest.mark.parametrize("seed", [1, pytest.param(3, marks=pytest.mark.slow)])
-def test_linearised_variance_and_bias_by_enumeration(seed):
+def test_linearised_variance_and_bias_by_enumeration(seed, no_minimum):
     study, cheap, gold = setup(seed)
     truth = study.per_topic(gold)[AP].mean(axis=1)
     tdiff = truth[study.i] - truth[study.j]
@@ -174,7 +188,7 @@ def test_linearised_variance_and_bias_by_enumeration(seed):
     assert np.isfinite(res[6]["ppi++"][0]).all()
 
 
-def test_pooled_variance_brute_force():
+def test_pooled_variance_brute_force(no_minimum):
     """The pooled model written with loops: per stratum, Cochran (1977) Eq 5.6 with the population
     variance of ``a_y y - lam a_f f`` taken under independence of the weights ``(a_y, a_f)`` (known for
     every pair) and the labels ``(y, f)`` (moments pooled over the stratum's sample, the product of
@@ -198,7 +212,7 @@ def test_pooled_variance_brute_force():
         assert est.systems["ppi"][1][k] ** 2 == pytest.approx(max(v, 0.0), rel=1e-9, abs=1e-15)
 
 
-def test_bad_input_is_refused():
+def test_bad_input_is_refused(no_minimum):
     study, cheap, gold = setup(1)
     smp = sample_pairs(cheap, 6, design="uniform")
     with pytest.raises(InputError, match="one per sampled pair"):
@@ -211,3 +225,80 @@ def test_bad_input_is_refused():
                        smp.n_rows, smp.stratum_all)
     with pytest.raises(InputError, match=r"inclusion probability of sampled pair 5 .* must be in \(0, 1\]"):
         study.estimate(cheap, gold[smp.rows], wrong, methods=("ppi",))
+
+
+def _loop_counts(study, smp, gold):
+    """Sampled gold-relevant pairs per topic and whether the topic is judged in full, with loops."""
+    topic = study.row_topic
+    count = np.zeros(study.n_topics)
+    for r in smp.rows:
+        count[topic[r]] += gold[r] >= 1
+    full = np.array([all(smp.pi_all[r] == 1 for r in range(len(topic)) if topic[r] == t) for t in range(study.n_topics)])
+    return count, full
+
+
+def test_sampled_relevant_counts_loop():
+    study, cheap, gold = setup(3, n_docs=12)
+    smp = sample_pairs(cheap, 10, design="stratified", seed=4)
+    count, full = sampled_relevant(study, smp, (gold[smp.rows] >= 1).astype(float))
+    lc, lf = _loop_counts(study, smp, gold)
+    np.testing.assert_array_equal(count, lc)
+    np.testing.assert_array_equal(full, lf)
+    assert not full.any()
+    census = sample_pairs(cheap, len(cheap), design="uniform")
+    assert sampled_relevant(study, census, (gold >= 1).astype(float))[1].all()
+
+
+def test_below_the_minimum_ap_is_nan_with_a_warning_naming_the_topics(monkeypatch):
+    study, cheap, gold = setup(3, n_docs=12)
+    smp = sample_pairs(cheap, 16, design="stratified", seed=4)
+    count, _ = _loop_counts(study, smp, gold)
+    assert (count > 0).all()                       # so the mean decides, not a topic without relevant pairs
+    mean = count.mean()
+    # at the minimum: estimated; just above it: NaN for gold-only, PPI and PPI++, the naive row untouched
+    monkeypatch.setattr(ap_pair, "MIN_RELEVANT_PER_TOPIC", mean)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseWarning)
+        ok = study.estimate(cheap, gold[smp.rows], smp, methods=("naive", "gold", "ppi", "ppi++"))[AP]
+    assert all(np.isfinite(ok.systems[m][0]).all() for m in ("gold", "ppi", "ppi++"))
+    monkeypatch.setattr(ap_pair, "MIN_RELEVANT_PER_TOPIC", mean + 0.01)
+    with pytest.warns(CorrectionWarning) as rec:
+        est = study.estimate(cheap, gold[smp.rows], smp, methods=("naive", "gold", "ppi", "ppi++"))[AP]
+    msg = str(rec[0].message)
+    assert f"{mean:.1f} relevant pairs per topic on average" in msg and f"minimum is {mean + 0.01:g}" in msg
+    topics = study.aligned.topics
+    for t in range(study.n_topics):                # every topic below the minimum named with its count
+        assert f"qid {topics[t]}: {int(count[t])}" in msg
+    for m in ("gold", "ppi", "ppi++"):
+        assert np.isnan(est.systems[m][0]).all() and np.isnan(est.systems[m][1]).all()
+        assert np.isnan(est.pairs[m][0]).all() and np.isnan(est.pairs[m][1]).all()
+    naive = study.per_topic(cheap)[AP].mean(axis=1)
+    np.testing.assert_allclose(est.systems["naive"][0], naive, atol=1e-12)
+
+
+def test_a_topic_without_sampled_relevant_pairs_is_refused_whatever_the_mean(monkeypatch):
+    study, cheap, gold = setup(3, n_docs=12)
+    # the sample: every relevant pair of topic 0 and the non-relevant pairs of topic 1 (a uniform design's pi)
+    topic = study.row_topic
+    rows = np.flatnonzero(((topic == 0) & (gold >= 1)) | ((topic == 1) & (gold < 1)))
+    base = sample_pairs(cheap, len(rows), design="uniform")
+    smp = base.with_rows(rows)
+    count, _ = _loop_counts(study, smp, gold)
+    assert count[1] == 0 and count[0] >= 2
+    monkeypatch.setattr(ap_pair, "MIN_RELEVANT_PER_TOPIC", 0.5)     # the mean alone would pass
+    with pytest.warns(CorrectionWarning, match=r"with none in 1 topic\(s\)"):
+        est = study.estimate(cheap, gold[smp.rows], smp, methods=("gold", "ppi"))[AP]
+    assert np.isnan(est.systems["gold"][0]).all() and np.isnan(est.pairs["ppi"][1]).all()
+
+
+def test_cheap_experiment_says_why_ap_is_nan_once():
+    runs, truth, cheap = tiny(3, n_docs=12)
+    sampled = truth.iloc[::3]                     # a third of the pairs: about 2 relevant per topic
+    with pytest.warns(CorrectionWarning) as rec:
+        res = cheap_experiment(runs, cheap, sampled, ["AP", "P@3"], methods=("naive", "ppi", "gold"))
+    messages = [str(w.message) for w in rec]
+    assert sum("AP under the pair design is not estimated" in m for m in messages) == 1
+    assert not any(m.startswith("not estimated (NaN): ppi for AP") for m in messages)
+    sys_ = res.systems
+    assert sys_.loc[sys_["method"] != "naive", "AP"].isna().all()
+    assert sys_.loc[sys_["method"] == "naive", "AP"].notna().all() and sys_["P@3"].notna().all()
