@@ -52,7 +52,10 @@ right on average; above 1: too large) and ``se_ratio_robust``, the median SE ove
 interquartile range / 1.349 (the same, insensitive to the few studies whose calibration is nearly
 singular); ``err_se_spearman``: the median over systems of Spearman's correlation, across
 studies, between the estimate's absolute error and its SE (positive: the studies with the largest
-errors also have the widest intervals).
+errors also have the widest intervals); ``not_identified``: the share of studies in which a confusion
+matrix that carries weight in the measure is not identified by the gold sample (``|det J| / sd(det J)
+< 2``, ``CheapStudy.goldberg_diagnostics``), with the coverage of those studies and of the others
+(``cov_sys_identified``, ``cov_sys_not_identified``, and the same for pairs).
 
 Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--topic-budgets 4,8]
         [--pairs 500] [--judges rank,flat] [--measures 'P@10,RBP(p=0.8),nDCG@10'] [--designs pairs,topics]
