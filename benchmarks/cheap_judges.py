@@ -57,7 +57,10 @@ right on average; above 1: too large) and ``se_ratio_robust``, the median SE ove
 interquartile range / 1.349 (the same, insensitive to the few studies whose calibration is nearly
 singular); ``err_se_spearman``: the median over systems of Spearman's correlation, across
 studies, between the estimate's absolute error and its SE (positive: the studies with the largest
-errors also have the widest intervals).
+errors also have the widest intervals); ``not_identified``: the share of studies in which a confusion
+matrix that carries weight in the measure is not identified by the gold sample (``|det J| / sd(det J)
+< 2``, ``CheapStudy.goldberg_diagnostics``), with the coverage of those studies and of the others
+(``cov_sys_identified``, ``cov_sys_not_identified``, and the same for pairs).
 
 Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--topic-budgets 4,8]
         [--pairs 500] [--judges rank,flat] [--measures 'P@10,RBP(p=0.8),nDCG@10'] [--designs pairs,topics]
@@ -124,9 +127,11 @@ GOLDBERG_FORMS = {("none", "delta"): "one matrix", ("10", "delta"): "ranks 1-10,
 
 
 def goldberg_tables(results: list) -> dict:
-    """The two Goldberg tables of docs/cheap-judges.md, as ``{name: {columns, rows}}`` (raw values; the
-    page rounds them): ``goldberg_strata`` (coverage, width, bias, conclusions of each form) and
-    ``goldberg_se`` (the delta method against the bootstrap and against the estimate's spread)."""
+    """The Goldberg tables of docs/cheap-judges.md, as ``{name: {columns, rows}}`` (raw values; the
+    page rounds them): ``goldberg_strata`` (coverage, width, bias, conclusions of each form),
+    ``goldberg_se`` (the delta method against the bootstrap and against the estimate's spread) and
+    ``goldberg_identification`` (the share of studies where a confusion matrix that carries weight is
+    not identified, ``|det J| / sd(det J) < 2``, and the coverage in those studies and in the others)."""
     rows = [r for r in results if r["method"] == "goldberg"]
     form = {id(r): GOLDBERG_FORMS.get((r["goldberg_rank_bins"], r["goldberg_se"]),
                                       f"ranks {r['goldberg_rank_bins']}, {r['goldberg_se']}") for r in rows}
@@ -147,7 +152,13 @@ def goldberg_tables(results: list) -> dict:
         se.append([r["measure"], r["judge"], r["budget"], r.get("se_ratio"), r.get("se_ratio_robust"),
                    r.get("err_se_spearman"), r["cov_sys"], boot["cov_sys"] if boot else None,
                    boot["width"] if boot else None])
-    return {"goldberg_strata": {"columns": main_cols, "rows": strata}, "goldberg_se": {"columns": se_cols, "rows": se}}
+    ident_cols = ["measure", "judge", "gold pairs", "form", "not identified", "coverage, systems, identified",
+                  "coverage, systems, not identified", "coverage, pairs, identified", "coverage, pairs, not identified"]
+    ident = [[r["measure"], r["judge"], r["budget"], form[id(r)], r.get("not_identified"), r.get("cov_sys_identified"),
+              r.get("cov_sys_not_identified"), r.get("cov_pair_identified"), r.get("cov_pair_not_identified")]
+             for r in rows if r["goldberg_se"] == "delta" and "not_identified" in r]
+    return {"goldberg_strata": {"columns": main_cols, "rows": strata}, "goldberg_se": {"columns": se_cols, "rows": se},
+            "goldberg_identification": {"columns": ident_cols, "rows": ident}}
 
 
 def markdown(table: dict) -> str:
@@ -242,7 +253,7 @@ def main() -> int:
           f"{len(sub)} pairs of runs; {time.time() - t0:.1f} s", flush=True)
 
     keys = ("cov_sys", "cov_pair", "width", "bias", "rmse", "tau", "kept", "lost", "gained", "reversed", "lam",
-            "_v", "_se2", "valid")
+            "_v", "_se2", "valid", "_unid")
 
     def score(acc: dict, specs_: list, methods: tuple, ref_: dict, coll: dict, tops: dict | None) -> None:
         """One study's coverage, width, bias, tau and conclusions, appended to ``acc``."""
@@ -298,6 +309,14 @@ def main() -> int:
                 if m.startswith("goldberg"):
                     row["method"] = "goldberg"
                     row["goldberg_rank_bins"], row["goldberg_se"] = variants[m]
+                    # studies where a confusion matrix with weight is not identified (|det J| / sd(det J) < 2),
+                    # and the coverage of the studies where every one is, and of the others
+                    unid = np.array(acc[(s, m)]["_unid"], dtype=bool)
+                    row["not_identified"] = float(unid.mean())
+                    for key in ("cov_sys", "cov_pair"):
+                        cv = np.array(acc[(s, m)][key])
+                        row[key + "_identified"] = float(cv[~unid].mean()) if (~unid).any() else None
+                        row[key + "_not_identified"] = float(cv[unid].mean()) if unid.any() else None
                     vv, se2 = np.array(acc[(s, m)]["_v"]), np.array(acc[(s, m)]["_se2"])
                     with np.errstate(divide="ignore", invalid="ignore"):
                         row["se_ratio"] = float(np.nanmedian(np.sqrt(np.nanmean(se2, axis=0)) /
@@ -335,6 +354,13 @@ def main() -> int:
                 tops_g = {s: Estimates({}, {}, study.i, study.j, df={}) for s in specs}
                 for label, gst in gstudies.items():
                     c = gst.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), grades=grades)
+                    diag = gst.goldberg_diagnostics     # a matrix with weight that the gold sample does not identify
+                    for s, name in zip(specs, names):
+                        if diag is not None and name not in set(diag["measure"]):
+                            raise SystemExit(f"measure {name!r} is not named so in goldberg_diagnostics: write it as "
+                                             f"one of {sorted(set(diag['measure']))}")
+                        d = diag[(diag["measure"] == name) & (diag["weight"] > 0)] if diag is not None else None
+                        acc[(s, label)]["_unid"].append(bool(d is None or len(d) == 0 or not d["identified"].all()))
                     # Goldberg's topics-scope SE swaps the judge-noise term for the query-sampling one
                     t = gst.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), scope="topics",
                                      grades=grades)

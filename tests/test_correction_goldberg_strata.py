@@ -201,7 +201,8 @@ def test_a_stratum_without_a_grade_is_merged_into_its_neighbour_with_a_warning()
     with pytest.warns(CorrectionWarning, match=r"1 rank stratum/strata \(2-2\) had a gold grade without gold pairs"):
         merged = fine.estimate(cheap, gold[keep], smp, methods=("goldberg",), grades=GRADES)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error")      # no merge here; 10, 10 and 5 pairs per grade do not identify the matrix
+        warnings.filterwarnings("ignore", message=".*is not identified by the gold sample", category=CorrectionWarning)
         coarse = st.estimate(cheap, gold[keep], smp, methods=("goldberg",), grades=GRADES)
     for s in st.specs:
         for kind in ("systems", "pairs"):

@@ -48,13 +48,13 @@ from scipy import sparse, stats
 from .._validation import InputError, check_choice, check_int
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
 from .design import GoldSample, ht_covariance, ht_df
-from ._common import _warn
+from ._common import _NEAR_RANDOM_Z, _warn
 from .estimates import calibration_bootstrap_var, corrected_from_strata
 from .judge_fit import rank_strata
 from .ratio import RATIO_FAMILIES, ndcg_pair_design
 from .ap_pair import AP_FAMILIES, ap_pair_design
 
-__all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES"]
+__all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES", "confusion_determinant_z"]
 
 METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
 #: below this many effective degrees of freedom the design-based variance is replaced by the pooled one
@@ -101,6 +101,39 @@ def measure_gains(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
 
 def _nan(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.full(n, np.nan), np.full(n, np.nan)
+
+
+def confusion_determinant_z(counts: Any) -> float:
+    """``|det J| / sd(det J)`` of a confusion count matrix (rows gold, columns cheap), the graded form of
+    the binary ``D / sd(D)`` (``D = det J`` for two labels; Goldberg et al. 2017, Sec 3.2).
+
+    ``det J`` is linear in each row, so to first order ``Var(det) / det^2 = sum_g Var_{b ~ J[g]}(K[g, b])
+    / n_g`` with ``K = J^-T`` (the cofactors over the determinant) and ``n_g`` the row's pairs, the rows
+    being independent multinomials at the fitted rates, as in the delta method of Goldberg et al.'s
+    Eq 7-8 (a row whose pairs all have one cheap grade counts as known exactly there, and here).
+    Below 2 the matrix cannot be told apart from a singular one: the correction is not identified, the
+    estimate can be far off, and the delta method's interval covers almost whatever the error (as the
+    error grows, its t statistic tends to a bound of about this ratio; in the binary case exactly
+    ``D / sd(D)``).  Fieller's (1954) interval for such a ratio is then unbounded.  0 for a matrix
+    with a gold row without pairs."""
+    c = np.asarray(counts, dtype=np.float64)
+    n = c.sum(axis=-1)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or not np.isfinite(c).all() or (n <= 0).any():
+        return 0.0
+    J = c / n[:, None]
+    if abs(np.linalg.det(J)) < 1e-12:
+        return 0.0
+    K = np.linalg.inv(J).T
+    var = ((J * K ** 2).sum(axis=1) - (J * K).sum(axis=1) ** 2) / n
+    rel = float(np.maximum(var, 0.0).sum())
+    return float("inf") if rel == 0 else 1.0 / np.sqrt(rel)
+
+
+def _spec_name(spec: MeasureSpec) -> str:
+    """``P@10``, ``RBP(p=0.8)``, ``DCG@10``: a linear measure's name for messages."""
+    if spec.family == "RBP":
+        return f"RBP(p={spec.p:g})"
+    return f"{spec.family}@{spec.cutoff}" if spec.cutoff else spec.family
 
 
 def goldberg_strata_fit(stratum: np.ndarray, gi: np.ndarray, ci: np.ndarray, weight: np.ndarray, n_labels: int,
@@ -206,6 +239,10 @@ class CheapStudy:
         self.goldberg_rank_bins = () if goldberg_rank_bins is None else tuple(int(e) for e in goldberg_rank_bins)
         self._rank_stratum, self._rank_names = rank_strata(self.best_rank, self.goldberg_rank_bins)
         self.goldberg_se = check_choice("goldberg_se", goldberg_se, ("delta", "bootstrap"))
+        #: after an estimate by ``goldberg``: one row per measure and confusion matrix (``strata``), its gold
+        #: pairs per gold grade, ``det_z`` (:func:`confusion_determinant_z`), ``weight`` (its share of the
+        #: measure's weight over every run) and ``identified`` (``det_z >= 2``); None before
+        self.goldberg_diagnostics: Any = None
         self.n_replicates = check_int("n_replicates", n_replicates, 2)
         self.seed = seed
         self._W: dict[MeasureSpec, sparse.csr_matrix] = {}
@@ -280,6 +317,8 @@ class CheapStudy:
         if cheap.shape != (len(self.aligned.table),):
             raise InputError(f"cheap labels must be one per judgment ({len(self.aligned.table)}), got {cheap.shape}")
         naive = self.per_topic(cheap)
+        if "goldberg" in methods:
+            self.goldberg_diagnostics = None
         if isinstance(sample, GoldSample):
             return {s: self._pair_design(s, naive[s], cheap, np.asarray(gold, dtype=np.float64), sample, methods,
                                          scope, grades) for s in self.specs}
@@ -441,6 +480,7 @@ class CheapStudy:
                                    shape=(len(cheap), G * L))
         mass = np.asarray((self._W[spec] @ onehot).todense()).reshape(self.n_runs, self.n_topics, G, L)
         mass = mass.transpose(0, 2, 1, 3)                            # (runs, strata, topics, labels)
+        self._goldberg_identification(spec, group, counts, mass)
         v = measure_gains(grades, spec)
         noise = self._judge_noise(spec, counts, v, cidx, judged, row_group) if scope == "collection" else (0.0, 0.0)
         out, qv = [], []
@@ -452,6 +492,34 @@ class CheapStudy:
             out.append((res.value, np.sqrt(np.maximum(var, 0.0))))
             qv.append(res.query_var)
         return out[0], out[1], (qv[0], qv[1])
+
+    def _goldberg_identification(self, spec: MeasureSpec, group: np.ndarray, counts: np.ndarray,
+                                 mass: np.ndarray) -> None:
+        """Record, per confusion matrix of Goldberg et al.'s fit, its gold pairs, ``|det J| / sd(det J)``
+        (:func:`confusion_determinant_z`) and its share of the measure's weight over every run, in
+        :attr:`goldberg_diagnostics`; warn for a matrix that carries weight and is not identified."""
+        import pandas as pd
+        total = mass.sum()
+        rows = []
+        for k, c in enumerate(counts):
+            strata = " and ".join(self._rank_names[i] for i in np.flatnonzero(group == k)) or "all"
+            z = confusion_determinant_z(c)
+            share = float(mass[:, k].sum() / total) if total > 0 else 0.0
+            rows.append({"measure": _spec_name(spec), "strata": strata,
+                         "gold_pairs": tuple(int(round(x)) for x in c.sum(axis=1)), "det_z": z,
+                         "weight": share, "identified": bool(z >= _NEAR_RANDOM_Z)})
+            if share > 0 and z < _NEAR_RANDOM_Z:
+                _warn(f"Goldberg et al.'s correction of {_spec_name(spec)}: the confusion matrix of rank stratum "
+                      f"{strata} ({share:.0%} of the measure's weight; gold pairs per gold grade "
+                      f"{', '.join(str(x) for x in rows[-1]['gold_pairs'])}) is not identified by the gold sample: "
+                      f"|det J| / sd(det J) = {z:.3g} < {_NEAR_RANDOM_Z:g}. The estimate can be far off, and its "
+                      f"interval then covers almost whatever the error (conservative); more gold pairs of the "
+                      f"thin grades are needed")
+        frame = pd.DataFrame(rows, columns=["measure", "strata", "gold_pairs", "det_z", "weight", "identified"])
+        old = self.goldberg_diagnostics
+        keep = old[old["measure"] != _spec_name(spec)] if old is not None else None
+        self.goldberg_diagnostics = frame if keep is None or keep.empty else pd.concat([keep, frame],
+                                                                                         ignore_index=True)
 
     def _judge_noise(self, spec: MeasureSpec, counts: np.ndarray, v: np.ndarray, cidx: np.ndarray,
                      judged: np.ndarray, group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
