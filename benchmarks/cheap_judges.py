@@ -356,6 +356,8 @@ def main() -> int:
                     c = gst.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), grades=grades)
                     diag = gst.goldberg_diagnostics     # a matrix with weight that the gold sample does not identify
                     for s, name in zip(specs, names):
+                        if (s, label) not in acc:       # a measure Goldberg et al.'s correction does not cover (AP)
+                            continue
                         if diag is not None and name not in set(diag["measure"]):
                             raise SystemExit(f"measure {name!r} is not named so in goldberg_diagnostics: write it as "
                                              f"one of {sorted(set(diag['measure']))}")
@@ -364,7 +366,7 @@ def main() -> int:
                     # Goldberg's topics-scope SE swaps the judge-noise term for the query-sampling one
                     t = gst.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), scope="topics",
                                      grades=grades)
-                    for s in specs:
+                    for s in (s for s in specs if (s, label) in acc):
                         coll[s].systems[label], coll[s].pairs[label] = c[s].systems["goldberg"], c[s].pairs["goldberg"]
                         coll[s].topic_var[label] = c[s].topic_var["goldberg"]
                         tops_g[s].systems[label], tops_g[s].pairs[label] = t[s].systems["goldberg"], t[s].pairs["goldberg"]
