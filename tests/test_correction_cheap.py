@@ -237,6 +237,7 @@ def test_nonlinear_measures_have_no_goldberg_pair_design_estimate():
     # but not Goldberg et al.'s correction
     runs, truth, cheap = tiny(seed=1)
     st = study_of(runs, cheap, [NDCG, AP])
+    st.ap_min_relevant = 0.0     # 4 gold pairs: far below AP's minimum (tests/test_correction_pair_ap.py); the machinery here
     c = st.aligned.table.labels
     smp = sample_pairs(c, 4, design="uniform", seed=0)
     est = st.estimate(c, labels_on_table(st, truth)[smp.rows], smp)

@@ -15,6 +15,7 @@ import pytest
 
 from cli_helpers import run_cli
 from pyterrier_noise._validation import InputError
+from pyterrier_noise._warnings import CorrectionWarning
 from pyterrier_noise.correction import METHODS, CheapStudy, GoldSample, sample_pairs
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
 from pyterrier_noise.io import read_cheap_qrels, write_trec_qrels, write_trec_run
@@ -179,14 +180,21 @@ def test_cli_calibrate_gives_ndcg_under_the_pair_design(tmp_path):
     # nDCG@k and AP by the ratio estimators (tests/test_correction_pair_ndcg.py and
     # tests/test_correction_pair_ap.py check their values); RR stays NaN
     rdir = _calibrate_files(tmp_path)
-    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt", rdir,
-                              "-m", "nDCG@5", "-m", "AP", "-m", "RR", "--method", "ppi,ppi++,gold",
-                              "--out", tmp_path / "out")
+    args = ("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt", rdir,
+            "-m", "nDCG@5", "-m", "AP", "-m", "RR", "--method", "ppi,ppi++,gold")
+    # the small gold sample holds fewer relevant pairs per topic than AP's minimum (10): with the
+    # check off, AP is estimated; by default it is NaN, and the warning gives the counts
+    code, _, stderr = run_cli(*args, "--ap-min-relevant", "0", "--out", tmp_path / "out")
     assert code == 0, stderr
     systems = pd.read_csv(tmp_path / "out" / "systems.tsv", sep="\t")
     for m in ("nDCG@5", "AP"):
         assert np.isfinite(systems[[m, f"{m} se", f"{m} lo", f"{m} hi"]].to_numpy()).all()
     assert systems["RR"].isna().all()
+    with pytest.warns(CorrectionWarning, match="AP under the pair design is not estimated .* the minimum is 10"):
+        code, _, stderr = run_cli(*args, "--out", tmp_path / "default")
+    assert code == 0, stderr
+    default = pd.read_csv(tmp_path / "default" / "systems.tsv", sep="\t")
+    assert default["AP"].isna().all() and np.isfinite(default["nDCG@5"]).all()
 
 
 def test_cli_method_names_match_the_library():

@@ -161,6 +161,8 @@ def test_stratified_is_unbiased_and_the_single_matrix_is_not_by_exact_expectatio
         cheap[ev] = c
         with warnings.catch_warnings():
             warnings.simplefilter("error")                                    # no stratum is merged here
+            # 10 pairs per grade and stratum do not identify the matrices (|det J| / sd(det J) < 2)
+            warnings.filterwarnings("ignore", message=".*is not identified by the gold sample", category=CorrectionWarning)
             est = st.estimate(cheap, gold[cal], smp, methods=("goldberg",), grades=GRADES)
             est_flat = flat.estimate(cheap, gold[cal], smp, methods=("goldberg",), grades=GRADES)
         for s in st.specs:

@@ -302,3 +302,30 @@ def test_cheap_experiment_says_why_ap_is_nan_once():
     sys_ = res.systems
     assert sys_.loc[sys_["method"] != "naive", "AP"].isna().all()
     assert sys_.loc[sys_["method"] == "naive", "AP"].notna().all() and sys_["P@3"].notna().all()
+
+
+def test_the_minimum_is_a_parameter_of_the_study_and_of_cheap_experiment():
+    """``CheapStudy(ap_min_relevant=x)`` and ``cheap_experiment(ap_min_relevant=x)`` decide as the module's
+    default does when it is x; bad values are refused by name."""
+    study, cheap, gold = setup(3, n_docs=12)
+    smp = sample_pairs(cheap, 16, design="stratified", seed=4)
+    mean = _loop_counts(study, smp, gold)[0].mean()
+    at = CheapStudy(study.aligned, [AP], ap_min_relevant=mean)
+    above = CheapStudy(study.aligned, [AP], ap_min_relevant=mean + 0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseWarning)
+        ok = at.estimate(cheap, gold[smp.rows], smp, methods=("gold", "ppi"))[AP]
+    assert np.isfinite(ok.systems["ppi"][0]).all()
+    with pytest.warns(CorrectionWarning, match=f"minimum is {mean + 0.01:g}"):
+        est = above.estimate(cheap, gold[smp.rows], smp, methods=("gold", "ppi"))[AP]
+    assert np.isnan(est.systems["ppi"][0]).all()
+    for bad in (-1, float("nan"), "10", True):
+        with pytest.raises(InputError, match="ap_min_relevant"):
+            CheapStudy(study.aligned, [AP], ap_min_relevant=bad)
+    runs, truth, cheap_q = tiny(3, n_docs=12)
+    sampled = truth.iloc[::3]                     # about 2 relevant pairs per topic
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        off = cheap_experiment(runs, cheap_q, sampled, ["AP"], methods=("ppi",), ap_min_relevant=0)
+        on = cheap_experiment(runs, cheap_q, sampled, ["AP"], methods=("ppi",))
+    assert np.isfinite(off.systems["AP"]).all() and on.systems["AP"].isna().all()

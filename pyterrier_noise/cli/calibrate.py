@@ -79,6 +79,9 @@ def register_cli(subparsers: Any) -> None:
                    help="goldberg: one confusion matrix per band of each pair's best rank over the runs, the "
                         "bands' upper edges comma-separated (default 10: ranks 1-10 and 11+; 'none': one matrix "
                         "for every pair, as Goldberg et al. 2017)")
+    p.add_argument("--ap-min-relevant", type=float, default=None, metavar="N",
+                   help="AP under the pair design needs N gold-relevant sampled pairs per topic on average "
+                        "(default 10; below it AP is not estimated, with a warning; 0 turns the check off)")
     p.add_argument("--no-plots", action="store_true", help="write the TSV files only")
     p.set_defaults(handler=_cmd_calibrate)
 
@@ -115,7 +118,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         with JudgingSession(gold, create=False) as session:
             gold = session.judged_qrels()[["qid", "docno", "label"]]
     res = cheap_experiment(runs, args.cheap, gold, args.measures, methods=methods, scope=args.scope,
-                           alpha=args.alpha, sample=args.sample, goldberg_rank_bins=_rank_bins(args.goldberg_rank_bins))
+                           alpha=args.alpha, sample=args.sample, goldberg_rank_bins=_rank_bins(args.goldberg_rank_bins),
+                           ap_min_relevant=args.ap_min_relevant)
     if args.no_plots:
         directory.write("systems.tsv", res.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
         directory.write("pairs.tsv", res.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
@@ -124,7 +128,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     info = {"cheap": str(args.cheap), "gold": str(args.gold), "sample": args.sample, "runs": len(runs),
             "measures": res.measures,
             "methods": methods, "design": res.design, "scope": res.scope, "gold_pairs": res.n_gold,
-            "alpha": args.alpha, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins)}
+            "alpha": args.alpha, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins),
+            "ap_min_relevant": args.ap_min_relevant}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
     directory.finish()
     cols = ["name", "method"] + [c for m in res.measures for c in (m, f"{m} lo", f"{m} hi")]

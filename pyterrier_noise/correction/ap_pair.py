@@ -70,7 +70,8 @@ __all__ = ["ap_pair_design", "AP_FAMILIES", "segment_exclusive_cumsum", "MIN_REL
 #: measures estimated under the pair design by this module
 AP_FAMILIES = ("AP",)
 #: the fewest gold-relevant sampled pairs per topic (mean over the topics not judged in full) for which
-#: AP is estimated under the pair design (see the module doc for the evidence); 0 turns the check off
+#: AP is estimated under the pair design (see the module doc for the evidence); the default of
+#: ``CheapStudy(ap_min_relevant=None)``, which can set another (0 turns the check off)
 MIN_RELEVANT_PER_TOPIC = 10.0
 
 
@@ -94,15 +95,16 @@ def sampled_relevant(study: "CheapStudy", sample: GoldSample, relevant: np.ndarr
 def _too_few_relevant(study: "CheapStudy", sample: GoldSample, relevant: np.ndarray, methods: tuple[str, ...],
                       spec: MeasureSpec) -> bool:
     """Whether AP's pair-design estimate is below its documented minimum; if so, say why in a warning."""
-    if MIN_RELEVANT_PER_TOPIC <= 0:
+    minimum = MIN_RELEVANT_PER_TOPIC if study.ap_min_relevant is None else study.ap_min_relevant
+    if minimum <= 0:
         return False
     count, full = sampled_relevant(study, sample, relevant)
     if full.all():
         return False
     mean = float(count[~full].mean())
-    low = np.flatnonzero(~full & (count < MIN_RELEVANT_PER_TOPIC))
+    low = np.flatnonzero(~full & (count < minimum))
     none = np.flatnonzero(~full & (count == 0))
-    if mean >= MIN_RELEVANT_PER_TOPIC and not len(none):
+    if mean >= minimum and not len(none):
         return False
     topics = study.aligned.topics
     named = ", ".join(f"qid {topics[t]}: {int(count[t])}" for t in low[:12]) + (", ..." if len(low) > 12 else "")
@@ -110,7 +112,7 @@ def _too_few_relevant(study: "CheapStudy", sample: GoldSample, relevant: np.ndar
     name = "AP" + (f"@{spec.cutoff}" if spec.cutoff is not None else "") + \
         (f"(rel={spec.rel:g})" if spec.rel is not None and float(spec.rel) != 1.0 else "")
     _warn(f"{name} under the pair design is not estimated (NaN for {which}): the gold sample holds "
-          f"{mean:.1f} relevant pairs per topic on average, and the minimum is {MIN_RELEVANT_PER_TOPIC:g}"
+          f"{mean:.1f} relevant pairs per topic on average, and the minimum is {minimum:g}"
           + (f", with none in {len(none)} topic(s)" if len(none) else "")
           + f"; relevant pairs sampled in the topics below the minimum: {named}. With fewer, AP's ratio estimator "
           "is biased downwards and its intervals are not calibrated. Sample more pairs, or have whole topics "

@@ -112,7 +112,8 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
                      sample: GoldSample | pd.DataFrame | str | Path | None = None, scope: Scope = "collection",
                      alpha: float = 0.05,
                      names: Sequence[str] | None = None,
-                     goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS) -> CheapResult:
+                     goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
+                     ap_min_relevant: float | None = None) -> CheapResult:
     """Scores with intervals per system, and differences with p-values per pair, from cheap labels.
 
     Args:
@@ -132,6 +133,8 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         goldberg_rank_bins: Goldberg et al.'s correction is fitted within bins of each pair's best rank
             over the runs (upper edges; default ``[10]``: ranks 1-10 and 11+), one confusion matrix
             per bin; ``None``: one matrix for every pair, as in the paper (see :class:`CheapStudy`).
+        ap_min_relevant: AP under the pair design needs this many gold-relevant sampled pairs per
+            topic on average (default ``None``: 10; 0 turns the check off; see :class:`CheapStudy`).
 
     Pair design: P@k, DCG@k and RBP by every method; nDCG@k by every method but ``goldberg`` (a
     ratio estimator: rectified DCG over the ideal DCG of the rectified grade counts, per topic,
@@ -163,7 +166,7 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             raise InputError(f"measure {m!r}: tie policy {ties!r} is not supported here (trec_eval order only)")
         specs.append(spec)
     aligned = AlignedRuns.build(runs, cheap_q[["qid", "docno", "label"]], ties="trec_eval")
-    study = CheapStudy(aligned, specs, goldberg_rank_bins=goldberg_rank_bins)
+    study = CheapStudy(aligned, specs, goldberg_rank_bins=goldberg_rank_bins, ap_min_relevant=ap_min_relevant)
     table = aligned.table
     rows, labels = _gold_rows(table, gold_q)
     design, smp = _design(table, rows, sample)

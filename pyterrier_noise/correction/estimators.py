@@ -211,13 +211,18 @@ class CheapStudy:
             their Eq 7, graded form, per stratum) or ``"bootstrap"`` (their parametric bootstrap,
             Alg 1: each stratum's confusion rows redrawn from their multinomial counts
             ``n_replicates`` times, ``seed`` default 0).
+        ap_min_relevant: the fewest gold-relevant sampled pairs per topic (on average, over the topics
+            not judged in full) for AP under the pair design; below it, or with a topic whose sample
+            holds none, AP's gold/PPI/PPI++ estimates are NaN with a warning.  ``None`` (default):
+            :data:`~pyterrier_noise.correction.ap_pair.MIN_RELEVANT_PER_TOPIC` (10, from the
+            evidence in docs/cheap-judges.md); 0 turns the check off.
     """
 
     def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None,
                  variance: Literal["design", "pooled"] = "pooled",
                  goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
                  goldberg_se: Literal["delta", "bootstrap"] = "delta", n_replicates: int = 1000,
-                 seed: int | None = 0) -> None:
+                 seed: int | None = 0, ap_min_relevant: float | None = None) -> None:
         if aligned.ties not in ("trec_eval", "given"):
             raise InputError(f"cheap-judge estimators need one order per ranking (ties 'trec_eval' or 'given'), "
                              f"got {aligned.ties!r}")
@@ -245,6 +250,11 @@ class CheapStudy:
         self.goldberg_diagnostics: Any = None
         self.n_replicates = check_int("n_replicates", n_replicates, 2)
         self.seed = seed
+        if ap_min_relevant is not None and not (isinstance(ap_min_relevant, (int, float, np.integer, np.floating))
+                                                and not isinstance(ap_min_relevant, bool)
+                                                and np.isfinite(ap_min_relevant) and ap_min_relevant >= 0):
+            raise InputError(f"argument 'ap_min_relevant': expected a number >= 0 or None, got {ap_min_relevant!r}")
+        self.ap_min_relevant = None if ap_min_relevant is None else float(ap_min_relevant)
         self._W: dict[MeasureSpec, sparse.csr_matrix] = {}
         self._A: dict[MeasureSpec, sparse.csc_matrix] = {}
         self._A_rows: dict[MeasureSpec, sparse.csr_matrix] = {}
