@@ -34,6 +34,31 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
+def tables(results: list) -> dict:
+    """The two tables of docs/cheap-judges.md: ``ap_variance`` (per budget and method, systems and pairs:
+    the share on the pooled path, each path's mean variance over the true one, their coverage alone
+    and as used, and the bias over the SD, systems) and ``ap_oracle`` (gold-only with the true weights)."""
+    cols = ["gold pairs", "relevant pairs per topic", "method", "pooled path, systems", "pooled path, pairs",
+            "design-based var / true", "pooled var / true", "coverage, design-based alone",
+            "coverage, pooled alone", "coverage as used, systems", "coverage as used, pairs", "bias / SD"]
+    rows, oracle = [], []
+    for b in sorted({r["gold_pairs"] for r in results}):
+        for m in ("gold", "ppi++"):
+            s = next((r for r in results if r["gold_pairs"] == b and r["method"] == m and r["kind"] == "systems"), None)
+            p = next((r for r in results if r["gold_pairs"] == b and r["method"] == m and r["kind"] == "pairs"), None)
+            if s is None or p is None:
+                continue
+            rows.append([b, s["relevant_per_topic"], m, s["pooled_path_share"], p["pooled_path_share"],
+                         s["design_var_over_mc"], s["pooled_var_over_mc"], s["coverage_design_only"],
+                         s["coverage_pooled_only"], s["coverage"], p["coverage"], s["bias_over_sd"]])
+            if "oracle_design_var_over_mc" in s:
+                oracle.append([b, s["oracle_design_var_over_mc"], s["oracle_design_coverage_normal"],
+                               s["oracle_pooled_var_over_mc"], s["oracle_pooled_coverage_normal"]])
+    return {"ap_variance": {"columns": cols, "rows": rows},
+            "ap_oracle": {"columns": ["gold pairs", "design-based var / true", "coverage, design-based",
+                                      "pooled var / true", "coverage, pooled"], "rows": oracle}}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", type=int, default=150)
@@ -142,7 +167,8 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"command": "python benchmarks/ap_pair_variance.py " + " ".join(sys.argv[1:]),
                                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                               "seconds": round(time.time() - t0, 1), "results": results}, indent=1) + "\n")
+                               "seconds": round(time.time() - t0, 1), "results": results,
+                               "tables": tables(results)}, indent=1) + "\n")
     print(f"wrote {out}")
     return 0
 

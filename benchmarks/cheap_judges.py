@@ -161,6 +161,29 @@ def goldberg_tables(results: list) -> dict:
             "goldberg_identification": {"columns": ident_cols, "rows": ident}}
 
 
+AP_COLUMNS = ["judge", "gold pairs", "relevant pairs per topic", "method", "studies with an estimate",
+              "coverage, systems", "coverage, pairs", "SE / gold-only", "bias", "RMSE", "Kendall tau", "kept", "lost",
+              "gained", "reversed"]
+
+
+def ap_tables(results: list) -> dict:
+    """AP's pair-design table of docs/cheap-judges.md (``ap_pairs``): per judge, budget and method, the
+    sampled relevant pairs per topic, the share of studies with an estimate (in %; below the minimum
+    none: "not estimated") and, where estimated, coverage, width, bias and conclusions."""
+    rows = []
+    for r in results:
+        if r["measure"] != "AP" or r["design"] == "topics":
+            continue
+        head = [r["judge"], r["budget"], r.get("relevant_per_topic"), r["method"], 100.0 * r.get("valid", 1.0)]
+        if r.get("valid", 1.0) == 0:
+            rows.append(head + ["not estimated"] + [None] * (len(AP_COLUMNS) - len(head) - 1))
+            continue
+        width = r.get("width")
+        rows.append(head + [r["cov_sys"], r["cov_pair"], None if width is None or width != width else width,
+                            r["bias"], r["rmse"], r["tau"], r["kept"], r["lost"], r["gained"], r["reversed"]])
+    return {"ap_pairs": {"columns": AP_COLUMNS, "rows": rows}} if rows else {}
+
+
 def markdown(table: dict) -> str:
     """A stored table as the page prints it (3 decimals, bias 4 with a sign, counts 1)."""
     out = ["| " + " | ".join(table["columns"]) + " |", "|" + "---|" * len(table["columns"])]
@@ -168,6 +191,8 @@ def markdown(table: dict) -> str:
         cells = []
         for col, x in zip(table["columns"], row):
             cells.append("" if x is None else str(x) if not isinstance(x, float) else
+                         f"{x:.0f}%" if col.startswith("studies with") else
+                         f"{x:.1f}" if col.startswith("relevant pairs") else
                          f"{x:+.4f}" if col == "bias" else f"{x:.4f}" if col == "RMSE" else
                          f"{x:.1f}" if col in ("kept", "lost", "gained", "reversed") else
                          f"{x:.2f}" if col.startswith("Spearman") else f"{x:.3f}")
@@ -431,8 +456,8 @@ def main() -> int:
             "judged_pairs": N, "pairs_of_runs": int(len(sub)), "studies": args.studies, "seed": args.seed,
             "confusion_deep": CONFUSION_DEEP.tolist(), "confusion_top10": CONFUSION_TOP.tolist(),
             "seconds": round(time.time() - t0, 1), "results": results}
-    if variants:
-        info["tables"] = goldberg_tables(results)
+    info["tables"] = {**(goldberg_tables(results) if variants else {}), **ap_tables(results)}
+    if info["tables"]:
         for table in info["tables"].values():
             print(markdown(table))
     out.write_text(json.dumps(info, indent=1) + "\n")
