@@ -164,20 +164,12 @@ def test_aligning_columns_equals_aligning_the_files(run_dir, coll, ties, include
     assert got.run_names == want.run_names and got.topics == want.topics
 
 
-def test_row_grouping_and_sparse_rows_against_numpy(monkeypatch):
-    # brute force: the grouping is numpy's stable argsort with the row offsets of a bincount, and the
-    # numpy CSR's product, row gather and append equal the dense matrix's
+def test_sparse_rows_against_numpy():
+    # brute force: the numpy CSR's product, row gather and append equal the dense matrix's
+    # (the grouping by row: tests/test_w3_process.py)
     import numpy as np
-    from pyterrier_noise.selection.contributions import _Rows, _stable_row_order
+    from pyterrier_noise.selection.contributions import _Rows
     rng = np.random.default_rng(7)
-    jidx = rng.integers(0, 50, 2000)
-    order, ptr = _stable_row_order(jidx, 60)   # rows 50..59 are empty
-    assert np.array_equal(order, np.argsort(jidx, kind="stable"))
-    assert np.array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(jidx, minlength=60))]))
-    monkeypatch.setitem(__import__("sys").modules, "pandas._libs.algos", None)   # a pandas without the counting sort
-    order2, ptr2 = _stable_row_order(jidx, 60)
-    assert np.array_equal(order2, order) and np.array_equal(ptr2, ptr)
-    monkeypatch.undo()
     dense = rng.random((9, 7)) * (rng.random((9, 7)) < 0.5)
     dense[3] = 0.0   # an empty row
     nz = [np.flatnonzero(r) for r in dense]

@@ -1,7 +1,8 @@
 """W3 as a whole process (issue 19): judgment selection without pandas (a ``JudgmentTable`` as the
 oracle, the RBP ranges as arrays), the reader that inflates run files before numpy and pyarrow are
-imported, the dictionary encoding on two cores and the radix sort of the rows.  Every check
-compares the new path with the one it replaces (frames, one-piece encoding, numpy's stable sort)."""
+imported, the dictionary encoding on two cores and the grouping of positions by row (per topic, in
+two threads).  Every check compares the new path with the one it replaces (frames, one-piece
+encoding, numpy's stable argsort)."""
 from __future__ import annotations
 
 import subprocess
@@ -16,11 +17,11 @@ import pytest
 from conftest import random_collection
 from pyterrier_noise._arrow import numbers
 from pyterrier_noise._warnings import CoercionWarning
-from pyterrier_noise.engine import JudgmentTable
+from pyterrier_noise.engine import AlignedRuns, JudgmentTable
 from pyterrier_noise.io import read_arrow_qrels, write_trec_qrels, write_trec_run
 from pyterrier_noise.io import arrow as io_arrow
 from pyterrier_noise.selection import JudgmentSelector
-from pyterrier_noise.selection.contributions import _stable_row_order
+from pyterrier_noise.selection.contributions import _by_row
 
 
 def _files(tmp_path, seed: int):
@@ -82,7 +83,7 @@ def test_selection_from_files_and_a_table_imports_no_pandas(tmp_path):
             "from pyterrier_noise.io.reader import RunFileReader; "
             "assert not [m for m in ('numpy', 'pyarrow', 'pandas') if m in sys.modules]; "
             f"reading = RunFileReader({[str(p) for p in paths]!r}, 2); "
-            "from pyterrier_noise.engine import JudgmentTable; from pyterrier_noise.io import read_arrow_qrels; "
+            "from pyterrier_noise.engine import AlignedRuns, JudgmentTable; from pyterrier_noise.io import read_arrow_qrels; "
             "from pyterrier_noise.selection import JudgmentSelector; "
             f"table = JudgmentTable.from_arrays(*read_arrow_qrels({str(qpath)!r})); "
             "sel = JudgmentSelector(reading, method='C'); sel.judge(table, 30); "
@@ -108,19 +109,52 @@ def test_codes_in_two_halves_are_the_codes_of_one_pass(monkeypatch, split):
     assert np.array_equal(codes, one_pass[0]) and codes.dtype == one_pass[0].dtype
 
 
-@pytest.mark.parametrize("n_rows", [1, 2, 255, 256, 257, 70_000, 65_536, 65_537, 2 ** 24 + 5])
-def test_radix_row_order_is_numpys_stable_argsort(monkeypatch, n_rows):
-    # without pandas imported the rows' order is a radix sort of 16-bit digits; with it, pandas'
-    # counting sort: both are numpy's stable argsort (brute force), offsets by counting
-    rng = np.random.default_rng(n_rows % 997)
-    jidx = rng.integers(0, n_rows, 4000)
-    want = np.argsort(jidx, kind="stable")
-    ptr_want = np.concatenate([[0], np.cumsum(np.bincount(jidx, minlength=n_rows))])
-    with_pandas = _stable_row_order(jidx, n_rows)
-    monkeypatch.delitem(sys.modules, "pandas")
-    without = _stable_row_order(jidx, n_rows)
-    for order, ptr in (with_pandas, without):
-        assert np.array_equal(order, want) and np.array_equal(ptr, ptr_want)
+def _grouping_brute_force(aligned):
+    """The by-row grouping as numpy's stable argsort of the rows of every position (brute force)."""
+    order = np.argsort(aligned.jidx, kind="stable")
+    seg = np.repeat(np.arange(aligned.n_segments), aligned.seg_len)
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(aligned.jidx, minlength=len(aligned.table)))])
+    return ptr, seg[order], aligned.pos[order]
+
+
+@pytest.mark.parametrize("n_docs, big", [(6, False), (40, True), (70_000, True)])
+def test_rows_grouped_per_topic_equal_the_stable_argsort(n_docs, big):
+    # runs that miss topics (empty segments), a topic no run retrieves (no rows), one run only on a
+    # topic, and (70,000 documents) a topic of more than 2^16 rows, whose keys are 32-bit; big: over
+    # 100,000 positions, so that half the topics are grouped in a second thread
+    rng = np.random.default_rng(n_docs)
+    frames = {}
+    for r in range(5):
+        rows = []
+        for q in ("q1", "q2", "q3", "q4"):
+            if (r, q) in ((1, "q2"), (3, "q2"), (2, "q4")) or q == "q3" or (q == "q4" and r != 2 and r != 4):
+                continue
+            n = n_docs if big and q == "q1" else min(n_docs, 6)
+            docs = rng.choice(n_docs + 10, size=n, replace=False) if n < n_docs + 10 else np.arange(n)
+            rows.append(pd.DataFrame({"qid": q, "docno": [f"d{d}" for d in docs], "score": -np.arange(n, dtype=float),
+                                      "rank": np.arange(n)}))
+        frames[f"run{r}"] = pd.concat(rows, ignore_index=True)
+    if big:   # more positions: copies of run0 under other names
+        for k in range(2 if n_docs == 40 else 0):
+            frames[f"copy{k}"] = frames["run0"]
+    qrels = pd.DataFrame({"qid": ["q1", "q3"], "docno": ["d1", "d2"], "label": [1, 0]})
+    aligned = AlignedRuns.build(frames, qrels, include_unjudged=True, topics=["q1", "q2", "q3", "q4"],
+                                on_topic_mismatch="ignore")
+    got = _by_row(aligned)
+    want = _grouping_brute_force(aligned)
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w)
+
+
+def test_rows_grouped_on_trec_covid_equal_the_stable_argsort(covid):
+    from pyterrier_noise.selection.contributions import _aligned_for
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoercionWarning)     # one run's 0-based ranks
+        qrels = JudgmentTable.from_arrays(*read_arrow_qrels(covid / "qrels-rnd1.txt"))
+        aligned = _aligned_for(covid / "runs", qrels)
+    assert aligned.n_topics == 30 and len(aligned.jidx) > 100_000   # the threaded path
+    for g, w in zip(_by_row(aligned), _grouping_brute_force(aligned)):
+        assert np.array_equal(g, w)
 
 
 def test_numbers_stand_a_value_in_for_nulls():

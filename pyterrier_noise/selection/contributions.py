@@ -6,7 +6,6 @@ engine's :func:`~pyterrier_noise.engine.rbp_weights`.
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -101,32 +100,6 @@ class _Rows:
         return _Rows(self.indptr[:m + 1], self.indices[:end], self.data[:end], (m, self.shape[1]))
 
 
-def _stable_row_order(jidx: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """The stable argsort of ``jidx`` (values in ``[0, n_rows)``) and the start of each value's run
-    in it (``n_rows + 1`` offsets), in O(n): pandas' counting sort (the one its groupby uses) when
-    pandas is imported already, else a radix sort of numpy's stable sorts of 16-bit digits (a
-    counting sort each; about twice the time, but no pandas to import).  numpy's stable argsort
-    of wider integers is a merge sort, several times slower on 10^6+ keys."""
-    ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(jidx, minlength=n_rows), out=ptr[1:])
-    if "pandas" in sys.modules:
-        try:
-            from pandas._libs.algos import groupsort_indexer
-        except ImportError:   # a pandas without it
-            pass
-        else:
-            return groupsort_indexer(np.asarray(jidx, dtype=np.intp), int(n_rows))[0], ptr
-    order = None
-    bits = max(int(n_rows - 1).bit_length(), 1)
-    for shift in range(0, bits, 16):   # least significant digit first
-        # the digit as the narrowest unsigned type that holds it (numpy's stable sort of 8- and 16-bit
-        # integers is a counting sort of their bytes)
-        digit = (jidx >> shift).astype(np.uint8 if bits - shift <= 8 else np.uint16)
-        step = np.argsort(digit if order is None else digit[order], kind="stable")
-        order = step if order is None else order[step]
-    return order, ptr
-
-
 @dataclass
 class _Contributions:
     """Contributions c[s,d] = (1-p) p^(rank-1) of every (run, topic, position) as sparse rows.
@@ -165,7 +138,7 @@ def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     hit = aligned._cache.get("selection-by-row")
     if hit is not None:
         return hit
-    n_seg = aligned.n_segments
+    n_seg, T = aligned.n_segments, aligned.n_topics
     J = len(aligned.table)
     jidx = aligned.jidx
     if (jidx < 0).any():
@@ -175,15 +148,55 @@ def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # for TREC-size inputs), which halves the memory of the structure and of its construction.
     n_pos = len(jidx)
     it = np.int32 if max(n_pos + 1, n_seg, J) < 2 ** 31 else np.int64
-    seg = np.repeat(np.arange(n_seg, dtype=it), aligned.seg_len)
-    # Grouping the positions by table row is the stable argsort of jidx (a radix sort); as a document
-    # appears at most once per ranking, the entries of a row come in segment order.
-    order, ptr = _stable_row_order(jidx, J)
-    segs = seg[order]
-    del seg
-    pos = aligned.pos[order].astype(it, copy=False)
+    ptr = np.zeros(J + 1, dtype=np.int64)
+    np.cumsum(np.bincount(jidx, minlength=J), out=ptr[1:])
+    segs = np.empty(n_pos, dtype=it)
+    pos = np.empty(n_pos, dtype=it)
+    fill = _RowGrouping(aligned, ptr, segs, pos, it)
+    # Grouping the positions by row is the stable argsort of jidx.  A topic's rows are a block of
+    # the table and its positions are its segments (one per run), so the sort is done per topic, on
+    # the row within the topic (16 bits for TREC-size topics: numpy's stable argsort of 16-bit keys
+    # is a counting sort): the topics' positions are gathered without sorting, and half the topics
+    # are grouped in a second thread (numpy's sorts and gathers release the GIL).  On TREC-COVID
+    # round 1 this takes 0.05 s against 0.13 s for a radix sort of jidx, with the same result.
+    if T >= 2 and n_pos >= 100_000:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(1) as pool:
+            other = pool.submit(fill, range(T // 2, T))
+            fill(range(T // 2))
+            other.result()
+    else:
+        fill(range(T))
     hit = aligned._cache["selection-by-row"] = (ptr, segs, pos)
     return hit
+
+
+class _RowGrouping:
+    """Writes the by-row grouping of the given topics' positions into ``segs`` and ``pos``."""
+
+    def __init__(self, aligned: AlignedRuns, ptr: np.ndarray, segs: np.ndarray, pos: np.ndarray,
+                 it: type) -> None:
+        self.a, self.ptr, self.segs, self.pos, self.it = aligned, ptr, segs, pos, it
+        self.seg_len = np.asarray(aligned.seg_len, dtype=np.int64)
+        self.seg_start = np.zeros(len(self.seg_len), dtype=np.int64)
+        np.cumsum(self.seg_len[:-1], out=self.seg_start[1:])
+
+    def __call__(self, topics: range) -> None:
+        a, ptr = self.a, self.ptr
+        T, start = a.n_topics, a.table.topic_start
+        for t in topics:   # one topic's positions at once (a loop over topics, not documents)
+            seg = np.arange(t, a.n_segments, T)               # the topic's segments, in run order
+            lens = self.seg_len[seg]
+            lo, hi = int(ptr[start[t]]), int(ptr[start[t + 1]])
+            if hi == lo:
+                continue
+            # the positions of these segments, each segment's in rank order
+            idx = np.arange(hi - lo, dtype=np.int64) + np.repeat(self.seg_start[seg] - (np.cumsum(lens) - lens), lens)
+            rows = int(start[t + 1] - start[t])
+            key = (a.jidx[idx] - start[t]).astype(np.uint16 if rows <= 1 << 16 else np.uint32)
+            order = np.argsort(key, kind="stable")
+            np.take(np.repeat(seg.astype(self.it), lens), order, out=self.segs[lo:hi])
+            self.pos[lo:hi] = a.pos[idx[order]]
 
 
 def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
