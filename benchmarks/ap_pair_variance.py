@@ -67,7 +67,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "ap_pair_variance.json"))
     args = ap.parse_args()
-    from cheap_judges import DATA, MEASURES, draw_cheap
+    from cheap_judges import DATA, draw_cheap, top_and_importance
     if not DATA.exists():
         print(f"real data not available: {DATA} is absent", file=sys.stderr)
         return 2
@@ -92,12 +92,7 @@ def main() -> int:
     studies = {v: CheapStudy(aligned, [spec], pairs=(ii[sub], jj[sub]), variance=v) for v in ("design", "pooled")}
     st = studies["pooled"]
     truth = aligned.table.labels
-    N = len(truth)
-    jp = aligned.judged_positions()
-    best = np.full(N, np.iinfo(np.int64).max)
-    np.minimum.at(best, jp["jidx"], jp["pos"])
-    top = best < 10
-    importance = CheapStudy(aligned, [to_spec(m)[0] for m in MEASURES[:2]], pairs=(ii[:1], jj[:1])).importance()
+    top, importance = top_and_importance(aligned, ii, jj)
     relevant = (truth >= 1).astype(np.float64)
     per = st.per_topic(truth)[spec]
     ref = {"systems": per.mean(axis=1)}

@@ -200,6 +200,18 @@ def markdown(table: dict) -> str:
     return "\n".join(out)
 
 
+def top_and_importance(aligned, ii: np.ndarray, jj: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each judged pair is in some run's top 10 (the cheap judge's errors depend on it), and the
+    design's rank weights: P@10's and RBP's, whatever --measures says (the same gold samples in every run)."""
+    from pyterrier_noise.correction import CheapStudy
+    from pyterrier_noise.measures import to_spec
+    jp = aligned.judged_positions()
+    best = np.full(len(aligned.table), np.iinfo(np.int64).max)
+    np.minimum.at(best, jp["jidx"], jp["pos"])
+    importance = CheapStudy(aligned, [to_spec(m)[0] for m in MEASURES[:2]], pairs=(ii[:1], jj[:1])).importance()
+    return best < 10, importance
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", type=int, default=500)
@@ -260,12 +272,7 @@ def main() -> int:
                 for label, (bins, se) in variants.items()}
     truth_labels = aligned.table.labels
     N = len(truth_labels)
-    jp = aligned.judged_positions()
-    best = np.full(N, np.iinfo(np.int64).max)
-    np.minimum.at(best, jp["jidx"], jp["pos"])
-    top = best < 10
-    # the design's rank weights: P@10's and RBP's, whatever --measures says (the same gold samples in every run)
-    importance = CheapStudy(aligned, [to_spec(m)[0] for m in MEASURES[:2]], pairs=(ii[:1], jj[:1])).importance()
+    top, importance = top_and_importance(aligned, ii, jj)
     truth = study.per_topic(truth_labels)
     T = aligned.n_topics
     ref = {}
