@@ -40,8 +40,8 @@ UNBACKED = {
                                                                             "committed",
     ("benchmarks.md", "| replicates | before (`8483363`), wall / CPU |"): "W2 timings (second pass); benchmarks/results/ "
                                                                          "is not committed",
-    ("benchmarks.md", "| run (UTC) | ours | peer | ratio |"): "W3 timings of four runs; benchmarks/results/ keeps "
-                                                                 "the last run only",
+    ("benchmarks.md", "| run (UTC) | ours | peer | ratio |"): "W3 timings of five runs; benchmarks/results/"
+                                                                 "w3_selection.json keeps the last run only",
     ("serve.md", "| request | answer | cases tested |"): "counts of the refusal cases in tests/test_web.py",
     ("serve.md", "| run | judgments | wall clock |"): "serve load timings (benchmarks/serve_load.py); "
                                                      "benchmarks/results/ is not committed",
