@@ -266,6 +266,8 @@ def test_below_the_minimum_ap_is_nan_with_a_warning_naming_the_topics(monkeypatc
         est = study.estimate(cheap, gold[smp.rows], smp, methods=("naive", "gold", "ppi", "ppi++"))[AP]
     msg = str(rec[0].message)
     assert f"{mean:.1f} relevant pairs per topic on average" in msg and f"minimum is {mean + 0.01:g}" in msg
+    # the planning guide: the sample's size scaled to the minimum at its rate of relevant pairs
+    assert f"about {int(np.ceil(len(smp.rows) * (mean + 0.01) / mean)):,} gold pairs" in msg
     topics = study.aligned.topics
     for t in range(study.n_topics):                # every topic below the minimum named with its count
         assert f"qid {topics[t]}: {int(count[t])}" in msg

@@ -109,14 +109,16 @@ def _too_few_relevant(study: "CheapStudy", sample: GoldSample, relevant: np.ndar
     topics = study.aligned.topics
     named = ", ".join(f"qid {topics[t]}: {int(count[t])}" for t in low[:12]) + (", ..." if len(low) > 12 else "")
     which = ", ".join(m for m in ("gold", "ppi", "ppi++") if m in methods)
+    # the budget that would reach the minimum at this sample's rate of relevant pairs (a planning guide)
+    needed = int(np.ceil(len(sample.rows) * minimum / mean)) if 0 < mean < minimum else 0
     name = "AP" + (f"@{spec.cutoff}" if spec.cutoff is not None else "") + \
         (f"(rel={spec.rel:g})" if spec.rel is not None and float(spec.rel) != 1.0 else "")
     _warn(f"{name} under the pair design is not estimated (NaN for {which}): the gold sample holds "
           f"{mean:.1f} relevant pairs per topic on average, and the minimum is {minimum:g}"
           + (f", with none in {len(none)} topic(s)" if len(none) else "")
           + f"; relevant pairs sampled in the topics below the minimum: {named}. With fewer, AP's ratio estimator "
-          "is biased downwards and its intervals are not calibrated. Sample more pairs, or have whole topics "
-          "judged (the topic design).")
+          "is biased downwards and its intervals are not calibrated. Sample more pairs"
+          + (f" (at this sample's rate of relevant pairs, about {needed:,} gold pairs)" if needed else "") + ".")
     return True
 
 
