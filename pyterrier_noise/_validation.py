@@ -7,6 +7,7 @@ changed: nothing is silently dropped.
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,12 @@ def where(source: str | None, line: int | None = None, column: str | None = None
     if row is not None:
         parts.append(f"row {row}")
     return ", ".join(parts) if parts else "input"
+
+
+def is_frame(x: Any) -> bool:
+    """Whether ``x`` is a pandas DataFrame, without importing pandas (a frame means it is imported)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(x, pd.DataFrame)
 
 
 def announce(message: str, stacklevel: int = 3) -> None:

@@ -22,6 +22,16 @@ _BOOT_CELLS = 2_000_000     # topic-resampling weights per chunk (replicates x t
 _PACKAGE = __name__.rpartition(".")[0]     # pyterrier_noise.correction
 
 
+def _det_sd(J: np.ndarray, n_rows: np.ndarray, det: float, J_inv: np.ndarray) -> float:
+    """Delta-method SD of ``det J`` when each row of the confusion matrix ``J`` is a multinomial
+    over ``n_rows`` pairs (Goldberg et al. 2017, Eq 7-8, graded), by Jacobi's formula
+    ``d det J / d J[g, b] = det J * (J^-1)[b, g]`` (binary: ``sqrt(V[J_R] + V[J_N])``)."""
+    grad = det * J_inv.T                                 # grad[g, b]
+    mean = (J * grad).sum(axis=1)
+    var = ((J * grad ** 2).sum(axis=1) - mean ** 2) / n_rows
+    return float(np.sqrt(np.maximum(var, 0.0).sum()))
+
+
 def _stacklevel(start: int) -> int:
     """Stack level of the first frame outside this subpackage (so warnings point at the user's call)."""
     frame = sys._getframe(2)            # the caller of _warn / _announce

@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
 from ..io import read_qrels
-from ._common import _MAX_COND, _NEAR_RANDOM_Z, _SINGULAR_DET, SeedLike, _announce, _py, _warn
+from ._common import _MAX_COND, _NEAR_RANDOM_Z, _SINGULAR_DET, SeedLike, _announce, _det_sd, _py, _warn
 
 __all__ = ["JudgeCalibration"]
 
@@ -297,10 +297,7 @@ class JudgeCalibration:
 
         Uses Jacobi's formula ``d det J / d J[g, b] = det J * (J^-1)[b, g]``.
         """
-        grad = self._det * self._Jinv.T                       # grad[g, b]
-        mean = (self._J * grad).sum(axis=1)
-        var = ((self._J * grad ** 2).sum(axis=1) - mean ** 2) / self._n_gold
-        return float(np.sqrt(np.maximum(var, 0.0).sum()))
+        return _det_sd(self._J, self._n_gold, self._det, self._Jinv)
 
     @property
     def condition_number(self) -> float:

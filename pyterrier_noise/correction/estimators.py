@@ -48,7 +48,7 @@ from scipy import sparse, stats
 from .._validation import InputError, check_choice, check_int
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
 from .design import GoldSample, ht_covariance, ht_df
-from ._common import _NEAR_RANDOM_Z, _warn
+from ._common import _NEAR_RANDOM_Z, _det_sd, _warn
 from .estimates import calibration_bootstrap_var, corrected_from_strata
 from .judge_fit import rank_strata
 from .ratio import RATIO_FAMILIES, ndcg_pair_design
@@ -107,10 +107,10 @@ def confusion_determinant_z(counts: Any) -> float:
     """``|det J| / sd(det J)`` of a confusion count matrix (rows gold, columns cheap), the graded form of
     the binary ``D / sd(D)`` (``D = det J`` for two labels; Goldberg et al. 2017, Sec 3.2).
 
-    ``det J`` is linear in each row, so to first order ``Var(det) / det^2 = sum_g Var_{b ~ J[g]}(K[g, b])
-    / n_g`` with ``K = J^-T`` (the cofactors over the determinant) and ``n_g`` the row's pairs, the rows
-    being independent multinomials at the fitted rates, as in the delta method of Goldberg et al.'s
-    Eq 7-8 (a row whose pairs all have one cheap grade counts as known exactly there, and here).
+    ``sd(det J)`` is the delta method's, as :attr:`JudgeCalibration.sd_D
+    <pyterrier_noise.correction.JudgeCalibration.sd_D>` computes it: the rows independent multinomials
+    at the fitted rates (Goldberg et al.'s Eq 7-8; a row whose pairs all have one cheap grade counts as
+    known exactly there, and here).
     Below 2 the matrix cannot be told apart from a singular one: the correction is not identified, the
     estimate can be far off, and the delta method's interval covers almost whatever the error (as the
     error grows, its t statistic tends to a bound of about this ratio; in the binary case exactly
@@ -121,12 +121,11 @@ def confusion_determinant_z(counts: Any) -> float:
     if c.ndim != 2 or c.shape[0] != c.shape[1] or not np.isfinite(c).all() or (n <= 0).any():
         return 0.0
     J = c / n[:, None]
-    if abs(np.linalg.det(J)) < 1e-12:
+    det = float(np.linalg.det(J))
+    if abs(det) < 1e-12:
         return 0.0
-    K = np.linalg.inv(J).T
-    var = ((J * K ** 2).sum(axis=1) - (J * K).sum(axis=1) ** 2) / n
-    rel = float(np.maximum(var, 0.0).sum())
-    return float("inf") if rel == 0 else 1.0 / np.sqrt(rel)
+    sd = _det_sd(J, n, det, np.linalg.inv(J))
+    return float("inf") if sd == 0 else abs(det) / sd
 
 
 def _spec_name(spec: MeasureSpec) -> str:

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import itertools
-import sys
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+from .._validation import is_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -58,8 +59,7 @@ def qrels_topics(qrels) -> list[str] | None:
     judgments stays in every mean (base 0, residual from the run, as ``trec_eval -c``)."""
     attrs = getattr(qrels, "attrs", None)
     declared = attrs.get(TOPICS_ATTR) if isinstance(attrs, dict) else None
-    pd = sys.modules.get("pandas")   # a frame means pandas is imported already
-    if declared is None and _DECLARED and pd is not None and isinstance(qrels, pd.DataFrame):
+    if declared is None and _DECLARED and is_frame(qrels):
         declared = _DECLARED.get(_fingerprint(qrels))
     if declared is None:
         return None

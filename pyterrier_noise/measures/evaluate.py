@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -13,7 +12,7 @@ import ir_measures
 import numpy as np
 from ir_measures.measures import Measure
 
-from .._validation import InputError
+from .._validation import InputError, is_frame
 from .._progress import status
 from .._warnings import NoiseWarning
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
@@ -34,13 +33,13 @@ def judgment_table(qrels, topics: Sequence[str] | None = None) -> JudgmentTable:
     """The judgment table of ``qrels`` over its topic set: ``topics`` when given (qids, or a
     PyTerrier topics frame with a ``qid`` column), else the qrels' topics with those named in
     ``qrels.attrs["topics"]`` (set by the judges' reductions)."""
-    pd = sys.modules.get("pandas")   # a frame means pandas is imported already
-    if pd is not None and isinstance(topics, pd.DataFrame):
+    if is_frame(topics):   # a frame means pandas is imported already
+        import pandas as pd
         if "qid" not in topics.columns:
             raise InputError(f"topics frame: expected a 'qid' column, got columns {list(topics.columns)}")
         topics = list(pd.unique(topics["qid"].astype(str)))
     if isinstance(qrels, JudgmentTable):
-        return qrels if topics is None else JudgmentTable.from_frame(qrels.frame, [str(t) for t in topics])
+        return qrels if topics is None else qrels.with_topics(topics)
     return JudgmentTable.from_qrels(qrels, None if topics is None else [str(t) for t in topics])
 
 

@@ -34,12 +34,11 @@ proposals.
 """
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from .._validation import InputError, announce, check_choice, check_probability
+from .._validation import InputError, announce, check_choice, check_probability, is_frame
 from ..engine import AlignedRuns, JudgmentTable
 from .contributions import _aligned_for, _contributions
 from .oracles import NoisyOracle
@@ -271,8 +270,13 @@ class JudgmentSelector(_QueueWeights):
         qids = np.asarray(qids, dtype=object).astype(str)
         docnos = np.asarray(docnos, dtype=object).astype(str).astype(object)
         out = np.full(len(qids), -1, dtype=np.int64)
-        topic_of = {t: i for i, t in enumerate(self.topics)}
-        t_of = np.array([topic_of.get(q, -1) for q in qids.tolist()], dtype=np.int64)
+        t_of = np.full(len(qids), -1, dtype=np.int64)   # each query's topic index (-1: not a topic)
+        if self.topics and len(qids):
+            names = np.asarray(self.topics, dtype=str)
+            by_name = np.argsort(names)
+            k = np.minimum(np.searchsorted(names[by_name], qids), len(names) - 1)
+            found = names[by_name][k] == qids
+            t_of[found] = by_name[k[found]]
         by_topic = np.argsort(t_of, kind="stable")
         for idx in np.split(by_topic, np.flatnonzero(np.diff(t_of[by_topic])) + 1):   # each topic's queries
             t = int(t_of[idx[0]]) if len(idx) else -1
@@ -379,7 +383,7 @@ class JudgmentSelector(_QueueWeights):
 
     def record_frame(self, df: pd.DataFrame) -> None:
         """Record every row of a ``qid, docno, label`` frame, in order."""
-        if not _is_frame(df):
+        if not is_frame(df):
             raise InputError(f"record_frame: expected a DataFrame with columns qid, docno, label, got "
                              f"{type(df).__name__}")
         missing = [c for c in ("qid", "docno", "label") if c not in df.columns]
@@ -406,7 +410,7 @@ class JudgmentSelector(_QueueWeights):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise InputError(f"argument 'n': expected an integer >= 0, got {n!r}")
         labels = None
-        if _is_frame(oracle) or isinstance(oracle, JudgmentTable):
+        if is_frame(oracle) or isinstance(oracle, JudgmentTable):
             cached = self._oracle_cache
             if cached is None or cached[0] is not oracle:
                 self._oracle_cache = cached = (oracle, _labels_for(self, oracle))
@@ -701,8 +705,3 @@ def _labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> n
     out[rows[ok]] = labels[ok]
     return out
 
-
-def _is_frame(x: Any) -> bool:
-    """Whether ``x`` is a pandas DataFrame (without importing pandas: a frame means it is imported)."""
-    pd = sys.modules.get("pandas")
-    return pd is not None and isinstance(x, pd.DataFrame)
