@@ -417,7 +417,8 @@ def test_inst_chunks_change_no_bit(ties, monkeypatch):
     """INST computed a few segments per chunk equals INST over one chunk holding every segment,
     bit for bit (each segment's value comes from the same operations), for both tails, several
     label versions and the grouped tie policies."""
-    from pyterrier_noise.engine import kernels, tie_kernels
+    from pyterrier_noise.engine import evaluate_tied
+    from pyterrier_noise.engine.kernels import cwl
     runs, qrels = random_collection(3, tie_decimals=1)
     aligned = AlignedRuns.build(runs, qrels, ties="trec_eval" if ties == "trec_eval" else "expected")
     L = aligned.label_matrix()
@@ -431,13 +432,11 @@ def test_inst_chunks_change_no_bit(ties, monkeypatch):
         def chunks(n, depth, R, budget=budget):
             step = max(1, budget // (depth * R))
             return [(a, min(a + step, n)) for a in range(0, n, step)]
-        monkeypatch.setattr(kernels, "segment_chunks", chunks)
-        monkeypatch.setattr(tie_kernels, "segment_chunks", chunks)
-        monkeypatch.setattr(tie_kernels, "_BUDGET", budget)   # rows per chunk of the "expected" enumeration
-        aligned._cache.pop("tie_inst", None)
+        monkeypatch.setattr(cwl, "segment_chunks", chunks)
+        monkeypatch.setattr(cwl, "BUDGET", budget)   # rows per chunk of the "expected" enumeration
         if ties == "trec_eval":
-            return [kernels.inst_bounds(aligned, s, L)[0] for s in specs]
-        return [tie_kernels.evaluate_tied(aligned, s, L, ties) for s in specs]
+            return [cwl.inst_bounds(aligned, s, L)[0] for s in specs]
+        return [evaluate_tied(aligned, s, L, ties) for s in specs]
 
     whole, chunked = values(10**12), values(1)   # one chunk of every segment / one segment per chunk
     for a, b in zip(whole, chunked):

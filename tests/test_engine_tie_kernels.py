@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from conftest import random_collection
 from pyterrier_noise import AlignedRuns, InputError, MeasureSpec, write_trec_qrels, write_trec_run
 from pyterrier_noise.measures import evaluate
-from pyterrier_noise.engine.tie_kernels import INST_MAX_ORDERINGS, evaluate_tied, expected_ap
+from pyterrier_noise.engine import INST_MAX_ORDERINGS, evaluate_tied, expected_ap
 from pyterrier_noise.ties import expected_by_enumeration
 
 MODES = ("expected", "optimistic", "pessimistic")

@@ -162,7 +162,8 @@ def test_inst_bounds_same_under_the_former_chunk_budget(monkeypatch, R):
     # elements to 1 million (at cwl_eval's depth of 1,000 ranks: 4,000 segments a chunk -> 1,000).
     # Over 4,500 segments (several chunks under either budget) the floats are the same, bit for bit.
     # (Chunks of a few segments can differ in the last bit: numpy's einsum sums in another order.)
-    from pyterrier_noise.engine import MeasureSpec, kernels
+    from pyterrier_noise.engine import MeasureSpec
+    from pyterrier_noise.engine.kernels import cwl as kernels
     import pandas as pd
     rng = np.random.default_rng(11)
     n_topics, depth = 1500, 8

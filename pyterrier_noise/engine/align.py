@@ -1,7 +1,7 @@
 """The aligned evaluation engine: align runs to a judgment table once, evaluate many label versions.
 
 This module builds :class:`AlignedRuns` (reading, ordering, judgment lookup) and dispatches every
-measure to its kernel (:mod:`.kernels`, :mod:`.tie_kernels`); :class:`MeasureSpec` and the constants
+measure to its kernel (:mod:`.kernels`, a registry keyed by family); :class:`MeasureSpec` and the constants
 live in :mod:`.spec`, :class:`JudgmentTable` in :mod:`.table`.
 
 DESIGN.md, "align once, evaluate many times".  :class:`AlignedRuns` holds every ranked position of
@@ -24,9 +24,9 @@ Tie policies (``ties=``):
     the run's ``rank`` column (input order where ranks are equal or absent);
 ``"expected"``
     the exact expected value over all orderings of each group of tied scores (linear measures here;
-    AP and RR by closed form and INST by bounded enumeration in :mod:`pyterrier_noise.engine.tie_kernels`);
+    AP and RR by closed form and INST by bounded enumeration in :mod:`pyterrier_noise.engine.kernels`);
 ``"optimistic"`` / ``"pessimistic"``
-    the best and worst orderings of every tied group (:mod:`pyterrier_noise.engine.tie_kernels`);  For linear
+    the best and worst orderings of every tied group (:mod:`pyterrier_noise.engine.kernels`);  For linear
     measures every tied document gets the mean weight of the positions its group spans (with a
     cutoff, only the positions above the cutoff count), which is rbp_eval's treatment when no
     cutoff splits a group (Moffat & Webber's rbp_eval; Yang 2019 thesis, Sec. 3.3).
@@ -43,9 +43,9 @@ import numpy as np
 from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
 from ..io import RunFileReader, list_run_files, run_file_columns, run_name
-from . import kernels
-from .kernels import position_weights
-from .spec import CWL_DEPTH, GROUPED_POLICIES, NONLINEAR, TIE_POLICIES, MeasureSpec
+from .kernels import Labels
+from .registry import kernel_for
+from .spec import GROUPED_POLICIES, TIE_POLICIES, MeasureSpec
 from .keys import _doc_vocabulary, _lookup, _unique_inverse, _with_unjudged_rows  # noqa: F401
 from .table import JudgmentTable, _natural_sort
 
@@ -587,15 +587,16 @@ class AlignedRuns:
 
     # -- weights for linear measures ------------------------------------------------------------
 
-    def _effective_weights(self, spec: MeasureSpec) -> np.ndarray:
-        """Weight of each judged position: its own weight, or under ``expected`` ties the mean
-        weight of the positions its tie group spans (positions past the cutoff weigh 0)."""
+    def effective_weights(self, spec: MeasureSpec, weights) -> np.ndarray:
+        """Weight of each judged position for a linear measure whose position weights are
+        ``weights(spec, length)``: its own weight, or under ``expected`` ties the mean weight of the
+        positions its tie group spans (positions past the cutoff weigh 0); cached per spec."""
         key = ("w", spec.family, spec.p, spec.T, spec.cutoff, spec.tail)
         w_eff = self._cache.get(key)
         if w_eff is None:
             j = self.judged_positions()
             length = max(self.max_len, 1)
-            w = position_weights(spec, length)
+            w = weights(spec, length)
             if self.ties == "expected":
                 # suffix sums are accurate for rapidly decaying weights (RBP deep in a ranking)
                 tail = np.zeros(length + 1)
@@ -607,91 +608,44 @@ class AlignedRuns:
             self._cache[key] = w_eff
         return w_eff
 
+    def weighted_sum(self, data: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """``(segments x judgments) @ G`` for the judged positions' weights ``data``: per segment
+        the sum over its judged positions, in position order, of weight x G[row].  One version is
+        a weighted bincount, which adds in the same order as scipy's CSR product (bit-identical
+        values) without importing scipy; several versions use the CSR product."""
+        if G.shape[1] != 1:
+            return self._sparse(data) @ G
+        j = self.judged_positions()
+        return np.bincount(j["seg"], weights=data * G[j["jidx"], 0], minlength=self.n_segments)[:, None]
+
     # -- evaluation ---------------------------------------------------------------------------
 
     def evaluate(self, measures: Iterable[MeasureSpec], labels: np.ndarray | None = None,
                  chunk_elements: int = 4_000_000) -> dict[MeasureSpec, np.ndarray]:
-        """Evaluate measures for every (run, topic, version).
+        """Evaluate measures for every (run, topic, version), each by its family's kernel.
 
         ``labels``: (n_judgments,) or (n_judgments, R) over :attr:`table` rows, NaN = unjudged in
         that version; default the qrels' own labels.  Returns ``{spec: array (n_runs, n_topics, R)}``.
         """
         L = self.label_matrix(labels)
         specs = [m.validate() for m in measures]
+        kernels = {s: kernel_for(s.family) for s in specs}
+        for s, k in kernels.items():
+            k.check_ties(s, self.ties)
         R = L.shape[1]
         out = {s: np.empty((self.n_segments, R)) for s in specs}
         # versions are processed in chunks so that the largest temporary stays near chunk_elements
-        cost = max(len(self.table), self.n_segments)
-        if any(s.family in ("AP", "RR") for s in specs):
-            cost = max(cost, len(self.judged_positions()["rows"]))
-        if any(s.family == "INST" for s in specs):
-            cost = max(cost, self.n_segments * max(CWL_DEPTH, self.max_len))
+        cost = max([len(self.table), self.n_segments, *(k.cost(self, s) for s, k in kernels.items())])
         per = max(1, chunk_elements // cost)
+        grouped = self.ties in GROUPED_POLICIES
         for c0 in range(0, R, per):
-            Lc = L[:, c0:c0 + per]
-            res = self._evaluate_chunk(specs, Lc)
-            for s in specs:
-                out[s][:, c0:c0 + per] = res[s]
+            chunk = Labels(L[:, c0:c0 + per], specs)
+            for s, k in kernels.items():
+                # grouped policies: the kernel's tie-aware form, except that a linear measure's
+                # expected value is its own form with the group-mean weights
+                use_tied = grouped and not (self.ties == "expected" and k.linear and not s.judged_only)
+                out[s][:, c0:c0 + per] = k.tied(self, s, chunk, self.ties) if use_tied else k.compute(self, s, chunk)
         return {s: v.reshape(self.n_runs, self.n_topics, R) for s, v in out.items()}
-
-    def _evaluate_chunk(self, specs: list[MeasureSpec], L: np.ndarray) -> dict[MeasureSpec, np.ndarray]:
-        out: dict[MeasureSpec, np.ndarray] = {}
-        judged = (~np.isnan(L)).astype(np.float64)
-        gain_of: dict = {}
-        inst_bounds: dict = {}  # INST bounds shared by its value / residual / upper columns
-
-        def gain(spec):
-            k = (spec.rel, spec.max_rel) if spec.family not in ("nDCG", "DCG") else ("linear",)
-            if k not in gain_of:
-                if spec.family in ("nDCG", "DCG"):
-                    gain_of[k] = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))
-                else:
-                    gain_of[k] = kernels.gains(L, spec)
-            return gain_of[k]
-
-        for spec in specs:
-            fam = spec.family
-            if self.ties in ("optimistic", "pessimistic") or (self.ties == "expected" and fam in NONLINEAR):
-                # tie-aware kernels over tie groups (expected values of the non-linear measures by
-                # closed form; best and worst orderings of every group for every measure)
-                from .tie_kernels import evaluate_tied   # scipy.special, needed for tied scores only
-                out[spec] = evaluate_tied(self, spec, L, self.ties)
-                continue
-            if fam in ("RBP", "P", "DCG", "INSQ"):
-                w_eff = self._effective_weights(spec)
-                base = self._weighted_sum(w_eff, gain(spec))
-                if spec.component == "value":
-                    out[spec] = base
-                    continue
-                mass = self._weighted_sum(w_eff, judged)
-                # everything not judged (unjudged ranks and the tail after the run) is residual
-                residual = np.maximum(1.0 - mass, 0.0)
-                if spec.component == "residual":
-                    out[spec] = residual
-                elif spec.component == "upper":
-                    out[spec] = base + residual
-                else:  # projected
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        out[spec] = np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
-            elif fam == "nDCG":
-                dcg = self._weighted_sum(self._effective_weights(spec), gain(spec))
-                out[spec] = kernels.ndcg(self, spec, dcg, gain(spec))
-            elif fam == "AP":
-                out[spec] = kernels.average_precision(self, spec, gain(spec))
-            elif fam == "RR":
-                out[spec] = kernels.reciprocal_rank(self, spec, gain(spec))
-            elif fam == "INST":
-                key = (spec.T, spec.rel, spec.max_rel, spec.tail)
-                need_upper = any(s.family == "INST" and (s.T, s.rel, s.max_rel, s.tail) == key
-                                 and s.component != "value" for s in specs)
-                if key not in inst_bounds:
-                    inst_bounds[key] = kernels.inst_bounds(self, spec, L, need_upper)
-                lower, upper = inst_bounds[key]
-                out[spec] = {"value": lower, "residual": None if upper is None else upper - lower,
-                             "upper": upper}[spec.component]
-            else:
-                raise AssertionError(fam)
-        return out
 
 
 def _check_options(ties: str, on_topic_mismatch: str, topics: object) -> bool:

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from .._validation import InputError, check_probability
+from .registry import kernel_for
 
 TIE_POLICIES = ("trec_eval", "given", "expected", "optimistic", "pessimistic")
 #: policies that treat groups of equal scores as unordered (they keep tie-group boundaries)
@@ -20,10 +18,15 @@ CWL_DEPTH = 1000
 class MeasureSpec:
     """What the engine computes for one measure column.
 
-    ``family``: RBP, INST, INSQ, AP, nDCG, P, RR, DCG.  ``component``: value (the base / lower
-    bound), residual, upper (value + residual) or projected (RBP only: base / judged weight).
-    Relevance: binary ``label >= rel`` unless ``max_rel`` is set, in which case the gain is
-    ``clip(label, 0, max_rel) / max_rel`` (ir_measures / cwl_eval semantics).
+    ``family``: a family of the kernel registry (:data:`~pyterrier_noise.engine.registry.KERNELS`:
+    RBP, INST, INSQ, AP, nDCG, DCG, P, R, RR, Rprec, Bpref, Success, Judged, IPrec, ERR, NumRet,
+    NumRel, NumRelRet).  ``component``: value (the base / lower bound), residual, upper (value +
+    residual) or projected (RBP only: base / judged weight).  Relevance: binary ``label >= rel``
+    unless ``max_rel`` is set, in which case the gain is ``clip(label, 0, max_rel) / max_rel``
+    (ir_measures / cwl_eval semantics).  ``judged_only``: condensed lists (unjudged documents
+    removed before ranking, Sakai 2007; trec_eval ``-J``).  ``gains``: nDCG's label -> gain
+    mapping as sorted ``(label, gain)`` pairs.  ``recall``: IPrec's recall level.  Each kernel
+    validates the fields it reads and refuses the others.
     """
 
     family: str
@@ -34,36 +37,14 @@ class MeasureSpec:
     max_rel: float | None = None
     cutoff: int | None = None
     tail: str = "cwl"  # INST / INSQ: "cwl" (1,000 ranks, cwl_eval) or "exact" (infinite tail)
+    judged_only: bool = False
+    gains: tuple | None = None
+    recall: float | None = None
 
     def validate(self) -> "MeasureSpec":
-        if self.family not in ("RBP", "INST", "INSQ", "AP", "nDCG", "P", "RR", "DCG"):
-            raise InputError(f"unknown measure family {self.family!r}")
-        if self.component not in ("value", "residual", "upper", "projected"):
-            raise InputError(f"unknown component {self.component!r}")
-        if self.component != "value" and self.family not in ("RBP", "INST", "INSQ"):
-            raise InputError(f"{self.family} has no {self.component}: only RBP, INST and INSQ have residuals")
-        if self.component == "projected" and self.family != "RBP":
-            raise InputError("only RBP has a projected value")
-        if self.family == "RBP":
-            check_probability("RBP persistence p", self.p)
-        if self.family in ("INST", "INSQ"):
-            if self.T is None or not np.isfinite(self.T) or self.T <= 0:
-                raise InputError(f"{self.family} needs T > 0, got T={self.T!r}")
-            if self.family == "INST" and self.T < 0.25:
-                raise InputError(f"INST needs T >= 0.25 for its continuation probabilities to be valid, got {self.T}")
-            if self.tail not in ("cwl", "exact"):
-                raise InputError(f"tail must be 'cwl' or 'exact', got {self.tail!r}")
-            if self.cutoff is not None:
-                raise InputError(f"{self.family} has no cutoff: its user model decides how deep to look")
-        if self.cutoff is not None and (int(self.cutoff) != self.cutoff or self.cutoff <= 0):
-            raise InputError(f"cutoff must be a positive integer, got {self.cutoff!r}")
-        if self.max_rel is not None and not self.max_rel > 0:
-            raise InputError(f"max_rel must be positive, got {self.max_rel!r}")
-        if self.family == "P" and self.cutoff is None:
-            raise InputError("P needs a cutoff, e.g. P@10")
+        kernel_for(self.family).check(self)
         return self
 
     @property
     def graded(self) -> bool:
-        return self.max_rel is not None or self.family in ("nDCG", "DCG")
-
+        return self.max_rel is not None or self.family in ("nDCG", "DCG", "ERR")

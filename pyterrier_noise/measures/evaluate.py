@@ -8,25 +8,24 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-import ir_measures
 import numpy as np
 from ir_measures.measures import Measure
 
 from .._validation import InputError, is_frame
 from .._progress import status
 from .._warnings import NoiseWarning
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
+from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths, kernel_for
 from ..io import RunFileReader, run_file_arguments
-from .classes import INSQResidual, INSTResidual, RBPResidual, _NoiseMeasure, check_params
+from .base import NoiseMeasure
+from .cwl import INSQResidual, INSTResidual
+from .parse import measure_label, to_spec
+from .rbp import RBPResidual
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["evaluate", "evaluate_arrays", "EvaluationArrays", "to_spec", "with_residuals", "judgment_table",
-           "check_judgments"]
-
-#: RBPProjected where nothing is judged (0 / 0): the midpoint of [base, upper] = [0, 1]
-PROJECTED_UNDEFINED = 0.5
+__all__ = ["evaluate", "evaluate_arrays", "EvaluationArrays", "with_residuals", "judgment_table", "check_judgments",
+           "finish_values"]
 
 
 def judgment_table(qrels, topics: Sequence[str] | None = None) -> JudgmentTable:
@@ -70,61 +69,10 @@ def with_residuals(*measures: Measure) -> list[Measure]:
     out: list[Measure] = []
     for m in measures:
         out.append(m)
-        if isinstance(m, _NoiseMeasure) and m.COMPONENT == "value" and m.FAMILY in ("RBP", "INST", "INSQ"):
+        if isinstance(m, NoiseMeasure) and m.COMPONENT == "value" and m.FAMILY in ("RBP", "INST", "INSQ"):
             res = {"RBP": RBPResidual, "INST": INSTResidual, "INSQ": INSQResidual}[m.FAMILY]
             out.append(res(**m.params))
     return out
-
-
-# ----------------------------------------------------------------------------------------------
-# mapping any measure (ours or ir_measures') onto the engine
-
-
-def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
-    """Engine spec and tie policy of a measure given as an object or in ir_measures syntax.
-
-    Besides the package's measures, the engine computes ir_measures' ``RBP`` (as base), ``INST``
-    and ``INSQ`` (lower bound, with residuals), ``AP``, ``nDCG``, ``P``, ``RR`` and ``DCG`` with
-    trec_eval's semantics.
-    """
-    if isinstance(measure, str):
-        examples = "Examples: RBP(p=0.8), RBP(p=0.5,max_rel=2), INST(T=3,max_rel=2), AP, nDCG@10, P@10, RR"
-        try:
-            measure = ir_measures.parse_measure(measure)
-        except NameError as exc:
-            raise InputError(f"unknown measure {measure!r} ({exc}). {examples}") from None
-        except (ValueError, SyntaxError) as exc:
-            raise InputError(f"cannot parse measure {measure!r} ({exc}). {examples}") from None
-        except AssertionError as exc:
-            raise InputError(f"invalid parameters in measure {measure!r} ({exc}). {examples}") from None
-    if isinstance(measure, _NoiseMeasure):
-        return measure.spec(), measure["ties"]
-    check_params(measure)
-    name = measure.NAME
-    get = measure.params.get
-    cutoff = get("cutoff")
-    rel = get("rel", 1)
-    max_rel = get("max_rel")
-    if name == "RBP":
-        spec = MeasureSpec("RBP", p=float(get("p", 0.8)), rel=float(rel) if max_rel is None else 1.0,
-                           max_rel=None if max_rel is None else float(max_rel), cutoff=cutoff)
-    elif name in ("INST", "INSQ"):
-        if get("min_rel", 0) not in (0, None):
-            raise InputError(f"{measure}: min_rel other than 0 is not supported")
-        spec = MeasureSpec(name, T=float(get("T", 1.0)), rel=float(rel),
-                           max_rel=None if max_rel is None else float(max_rel))
-    elif name in ("AP", "P", "RR"):
-        if get("judged_only"):
-            raise InputError(f"{measure}: judged_only is not supported by the engine")
-        spec = MeasureSpec(name, rel=float(rel), cutoff=cutoff)
-    elif name in ("nDCG", "DCG"):
-        if get("dcg", "log2") != "log2" or get("gains") is not None or get("judged_only"):
-            raise InputError(f"{measure}: only trec_eval's nDCG (log2 discount, label gains) is supported")
-        spec = MeasureSpec(name, cutoff=cutoff)
-    else:
-        raise InputError(f"measure {measure} is not computed by the pyterrier-noise engine; supported: "
-                         f"RBP, INST, INSQ, AP, nDCG, DCG, P, RR and the package's RBP*/INST*/INSQ* measures")
-    return spec.validate(), "trec_eval"
 
 
 def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
@@ -145,7 +93,8 @@ def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = 
     The topics are ``topics`` when given (qids or a topics frame), else those of the qrels together with the ones named in
     ``qrels.attrs["topics"]`` (a reduction that removes every judgment of a topic keeps it there):
     a topic without judgments scores base 0 with the residual of the run's ranking.
-    ``RBPProjected`` is 0.5 (the midpoint of [base, upper]) where nothing is judged.
+    ``RBPProjected`` is 0.5 (the midpoint of [base, upper]) where nothing is judged.  Counts
+    (NumRet, NumRel, NumRelRet) are summed over topics, as trec_eval reports them.
     ``progress``: a one-line status on stderr for reading and aligning, and for evaluating, when
     either takes more than about 2 s (only when stderr is a terminal).
 
@@ -201,6 +150,8 @@ def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | 
     """
     if ties is not None and ties not in TIE_POLICIES:
         raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+    if isinstance(measures, (str, Measure)):   # one measure, not a sequence of characters
+        measures = [measures]
     measures = list(measures)
     if not measures:
         raise InputError("no measures given")
@@ -222,7 +173,7 @@ def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | 
 def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_topic_mismatch: str,
               topics, progress: bool) -> EvaluationArrays:
     """:func:`evaluate_arrays` once its runs are frames or a :class:`~pyterrier_noise.io.RunFileReader`."""
-    parsed = [(str(m), *to_spec(m)) for m in measures]
+    parsed = [(measure_label(m), *to_spec(m)) for m in measures]
     table = judgment_table(qrels, topics)
     check_judgments(table)
     groups: dict[str, list] = defaultdict(list)
@@ -244,19 +195,27 @@ def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_
         with status(f"evaluating {len(items)} measure(s) on {aligned.n_runs} runs x {aligned.n_topics} topics", progress):
             values = aligned.evaluate(dict.fromkeys(wanted))
         for label, spec in items:
-            v = values[spec][:, :, 0]
-            if spec.component == "projected":   # undefined (0 / 0) where nothing is judged
-                v = np.where(np.isnan(v), PROJECTED_UNDEFINED, v)
+            v = finish_values(spec, values[spec][:, :, 0])
             has_res = spec.component == "value" and spec.family in ("RBP", "INST", "INSQ")
             r = values[_replace(spec, component="residual")][:, :, 0] if has_res else np.full_like(v, np.nan)
-            blocks.append((label, v, r) if perquery else (label, v.mean(axis=1)[:, None], r.mean(axis=1)[:, None]))
+            if not perquery:
+                total = kernel_for(spec.family).aggregate == "sum"   # trec_eval's counts are summed
+                v, r = ((x.sum(axis=1) if total else x.mean(axis=1))[:, None] for x in (v, r))
+            blocks.append((label, v, r))
     # rows by run, then measure in the order given (a measure given twice: both, in the order
     # computed), then topic
-    order = {str(m): i for i, m in enumerate(measures)}
+    order = {measure_label(m): i for i, m in enumerate(measures)}
     blocks.sort(key=lambda b: order[b[0]])
     return EvaluationArrays(list(aligned.run_names), [b[0] for b in blocks],
                             list(aligned.topics) if perquery else ["all"],
                             np.stack([b[1] for b in blocks], axis=1), np.stack([b[2] for b in blocks], axis=1), perquery)
+
+
+def finish_values(spec: MeasureSpec, values: np.ndarray) -> np.ndarray:
+    """The engine's values of one measure as reported: where a component is undefined (RBP's
+    projected value where nothing is judged) the kernel's stated value replaces NaN."""
+    fill = kernel_for(spec.family).undefined(spec)
+    return values if fill is None else np.where(np.isnan(values), fill, values)
 
 
 def _replace(spec: MeasureSpec, **changes) -> MeasureSpec:

@@ -6,19 +6,28 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 import ir_measures
-import numpy as np
 from ir_measures import Metric
 from ir_measures.providers.base import Evaluator, Provider
 
 from .._validation import InputError
 from ..engine import AlignedRuns, JudgmentTable
-from .classes import ALL_MEASURES, MEASURE_ORDER, _NoiseMeasure
-from .evaluate import PROJECTED_UNDEFINED, check_judgments, to_spec
+from . import cwl, rbp
+from . import ties as tie_measures
+from .base import NoiseMeasure
+from .evaluate import check_judgments, finish_values
+from .parse import to_spec
+from .table import OWN_MEASURES
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["NoiseProvider", "NoiseEvaluator", "PROVIDER", "register"]
+__all__ = ["NoiseProvider", "NoiseEvaluator", "PROVIDER", "register", "ALL_MEASURES"]
+
+
+#: the package's own measures, in their canonical order
+ALL_MEASURES = [getattr(m, name) for name in OWN_MEASURES for m in (rbp, cwl, tie_measures) if hasattr(m, name)]
+#: position of each measure name in :data:`ALL_MEASURES` (the providers' canonical order)
+MEASURE_ORDER = {"RBP": -1, **{m.NAME: i for i, m in enumerate(ALL_MEASURES)}}   # ir_measures' RBP = the base
 
 
 def _in_order(measures: Iterable) -> list:
@@ -40,7 +49,7 @@ class NoiseProvider(Provider):
 
     def supports(self, measure) -> bool:
         # ir_measures' RBP without rel has no other provider (cwl_eval needs rel): it is the base
-        return isinstance(measure, _NoiseMeasure) or (
+        return isinstance(measure, NoiseMeasure) or (
             measure.NAME == "RBP" and type(measure) is type(ir_measures.RBP) and "rel" not in measure.params)
 
     def _evaluator(self, measures, qrels) -> "NoiseEvaluator":
@@ -63,27 +72,10 @@ def _frame(obj, kind: str) -> "pd.DataFrame":
     return conv.as_pd_dataframe()
 
 
-def _system_name() -> str:
-    """The name pt.Experiment gives the system it is evaluating (its ``names=`` entry), read from
-    pt.Experiment's frames; used in error messages only."""
-    import inspect
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            if "pyterrier" in frame.f_code.co_filename and "_evaluation" in frame.f_code.co_filename:
-                name = frame.f_locals.get("name")
-                if isinstance(name, str):
-                    return f"system {name!r} (as pt.Experiment names it)"
-            frame = frame.f_back
-    finally:
-        del frame
-    return "the run given to ir_measures"
-
-
 class NoiseEvaluator(Evaluator):
     """Builds the judgment table once; each run is aligned once and all measures evaluated together."""
 
-    def __init__(self, measures: Iterable[_NoiseMeasure], qrels) -> None:
+    def __init__(self, measures: Iterable[NoiseMeasure], qrels) -> None:
         measures = _in_order(measures)
         # the topic set: the qrels' topics and those in qrels.attrs["topics"] (reductions keep
         # topics whose judgments they removed); ir_measures gives the measure's DEFAULT to a
@@ -108,12 +100,11 @@ class NoiseEvaluator(Evaluator):
             try:
                 values = aligned.evaluate(specs)
             except InputError as exc:
-                raise InputError(str(exc).replace("run 'run'", _system_name())) from None
+                raise InputError(str(exc).replace("run 'run'", "the run given to ir_measures (in pt.Experiment: "
+                                                  "one of its systems)")) from None
             answered = aligned.seg_len > 0
             for m, s in zip(measures, specs):
-                v = values[s][0, :, 0]
-                if s.component == "projected":  # undefined where nothing is judged: the midpoint
-                    v = np.where(np.isnan(v), PROJECTED_UNDEFINED, v)
+                v = finish_values(s, values[s][0, :, 0])
                 for t, qid in enumerate(aligned.topics):
                     if answered[t]:
                         yield Metric(query_id=qid, measure=m, value=float(v[t]))
@@ -123,11 +114,15 @@ PROVIDER = NoiseProvider()
 
 
 def register() -> None:
-    """Make the measures known to ir_measures (parse_measure, calc, pt.Experiment). Idempotent."""
-    registry = ir_measures.measures.registry
+    """Make the measures known to ir_measures (parse_measure, calc, pt.Experiment), through its
+    public ``ir_measures.measures.register`` and ``ir_measures.providers.register``; the provider is
+    put first in ``ir_measures.DefaultPipeline.providers`` (ir_measures has no call for that).
+    Idempotent."""
     for m in ALL_MEASURES:
-        registry.setdefault(m.NAME, m)
-    ir_measures.providers.registry.setdefault(PROVIDER.NAME, PROVIDER)
+        if m.NAME not in ir_measures.measures.registry:
+            ir_measures.measures.register(m, name=m.NAME)
+    if PROVIDER.NAME not in ir_measures.providers.registry:
+        ir_measures.providers.register(PROVIDER)
     pipeline = ir_measures.DefaultPipeline
     if PROVIDER not in pipeline.providers:
         pipeline.providers.insert(0, PROVIDER)

@@ -1,0 +1,104 @@
+"""DCG and nDCG (Jarvelin and Kekalainen 2002, as trec_eval's ndcg / ndcg_cut: log2 discount,
+the label as gain or a ``gains`` mapping as ir_measures spells it) and ERR (Chapelle et al. 2009,
+as gdeval computes it for ir_measures)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..._validation import InputError
+from ..registry import Kernel, register_kernel
+from .common import Labels, condensed_positions, divide, segment_sum, topic_of_segment
+from .linear import LinearKernel
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..align import AlignedRuns
+    from ..spec import MeasureSpec
+
+__all__ = ["ideal_dcg", "DCGKernel", "NDCGKernel", "ERRKernel", "ERR_MAX_GRADE"]
+
+#: gdeval's maximum grade (``$MAX_JUDGMENT``): ERR's stopping probability is ``(2^g - 1) / 2^4``
+ERR_MAX_GRADE = 4
+
+
+def ideal_dcg(aligned: "AlignedRuns", spec: "MeasureSpec", g: np.ndarray) -> np.ndarray:
+    """Ideal DCG per (topic, version): judged gains of the topic sorted descending
+    (trec_eval's ndcg / ndcg_cut), vectorised through a padded (topics, max_judged, R) array."""
+    table = aligned.table
+    st = table.topic_start
+    sizes = np.diff(st)
+    width = int(sizes.max()) if len(sizes) else 0
+    width_out = min(width, spec.cutoff) if spec.cutoff is not None else width
+    pad = np.zeros((aligned.n_topics, max(width, 1), g.shape[1]))
+    within = np.arange(len(g)) - st[table.topic_index]
+    pad[table.topic_index, within] = g
+    pad = -np.sort(-pad, axis=1)[:, :width_out]
+    disc = 1.0 / np.log2(np.arange(width_out) + 2.0)
+    return np.einsum("tkr,k->tr", pad, disc)
+
+
+class DCGKernel(LinearKernel):
+    """DCG: sum of gain / log2(rank + 1) (trec_eval's gains: the label; negative labels gain 0)."""
+
+    family = "DCG"
+    uses = frozenset({"cutoff", "judged_only", "gains"})
+
+    def weights(self, spec: "MeasureSpec", length: int) -> np.ndarray:
+        w = 1.0 / np.log2(np.arange(length, dtype=np.float64) + 2.0)
+        if spec.cutoff is not None:
+            w[int(spec.cutoff):] = 0.0
+        return w
+
+    def gain(self, spec: "MeasureSpec", labels: Labels) -> np.ndarray:
+        return labels.graded(spec.gains)
+
+
+class NDCGKernel(DCGKernel):
+    """nDCG: DCG over the topic's ideal DCG (0 for a topic without a positive gain)."""
+
+    family = "nDCG"
+
+    def finish(self, aligned, spec, labels, value):
+        ideal = ideal_dcg(aligned, spec, self.gain(spec, labels))[topic_of_segment(aligned)]
+        return divide(value, ideal)
+
+
+class ERRKernel(Kernel):
+    """ERR@k as gdeval computes it (the definition ir_measures serves): a user stops at rank i
+    with probability ``R_i = (2^g_i - 1) / 2^4`` (g the label, 0 for unjudged or non-positive
+    labels), ``ERR = sum_i R_i / i * prod_{j<i} (1 - R_j)`` over the top k.  Labels above 4
+    are refused, as gdeval refuses them."""
+
+    family = "ERR"
+    uses = frozenset({"cutoff", "judged_only"})
+    tie_modes = ()
+
+    def compute(self, aligned, spec, labels):
+        L = labels.L
+        with np.errstate(invalid="ignore"):
+            if np.nanmax(L, initial=0.0) > ERR_MAX_GRADE:
+                raise InputError(f"ERR: labels above {ERR_MAX_GRADE} are not defined (gdeval's maximum grade is "
+                                 f"{ERR_MAX_GRADE}); got a label {np.nanmax(L):g}")
+        g = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))
+        stop = (np.exp2(g) - 1.0) / 2.0 ** ERR_MAX_GRADE
+        j = aligned.judged_positions()
+        r = stop[j["jidx"]]
+        pos = condensed_positions(aligned, labels) if spec.judged_only else np.broadcast_to(j["pos"][:, None], r.shape)
+        if spec.cutoff is not None:
+            r = np.where((pos >= 0) & (pos < spec.cutoff), r, 0.0)
+        # prod_{j<i} (1 - R_j) within the segment: unjudged positions have R = 0 and factor 1
+        logq = np.log1p(-r)
+        cs = np.cumsum(logq, axis=0)
+        ne = j["nonempty"]
+        if len(ne):
+            first = j["indptr"][ne]
+            start = cs[first] - logq[first]
+            cs -= np.repeat(start, np.diff(j["indptr"])[ne], axis=0)
+        reach = np.exp(cs - logq)
+        return segment_sum(aligned, np.where(r > 0, r * reach / (pos + 1.0), 0.0))
+
+
+register_kernel(DCGKernel())
+register_kernel(NDCGKernel())
+register_kernel(ERRKernel())
