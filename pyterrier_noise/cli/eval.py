@@ -15,7 +15,10 @@ EVAL_EXAMPLES = """examples:
       -m 'RBP(p=0.5,max_rel=2)' -m 'INST(T=3,max_rel=2)' -m nDCG@10 --ties expected --format tsv
 
 MEASURE uses ir_measures syntax: RBP(p=0.8), RBP(p=0.5,max_rel=2), INST(T=3,max_rel=2), INSQ(T=2),
-AP, nDCG, nDCG@10, P@10, RR, and the package's RBPResidual(p=0.8), RBPUpper(...), RBPProjected(...).
+AP, AP@100, nDCG@10, P@10, R@100, RR, Rprec, Bpref, Success@10, Judged@10, IPrec@0.5, ERR@20,
+NumRet, NumRel, NumRelRet, AP(judged_only=True), nDCG(gains={0:0,1:1,2:3})@10, and the package's
+RBPResidual(p=0.8), RBPUpper(...), RBPProjected(...); trec_eval's names (map, P_10, ndcg_cut_10,
+recall_100, recip_rank, bpref ...) are read as the same measures.  --list-measures shows them all.
 For RBP, INST and INSQ the value is the lower bound (unjudged documents count 0) and the residual is
 printed beside it (text: '0.8010 +0.0015'; tsv/json: a 'residual' column).
 """
@@ -31,10 +34,29 @@ def register_cli(sub: Any) -> None:
                            "optimistic and pessimistic treat equal scores as unordered")),
                            options.output_format(("text", "tsv", "json")), options.progress()])
     e.add_argument("--per-query", action="store_true", help="one row per (run, topic, measure)")
+    e.add_argument("--list-measures", action=_ListMeasures, help="list the measures the engine computes and exit")
     e.add_argument("--fractional", choices=["truncate", "keep"], default="truncate",
                    help="fractional qrels labels (1.5): truncate them as trec_eval does (default, with a warning "
                         "that counts them) or keep them as graded gains (e.g. aggregated crowd magnitudes)")
     e.set_defaults(handler=_cmd_eval)
+
+
+class _ListMeasures(argparse.Action):
+    """Print the capability table (measure, example, tie policies, aggregation, what it is) and exit."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..measures.table import measure_rows
+        rows = measure_rows()
+        width = max(len(r["example"]) for r in rows)
+        for r in rows:
+            sys.stdout.write(f"{r['example']:<{width}}  {r['what']} ({r['reference']}); ties: {r['ties']}"
+                             f"{'; summed over topics' if r['topics'] == 'sum' else ''}\n")
+        sys.stdout.write("and the package's RBPBase/Residual/Upper/Projected(p=...), INSTBase/Residual/Upper(T=...), "
+                         "INSQBase/Residual/Upper(T=...), APTies/nDCGTies/PTies/RRTies(ties=...)\n")
+        parser.exit()
 
 
 def _fmt(x: float) -> str:

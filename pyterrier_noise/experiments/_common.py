@@ -39,11 +39,16 @@ def spec_label(spec: MeasureSpec) -> str:
         params.append(f"rel={spec.rel:g}")
     if spec.max_rel is not None:
         params.append(f"max_rel={spec.max_rel:g}")
+    if spec.judged_only:
+        params.append("judged_only=True")
+    if spec.gains:
+        params.append("gains={" + ",".join(f"{k:g}:{v:g}" for k, v in spec.gains) + "}")
     name = spec.family
     if spec.component != "value":
         name += {"residual": "Residual", "upper": "Upper", "projected": "Projected"}[spec.component]
     text = name + (f"({','.join(params)})" if params else "")
-    return text + (f"@{spec.cutoff}" if spec.cutoff is not None else "")
+    at = spec.cutoff if spec.cutoff is not None else (f"{spec.recall:g}" if spec.recall is not None else None)
+    return text + (f"@{at}" if at is not None else "")
 
 
 def labelled_spec(measure: Any) -> tuple[str, MeasureSpec]:

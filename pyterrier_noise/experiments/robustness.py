@@ -26,6 +26,7 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_int, check_probability
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
+from ..measures.evaluate import finish_values
 from ..io import read_qrels, read_run, read_runs, run_file_arguments, run_name
 from ..stats import CORRECTIONS, TESTS
 from ._common import RBO_P, interactive, measure_label, renamed, spec_and_ties
@@ -277,9 +278,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             for pol, items in by_policy.items():
                 out = aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([y, L]))
                 for lab, spec in items:
-                    v = out[spec]
-                    if spec.component == "projected":  # undefined where nothing is judged: the
-                        v = np.where(np.isnan(v), 0.5, v)  # midpoint, as the ir_measures provider gives
+                    v = finish_values(spec, out[spec])   # RBP projected: the midpoint where undefined
                     check_finite("true", lab, v[:, :, :1], names, table.topics)
                     check_finite("values", lab, v[:, :, 1:], names, table.topics)
                     chunk[lab] = v

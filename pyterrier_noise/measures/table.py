@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from ir_measures.measures import ParamInfo
 
+from ..engine import kernel_for
 from .base import NUMBER
 
-__all__ = ["Capability", "CAPABILITIES", "TREC_EVAL_NAMES", "OWN_MEASURES"]
+__all__ = ["Capability", "CAPABILITIES", "TREC_EVAL_NAMES", "OWN_MEASURES", "measure_rows"]
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,12 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in [
     Capability("ERR", "ERR", "expected reciprocal rank (cascade model, stopping probability (2^g - 1) / 16)",
                "Chapelle et al. 2009; gdeval, as ir_measures serves it", {"cutoff": "cutoff"}, example="ERR@20"),
     Capability("Judged", "Judged", "share of the top k documents that have a judgment",
-               "ir_measures' Judged (after MacAvaney et al.'s OpenNIR)", {"cutoff": "cutoff"}, example="Judged@10"),
-    Capability("NumRet", "NumRet", "documents ranked (summed over topics); NumRet(rel=1) = NumRelRet",
+               "ir_measures' Judged, after OpenNIR", {"cutoff": "cutoff"}, example="Judged@10"),
+    Capability("NumRet", "NumRet", "documents ranked; NumRet(rel=1) = NumRelRet",
                "trec_eval num_ret / num_rel_ret", {"rel": "rel"}, trec_eval=("num_ret",), example="NumRet"),
-    Capability("NumRelRet", "NumRelRet", "relevant documents ranked (summed over topics)", "trec_eval num_rel_ret",
+    Capability("NumRelRet", "NumRelRet", "relevant documents ranked", "trec_eval num_rel_ret",
                {"rel": "rel"}, trec_eval=("num_rel_ret",), example="NumRelRet"),
-    Capability("NumRel", "NumRel", "relevant judgments of the topic (summed over topics)", "trec_eval num_rel",
+    Capability("NumRel", "NumRel", "relevant judgments of the topic", "trec_eval num_rel",
                {"rel": "rel"}, trec_eval=("num_rel",), example="NumRel"),
     Capability("RBP", "RBP", "rank-biased precision over judged documents (the base; see RBPResidual)",
                "Moffat and Zobel 2008", {"p": "p", "cutoff": "cutoff", "rel": "rel", "max_rel": "max_rel"},
@@ -84,3 +85,17 @@ TREC_EVAL_NAMES = {t: c.name for c in CAPABILITIES.values() for t in c.trec_eval
 #: the package's own measures (the classes in rbp.py, cwl.py, ties.py), in their canonical order
 OWN_MEASURES = ("RBPBase", "RBPResidual", "RBPUpper", "RBPProjected", "INSTBase", "INSTResidual", "INSTUpper",
                 "INSQBase", "INSQResidual", "INSQUpper", "APTies", "nDCGTies", "PTies", "RRTies")
+
+
+def measure_rows() -> list[dict]:
+    """One row per measure of the capability table, as the command line's ``--list-measures`` and
+    docs/measures.md show it: name, example, tie policies, how topics aggregate, description,
+    reference and trec_eval's names."""
+    rows = []
+    for c in CAPABILITIES.values():
+        k = kernel_for(c.family)
+        modes = k.tie_modes
+        rows.append({"measure": c.name, "example": c.example, "ties": ", ".join(("trec_eval", "given", *modes)),
+                     "topics": k.aggregate, "what": c.description, "reference": c.citation,
+                     "trec_eval": ", ".join(t + ("k" if t.endswith("_") else "") for t in c.trec_eval)})
+    return rows

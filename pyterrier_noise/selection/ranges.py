@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from ..engine import MeasureSpec, gains, rbp_weights
+from ..engine import MeasureSpec, gains
+from ..engine.ranges import midpoint_where_undefined, ranges_from_judged
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -38,17 +39,12 @@ def _bounds_arrays(sel: Any, ps: Sequence[float]) -> dict[float, dict[str, np.nd
     seg = ct.all_seg[idx]
     gain = np.repeat(sel._gain(sel._labels[rows]), lens)
     pos = ct.all_pos[idx]
-    n_rank = int(pos.max(initial=-1)) + 1
     n_seg = sel._S * sel._T
     out = {}
     for p in ps:
-        w = rbp_weights(p, n_rank)[pos]   # the engine's W(i) = (1-p) p^i, looked up per judged position
-        mass = np.bincount(seg, weights=w, minlength=n_seg)
-        base = np.bincount(seg, weights=w * gain, minlength=n_seg)
-        proj = _projection(base, mass)
+        r = ranges_from_judged(seg, pos, gain, n_seg, p)   # the engine's one home of the RBP ranges
         shape = (sel._S, sel._T)
-        out[p] = {"base": base.reshape(shape), "residual": np.maximum(1.0 - mass, 0.0).reshape(shape),
-                  "projected": proj.reshape(shape)}
+        out[p] = {k: r[k].reshape(shape) for k in ("base", "residual", "projected")}
     return out
 
 
@@ -63,14 +59,6 @@ def _bounds_frame(sel: Any, p: float) -> pd.DataFrame:
                          "projected": proj.ravel()})
 
 
-def _projection(base: np.ndarray, mass: np.ndarray) -> np.ndarray:
-    """RBP projected value base / judged mass, NaN where nothing is judged."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(mass > 0, base / np.where(mass > 0, mass, 1.0), np.nan)
-
-
-def _proj_fallback(base: np.ndarray, resid: np.ndarray, proj: np.ndarray) -> np.ndarray:
-    return np.where(np.isnan(proj), base + resid / 2.0, proj)
 
 
 def _system_frame(sel: Any, p: float) -> pd.DataFrame:
@@ -82,7 +70,7 @@ def _system_frame(sel: Any, p: float) -> pd.DataFrame:
     S, T = sel._S, sel._T
     base, resid = res["base"].ravel(), res["residual"].ravel()
     cols = {"base": base, "residual": resid, "upper": base + resid,
-            "projected": _proj_fallback(base, resid, res["projected"].ravel())}
+            "projected": midpoint_where_undefined(base, resid, res["projected"].ravel())}
     out = pd.DataFrame(cols).groupby(np.repeat(np.arange(S), T), sort=False).mean()
     out.insert(0, "name", np.asarray(sel.run_names, dtype=object))
     return out.reset_index(drop=True)

@@ -12,7 +12,8 @@ from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_probability
 from ..engine import AlignedRuns, MeasureSpec
 from .contributions import _aligned_for
-from .ranges import _bounds_arrays, _proj_fallback
+from ..engine.ranges import midpoint_where_undefined as _proj_fallback
+from .ranges import _bounds_arrays
 from .selector import METHODS, JudgmentSelector, _labels_for
 from .stopping import StopRule
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import InputError, check_choice, check_int, check_number
-from .ranges import _proj_fallback, _projection
+from ..engine.ranges import midpoint_where_undefined as _proj_fallback, projected as _projection
 
 __all__ = ["StopRule"]
 

@@ -12,7 +12,10 @@ from .linear import LinearKernel
 if TYPE_CHECKING:  # pragma: no cover
     from ..spec import MeasureSpec
 
-__all__ = ["rbp_weights", "RBPKernel"]
+__all__ = ["rbp_weights", "RBPKernel", "PROJECTED_UNDEFINED"]
+
+#: RBP's projected value where nothing is judged (0 / 0): the midpoint of [base, upper] = [0, 1]
+PROJECTED_UNDEFINED = 0.5
 
 
 def rbp_weights(p: float, length: int) -> np.ndarray:
@@ -30,9 +33,8 @@ class RBPKernel(LinearKernel):
     uses = frozenset({"p", "rel", "max_rel", "cutoff"})
 
     def undefined(self, spec: "MeasureSpec") -> float | None:
-        """The projected value where nothing is judged (0 / 0): the midpoint 0.5 of [base, upper] =
-        [0, 1], the one place the package sets it."""
-        return 0.5 if spec.component == "projected" else None
+        """The projected value where nothing is judged: :data:`PROJECTED_UNDEFINED`."""
+        return PROJECTED_UNDEFINED if spec.component == "projected" else None
 
     def check_params(self, spec: "MeasureSpec") -> None:
         check_probability("RBP persistence p", spec.p)

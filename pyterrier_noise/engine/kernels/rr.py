@@ -22,7 +22,7 @@ def _first_relevant_rank(aligned: "AlignedRuns", spec: "MeasureSpec", labels: La
     (condensed with ``judged_only``), or -1 when there is none."""
     j = aligned.judged_positions()
     rel = labels.binary(spec)[j["jidx"]] > 0
-    pos = condensed_positions(aligned, labels) if spec.judged_only else j["pos"][:, None]
+    pos = (condensed_positions(aligned, labels) if spec.judged_only else j["pos"][:, None]).astype(np.int64)
     big = np.iinfo(np.int64).max
     rank = np.where(rel, pos, big)
     if spec.cutoff is not None:
