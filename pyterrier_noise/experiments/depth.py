@@ -27,6 +27,7 @@ import pandas as pd
 from .. import _plot
 from .._validation import InputError, announce, check_int, check_probability
 from ..engine import AlignedRuns, MeasureSpec
+from ..engine import pools
 from ..judges import deeply_judged_runs
 from ..stats import consistent_discrimination, discrimination_agreement, discrimination_ratio
 from ._common import aligned_runs, labelled_spec, renamed
@@ -38,46 +39,13 @@ __all__ = ["pool_entry_depth", "depth_labels", "pool_multiplicity", "multiplicit
 # ---------------------------------------------------------------------------------------------
 # Depth@k reduction
 
-def _pool_positions(aligned: AlignedRuns, pool_runs: Sequence[str] | None) -> np.ndarray:
-    """Boolean over positions: judged table row and ranked by one of the pooling runs."""
-    if pool_runs is None:
-        in_pool = np.ones(aligned.n_runs, dtype=bool)
-    else:
-        names = [str(n) for n in ([pool_runs] if isinstance(pool_runs, str) else pool_runs)]
-        if not names:
-            raise InputError("pool_runs is empty: give the runs whose top documents form the pool (or None for all)")
-        index = pd.Index(aligned.run_names).get_indexer(names)
-        if (index < 0).any():
-            bad = names[int(np.flatnonzero(index < 0)[0])]
-            raise InputError(f"pool_runs: run {bad!r} is not among the aligned runs ({aligned.run_names[:5]} ...)")
-        in_pool = np.zeros(aligned.n_runs, dtype=bool)
-        in_pool[index] = True
-    run_of_pos = np.repeat(np.arange(aligned.n_segments) // aligned.n_topics, aligned.seg_len)
-    return (aligned.jidx >= 0) & in_pool[run_of_pos]
-
-
 def pool_entry_depth(aligned: AlignedRuns, pool_runs: Sequence[str] | None = None) -> np.ndarray:
-    """Depth at which each judgment enters the Depth@k pool of ``pool_runs`` (Yang 2019, Sec. 4.6).
-
-    For row ``j`` of ``aligned.table`` (topic t, document d) this is the smallest 1-based rank at
-    which any pooling run retrieves d for t, so d is in ``Pool_t(k)`` iff ``entry[j] <= k``;
-    ``inf`` when no pooling run retrieves it.  One pass over the aligned positions serves every
-    depth (the per-depth model is ``perturbation.PoolDepthReduction``).
-
-    Args:
-        aligned: runs aligned to the qrels (ranked in the alignment's tie order).
-        pool_runs: names of the runs that form the pool (default: all aligned runs; the thesis
-            pools and scores its deeply judged runs).
-
-    Returns:
-        Float array ``(len(aligned.table),)``.
-    """
+    """Depth at which each judgment enters the Depth@k pool of ``pool_runs`` (Yang 2019, Sec. 4.6):
+    the engine's :func:`~pyterrier_noise.engine.pools.pool_entry_depth` (one home), for an
+    :class:`AlignedRuns`; ``inf`` where no pooling run retrieves the document."""
     if not isinstance(aligned, AlignedRuns):
         raise InputError(f"aligned must be an AlignedRuns (AlignedRuns.build(runs, qrels)), got {type(aligned).__name__}")
-    ok = _pool_positions(aligned, pool_runs)
-    entry = np.full(len(aligned.table), np.inf)
-    np.minimum.at(entry, aligned.jidx[ok], aligned.pos[ok].astype(np.float64) + 1.0)
-    return entry
+    return pools.pool_entry_depth(aligned, pool_runs)
 
 
 def _depths(depths: Any) -> np.ndarray:
@@ -128,7 +96,7 @@ def pool_multiplicity(aligned: AlignedRuns, depth: int, pool_runs: Sequence[str]
     depth = check_int("depth", depth)
     if not isinstance(aligned, AlignedRuns):
         raise InputError(f"aligned must be an AlignedRuns, got {type(aligned).__name__}")
-    ok = _pool_positions(aligned, pool_runs) & (aligned.pos < depth)
+    ok = pools.pool_positions(aligned, pool_runs) & (aligned.pos < depth)
     return np.bincount(aligned.jidx[ok], minlength=len(aligned.table)).astype(np.int64)
 
 

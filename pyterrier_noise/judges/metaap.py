@@ -9,6 +9,7 @@ import pandas as pd
 
 from .._validation import InputError, announce, check_choice, check_int
 from ..engine import AlignedRuns, JudgmentTable
+from ..engine.pools import judged_in_top
 from ..io import read_qrels, read_runs
 from ._common import _same_rows
 
@@ -64,17 +65,6 @@ def _aligned_for(runs: Any, table: JudgmentTable, ties: str) -> AlignedRuns:
     return AlignedRuns.build(runs, table, ties=ties, on_topic_mismatch="ignore")
 
 
-def _in_top(aligned: AlignedRuns, depth: int, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Positions that are judged rows of the table and ranked above ``depth``; error when none."""
-    ok = (aligned.jidx >= 0) & (aligned.pos < depth)
-    if not ok.any():
-        raise InputError(
-            f"{what}: none of the {len(aligned.table)} judged documents is retrieved in the top {depth} by any "
-            f"of the {aligned.n_runs} run(s); the runs and the qrels have no overlap (qrels topics: "
-            f"{aligned.topics[:5]}{' ...' if aligned.n_topics > 5 else ''})")
-    return aligned.jidx[ok], aligned.pos[ok]
-
-
 class _MetaAP:
     """Mean meta-AP of every row of a judgment table, from runs or from a given frame (cached)."""
 
@@ -127,7 +117,7 @@ class _MetaAP:
             values = np.where(missing, 0.0, self.frame.to_numpy()[np.maximum(loc, 0)])
         else:
             aligned = _aligned_for(self.runs, table, self.ties)
-            rows, pos = _in_top(aligned, self.depth, self.what)
+            rows, pos = judged_in_top(aligned, self.depth, self.what)
             scheme, agg = PREDICTORS[self.predictor]
             weights = (_meta_ap_table if scheme == "meta_ap" else _inverse_rank_table)(self.depth)[pos]
             if agg == "mean":

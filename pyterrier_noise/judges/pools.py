@@ -11,7 +11,8 @@ from ..engine import AlignedRuns, JudgmentTable, declare_topics, qrels_topics
 from ..io import read_runs
 from ._common import _as_table, _rate, _warn
 from .base import JudgmentPerturbation
-from .metaap import RUN_ORDERS, _aligned_for, _in_top
+from ..engine.pools import judged_in_top
+from .metaap import RUN_ORDERS, _aligned_for
 from .stream import _Rows, _Stream
 
 
@@ -65,7 +66,7 @@ class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
         if self._cache is not None and self._cache[0] is table:
             return self._cache[1]
         aligned = _aligned_for(self.runs, table, self.ties)
-        rows, _ = _in_top(aligned, self.depth, "PoolDepthReduction")
+        rows, _ = judged_in_top(aligned, self.depth, "PoolDepthReduction")
         mask = np.zeros(len(table), dtype=bool)
         mask[rows] = True
         judged = ~np.isnan(table.labels)

@@ -13,14 +13,14 @@ from .selector import JudgmentSelector
 __all__ = ["depth_pool", "rbp_pool"]
 
 
-def depth_pool(runs: Any, k: int, p: float = 0.8, pool_runs: Sequence[str] | None = None) -> pd.DataFrame:
-    """Depth-k pooling: every document some run ranks in its top ``k``, in pooling order (depth,
+def depth_pool(runs: Any, depth: int, p: float = 0.8, pool_runs: Sequence[str] | None = None) -> pd.DataFrame:
+    """Depth-k pooling: every document some run ranks in its top ``depth``, in pooling order (depth,
     then run order, then qid, then docno).  Columns ``order, qid, docno, depth, weight`` where
     ``weight = (1-p) p^(depth-1)`` (Moffat et al. 2007, Sec. 3, "pooling")."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"argument 'k': expected an integer >= 1, got {k!r}")
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise InputError(f"argument 'depth': expected an integer >= 1, got {depth!r}")
     q = JudgmentSelector(runs, p=p, method="pool", pool_runs=pool_runs).queue()
-    q = q[q["depth"].to_numpy() <= k].reset_index(drop=True)
+    q = q[q["depth"].to_numpy() <= depth].reset_index(drop=True)
     q.insert(0, "order", np.arange(1, len(q) + 1))
     return q
 
