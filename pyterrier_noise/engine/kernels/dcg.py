@@ -11,6 +11,7 @@ from ..._validation import InputError
 from ..registry import Kernel, register_kernel
 from .common import Labels, condensed_positions, divide, segment_sum, topic_of_segment
 from .linear import LinearKernel
+from .ties import arranged_positions, groups, in_arranged_order, value_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -64,39 +65,61 @@ class NDCGKernel(DCGKernel):
         return divide(value, ideal)
 
 
+def _err(aligned: "AlignedRuns", spec: "MeasureSpec", r: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """ERR of every (segment, version) from the stopping probabilities ``r`` and 0-based ranks
+    ``pos`` (-1: not ranked in that version) of the judged rows, in rank order within segments."""
+    j = aligned.judged_positions()
+    r = np.where(pos >= 0, r, 0.0)
+    if spec.cutoff is not None:
+        r = np.where(pos < spec.cutoff, r, 0.0)
+    # prod_{j<i} (1 - R_j) within the segment: unjudged positions have R = 0 and factor 1
+    logq = np.log1p(-r)
+    cs = np.cumsum(logq, axis=0)
+    ne = j["nonempty"]
+    if len(ne):
+        first = j["indptr"][ne]
+        start = cs[first] - logq[first]
+        cs -= np.repeat(start, np.diff(j["indptr"])[ne], axis=0)
+    reach = np.exp(cs - logq)
+    return segment_sum(aligned, np.where(r > 0, r * reach / (np.maximum(pos, 0) + 1.0), 0.0))
+
+
 class ERRKernel(Kernel):
     """ERR@k as gdeval computes it (the definition ir_measures serves): a user stops at rank i
     with probability ``R_i = (2^g_i - 1) / 2^4`` (g the label, 0 for unjudged or non-positive
     labels), ``ERR = sum_i R_i / i * prod_{j<i} (1 - R_j)`` over the top k.  Labels above 4
-    are refused, as gdeval refuses them."""
+    are refused, as gdeval refuses them.
+
+    Tied scores: optimistic / pessimistic order every tied group by stopping probability,
+    highest / lowest first (the extremes, by an exchange argument; tests check them against every
+    ordering); the expected value has no closed form and is not computed."""
 
     family = "ERR"
     uses = frozenset({"cutoff", "judged_only"})
-    tie_modes = ()
+    tie_modes = ("optimistic", "pessimistic")
+
+    def _stop(self, labels: Labels) -> np.ndarray:
+        L = labels.L
+        top = np.nanmax(L, initial=0.0)
+        if top > ERR_MAX_GRADE:
+            raise InputError(f"ERR: labels above {ERR_MAX_GRADE} are not defined (gdeval's maximum grade is "
+                             f"{ERR_MAX_GRADE}); got a label {top:g}")
+        g = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))
+        return (np.exp2(g) - 1.0) / 2.0 ** ERR_MAX_GRADE
 
     def compute(self, aligned, spec, labels):
-        L = labels.L
-        with np.errstate(invalid="ignore"):
-            if np.nanmax(L, initial=0.0) > ERR_MAX_GRADE:
-                raise InputError(f"ERR: labels above {ERR_MAX_GRADE} are not defined (gdeval's maximum grade is "
-                                 f"{ERR_MAX_GRADE}); got a label {np.nanmax(L):g}")
-        g = np.where(np.isnan(L), 0.0, np.maximum(L, 0.0))
-        stop = (np.exp2(g) - 1.0) / 2.0 ** ERR_MAX_GRADE
         j = aligned.judged_positions()
-        r = stop[j["jidx"]]
+        r = self._stop(labels)[j["jidx"]]
         pos = condensed_positions(aligned, labels) if spec.judged_only else np.broadcast_to(j["pos"][:, None], r.shape)
-        if spec.cutoff is not None:
-            r = np.where((pos >= 0) & (pos < spec.cutoff), r, 0.0)
-        # prod_{j<i} (1 - R_j) within the segment: unjudged positions have R = 0 and factor 1
-        logq = np.log1p(-r)
-        cs = np.cumsum(logq, axis=0)
-        ne = j["nonempty"]
-        if len(ne):
-            first = j["indptr"][ne]
-            start = cs[first] - logq[first]
-            cs -= np.repeat(start, np.diff(j["indptr"])[ne], axis=0)
-        reach = np.exp(cs - logq)
-        return segment_sum(aligned, np.where(r > 0, r * reach / (pos + 1.0), 0.0))
+        return _err(aligned, spec, r, pos)
+
+    def tied(self, aligned, spec, labels, mode):
+        j = aligned.judged_positions()
+        r = self._stop(labels)[j["jidx"]]
+        lab = labels.judged()[j["jidx"]] > 0
+        pos = arranged_positions(aligned, groups(aligned), value_key(r), lab, 0.5, mode == "optimistic")
+        pos, r = in_arranged_order(aligned, pos, r)
+        return _err(aligned, spec, r, pos)
 
 
 register_kernel(DCGKernel())

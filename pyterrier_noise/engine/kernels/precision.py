@@ -10,9 +10,10 @@ from ..._validation import InputError
 from ..registry import Kernel, register_kernel
 from .common import (condensed_positions, cumulative_in_segment, divide, n_relevant, segment_sum)
 from .linear import LinearKernel
-from .ties import arranged_positions, groups, value_key
+from .ties import arranged_positions, groups, in_arranged_order, value_key
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..align import AlignedRuns
     from ..spec import MeasureSpec
 
 __all__ = ["PKernel", "RKernel", "RprecKernel", "IPrecKernel", "JudgedKernel", "NumRetKernel", "NumRelKernel",
@@ -106,13 +107,32 @@ class RprecKernel(Kernel):
         return self._count(aligned, spec, labels, lambda j, R: (pos >= 0) & (pos < R))
 
 
+def _iprec(aligned: "AlignedRuns", spec: "MeasureSpec", rel: np.ndarray, pos: np.ndarray,
+           R: np.ndarray) -> np.ndarray:
+    """IPrec of every (segment, version) from the relevance ``rel`` and 0-based ranks ``pos`` of the
+    judged rows in rank order within segments, ``R`` the relevant judgments of each row's topic."""
+    j = aligned.judged_positions()
+    found = cumulative_in_segment(aligned, rel.astype(np.int32)).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = rel & (R > 0) & (found / np.where(R > 0, R, 1.0) >= spec.recall)
+        prec = np.where(ok, found / (np.maximum(pos, 0) + 1.0), 0.0)
+    out = np.zeros((aligned.n_segments, rel.shape[1]))
+    ne = j["nonempty"]
+    if len(ne):
+        out[ne] = np.maximum.reduceat(prec, j["indptr"][ne], axis=0)
+    return out
+
+
 class IPrecKernel(Kernel):
     """IPrec@r (trec_eval's iprec_at_recall): the highest precision at any rank whose recall is at
-    least r (precision peaks at relevant ranks, so over those), 0 when no rank reaches r."""
+    least r (precision peaks at relevant ranks, so over those), 0 when no rank reaches r.
+
+    Tied scores: optimistic / pessimistic put each group's relevant documents first / last; the
+    expected value (of a maximum over ranks) has no closed form and is not computed."""
 
     family = "IPrec"
     uses = frozenset({"rel", "recall", "judged_only"})
-    tie_modes = ()
+    tie_modes = ("optimistic", "pessimistic")
 
     def check_params(self, spec):
         if spec.recall is None or not 0.0 <= spec.recall <= 1.0:
@@ -122,17 +142,17 @@ class IPrecKernel(Kernel):
         j = aligned.judged_positions()
         g = labels.binary(spec)
         rel = g[j["jidx"]] > 0
-        found = cumulative_in_segment(aligned, rel.astype(np.int32)).astype(np.float64)
-        pos = condensed_positions(aligned, labels) if spec.judged_only else j["pos"][:, None]
-        R = n_relevant(aligned, g)[j["seg"]]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ok = rel & (R > 0) & (found / np.where(R > 0, R, 1.0) >= spec.recall)
-            prec = np.where(ok, found / (pos + 1.0), 0.0)
-        out = np.zeros((aligned.n_segments, labels.R))
-        ne = j["nonempty"]
-        if len(ne):
-            out[ne] = np.maximum.reduceat(prec, j["indptr"][ne], axis=0)
-        return out
+        pos = condensed_positions(aligned, labels) if spec.judged_only else np.broadcast_to(j["pos"][:, None], rel.shape)
+        return _iprec(aligned, spec, rel, pos, n_relevant(aligned, g)[j["seg"]])
+
+    def tied(self, aligned, spec, labels, mode):
+        j = aligned.judged_positions()
+        g = labels.binary(spec)
+        grow = g[j["jidx"]]
+        lab = labels.judged()[j["jidx"]] > 0
+        pos = arranged_positions(aligned, groups(aligned), value_key(grow), lab, 0.5, mode == "optimistic")
+        pos, rel = in_arranged_order(aligned, pos, grow > 0)
+        return _iprec(aligned, spec, rel, pos, n_relevant(aligned, g)[j["seg"]])
 
 
 class _CountKernel(Kernel):

@@ -72,7 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..spec import MeasureSpec
 
 __all__ = ["MODES", "BUDGET", "groups", "group_sum", "segment_total", "before_in_segment", "harmonic",
-           "arranged_positions", "value_key", "log_comb", "linear_tied", "expected_ap"]
+           "arranged_positions", "in_arranged_order", "value_key", "log_comb", "linear_tied", "expected_ap"]
 
 #: the grouped tie policies (the kernels' ``tied`` modes)
 MODES = ("expected", "optimistic", "pessimistic")
@@ -183,6 +183,18 @@ def arranged_positions(aligned: "AlignedRuns", grp: dict, key: np.ndarray, label
         free_first = (free_key > key[mr]) if descending else (free_key < key[mr])
         newpos[mr] = grp["gb"][gid][:, None] + rank + np.where(free_first, free, 0)
     return np.where(labelled, newpos, -1)
+
+
+def in_arranged_order(aligned: "AlignedRuns", pos: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
+    """``pos`` and ``arrays`` (each (n_rows, R)) with every version's judged rows re-ordered by their
+    arranged positions ``pos`` within each segment (rows unlabelled in a version, ``pos`` -1, go
+    last in their segment): for measures read in rank order (ERR, IPrec) under an arrangement.
+    The segments keep their rows, so per-segment pointers stay valid."""
+    j = aligned.judged_positions()
+    top = int(aligned.max_len) + 1
+    key = j["seg"][:, None].astype(np.int64) * (top + 1) + np.where(pos >= 0, pos, top)
+    order = np.argsort(key, axis=0, kind="stable")
+    return [np.take_along_axis(np.broadcast_to(a, order.shape), order, axis=0) for a in (pos, *arrays)]
 
 
 def value_key(gain: np.ndarray) -> np.ndarray:
