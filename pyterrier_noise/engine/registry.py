@@ -78,13 +78,12 @@ class Kernel:
 
     def check_ties(self, spec: "MeasureSpec", policy: str) -> None:
         """Refuse a grouped tie policy this family has no exact kernel for, with the reason."""
-        modes = () if spec.judged_only else self.tie_modes
+        modes = self.tie_modes
         if policy in ("expected", "optimistic", "pessimistic") and policy not in modes:
             supported = ", ".join(("trec_eval", "given", *modes))
-            why = ("condensed lists (judged_only=True) have no tie kernel" if spec.judged_only else
-                   "no exact kernel for its value over the orderings of tied scores")
-            raise InputError(f"{self.family} under ties={policy!r} is not computed by the engine ({why}); "
-                             f"policies for this measure: {supported}")
+            raise InputError(f"{self.family} under ties={policy!r} is not computed by the engine (no exact "
+                             f"kernel for its value over the orderings of tied scores); policies for this "
+                             f"measure: {supported}")
 
     def undefined(self, spec: "MeasureSpec") -> float | None:
         """The value reported where a component is undefined (the kernel gives NaN there: RBP's

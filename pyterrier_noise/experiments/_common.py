@@ -11,6 +11,7 @@ from .._validation import InputError, check_choice
 from .._warnings import deprecated
 from ..engine import TIE_POLICIES, AlignedRuns, MeasureSpec
 from ..measures import to_spec
+from ..measures.parse import measure_label as parsed_label
 
 #: the package's default RBO persistence: Webber, Moffat & Zobel (2010) suggest the p at which the
 #: top 10 ranks carry ~86% of the weight, 0.9 (the thesis's phi matching used 0.98;
@@ -57,32 +58,22 @@ def labelled_spec(measure: Any) -> tuple[str, MeasureSpec]:
         spec = measure.validate()
         return spec_label(spec), spec
     spec, _ = to_spec(measure)
-    return str(measure), spec
+    return measure_label(measure), spec
 
 
 
 def measure_label(m: Any) -> str:
     """Column label of a measure, as :func:`~pyterrier_noise.measures.evaluate` and
     ``pt.Experiment`` label it: a string as the user wrote it (``"RBP(p=0.8)"``; ir_measures would
-    print ``RBP``, hiding the default p), a measure object as ``str(measure)``."""
-    return str(m)
+    print ``RBP``, hiding the default p; trec_eval's names as the ir_measures name they stand for),
+    a measure object as ``str(measure)``."""
+    return parsed_label(m)
 
 
 def spec_and_ties(measure: Any) -> tuple[MeasureSpec, str]:
     """Engine spec and tie policy of a measure object or ir_measures string; trec_eval names that
     ``pt.Experiment`` accepts (``"map"``, ``"ndcg_cut_10"``) are understood too."""
-    try:
-        return to_spec(measure)
-    except InputError:
-        if isinstance(measure, str):
-            import ir_measures
-            try:
-                found = ir_measures.parse_trec_measure(measure.strip())
-            except Exception:
-                found = []
-            if len(found) == 1:
-                return to_spec(found[0])
-        raise
+    return to_spec(measure)
 
 
 def interactive() -> bool:

@@ -19,25 +19,19 @@ __all__ = ["parse_measure", "to_spec", "measure_label"]
 _EXAMPLES = ("examples: RBP(p=0.8), INST(T=3,max_rel=2), AP, AP@100, nDCG@10, P@10, R@100, RR, Rprec, Bpref, "
              "Success@10, Judged@10, IPrec@0.5, ERR@20, NumRelRet")
 
-# trec_eval's names with a cutoff or level: prefix -> ir_measures name (P_10 -> P@10)
-_TREC_PREFIXES = {t: c.name for c in CAPABILITIES.values() for t in c.trec_eval if t.endswith("_")}
-
-
 def _from_trec_eval(text: str) -> str | None:
-    """The ir_measures string of a trec_eval measure name, or None.  Accepted where the name is
-    trec_eval's own and unambiguous: ``map`` (AP), ``map_cut_10`` (AP@10), ``P_10``, ``recall_100``
+    """The ir_measures string of a trec_eval measure name (ir_measures' own
+    ``parse_trec_measure``), or None: accepted where the name is trec_eval's and means one measure
+    the engine computes: ``map`` (AP), ``map_cut_10`` (AP@10), ``P_10`` / ``P.10``, ``recall_100``
     (R@100), ``ndcg`` / ``ndcg_cut_10``, ``recip_rank`` (RR), ``Rprec``, ``bpref``, ``success_10``,
     ``iprec_at_recall_0.50`` (IPrec@0.5), ``num_ret``, ``num_rel``, ``num_rel_ret``."""
-    if text in TREC_EVAL_NAMES:
-        return TREC_EVAL_NAMES[text]
-    for prefix, name in sorted(_TREC_PREFIXES.items(), key=lambda kv: -len(kv[0])):
-        if text.startswith(prefix):
-            rest = text[len(prefix):]
-            if name == "IPrec" and re.fullmatch(r"[01](\.\d+)?", rest):
-                return f"IPrec@{float(rest):g}"
-            if rest.isdigit() and int(rest) > 0:
-                return f"{name}@{int(rest)}"
-    return None
+    try:
+        found = ir_measures.parse_trec_measure(text)
+    except (ValueError, KeyError, AttributeError, TypeError, AssertionError):
+        return None
+    if len(found) != 1 or found[0].NAME not in CAPABILITIES:
+        return None
+    return str(found[0])
 
 
 def _known_names() -> list[str]:
@@ -61,6 +55,10 @@ def _did_you_mean(text: str) -> str:
     return f" (did you mean {guess}{tail}?)"
 
 
+def _is_ir_measures_name(text: str) -> bool:
+    return re.match(r"[^@(]*", text).group(0) in ir_measures.measures.registry
+
+
 def parse_measure(measure: Measure | str) -> Measure:
     """An ir_measures measure object from an object or a string: ir_measures syntax
     (``"nDCG@10"``, ``"RBP(p=0.8)"``), the package's measures (``"RBPResidual(p=0.8)"``) or
@@ -72,7 +70,8 @@ def parse_measure(measure: Measure | str) -> Measure:
         raise InputError(f"a measure must be an ir_measures measure or a string such as 'nDCG@10', got "
                          f"{type(measure).__name__} {measure!r}")
     text = measure.strip()
-    text = _from_trec_eval(text) or text
+    if not _is_ir_measures_name(text):
+        text = _from_trec_eval(text) or text
     at = re.search(r"@(.*)$", text)
     if at and not re.fullmatch(r"\d+(\.\d+)?", at.group(1)):
         raise InputError(f"measure {measure!r}: the value after @ must be a positive number (a rank cutoff "
@@ -91,8 +90,8 @@ def measure_label(measure: Measure | str) -> str:
     ir_measures name they stand for (``P_10`` -> ``P@10``); an object's ir_measures form."""
     if isinstance(measure, str):
         text = measure.strip()
-        alias = _from_trec_eval(text)
-        return str(parse_measure(alias)) if alias else text
+        alias = None if _is_ir_measures_name(text) else _from_trec_eval(text)
+        return alias or text
     return str(measure)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..registry import Kernel, register_kernel
 from .common import (Labels, condensed_positions, cumulative_in_segment, divide, n_relevant, segment_sum,
                      topic_of_segment, topic_sum)
-from .ties import before_in_segment, group_sum, groups, harmonic, segment_total
+from .ties import before_in_segment, condensed_groups, group_sum, groups, harmonic, segment_total
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -63,8 +63,11 @@ def _relevance(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels):
 def _ap_tied(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels, mode: str) -> np.ndarray:
     """AP -- expected (McSherry and Najork 2008), best or worst ordering of every tied group."""
     g, grp, r = _relevance(aligned, spec, labels)
-    b = grp["gb"][:, None].astype(np.float64)
-    l = grp["gl"][:, None].astype(np.float64)  # noqa: E741
+    if spec.judged_only:   # the groups of the condensed list
+        b, l = condensed_groups(aligned, labels)  # noqa: E741
+    else:
+        b = grp["gb"][:, None].astype(np.float64)
+        l = grp["gl"][:, None].astype(np.float64)  # noqa: E741
     c = before_in_segment(grp, r)                   # relevant documents before the group
     k = np.inf if spec.cutoff is None else float(spec.cutoff)
     if mode == "expected":
@@ -72,19 +75,19 @@ def _ap_tied(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels, mode: 
         dH = harmonic(b + m) - harmonic(b)
         with np.errstate(invalid="ignore", divide="ignore"):
             a = np.where(l > 1, (r - 1.0) / np.where(l > 1, l - 1.0, 1.0), 0.0)
-        contrib = (r / l) * ((c + 1.0) * dH + a * (m - (b + 1.0) * dH))
+            contrib = (r / l) * ((c + 1.0) * dH + a * (m - (b + 1.0) * dH))
     else:
         # the r relevant documents take the first (optimistic) or last (pessimistic) r places:
         # sum_{t<m} (c + t + 1) / (p0 + t + 1) = m + (c - p0) (H_{p0+m} - H_{p0})
         p0 = b if mode == "optimistic" else b + l - r
         m = np.clip(np.minimum(r, k - p0), 0.0, None)
         contrib = m + (c - p0) * (harmonic(p0 + m) - harmonic(p0))
-    contrib = np.where(r > 0, contrib, 0.0)
+    contrib = np.where(r > 0, np.nan_to_num(contrib), 0.0)
     return divide(segment_total(aligned, grp, contrib), n_relevant(aligned, g))
 
 
 class APKernel(Kernel):
-    """AP and AP@k (trec_eval), ``rel``, ``judged_only``; every tie policy (not with judged_only)."""
+    """AP and AP@k (trec_eval), ``rel``, ``judged_only``; every tie policy."""
 
     family = "AP"
     uses = frozenset({"rel", "cutoff", "judged_only"})

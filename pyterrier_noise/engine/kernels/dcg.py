@@ -11,7 +11,7 @@ from ..._validation import InputError
 from ..registry import Kernel, register_kernel
 from .common import Labels, condensed_positions, divide, segment_sum, topic_of_segment
 from .linear import LinearKernel
-from .ties import arranged_positions, groups, in_arranged_order, value_key
+from .ties import arranged_positions, condensed_arranged_positions, groups, in_arranged_order, value_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -116,8 +116,11 @@ class ERRKernel(Kernel):
     def tied(self, aligned, spec, labels, mode):
         j = aligned.judged_positions()
         r = self._stop(labels)[j["jidx"]]
-        lab = labels.judged()[j["jidx"]] > 0
-        pos = arranged_positions(aligned, groups(aligned), value_key(r), lab, 0.5, mode == "optimistic")
+        if spec.judged_only:
+            pos = condensed_arranged_positions(aligned, labels, r, mode == "optimistic")
+        else:
+            lab = labels.judged()[j["jidx"]] > 0
+            pos = arranged_positions(aligned, groups(aligned), value_key(r), lab, 0.5, mode == "optimistic")
         pos, r = in_arranged_order(aligned, pos, r)
         return _err(aligned, spec, r, pos)
 

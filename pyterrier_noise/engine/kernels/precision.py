@@ -8,9 +8,10 @@ import numpy as np
 
 from ..._validation import InputError
 from ..registry import Kernel, register_kernel
-from .common import (condensed_positions, cumulative_in_segment, divide, n_relevant, segment_sum)
+from .common import Labels, condensed_positions, cumulative_in_segment, divide, n_relevant, segment_sum
 from .linear import LinearKernel
-from .ties import arranged_positions, groups, in_arranged_order, value_key
+from .ties import (arranged_positions, condensed_arranged_positions, condensed_groups, groups, in_arranged_order,
+                   value_key)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -72,6 +73,17 @@ class JudgedKernel(LinearKernel):
         return divide(value, n[:, None])
 
 
+def _arranged(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels, mode: str) -> np.ndarray:
+    """Ranks of the judged rows (-1 unlabelled) with every tied group's relevant documents first
+    (optimistic) or last (pessimistic); in the condensed list with ``judged_only``."""
+    j = aligned.judged_positions()
+    grow = labels.binary(spec)[j["jidx"]]
+    if spec.judged_only:
+        return condensed_arranged_positions(aligned, labels, grow, mode == "optimistic")
+    lab = labels.judged()[j["jidx"]] > 0
+    return arranged_positions(aligned, groups(aligned), value_key(grow), lab, 0.5, mode == "optimistic")
+
+
 class RprecKernel(Kernel):
     """Rprec: relevant documents in the top R over R, R the topic's relevant judgments (trec_eval).
 
@@ -95,15 +107,18 @@ class RprecKernel(Kernel):
         return self._count(aligned, spec, labels, lambda j, R: j["pos"][:, None] < R)
 
     def tied(self, aligned, spec, labels, mode):
-        if mode == "expected":
-            def above(j, R):
-                gs, ge = j["gstart"][:, None], j["gend"][:, None]
-                return np.clip(np.minimum(ge, R) - gs, 0, None) / (ge - gs)
-            return self._count(aligned, spec, labels, above)
         jp = aligned.judged_positions()
-        grow = labels.binary(spec)[jp["jidx"]]
-        lab = labels.judged()[jp["jidx"]] > 0
-        pos = arranged_positions(aligned, groups(aligned), value_key(grow), lab, 0.5, mode == "optimistic")
+        if mode == "expected":
+            if spec.judged_only:   # the groups of the condensed list
+                cb, lj = condensed_groups(aligned, labels)
+                gid = groups(aligned)["gid"]
+                gs, ge = cb[gid], cb[gid] + lj[gid]
+            else:
+                gs, ge = jp["gstart"][:, None], jp["gend"][:, None]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share = lambda j, R: np.where(ge > gs, np.clip(np.minimum(ge, R) - gs, 0, None) / (ge - gs), 0.0)  # noqa: E731
+            return self._count(aligned, spec, labels, share)
+        pos = _arranged(aligned, spec, labels, mode)
         return self._count(aligned, spec, labels, lambda j, R: (pos >= 0) & (pos < R))
 
 
@@ -149,8 +164,7 @@ class IPrecKernel(Kernel):
         j = aligned.judged_positions()
         g = labels.binary(spec)
         grow = g[j["jidx"]]
-        lab = labels.judged()[j["jidx"]] > 0
-        pos = arranged_positions(aligned, groups(aligned), value_key(grow), lab, 0.5, mode == "optimistic")
+        pos = _arranged(aligned, spec, labels, mode)
         pos, rel = in_arranged_order(aligned, pos, grow > 0)
         return _iprec(aligned, spec, rel, pos, n_relevant(aligned, g)[j["seg"]])
 

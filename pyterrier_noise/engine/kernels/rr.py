@@ -8,7 +8,7 @@ import numpy as np
 
 from ..registry import Kernel, register_kernel
 from .common import Labels, condensed_positions
-from .ties import BUDGET, groups, group_sum, log_comb
+from .ties import BUDGET, condensed_groups, group_sum, groups, log_comb
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -51,7 +51,11 @@ def _first_group(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels):
         first[ne] = np.minimum.reduceat(idx, grp["gptr"][ne], axis=0)
     s, v = np.nonzero(first < G)
     fg = first[s, v]
-    return s, v, grp["gb"][fg], grp["gl"][fg], r[fg, v].astype(np.int64) if G else np.zeros(0, np.int64)
+    rv = r[fg, v].astype(np.int64) if G else np.zeros(0, np.int64)
+    if spec.judged_only:   # the group's place and length in the condensed list
+        cb, lj = condensed_groups(aligned, labels)
+        return s, v, cb[fg, v].astype(np.int64), lj[fg, v].astype(np.int64), rv
+    return s, v, grp["gb"][fg], grp["gl"][fg], rv
 
 
 class RRKernel(Kernel):

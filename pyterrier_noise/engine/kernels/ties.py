@@ -72,7 +72,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..spec import MeasureSpec
 
 __all__ = ["MODES", "BUDGET", "groups", "group_sum", "segment_total", "before_in_segment", "harmonic",
-           "arranged_positions", "in_arranged_order", "value_key", "log_comb", "linear_tied", "expected_ap"]
+           "arranged_positions", "in_arranged_order", "condensed_groups", "condensed_arranged_positions",
+           "value_key", "log_comb", "linear_tied", "expected_ap"]
 
 #: the grouped tie policies (the kernels' ``tied`` modes)
 MODES = ("expected", "optimistic", "pessimistic")
@@ -197,6 +198,32 @@ def in_arranged_order(aligned: "AlignedRuns", pos: np.ndarray, *arrays: np.ndarr
     return [np.take_along_axis(np.broadcast_to(a, order.shape), order, axis=0) for a in (pos, *arrays)]
 
 
+def condensed_groups(aligned: "AlignedRuns", labels: Labels) -> tuple[np.ndarray, np.ndarray]:
+    """Each tied group in the condensed list of every version (Sakai 2007: the documents unjudged
+    in that version removed): its start ``b`` (labelled documents before it in the segment) and
+    length ``l`` (its labelled documents), both (n_groups, R).  Removing documents keeps the order
+    of the rest, so a tied group of the ranking is a tied group of the condensed list."""
+    def make():
+        grp = groups(aligned)
+        lab = labels.judged()[aligned.judged_positions()["jidx"]]
+        lj = group_sum(grp, lab)
+        return before_in_segment(grp, lj), lj
+    return labels.memo("condensed_groups", make)
+
+
+def condensed_arranged_positions(aligned: "AlignedRuns", labels: Labels, key: np.ndarray,
+                                 descending: bool) -> np.ndarray:
+    """0-based rank of every labelled judged row in the condensed list when each tied group is
+    sorted by ``key`` (descending: optimistic); -1 where unlabelled.  (n_rows, R)."""
+    grp = groups(aligned)
+    lab = labels.judged()[aligned.judged_positions()["jidx"]] > 0
+    newpos = arranged_positions(aligned, grp, key, lab, -np.inf if descending else np.inf, descending)
+    cb, _ = condensed_groups(aligned, labels)
+    gid = grp["gid"]
+    rank = newpos - grp["gb"][gid][:, None] + cb[gid].astype(np.int64)
+    return np.where(lab, rank, -1)
+
+
 def value_key(gain: np.ndarray) -> np.ndarray:
     """Sort key of the value ordering: positive gains by size, then unjudged (key 0.5), then zeros."""
     return np.where(gain > 0, 1.0 + gain, 0.0)
@@ -221,6 +248,19 @@ def linear_tied(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels, mod
     grow = g[j["jidx"]]
     lab = ~np.isnan(labels.L[j["jidx"]])
     labf = lab.astype(np.float64)
+    if spec.judged_only:   # the value only: a condensed list has no residual
+        tail = np.zeros(length + 1)
+        tail[:-1] = np.cumsum(w[::-1])[::-1]
+        if mode == "expected":   # each labelled document equally likely at every rank of its group
+            cb, lj = condensed_groups(aligned, labels)
+            b, n = cb[grp["gid"]].astype(np.int64), lj[grp["gid"]].astype(np.int64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                w_row = np.where(n > 0, (tail[np.minimum(b, length)] - tail[np.minimum(b + n, length)])
+                                 / np.maximum(n, 1), 0.0)
+        else:
+            cpos = condensed_arranged_positions(aligned, labels, grow, mode == "optimistic")
+            w_row = np.where(cpos >= 0, w[np.clip(cpos, 0, length - 1)], 0.0)
+        return segment_sum(aligned, w_row * grow * labf)
 
     if mode == "expected":
         tail = np.zeros(length + 1)
