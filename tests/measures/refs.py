@@ -126,3 +126,36 @@ def reference(texts, runs: dict, qrels: pd.DataFrame) -> dict:
                 for metric in provider.iter_calc(list(ms), irm_qrels, irm_run):
                     out[name, metric.query_id, ms[metric.measure]] = metric.value
     return out
+
+
+def trec_ranked_copy(run: pd.DataFrame) -> pd.DataFrame:
+    """The run with its scores replaced by strictly decreasing numbers in trec_eval's order, so
+    that a tool breaking ties another way (judged, msmarco: docno ascending; gdeval: float64
+    scores) ranks it exactly as trec_eval does."""
+    from oracle import trec_eval_order
+    parts = []
+    for _, part in run.groupby(run["qid"].astype(str), sort=False):
+        idx = trec_eval_order(part["docno"].astype(str).tolist(), part["score"].astype(float).tolist())
+        part = part.iloc[idx].copy()
+        part["score"] = -pd.RangeIndex(len(part)).to_numpy().astype(float)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def engine_values(runs, qrels, texts, ties=None) -> tuple[dict, dict]:
+    """({(run, qid, text): value}, {text: exception}) of ``pyterrier_noise.evaluate``; when the whole
+    list is refused, measure by measure, so one refused measure does not hide the others."""
+    from pyterrier_noise import evaluate
+
+    def frame_to_dict(df):
+        return {(n, str(q), m): v for n, q, m, v in zip(df["name"], df["qid"], df["measure"], df["value"])}
+    try:
+        return frame_to_dict(evaluate(runs, qrels, list(texts), ties=ties, perquery=True)), {}
+    except Exception:
+        out, errors = {}, {}
+        for t in texts:
+            try:
+                out.update(frame_to_dict(evaluate(runs, qrels, [t], ties=ties, perquery=True)))
+            except Exception as e:   # noqa: BLE001 - reported per measure by the tests
+                errors[t] = e
+        return out, errors
