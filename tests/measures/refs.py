@@ -24,7 +24,8 @@ MEASURES = [
     "nDCG(gains={0:0,1:1,2:3})@10", "nDCG(gains={0:0,1:1,2:3})",
 ]
 # synthetic runs are 15 deep: cutoffs beyond the ranking
-MEASURES_SHORT = ["P@20", "R@20", "AP@20", "nDCG@20", "RR@20", "Success@20", "Judged@20", "ERR@20", "Judged"]
+MEASURES_SHORT = ["P@20", "R@20", "AP@20", "nDCG@20", "RR@20", "Success@20", "Judged@20", "ERR@20", "Judged",
+                  "IPrec@0.0", "IPrec@0.3", "IPrec@1.0"]
 
 
 def provider_of(text: str) -> str:
