@@ -1,4 +1,5 @@
-"""People's spellings of the measures of issue 27 in ``pyterrier_noise.evaluate``.
+"""People's spellings of the measures of issue 27 in ``pyterrier_noise.evaluate`` and in
+``pyterrier-noise eval -m`` (the same tables).
 
 * every ir_measures string in SPELLINGS works, labelled with the string as given, with the value
   of the oracle (tests/measures/oracle.py, proven in test_oracle.py);
@@ -134,3 +135,59 @@ def test_nonsense_is_an_input_error(collection, text):
     runs, qrels = collection
     with pytest.raises(InputError, match="measure"):
         evaluate(runs, qrels, [text], perquery=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the same spellings on the command line: pyterrier-noise eval QRELS RUNS -m SPELLING --per-query
+
+@pytest.fixture(scope="module")
+def files(collection, tmp_path_factory):
+    import pyterrier_noise as pn
+    runs, qrels = collection
+    d = tmp_path_factory.mktemp("spellings")
+    for name, run in runs.items():
+        pn.write_trec_run(run, d / "runs" / name)
+    pn.write_trec_qrels(qrels, d / "qrels.txt")
+    return d
+
+
+def cli_eval(files, text):
+    from cli_helpers import run_cli
+    return run_cli("eval", files / "qrels.txt", files / "runs", "-m", text, "--per-query", "--format", "tsv")
+
+
+def cli_rows(out):
+    lines = out.splitlines()
+    assert lines[0].split("\t")[:4] == ["run", "qid", "measure", "value"]
+    return [line.split("\t") for line in lines[1:]]
+
+
+@pytest.mark.parametrize("text", SPELLINGS)
+def test_cli_takes_ir_measures_strings(collection, files, text):
+    runs, qrels = collection
+    status, out, err = cli_eval(files, text)
+    assert status == 0, err
+    rows = cli_rows(out)
+    assert {r[2] for r in rows} == {text}
+    want = oracle_evaluate(runs, qrels, [text])
+    got = {(r[0], r[1]): float(r[3]) for r in rows}
+    assert len(got) == len(want) == 2 * 3
+    for (n, q, _), v in want.items():
+        assert got[n, q] == pytest.approx(v, abs=1e-9, rel=0), (n, q)
+
+
+@pytest.mark.parametrize("text", list(MISSPELLINGS))
+def test_cli_misspellings_say_did_you_mean_or_are_that_measure(collection, files, text):
+    runs, qrels = collection
+    names = MISSPELLINGS[text]
+    status, out, err = cli_eval(files, text)
+    if status != 0:
+        assert status == 2 and err.startswith("pyterrier-noise: error: "), err
+        assert "did you mean" in err.lower() and any(n in err for n in names), err
+        return
+    rows = cli_rows(out)
+    assert {r[2] for r in rows} == {text}
+    want = oracle_evaluate(runs, qrels, [names[0]])
+    got = {(r[0], r[1]): float(r[3]) for r in rows}
+    for (n, q, _), v in want.items():
+        assert got[n, q] == pytest.approx(v, abs=1e-9, rel=0), (n, q)
