@@ -17,9 +17,12 @@ The real-data tests take the covid fixture (slow; skipped without ../shared).
 """
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from conftest import random_collection
 from oracle import evaluate as oracle_evaluate
+from pyterrier_noise._validation import CoercionWarning
 from refs import GDEVAL_TOL, MEASURES, MEASURES_SHORT, TOL, engine_values, provider_of, reference, trec_ranked_copy
 
 SYNTH = MEASURES + MEASURES_SHORT
@@ -73,6 +76,13 @@ def test_synthetic_equals_references(synthetic, text):
 
 
 @pytest.mark.parametrize("text", SYNTH)
+def test_explicit_trec_eval_policy_is_the_default(text):
+    runs, qrels = random_collection(5, n_runs=2, n_topics=4, grades=3, tie_decimals=1)
+    got, errors = engine_values(runs, qrels, [text], ties="trec_eval")
+    check(text, got, errors, {}, oracle_evaluate(runs, qrels, [text]), n_expected=2 * 4, with_reference=False)
+
+
+@pytest.mark.parametrize("text", SYNTH)
 def test_given_order_equals_the_oracle(text):
     runs, qrels = random_collection(7, n_runs=2, n_topics=4, grades=3, tie_decimals=1)
     got, errors = engine_values(runs, qrels, [text], ties="given")
@@ -87,13 +97,18 @@ def test_unanswered_topic_scores_as_trec_eval_c(text):
     runs, qrels = random_collection(3, n_runs=2, n_topics=4, grades=3)
     runs["run0"] = runs["run0"][runs["run0"]["qid"] != "2"]
     runs = {n: r[r["qid"] != "4"] for n, r in runs.items()}
-    got, errors = engine_values(runs, qrels, [text])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, errors = engine_values(runs, qrels, [text])
     orc = oracle_evaluate(runs, qrels, [text])
     assert orc["run0", "2", text] == (float(sum(qrels.loc[qrels["qid"] == "2", "label"] >= 2))
                                       if text == "NumRel(rel=2)" else
                                       float(sum(qrels.loc[qrels["qid"] == "2", "label"] >= 1))
                                       if text == "NumRel" else 0.0)
     check(text, got, errors, {}, orc, n_expected=2 * 4, with_reference=False)
+    # said once, with the count (run0 misses topic 2; nobody answers topic 4)
+    said = [w for w in caught if issubclass(w.category, CoercionWarning) and "no ranking" in str(w.message)]
+    assert len(said) == 1 and str(said[0].message).startswith("3 (run, topic) pair(s)"), [str(w.message) for w in caught]
 
 
 # ---------------------------------------------------------------------------------------------
