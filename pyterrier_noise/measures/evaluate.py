@@ -190,13 +190,13 @@ def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_
         wanted = []
         for _, spec in items:
             wanted.append(spec)
-            if spec.component == "value" and spec.family in ("RBP", "INST", "INSQ"):
+            if _has_residual(spec):
                 wanted.append(_replace(spec, component="residual"))
         with status(f"evaluating {len(items)} measure(s) on {aligned.n_runs} runs x {aligned.n_topics} topics", progress):
             values = aligned.evaluate(dict.fromkeys(wanted))
         for label, spec in items:
             v = finish_values(spec, values[spec][:, :, 0])
-            has_res = spec.component == "value" and spec.family in ("RBP", "INST", "INSQ")
+            has_res = _has_residual(spec)
             r = values[_replace(spec, component="residual")][:, :, 0] if has_res else np.full_like(v, np.nan)
             if not perquery:
                 total = kernel_for(spec.family).aggregate == "sum"   # trec_eval's counts are summed
@@ -209,6 +209,11 @@ def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_
     return EvaluationArrays(list(aligned.run_names), [b[0] for b in blocks],
                             list(aligned.topics) if perquery else ["all"],
                             np.stack([b[1] for b in blocks], axis=1), np.stack([b[2] for b in blocks], axis=1), perquery)
+
+
+def _has_residual(spec: MeasureSpec) -> bool:
+    """A value (lower bound) whose family has a residual: evaluate reports the residual beside it."""
+    return spec.component == "value" and "residual" in kernel_for(spec.family).components
 
 
 def finish_values(spec: MeasureSpec, values: np.ndarray) -> np.ndarray:

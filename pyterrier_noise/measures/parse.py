@@ -113,11 +113,10 @@ def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
             _refuse_param(measure, key, value)
             continue
         fields[target] = value
-    family = cap.family
-    if family == "NumRet" and "rel" in fields:      # ir_measures' NumRelRet is NumRet(rel=...)
-        family = "NumRelRet"
-    if family == "RBP" and "max_rel" in fields:       # graded RBP: gains from max_rel, not rel
+    family = cap.family_with_rel if cap.family_with_rel and "rel" in fields else cap.family
+    if cap.max_rel_replaces_rel and "max_rel" in fields:   # graded gains from max_rel, not rel
         fields["rel"] = 1
+    fields = {**cap.defaults, **fields}
     if "rel" in fields:
         fields["rel"] = float(fields["rel"])
     if "max_rel" in fields:
@@ -125,10 +124,6 @@ def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
     for key in ("p", "T", "recall"):
         if key in fields:
             fields[key] = float(fields[key])
-    if family in ("RBP",) and "p" not in fields:
-        fields["p"] = 0.8
-    if family in ("INST", "INSQ") and "T" not in fields:
-        fields["T"] = 1.0
     if "gains" in fields:
         gains = fields["gains"]
         if not isinstance(gains, dict) or not all(isinstance(v, (int, float)) for v in gains.values()):

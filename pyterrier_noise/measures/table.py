@@ -33,6 +33,12 @@ class Capability:
     #: trec_eval's names of the measure: "map" (no cutoff) or "P_" (a prefix taking a cutoff)
     trec_eval: tuple = ()
     example: str = ""
+    #: spec fields the engine needs that ir_measures leaves to their defaults (RBP's p, INST's T)
+    defaults: dict = field(default_factory=dict)
+    #: the family when ``rel`` is given (ir_measures' NumRelRet is NumRet(rel=1))
+    family_with_rel: str | None = None
+    #: graded gains replace binary relevance when max_rel is given (rel then plays no part)
+    max_rel_replaces_rel: bool = False
 
 
 _BIN = {"rel": "rel", "judged_only": "judged_only"}
@@ -63,7 +69,8 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in [
     Capability("Judged", "Judged", "share of the top k documents that have a judgment",
                "ir_measures' Judged, after OpenNIR", {"cutoff": "cutoff"}, example="Judged@10"),
     Capability("NumRet", "NumRet", "documents ranked; NumRet(rel=1) = NumRelRet",
-               "trec_eval num_ret / num_rel_ret", {"rel": "rel"}, trec_eval=("num_ret",), example="NumRet"),
+               "trec_eval num_ret / num_rel_ret", {"rel": "rel"}, trec_eval=("num_ret",), example="NumRet",
+               family_with_rel="NumRelRet"),
     Capability("NumRelRet", "NumRelRet", "relevant documents ranked", "trec_eval num_rel_ret",
                {"rel": "rel"}, trec_eval=("num_rel_ret",), example="NumRelRet"),
     Capability("NumRel", "NumRel", "relevant judgments of the topic", "trec_eval num_rel",
@@ -72,11 +79,13 @@ CAPABILITIES: dict[str, Capability] = {c.name: c for c in [
                "Moffat and Zobel 2008", {"p": "p", "cutoff": "cutoff", "rel": "rel", "max_rel": "max_rel"},
                extra={"max_rel": ParamInfo(dtype=NUMBER, required=False,
                                            desc="graded gains min(label, max_rel) / max_rel, as rbp_eval")},
-               example="RBP(p=0.8)"),
+               example="RBP(p=0.8)", defaults={"p": 0.8}, max_rel_replaces_rel=True),
     Capability("INST", "INST", "INST lower bound (see INSTResidual)", "Moffat et al. 2015; cwl_eval",
-               {"T": "T", "max_rel": "max_rel", "rel": "rel", "min_rel": None}, example="INST(T=3,max_rel=2)"),
+               {"T": "T", "max_rel": "max_rel", "rel": "rel", "min_rel": None}, example="INST(T=3,max_rel=2)",
+               defaults={"T": 1.0}),
     Capability("INSQ", "INSQ", "INSQ lower bound (see INSQResidual)", "Moffat et al. 2012; cwl_eval",
-               {"T": "T", "max_rel": "max_rel", "rel": "rel", "min_rel": None}, example="INSQ(T=3,max_rel=2)"),
+               {"T": "T", "max_rel": "max_rel", "rel": "rel", "min_rel": None}, example="INSQ(T=3,max_rel=2)",
+               defaults={"T": 1.0}),
 ]}
 
 #: trec_eval's measure names (exact, no cutoff) -> the ir_measures string they mean
