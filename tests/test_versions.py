@@ -177,8 +177,9 @@ def test_pair_conclusions_by_brute_force(setup):
                 concl[(ver, i, j)] = c
                 row = pairs[(pairs["measure"] == m) & (pairs["version"] == ver)
                             & (pairs["system_a"] == res.names[i]) & (pairs["system_b"] == res.names[j])].iloc[0]
-                assert row["p_value"] == pytest.approx(p, rel=1e-12)
-                assert row["p_corrected"] == pytest.approx(pc, rel=1e-12)
+                # all_pairs' Gram-matrix t-test: within 1e-9 relative of scipy (its documented accuracy)
+                assert row["p_value"] == pytest.approx(p, rel=1e-9)
+                assert row["p_corrected"] == pytest.approx(pc, rel=1e-9)
                 assert row["diff"] == pytest.approx(d, abs=1e-12)
                 assert row["conclusion"] == c
         for (ver, i, j), c in concl.items():
