@@ -145,31 +145,48 @@ def _bracket(lo: np.ndarray, hi: np.ndarray, i: np.ndarray, j: np.ndarray) -> tu
     return lo[i] - hi[j], hi[i] - lo[j]
 
 
-def _unjudged_means(res: "VersionsResult", m: str, ref: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """System means of ``m`` with every unjudged retrieved document (under the reference) as
-    non-relevant and as of the top grade: one alignment with a row for every unjudged document."""
-    if res.runs is None or m not in res.specs:
-        return None
-    spec = res.specs[m]
-    ties = res.params["policies"][m]
-    aligned = AlignedRuns.build(res.runs, res.table, ties=ties, on_topic_mismatch="ignore", include_unjudged=True)
-    y = aligned.table.labels
+def _unjudged_means(res: "VersionsResult") -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per measure, the system means with every unjudged retrieved document (under the reference)
+    non-relevant and of the top grade: one alignment per tie policy, with a row for every unjudged
+    retrieved document, and one evaluation of the two completions."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if res.runs is None:
+        return out
     top = np.nanmax(res.labels) if np.isfinite(res.labels).any() else 1.0
-    L = np.column_stack([np.where(np.isnan(y), 0.0, y), np.where(np.isnan(y), top, y)])
-    v = aligned.evaluate([spec], L)[spec.validate()].mean(axis=1)      # (S, 2)
-    return v.min(axis=1), v.max(axis=1)
+    for pol, measures in _by_policy(res).items():
+        aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore", include_unjudged=True)
+        y = aligned.table.labels
+        L = np.column_stack([np.where(np.isnan(y), 0.0, y), np.where(np.isnan(y), top, y)])
+        got = aligned.evaluate([res.specs[m] for m in measures], L)
+        for m in measures:
+            v = got[res.specs[m].validate()].mean(axis=1)                   # (S, 2)
+            out[m] = (v.min(axis=1), v.max(axis=1))
+    return out
 
 
-def _tie_means(res: "VersionsResult", m: str, ref: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """System means of ``m`` under the pessimistic and the optimistic tie order (reference labels)."""
-    if res.runs is None or m not in res.specs:
-        return None
-    spec = res.specs[m]
+def _tie_means(res: "VersionsResult", ref: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per measure, the system means under the pessimistic and the optimistic tie order (reference
+    labels): two alignments for every measure."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if res.runs is None or not res.specs:
+        return out
+    specs = [res.specs[m] for m in res.measures]
     got = []
     for pol in ("pessimistic", "optimistic"):
         aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore")
-        got.append(aligned.evaluate([spec], res.labels[:, ref])[spec.validate()][:, :, 0].mean(axis=1))
-    return np.minimum(*got), np.maximum(*got)
+        got.append(aligned.evaluate(specs, res.labels[:, ref]))
+    for m, spec in zip(res.measures, specs):
+        a, b = (g[spec.validate()][:, :, 0].mean(axis=1) for g in got)
+        out[m] = (np.minimum(a, b), np.maximum(a, b))
+    return out
+
+
+def _by_policy(res: "VersionsResult") -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for m in res.measures:
+        if m in res.specs:
+            groups.setdefault(res.params["policies"][m], []).append(m)
+    return groups
 
 
 def noise_floor(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0,
@@ -203,6 +220,7 @@ def noise_floor(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0,
     lo_q, hi_q = (1 - confidence) / 2, 1 - (1 - confidence) / 2
     names = np.asarray(res.names, dtype=object)
     parts = []
+    ranges = {"unjudged": _unjudged_means(res), "ties": _tie_means(res, ref)}
     for m in res.measures:
         X = res.values[m]
         mean = X.mean(axis=1)                                        # (S, V)
@@ -211,8 +229,8 @@ def noise_floor(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0,
         boot = X[:, :, ref] @ counts.T / T                           # (S, B) bootstrap means
         d = boot[i] - boot[j]
         cols["topics_low"], cols["topics_high"] = np.quantile(d, lo_q, axis=1), np.quantile(d, hi_q, axis=1)
-        for name, get in (("unjudged", _unjudged_means), ("ties", _tie_means)):
-            got = get(res, m, ref)
+        for name, by_measure in ranges.items():
+            got = by_measure.get(m)
             lo, hi = _bracket(*got, i, j) if got is not None else (np.full(len(i), np.nan),) * 2
             cols[f"{name}_low"], cols[f"{name}_high"] = lo, hi
         dv = mean[i] - mean[j]                                       # (pairs, V)
