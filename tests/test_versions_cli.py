@@ -51,7 +51,8 @@ def test_cli_writes_the_library_tables(files, capsys):
     info = json.loads((out / "experiment.json").read_text())
     assert info["unjudged"] == "common" and "common pool" in info["policy"]
     manifest = json.loads((out / "manifest.json").read_text())
-    assert set(manifest["files"]) >= {"scores.tsv", "summary.tsv", "confusion.tsv", "experiment.json"}
+    assert set(manifest["files"]) >= {"scores.tsv", "summary.tsv", "confusion.tsv", "experiment.json", "report.html"}
+    assert "Whose judgments?" in (out / "report.html").read_text()
 
 
 def test_cli_bad_input_is_a_sentence(files, capsys):

@@ -21,7 +21,8 @@ Writes to DIR: scores.tsv (pt.Experiment's frame, one block per version), summar
 against the reference), leaderboards.tsv (every ordered pair of versions), pairs.tsv (every system
 pair's conclusion under every version), significance.tsv, label_agreement.tsv (per topic and
 'all'), confusion.tsv, with --noise-resamples judgment_noise.tsv, with --noise-floor noise_floor.tsv,
-experiment.json (the inputs and the unjudged policy in words) and manifest.json.
+experiment.json (the inputs and the unjudged policy in words), report.html (unless --no-report: the
+agreement tables with their conclusions, offline) and manifest.json.
 """
 
 
@@ -73,6 +74,7 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("--noise-resamples", type=int, default=0,
                    help="resamples of topics and versions for judgment_noise.tsv (default 0: not written)")
     p.add_argument("--noise-floor", action="store_true", help="also write noise_floor.tsv")
+    p.add_argument("--no-report", action="store_true", help="write the TSV files only (no report.html)")
     p.set_defaults(handler=_cmd_versions)
 
 
@@ -115,6 +117,12 @@ def _cmd_versions(args: argparse.Namespace) -> int:
             "baselines": bases, "test": args.test, "correction": args.correction, "alpha": args.alpha,
             "ties": args.ties, "seed": args.seed, "noise_resamples": noise}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
+    if not args.no_report:
+        from ..report import build_report
+        from ..report.words import command_line
+        page = build_report(f"Whose judgments? {len(files)} runs under {len(res.versions)} label versions",
+                            versions=res, command=command_line(getattr(args, "argv", None))).html()
+        directory.write("report.html", page)
     directory.finish()
     cols = ["measure", "version", "kendall_tau", "tau_ap", "rbo", "max_rank_change", "significant", "kept", "lost",
             "gained", "reversed"]
@@ -124,6 +132,6 @@ def _cmd_versions(args: argparse.Namespace) -> int:
                    "a_relevant_unjudged_by_b", "b_relevant_unjudged_by_a"]]
           .to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     print(f"unjudged={args.unjudged}: {res.policy}")
-    print(f"wrote {len(tables) + 2} files to {args.out}/: {len(files)} runs x {len(res.topics)} topics x "
+    print(f"wrote {len(tables) + 2 + (not args.no_report)} files to {args.out}/: {len(files)} runs x {len(res.topics)} topics x "
           f"{len(res.versions)} versions; reference {res.reference!r}")
     return 0
