@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data" / "trec-covid-round1"
+VERSIONS = ("nist", "flips93a", "flips93b", "flips93c", "flips31", "rankbiased", "goldberg1", "goldberg2", "top20",
+            "second")
 MEASURES = ["-m", "AP", "-m", "nDCG@10", "-m", "P@10", "-m", "RBP(p=0.8)"]
 
 
@@ -61,6 +63,7 @@ def make_versions(directory: Path) -> dict[str, Path]:
         "top20": nist.merge(top20, on=["qid", "docno"]),
         "second": read_qrels(ROOT / "tests" / "data" / "covid-rnd1-second-assessor.qrels"),
     }
+    assert tuple(frames) == VERSIONS
     paths = {}
     for name, frame in frames.items():
         paths[name] = directory / f"{name}.qrels"
@@ -68,24 +71,37 @@ def make_versions(directory: Path) -> dict[str, Path]:
     return paths
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall s, CPU s = user + system, peak resident MiB) of one fresh process (``os.wait4``)."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)})
-    return time.perf_counter() - t0
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} ... failed (status {status})")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5, help="pairs of processes (default 5)")
     ap.add_argument("--noise", type=int, default=0, help="also time --noise-resamples N --noise-floor")
+    ap.add_argument("--make", metavar="DIR", help=argparse.SUPPRESS)   # internal: write the versions to DIR
     args = ap.parse_args()
+    if args.make:
+        make_versions(Path(args.make))
+        return
     if not DATA.exists():
         sys.exit(f"real data not available: {DATA} is absent")
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "pyterrier_noise")], check=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        paths = make_versions(tmp)
+        # the versions are made in their own process: this one stays small, so that the peak memory
+        # a child reports (ru_maxrss, which a fork inherits) is the child's own
+        subprocess.run([sys.executable, __file__, "--make", str(tmp)], check=True, stderr=subprocess.DEVNULL,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+        paths = {n: tmp / f"{n}.qrels" for n in VERSIONS}
         cli = [sys.executable, "-m", "pyterrier_noise.cli"]
         ours = [*cli, "versions", *[a for n, p in paths.items() for a in ("--qrels", f"{n}={p}")],
                 str(DATA / "runs"), *MEASURES, "--out", str(tmp / "out"), "--force", "--quiet"]
@@ -95,22 +111,32 @@ def main() -> None:
             sides["versions + noise"] = [*ours[:-3], "--out", str(tmp / "out2"), "--force", "--quiet",
                                          "--noise-resamples", str(args.noise), "--noise-floor"]
         times: dict[str, list[float]] = {k: [] for k in sides}
+        cpu: dict[str, list[float]] = {k: [] for k in sides}
+        peak: dict[str, float] = {k: 0.0 for k in sides}
         timed(ours)   # warm the file cache and check the command works
         for _ in range(args.runs):
             for k, cmd in sides.items():
-                times[k].append(timed(cmd))
+                wall, used, rss = timed(cmd)
+                times[k].append(wall)
+                cpu[k].append(used)
+                peak[k] = max(peak[k], rss)
         sizes = {p.name: p.stat().st_size for p in sorted((tmp / "out").iterdir())}
     ratios = [a / b for a, b in zip(times["versions"], times["eval"])]
+    cpu_ratios = [a / b for a, b in zip(cpu["versions"], cpu["eval"])]
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "versions": list(paths), "runs": 143, "measures": MEASURES[1::2],
               "median_s": {k: statistics.median(v) for k, v in times.items()}, "times_s": times,
               "median_ratio_versions_over_eval": statistics.median(ratios), "target_ratio": 3.0,
+              "median_cpu_s": {k: statistics.median(v) for k, v in cpu.items()}, "cpu_s": cpu,
+              "median_cpu_ratio": statistics.median(cpu_ratios), "peak_rss_mib": peak,
               "output_bytes": sizes, "load_average": os.getloadavg()}
     out = ROOT / "benchmarks" / "results" / "versions.json"
     out.write_text(json.dumps(result, indent=1) + "\n")
     for k, v in result["median_s"].items():
-        print(f"{k:>18}: median {v:.2f} s over {len(times[k])} processes")
-    print(f"versions / eval: median ratio {result['median_ratio_versions_over_eval']:.2f}x (target <= 3x); "
+        print(f"{k:>18}: median {v:.2f} s wall, {result['median_cpu_s'][k]:.2f} s CPU, peak {peak[k]:.0f} MiB "
+              f"over {len(times[k])} processes")
+    print(f"versions / eval: median ratio {result['median_ratio_versions_over_eval']:.2f}x wall, "
+          f"{result['median_cpu_ratio']:.2f}x CPU (target <= 3x); "
           f"load average {result['load_average'][0]:.1f}; wrote {out.relative_to(ROOT)}")
 
 
