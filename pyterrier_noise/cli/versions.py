@@ -80,26 +80,34 @@ def register_cli(subparsers: Any) -> None:
 
 def _cmd_versions(args: argparse.Namespace) -> int:
     import json
+    import os
     from pathlib import Path
 
     from .._output import OutputDirectory
     from .._validation import InputError, check_int
-    from ..experiments import versions_experiment
-    from ..io import read_qrels, run_file_arguments, run_name
+    from ..io.files import run_file_arguments
+    from ..io.reader import RunFileReader
+    from .eval import _batch_memory
 
+    _batch_memory()
     directory = OutputDirectory(args.out, "versions", force=args.force)
     names = [n for n, _ in args.qrels]
     if len(set(names)) != len(names):
         raise InputError(f"--qrels: version names must be unique, got {names}")
-    qrels = {n: read_qrels(path) for n, path in args.qrels}
     files = run_file_arguments(args.run_files)
+    # the run files are read in threads from here on (decompression and Arrow's parser release the
+    # GIL) while pandas and the library are imported and the qrels versions are read, as eval does
+    reading = RunFileReader(files, os.cpu_count() or 1)
+    from ..experiments import versions_experiment
+    from ..io import read_qrels, run_name
+    qrels = {n: read_qrels(path) for n, path in args.qrels}
     runs = [run_name(f) for f in files]
     bases = [b if b in runs else run_name(Path(b)) for b in (args.baseline or [])]
     for b in bases:
         if b not in runs:
             raise InputError(f"--baseline {b!r} is not one of the runs (e.g. {runs[:3]})")
     noise = check_int("--noise-resamples", args.noise_resamples, 0)
-    res = versions_experiment(files, None, qrels, args.measures, baseline=bases or None, reference=args.reference,
+    res = versions_experiment(reading, None, qrels, args.measures, baseline=bases or None, reference=args.reference,
                               test=args.test, correction=args.correction, correction_alpha=args.alpha,
                               unjudged=args.unjudged, ties=args.ties, top_k=args.top_k, seed=args.seed,
                               progress=args.progress)

@@ -34,7 +34,7 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_int, check_probability
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
-from ..io import read_qrels, read_runs, run_file_arguments, run_name
+from ..io import RunFileReader, read_qrels, read_runs, run_file_arguments, run_name
 from ..stats import CORRECTIONS, TESTS, correct_pvalues, paired_test
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
@@ -141,7 +141,12 @@ def _baselines(baseline: Any, names: list[str]) -> list[int]:
 
 
 def _systems(retr_systems: Any, topics: pd.DataFrame | None, names: Sequence[str] | None) -> tuple[list[str], Any]:
-    """(names, runs): run files stay paths (the engine reads them), anything else is run once."""
+    """(names, runs): run files stay paths or a RunFileReader already reading them (the engine reads
+    them), anything else is run once."""
+    if isinstance(retr_systems, RunFileReader) and topics is None:
+        return [run_name(p) for p in retr_systems.paths], retr_systems
+    if isinstance(retr_systems, RunFileReader):
+        retr_systems = list(retr_systems.paths)
     if are_run_paths(retr_systems):
         files = run_file_arguments([retr_systems] if isinstance(retr_systems, (str, os.PathLike)) else retr_systems)
         if topics is None:
@@ -163,7 +168,8 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
 
     Args:
         retr_systems: list or dict of pt.Transformers or results frames, or TREC run files (a
-            path, a directory or a list of paths), as :func:`robustness_experiment` takes them.
+            path, a directory or a list of paths, or a :class:`~pyterrier_noise.io.RunFileReader`
+            already reading them), as :func:`robustness_experiment` takes them.
         topics: ``qid, query`` frame, or None when every system is a results frame or a file.
         qrels: ``{version name: qrels}`` (frames, TREC files, anything
             :func:`~pyterrier_noise.io.read_qrels` reads); at least two versions.
