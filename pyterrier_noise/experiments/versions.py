@@ -183,7 +183,8 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
         correction, correction_alpha: ``pt.Experiment``'s multiple-comparison correction
             (statsmodels' ``"bonferroni"``, ``"holm"``, ``"fdr_bh"``) and level; the all-pairs
             conclusions are corrected over the pairs of each version and measure.
-        perquery: also build ``result.perquery`` (``version, name, qid, measure, value``).
+        perquery: build ``result.perquery`` (``version, name, qid, measure, value``) at once (it is
+            built on first use either way; the per-topic values are always kept in ``values``).
         unjudged: ``"trec_eval"`` or ``"common"`` (module docstring).
         ties: tie policy for every measure (default: each measure's own, usually ``trec_eval``).
         top_k: the k of tau@k and the top-k overlap.
@@ -266,8 +267,11 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
                   correction_alpha=correction_alpha, unjudged=unjudged, ties=ties, top_k=top_k, rbo_p=rbo_p,
                   round=round, n_resamples=n_resamples, seed=seed, perquery=perquery,
                   policies=dict(zip(labels, policies)))
-    return VersionsResult(names, evaluated, labels, vnames, values, table, L, params,
-                          runs=runs, specs={lab: spec for lab, (spec, _) in zip(labels, parsed)})
+    res = VersionsResult(names, evaluated, labels, vnames, values, table, L, params,
+                         runs=runs, specs={lab: spec for lab, (spec, _) in zip(labels, parsed)})
+    if perquery:
+        res.perquery
+    return res
 
 
 #: ``pt.Experiment``-style name of :func:`versions_experiment`
