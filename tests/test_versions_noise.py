@@ -133,3 +133,35 @@ def test_noise_floor_by_brute_force():
                     below = (row[f"{src}_low"] <= 0) if row["diff"] > 0 else (row[f"{src}_high"] >= 0)
                     assert row[f"below_{src}"] == below
     assert (nf["ties_high"] > nf["ties_low"]).any()     # the ties of tie_decimals=1 do move scores
+
+
+def test_judge_model_replicates_are_versions_drawn_like_real_ones():
+    """judgment_noise(model=...) equals judgment_noise over an experiment whose versions are those
+    replicates (the reference first, so its conclusions are the observed ones)."""
+    from pyterrier_noise.judges import RandomFlips
+    runs, versions, _ = _setup()
+    q = versions["ref"]
+    res = versions_experiment(runs, None, {"ref": q, "b": versions["b"]}, ["AP", "P@5"], baseline="run1")
+    model = RandomFlips(0.8, 0.1)
+    got = res.judgment_noise(n_resamples=40, seed=5, model=model, n_replicates=4)
+    # the same replicates as qrels frames, one per version (the model draws over the table's rows;
+    # RandomFlips leaves unjudged rows unjudged)
+    L = model.sample_labels(res.table, 4, seed=5)
+    frame = res.table.frame
+    reps = {f"r{k}": frame.assign(label=L[:, k])[~np.isnan(L[:, k])].reset_index(drop=True) for k in range(4)}
+    as_versions = versions_experiment(runs, None, {"ref": q, **reps}, ["AP", "P@5"], baseline="run1")
+    # the versions axis of as_versions has the reference first; compare with its draws over versions 1..4
+    from pyterrier_noise.experiments.version_noise import model_values
+    drawn = model_values(res, model, 4, seed=5)
+    for m in ("AP", "P@5"):
+        np.testing.assert_allclose(drawn[m], as_versions.values[m][:, :, 1:], atol=1e-12)
+    T = len(res.topics)
+    rows, cols, fixed = resample_design(T, 4, 40, seed=5)
+    X = drawn["AP"]
+    b = res.names.index("run1")
+    for c, s in enumerate([s for s in range(len(res.names)) if s != b]):
+        means = [np.mean([X[s, rows[r, t], cols[r, t]] - X[b, rows[r, t], cols[r, t]] for t in range(T)])
+                 for r in range(40)]
+        assert got["AP P(>baseline)"].iloc[c] == pytest.approx(np.mean(np.array(means) > 0) + 0.5 * np.mean(np.array(means) == 0))
+    with pytest.raises(InputError, match="sample_labels"):
+        res.judgment_noise(model="flips")

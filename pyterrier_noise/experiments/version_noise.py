@@ -29,7 +29,7 @@ from ..stats import correct_pvalues, paired_test
 if TYPE_CHECKING:   # pragma: no cover
     from .versions import VersionsResult
 
-__all__ = ["DRAWS", "resample_design", "judgment_noise", "noise_floor"]
+__all__ = ["DRAWS", "resample_design", "model_values", "judgment_noise", "noise_floor"]
 
 #: how label versions are drawn in each resample of :func:`judgment_noise`
 DRAWS = ("topic", "whole")
@@ -91,8 +91,27 @@ def _resampled(D: np.ndarray, rows: np.ndarray, cols: np.ndarray, correction: st
     return means, concl
 
 
+def model_values(res: "VersionsResult", model: Any, n_replicates: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Per measure, ``(systems, topics, n_replicates)`` scores under replicates of a judge model
+    (``model.sample_labels(table, n, seed)``, e.g. :class:`~pyterrier_noise.judges.RandomFlips`)
+    applied to the reference version's labels: one alignment per tie policy, one evaluation."""
+    if res.runs is None:
+        raise InputError("this result has no runs to evaluate the model's replicates on")
+    if not callable(getattr(model, "sample_labels", None)):
+        raise InputError(f"model must have a sample_labels(table, n, seed) method, got {type(model).__name__}")
+    n_replicates = check_int("n_replicates", n_replicates, 1)
+    L = np.asarray(model.sample_labels(res.table, n_replicates, seed=seed), dtype=np.float64)
+    out: dict[str, np.ndarray] = {}
+    for pol, measures in _by_policy(res).items():
+        aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore")
+        got = aligned.evaluate([res.specs[m] for m in measures], L)
+        for m in measures:
+            out[m] = got[res.specs[m].validate()]
+    return out
+
+
 def judgment_noise(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0, draw: str = "topic",
-                   confidence: float = 0.95) -> pd.DataFrame:
+                   confidence: float = 0.95, model: Any = None, n_replicates: int = 100) -> pd.DataFrame:
     """Judgment noise inside the significance test of every comparison.
 
     Rows: one per (baseline, system) comparison (every pair ``i < j`` as (baseline ``i``, system
@@ -105,12 +124,18 @@ def judgment_noise(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0
     either way or not, after the same correction -- differs from the observed one) and ``m P(flip
     | topics)`` (the same with the topics fixed and only the versions drawn).  Draws:
     :func:`resample_design`; every comparison and measure uses the same draws.
+
+    With ``model`` (a judge model, e.g. ``RandomFlips(0.93, 0.07)``), the versions drawn are
+    ``n_replicates`` replicates of the model applied to the reference labels
+    (:func:`model_values`, seeded by ``seed``) instead of the experiment's versions; the observed
+    conclusion is still the reference version's.
     """
     n_resamples = check_int("n_resamples", n_resamples, 1)
     check_probability("confidence", confidence)
     bi, si = _comparisons(res)
-    V, T = len(res.versions), len(res.topics)
     ref = res.versions.index(res.reference)
+    drawn = res.values if model is None else model_values(res, model, n_replicates, seed)
+    V, T = next(iter(drawn.values())).shape[2], len(res.topics)
     rows_tb, cols_tb, cols_fixed = resample_design(T, V, n_resamples, seed, draw)
     fixed_rows = np.broadcast_to(np.arange(T), (n_resamples, T))
     correction, alpha = res.params["correction"], res.params["correction_alpha"]
@@ -119,13 +144,14 @@ def judgment_noise(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0
                            "name": np.asarray(res.names, dtype=object)[si]}
     for m in res.measures:
         X = res.values[m]
-        D = X[si] - X[bi]                                           # (C, T, V)
-        p0 = np.asarray(paired_test(D[:, :, ref], 0.0, test="t", axis=-1), dtype=np.float64)
-        c0 = _conclusions(D[:, :, ref], correction, alpha)[1]
+        d_ref = X[si, :, ref] - X[bi, :, ref]                       # (C, T)
+        p0 = np.asarray(paired_test(d_ref, 0.0, test="t", axis=-1), dtype=np.float64)
+        c0 = _conclusions(d_ref, correction, alpha)[1]
+        D = drawn[m][si] - drawn[m][bi]                             # (C, T, V)
         means, concl = _resampled(D, rows_tb, cols_tb, correction, alpha)
         _, concl_fixed = _resampled(D, fixed_rows, cols_fixed, correction, alpha)
         out[m] = X[si, :, ref].mean(axis=1)
-        out[f"{m} diff"] = D[:, :, ref].mean(axis=1)
+        out[f"{m} diff"] = d_ref.mean(axis=1)
         out[f"{m} p-value"] = p0
         if correction is not None:
             out[f"{m} p-value corrected"] = correct_pvalues(p0, correction)
@@ -136,7 +162,7 @@ def judgment_noise(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0
         out[f"{m} P(flip | topics)"] = (concl_fixed != c0[:, None]).mean(axis=1)
     frame = pd.DataFrame(out)
     frame.attrs.update(resamples=n_resamples, seed=seed, draw=draw, confidence=confidence, reference=res.reference,
-                       policy=res.policy)
+                       policy=res.policy, versions=res.versions if model is None else f"{n_replicates} x {model!r}")
     return frame
 
 

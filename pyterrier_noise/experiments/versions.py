@@ -442,12 +442,13 @@ class VersionsResult:
     # -- judgment noise (module version_noise) -------------------------------------------------
 
     def judgment_noise(self, n_resamples: int = 1000, seed: int = 0, draw: str = "topic",
-                       confidence: float = 0.95) -> pd.DataFrame:
-        """Judgment noise inside the significance test: topics and label versions resampled
-        jointly (:func:`~.version_noise.judgment_noise`), for every baseline comparison (every
-        system pair without a baseline), as ``pt.Experiment``-style columns."""
+                       confidence: float = 0.95, model: Any = None, n_replicates: int = 100) -> pd.DataFrame:
+        """Judgment noise inside the significance test: topics and label versions (or replicates of
+        a judge ``model``) resampled jointly (:func:`~.version_noise.judgment_noise`), for every
+        baseline comparison (every system pair without a baseline), as ``pt.Experiment``-style columns."""
         from .version_noise import judgment_noise
-        return judgment_noise(self, n_resamples=n_resamples, seed=seed, draw=draw, confidence=confidence)
+        return judgment_noise(self, n_resamples=n_resamples, seed=seed, draw=draw, confidence=confidence,
+                              model=model, n_replicates=n_replicates)
 
     def noise_floor(self, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
         """The noise-floor table of every system pair (:func:`~.version_noise.noise_floor`)."""
