@@ -290,3 +290,21 @@ def test_bad_input_names_the_option(kwargs, match):
         versions_experiment(runs, None, eval_metrics=["AP"], **args)
     with pytest.raises(InputError, match="at least 2 versions"):
         versions_experiment(runs, None, {"only": versions["nist"]}, ["AP"])
+
+
+@pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")   # scipy, inside pt.Experiment
+def test_transformers_on_a_topics_frame_as_pt_experiment():
+    """Systems as pt.Transformers run once on a topics frame that holds some of the judged topics."""
+    pt = pytest.importorskip("pyterrier")
+    runs, versions = _versions(seed=9)
+    systems = [pt.Transformer.from_df(r) for r in runs.values()]
+    topics = pd.DataFrame({"qid": ["2", "3", "5"], "query": "x"})
+    res = versions_experiment(systems, topics, versions, MEASURES, names=list(runs), baseline=0)
+    assert res.topics == ["2", "3", "5"]
+    for ver, q in versions.items():
+        exp = pt.Experiment(systems, topics, q, MEASURES, names=list(runs), baseline=0)
+        block = res.frame[res.frame["version"] == ver].reset_index(drop=True)
+        for m in LABELS:
+            np.testing.assert_allclose(block[m], exp[m], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(block[f"{m} p-value"].to_numpy(float), exp[f"{m} p-value"].to_numpy(float),
+                                       rtol=1e-12)

@@ -56,28 +56,30 @@ POLICY_TEXT = {
 }
 
 
-def _version_frames(qrels: Any) -> dict[str, pd.DataFrame]:
+def _version_frames(qrels: Any) -> tuple[dict[str, pd.DataFrame], dict[str, list[str]]]:
+    """The versions read (``read_qrels``) and the topics of each (those a frame declares in
+    ``attrs["topics"]``, else those with judgments)."""
     if not isinstance(qrels, Mapping) or not qrels:
         raise InputError("qrels must be a non-empty dict {version name: qrels} (frames, TREC files, ...), "
                          f"got {type(qrels).__name__}")
     if len(qrels) < 2:
         raise InputError(f"a label-versions experiment needs at least 2 versions of the qrels, got {list(qrels)}")
-    out = {}
+    out, topics = {}, {}
     for name, q in qrels.items():
         if not isinstance(name, str) or not name:
             raise InputError(f"version names must be non-empty strings, got {name!r}")
         frame = read_qrels(q)
         declared = qrels_topics(q) if isinstance(q, pd.DataFrame) else None
-        frame.attrs["version_topics"] = declared or list(pd.unique(frame["qid"]))
+        topics[name] = [str(t) for t in (declared or pd.unique(frame["qid"]))]
         out[name] = frame
-    return out
+    return out, topics
 
 
-def _evaluated_topics(versions: dict[str, pd.DataFrame], reference: str, topics: pd.DataFrame | None,
+def _evaluated_topics(judged: dict[str, list[str]], reference: str, topics: pd.DataFrame | None,
                       mode: str) -> list[str]:
     """Topics judged in every version (in the reference's order), cut to the topics frame."""
-    ref_topics = [str(t) for t in versions[reference].attrs["version_topics"]]
-    sets = {v: set(map(str, f.attrs["version_topics"])) for v, f in versions.items()}
+    ref_topics = judged[reference]
+    sets = {v: set(t) for v, t in judged.items()}
     common = set.intersection(*sets.values())
     if topics is not None:
         common &= set(topics["qid"].astype(str))
@@ -222,7 +224,7 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
     parsed = [spec_and_ties(m) for m in metrics]
     if topics is not None and (not isinstance(topics, pd.DataFrame) or "qid" not in topics.columns):
         raise InputError("topics must be a frame with a 'qid' column (e.g. dataset.get_topics())")
-    versions = _version_frames(qrels)
+    versions, judged = _version_frames(qrels)
     vnames = list(versions)
     reference = vnames[0] if reference is None else reference
     if reference not in versions:
@@ -231,14 +233,13 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
     if len(names) < 2:
         raise InputError(f"a label-versions experiment needs at least 2 systems, got {len(names)}")
     bases = _baselines(baseline, names)
-    evaluated = _evaluated_topics(versions, reference, topics, on_topic_mismatch)
+    evaluated = _evaluated_topics(judged, reference, topics, on_topic_mismatch)
     table, L = label_matrix(versions, evaluated, unjudged)
     table = table.with_labels(L[:, vnames.index(reference)])
     if isinstance(runs, dict):
         # rows on topics already announced (judged in some versions only) or outside the topics
         # frame are not evaluated; rows on topics no version judges are announced by the alignment
-        judged = set().union(*(map(str, f.attrs["version_topics"]) for f in versions.values()))
-        skip = judged - set(evaluated)
+        skip = set().union(*judged.values()) - set(evaluated)
         if topics is not None:
             wanted = set(topics["qid"].astype(str))
             runs = {n: r[r["qid"].isin(wanted)].reset_index(drop=True) for n, r in runs.items()}
