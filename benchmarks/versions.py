@@ -71,6 +71,27 @@ def make_versions(directory: Path) -> dict[str, Path]:
     return paths
 
 
+def time_analysis(paths: dict[str, Path]) -> dict[str, float]:
+    """Wall times, in this process, of the experiment, judgment_noise(1000) against bm25_baseline and
+    noise_floor(1000) (every pair) on the ten versions."""
+    import warnings
+    from pyterrier_noise.experiments import versions_experiment
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        res = versions_experiment(DATA / "runs", None, {n: str(p) for n, p in paths.items()}, MEASURES[1::2],
+                                  baseline="bm25_baseline")
+        out["experiment"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        res.judgment_noise(n_resamples=1000)
+        out["judgment_noise(1000), 142 comparisons"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        res.noise_floor(n_resamples=1000)
+        out["noise_floor(1000), 10153 pairs"] = time.perf_counter() - t0
+    return out
+
+
 def timed(cmd: list[str]) -> tuple[float, float, float]:
     """(wall s, CPU s = user + system, peak resident MiB) of one fresh process (``os.wait4``)."""
     t0 = time.perf_counter()
@@ -88,6 +109,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5, help="pairs of processes (default 5)")
     ap.add_argument("--noise", type=int, default=0, help="also time --noise-resamples N --noise-floor")
     ap.add_argument("--make", metavar="DIR", help=argparse.SUPPRESS)   # internal: write the versions to DIR
+    ap.add_argument("--analysis", action="store_true",
+                    help="also time, in this process, judgment_noise(1000) against bm25_baseline and noise_floor(1000)")
     args = ap.parse_args()
     if args.make:
         make_versions(Path(args.make))
@@ -121,6 +144,7 @@ def main() -> None:
                 cpu[k].append(used)
                 peak[k] = max(peak[k], rss)
         sizes = {p.name: p.stat().st_size for p in sorted((tmp / "out").iterdir())}
+        analysis = time_analysis(paths) if args.analysis else None
     ratios = [a / b for a, b in zip(times["versions"], times["eval"])]
     cpu_ratios = [a / b for a, b in zip(cpu["versions"], cpu["eval"])]
     result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -129,12 +153,14 @@ def main() -> None:
               "median_ratio_versions_over_eval": statistics.median(ratios), "target_ratio": 3.0,
               "median_cpu_s": {k: statistics.median(v) for k, v in cpu.items()}, "cpu_s": cpu,
               "median_cpu_ratio": statistics.median(cpu_ratios), "peak_rss_mib": peak,
-              "output_bytes": sizes, "load_average": os.getloadavg()}
+              "output_bytes": sizes, "analysis_s": analysis, "load_average": os.getloadavg()}
     out = ROOT / "benchmarks" / "results" / "versions.json"
     out.write_text(json.dumps(result, indent=1) + "\n")
     for k, v in result["median_s"].items():
         print(f"{k:>18}: median {v:.2f} s wall, {result['median_cpu_s'][k]:.2f} s CPU, peak {peak[k]:.0f} MiB "
               f"over {len(times[k])} processes")
+    if analysis:
+        print("in one process: " + ", ".join(f"{k} {v:.2f} s" for k, v in analysis.items()))
     print(f"versions / eval: median ratio {result['median_ratio_versions_over_eval']:.2f}x wall, "
           f"{result['median_cpu_ratio']:.2f}x CPU (target <= 3x); "
           f"load average {result['load_average'][0]:.1f}; wrote {out.relative_to(ROOT)}")
