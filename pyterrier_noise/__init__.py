@@ -61,6 +61,7 @@ _register("judges", "compare_predictors metarank")
 _register("experiments", "assessor_significance AssessorSignificance simulation_fidelity SimulationFidelity")
 _register("experiments", "compare_stability consensus_run consensus_similarity ordering_agreement")
 _register("experiments", "depth_ancova judgment_overlap unjudged_depth")
+_register("experiments", "versions_experiment VersionsExperiment VersionsResult")
 _register("experiments", "add_residual_columns ap_bounds APBounds DEFAULT_GRID depth_experiment DEPTH_GRID "
                          "depth_labels DepthExperiment FINE_GRID match_phi match_phi_many multiplicity_table "
                          "PerturbationModel PhiMatch plot_distributions plot_phi_match plot_ranks "

@@ -11,6 +11,7 @@
 ``stability``  :func:`ordering_agreement`, :func:`compare_stability`, :func:`consensus_similarity`
 ``ancova``     :func:`depth_ancova` (Yang 2019, Table 4.9)
 ``overlap``    :func:`judgment_overlap` (Moffat, Webber and Zobel 2007, Table 3)
+``versions``   :func:`versions_experiment`: ``pt.Experiment`` over several label versions
 ============== ==================================================================================
 """
 from __future__ import annotations
@@ -35,6 +36,8 @@ for _module, _names in {
     "result": "CONCLUSIONS DEFAULT_P_BANDS RobustnessResult",
     "robustness": "PerturbationModel RobustnessExperiment robustness_experiment",
     "stability": "PAPER_RBO compare_stability consensus_run consensus_similarity ordering_agreement",
+    "versions": "UNJUDGED_POLICIES VersionsExperiment VersionsResult versions_experiment",
+    "version_noise": "judgment_noise noise_floor",
 }.items():
     for _name in _names.split():
         _WHERE[_name] = _module
@@ -44,7 +47,8 @@ del _module, _names, _name
 from .ap_bounds import MAX_UNJUDGED, APBounds, ap_bounds  # noqa: E402
 
 #: the modules, reachable as attributes (``experiments.depth``) before anything imported them
-_MODULES = ("ancova", "assessors", "depth", "overlap", "phi_match", "plots", "result", "robustness", "stability")
+_MODULES = ("ancova", "assessors", "depth", "overlap", "phi_match", "plots", "result", "robustness", "stability",
+            "versions", "version_agreement", "version_noise")
 
 __all__ = [
     # robustness of conclusions under judging error
@@ -64,6 +68,9 @@ __all__ = [
     "PAPER_RBO", "ordering_agreement", "compare_stability", "consensus_run", "consensus_similarity",
     # pool depth: ANCOVA and unjudged ranks (Yang 2019); judgment-set overlap (Moffat et al. 2007)
     "depth_ancova", "unjudged_depth", "judgment_overlap",
+    # label versions: whose judgments? (agreement tables, judgment noise, noise floor)
+    "UNJUDGED_POLICIES", "VersionsResult", "versions_experiment", "VersionsExperiment", "judgment_noise",
+    "noise_floor",
 ]
 
 

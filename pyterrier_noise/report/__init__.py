@@ -5,6 +5,7 @@ from .figures import plot_rbp_ranges
 from .html import Report, write_report
 from .sections import (build_report, correction_section, robustness_section, scores_section, selection_section, tie_stats_section,
                        ties_section)
+from .versions import versions_section
 
 __all__ = ['Report', 'build_report', 'correction_section', 'plot_rbp_ranges', 'robustness_section', 'scores_section',
-           'selection_section', 'tie_stats_section', 'ties_section', 'write_report']
+           'selection_section', 'tie_stats_section', 'ties_section', 'versions_section', 'write_report']

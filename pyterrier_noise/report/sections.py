@@ -315,12 +315,12 @@ def correction_section(report: Report, frame: pd.DataFrame, heading: str = "Corr
 def build_report(title: str, *, scores: pd.DataFrame | None = None, highlight: Sequence[str] = (),
                  robustness: Any = None, selection: Mapping[str, Any] | Any = None, ties: pd.DataFrame | None = None,
                  tie_stats: Any = None, correction: pd.DataFrame | None = None, command: str | None = None,
-                 intro: str | None = None) -> Report:
+                 intro: str | None = None, versions: Any = None) -> Report:
     """A report with a section for each thing given: ``scores`` (a frame of mean scores, index the
     runs, columns ``RBP(p=0.8)`` and ``RBP residual``), ``robustness`` (a RobustnessResult),
     ``selection`` (a SimulationResult, or a summary frame of several methods), ``ties`` (scores
     by tie policy), ``tie_stats`` (a TieStats), ``correction`` (the frame of
-    :func:`~pyterrier_noise.correction.correct_experiment`)."""
+    :func:`~pyterrier_noise.correction.correct_experiment`), ``versions`` (a VersionsResult)."""
     report = Report(title, command=command)
     if intro:
         report.text(intro)
@@ -339,6 +339,9 @@ def build_report(title: str, *, scores: pd.DataFrame | None = None, highlight: S
         tie_stats_section(report, tie_stats)
     if correction is not None:
         correction_section(report, correction)
+    if versions is not None:
+        from .versions import versions_section
+        versions_section(report, versions)
     return report
 
 
