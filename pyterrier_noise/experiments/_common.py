@@ -65,8 +65,8 @@ def labelled_spec(measure: Any) -> tuple[str, MeasureSpec]:
 def measure_label(m: Any) -> str:
     """Column label of a measure, as :func:`~pyterrier_noise.measures.evaluate` and
     ``pt.Experiment`` label it: a string as the user wrote it (``"RBP(p=0.8)"``; ir_measures would
-    print ``RBP``, hiding the default p; trec_eval's names as the ir_measures name they stand for),
-    a measure object as ``str(measure)``."""
+    print ``RBP``, hiding the default p; trec_eval's names as written, as pt.Experiment does), a
+    measure object as ``str(measure)``."""
     return parsed_label(m)
 
 

@@ -27,10 +27,11 @@ from .._progress import progress_bar
 from .._validation import InputError, announce, check_int, check_probability
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..measures.evaluate import finish_values
-from ..io import read_qrels, read_run, read_runs, run_file_arguments, run_name
+from ..io import read_qrels, read_runs, run_file_arguments, run_name
 from ..stats import CORRECTIONS, TESTS
 from ._common import RBO_P, interactive, measure_label, renamed, spec_and_ties
 from ._frame import check_frame_options
+from ._systems import as_run, run_systems
 from .result import DEFAULT_P_BANDS, RobustnessResult, _baseline_index, check_finite
 
 __all__ = ["PerturbationModel", "robustness_experiment", "RobustnessExperiment"]
@@ -46,47 +47,6 @@ class PerturbationModel(Protocol):
     def sample_labels(self, table: JudgmentTable, n: int, seed: Any = None) -> np.ndarray:
         """``(len(table), n)`` float labels aligned to ``table.frame`` rows, NaN = unjudged."""
 
-
-def _run_systems(retr_systems: Any, topics: pd.DataFrame | None, names: Sequence[str] | None
-                 ) -> tuple[list[str], list[pd.DataFrame]]:
-    """Run each system once on the topics (a frame is used as given), like pt.Experiment."""
-    if isinstance(retr_systems, Mapping):
-        names = [str(k) for k in retr_systems]
-        systems = list(retr_systems.values())
-    elif isinstance(retr_systems, (list, tuple)):
-        systems = list(retr_systems)
-        if names is None:
-            names = [str(s) for s in systems]
-        else:
-            names = [str(n) for n in names]
-            if len(names) != len(systems):
-                raise InputError(f"names has {len(names)} entries but there are {len(systems)} systems")
-    else:
-        raise InputError(f"retr_systems must be a list or dict of pt.Transformers or result frames, "
-                         f"got {type(retr_systems).__name__}")
-    if not systems:
-        raise InputError("retr_systems is empty")
-    if len(set(names)) != len(names):
-        dup = pd.Index(names)[pd.Index(names).duplicated()][0]
-        raise InputError(f"system names must be unique; {dup!r} appears more than once (pass names=)")
-    results = []
-    for name, system in zip(names, systems):
-        if isinstance(system, pd.DataFrame):
-            res = system
-        else:
-            if topics is None:
-                raise InputError(f"system {name!r} is a transformer, so topics are needed to run it")
-            if hasattr(system, "transform"):
-                res = system.transform(topics)
-            elif callable(system):
-                res = system(topics)
-            else:
-                raise InputError(f"system {name!r} is a {type(system).__name__}; expected a pt.Transformer "
-                                 f"or a results frame")
-            if not isinstance(res, pd.DataFrame):
-                raise InputError(f"system {name!r} returned a {type(res).__name__}, expected a results frame")
-        results.append(res)
-    return names, results
 
 
 def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics: pd.DataFrame | None,
@@ -198,7 +158,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         else:
             names = [run_name(f) for f in files]
     if files is None:
-        names, results = _run_systems(retr_systems, topics, names)
+        names, results = run_systems(retr_systems, topics, names)
     if len(names) < 2:
         raise InputError(f"a robustness experiment needs at least 2 systems, got {len(names)}")
     _baseline_index(baseline, names)  # fail before the expensive part
@@ -222,7 +182,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     table = JudgmentTable.from_qrels(q.reset_index(drop=True))
     if len(table.topics) < 2:
         raise InputError(f"paired tests over topics need at least 2 topics with qrels, got {table.topics}")
-    runs = files if files is not None else {name: _as_run(res, name) for name, res in zip(names, results)}
+    runs = files if files is not None else {name: as_run(res, name) for name, res in zip(names, results)}
     if wanted is not None:
         # rows on topics outside the topics frame are announced here; rows on topics of the
         # topics frame without qrels were announced above
@@ -344,24 +304,6 @@ def _on_topics(runs: dict[str, pd.DataFrame], topics: set, evaluated: set, mode:
         announce(msg, stacklevel=4)
     return out
 
-
-def _as_run(frame: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The ``qid, docno, score, rank`` columns of a system's results.
-
-    Results that already have clean columns (string ids, finite float scores, integer ranks:
-    what PyTerrier retrievers and :func:`~pyterrier_noise.io.read_runs` give) are used as they
-    are; anything else goes through :func:`~pyterrier_noise.io.read_run`, which validates and
-    converts (and names the row of any bad value)."""
-    from pandas.api import types as pdt
-    cols = ["qid", "docno", "score", "rank"]
-    clean = (set(cols) <= set(frame.columns) and len(frame) > 0
-             and pdt.is_string_dtype(frame["qid"]) and pdt.is_string_dtype(frame["docno"])
-             and pdt.is_float_dtype(frame["score"]) and pdt.is_integer_dtype(frame["rank"])
-             and bool(np.isfinite(frame["score"].to_numpy()).all()))
-    run = frame[cols] if clean else read_run(frame, name=f"system {name!r}")
-    run = run.reset_index(drop=True)
-    run.attrs["source"] = f"system {name!r}"
-    return run
 
 
 def _accepts_start(model: Any) -> bool:

@@ -39,7 +39,7 @@ from ..stats import CORRECTIONS, TESTS, correct_pvalues, paired_test
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
 from .result import check_finite
-from .robustness import _as_run, _run_systems
+from ._systems import as_run, run_systems
 from . import version_agreement as agree
 
 __all__ = ["UNJUDGED_POLICIES", "VersionsResult", "versions_experiment", "VersionsExperiment"]
@@ -154,8 +154,8 @@ def _systems(retr_systems: Any, topics: pd.DataFrame | None, names: Sequence[str
         if topics is None:
             return [run_name(f) for f in files], files
         retr_systems = read_runs(files)
-    names, results = _run_systems(retr_systems, topics, names)
-    return list(names), {n: _as_run(r, n) for n, r in zip(names, results)}
+    names, results = run_systems(retr_systems, topics, names)
+    return list(names), {n: as_run(r, n) for n, r in zip(names, results)}
 
 
 def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics: pd.DataFrame | None,

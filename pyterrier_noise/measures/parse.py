@@ -86,13 +86,9 @@ def parse_measure(measure: Measure | str) -> Measure:
 
 
 def measure_label(measure: Measure | str) -> str:
-    """The column label of a measure: a string as given, except that trec_eval's names become the
-    ir_measures name they stand for (``P_10`` -> ``P@10``); an object's ir_measures form."""
-    if isinstance(measure, str):
-        text = measure.strip()
-        alias = None if _is_ir_measures_name(text) else _from_trec_eval(text)
-        return alias or text
-    return str(measure)
+    """The column label of a measure: a string as written (trec_eval's names too, as
+    ``pt.Experiment`` labels them: ``"map"``), an object as ``str(measure)``."""
+    return measure.strip() if isinstance(measure, str) else str(measure)
 
 
 def to_spec(measure: Measure | str) -> tuple[MeasureSpec, str]:
