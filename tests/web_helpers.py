@@ -40,7 +40,7 @@ def accounts(session: Path, *names: str, organiser: str = "lead") -> dict[str, s
 
 def make_app(tmp: Path, coll, **kw):
     cfg = {"session": tmp / "judging.sqlite", "runs": coll.runs, "settings": {"batch_size": kw.pop("batch_size", 2)},
-           "docs": tmp / "docs.tsv", "topics": tmp / "topics.trec", **kw}
+           "docs": tmp / "docs.tsv", "topics": tmp / "topics.trec", "hosts": ("testserver", "localhost"), **kw}
     return create_app(ServeConfig(**cfg))
 
 

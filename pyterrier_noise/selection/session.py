@@ -53,6 +53,7 @@ from .store import (_FORMAT, _SCHEMA, DEFAULTS, SessionError, SessionLockedError
 __all__ = ["JudgingSession", "JudgingEvent", "RunReport"]
 
 PathLike = Union[str, os.PathLike]
+_NOTE = "note:"
 
 
 class JudgingEvent(NamedTuple):
@@ -488,6 +489,34 @@ class JudgingSession:
     def closed(self) -> bool:
         return self._conn is None
 
+    @property
+    def session_id(self) -> str:
+        """This session's id: random, made when the session was created (a new session over the same runs
+        has another)."""
+        return self._meta.get("creation_token") or f"{self.fingerprint}@{self._meta.get('created', '')}"
+
+    @property
+    def write_error(self) -> BaseException | None:
+        """The failed write (disk full, I/O error) after which this object refuses to go on, or None;
+        open the session again to continue from the records."""
+        return self._broken
+
+    def handled(self, qid: str, docno: str) -> tuple[int, str, float] | None:
+        """``(seq, action, label)`` of a recorded judgment or bypass of ``(qid, docno)``, else None."""
+        return self._handled.get((str(qid), str(docno)))
+
+    def note(self, key: str) -> str | None:
+        """A note another tool keeps in the session file (e.g. the judging server's pairing), or None."""
+        self._check_open()
+        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (_NOTE + key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_note(self, key: str, value: str) -> None:
+        """Write a note (committed before this returns)."""
+        self._check_open()
+        self._write(lambda c: c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                        (_NOTE + key, str(value))))
+
     # -- the loop ------------------------------------------------------------------------
 
     def propose(self, n: int = 1) -> list[tuple[str, str, float]]:
@@ -541,12 +570,13 @@ class JudgingSession:
                                f"next() or propose() (pending: {len(self._pending)})")
         return q, d, self._pending[(q, d)]
 
-    def record(self, qid: str, docno: str, label: float) -> JudgingEvent:
-        """Record a judgment of a served document; committed before this returns."""
+    def record(self, qid: str, docno: str, label: float, notes: dict[str, str] | None = None) -> JudgingEvent:
+        """Record a judgment of a served document; committed before this returns.  ``notes``
+        (:meth:`note`) are written in the same transaction as the judgment."""
         q, d, w = self._take(qid, docno)
         lab = _check_label(label, f"label for qid {q!r} docno {d!r}")
         self._step(lambda sel: sel.record(q, d, lab))  # validates before it changes anything
-        return self._commit_or_break("judge", q, d, lab, w)
+        return self._commit_or_break("judge", q, d, lab, w, notes)
 
     def bypass(self, qid: str, docno: str) -> JudgingEvent:
         """Bypass a served document: not judged, not counted, removed from the candidates."""
@@ -567,19 +597,25 @@ class JudgingSession:
                 self._broken = exc
             raise
 
-    def _commit_or_break(self, action: str, q: str, d: str, label: float, weight: float) -> JudgingEvent:
+    def _commit_or_break(self, action: str, q: str, d: str, label: float, weight: float,
+                         notes: dict[str, str] | None = None) -> JudgingEvent:
         try:
-            return self._commit(action, q, d, label, weight)
+            return self._commit(action, q, d, label, weight, notes)
         except BaseException as exc:  # the selector holds a step the file may not: do not go on
             if self._broken is None:
                 self._broken = exc
             raise
 
-    def _commit(self, action: str, q: str, d: str, label: float, weight: float) -> JudgingEvent:
+    def _commit(self, action: str, q: str, d: str, label: float, weight: float,
+                notes: dict[str, str] | None = None) -> JudgingEvent:
         seq = self._n_judged + self._n_bypassed + 1
-        self._write(lambda c: c.execute(
-            "INSERT INTO events(seq, action, qid, docno, label, weight, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (seq, action, q, d, None if action == "bypass" else label, weight, _now())))
+        rows = [(_NOTE + str(k), str(v)) for k, v in (notes or {}).items()]
+
+        def write(c: sqlite3.Connection) -> None:
+            c.execute("INSERT INTO events(seq, action, qid, docno, label, weight, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      (seq, action, q, d, None if action == "bypass" else label, weight, _now()))
+            c.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", rows)
+        self._write(write)
         del self._pending[(q, d)]
         self._handled[(q, d)] = (seq, action, label)
         if action == "judge":

@@ -12,10 +12,10 @@ from .server import ServeConfig, ServerState, open_server
 from .store import ServerLock, WebError, WebStore, companion_path
 
 
-def create_app(config: "ServeConfig | None" = None, state: "ServerState | None" = None):
+def create_app(config: "ServeConfig | None" = None, state: "ServerState | None" = None, close: bool = False):
     """The Starlette application (see :func:`pyterrier_noise.web.app.create_app`)."""
     from .app import create_app as _create
-    return _create(config=config, state=state)
+    return _create(config=config, state=state, close=close)
 
 
 __all__ = ["Collection", "Topic", "highlight", "open_collection", "read_documents", "read_topics", "Dispatcher",
