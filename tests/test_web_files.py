@@ -254,3 +254,16 @@ def test_new_files_are_private(tmp_path):
     st.close()
     for name in ("judging.sqlite", "judging.serve.sqlite"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) & 0o077 == 0, name
+
+
+def test_trec_documents_keep_their_text_entities_and_paragraphs(tmp_path):
+    from pyterrier_noise.web import read_documents
+    (tmp_path / "d.trec").write_text(
+        "<DOC>\n<DOCNO> FT-1 </DOCNO>\n<PROFILE>_AN-1</PROFILE>\n<HEADLINE>\nA &amp; B &mdash; C\n</HEADLINE>\n"
+        "<TEXT>\n<!-- a comment -->a < b comparison and c > d, <i>kept</i> as written;\nline two\n\n"
+        "paragraph two &lt;x&gt;\n<P>three</P></TEXT>\n</DOC>\n<DOC>\n<DOCNO>2</DOCNO>\nplain\ntext\n</DOC>\n")
+    docs = read_documents(tmp_path / "d.trec")
+    assert docs["FT-1"].split("\n\n") == ["A & B — C", "_AN-1",
+                                          "a < b comparison and c > d, <i>kept</i> as written; line two",
+                                          "paragraph two <x>", "three"]
+    assert docs["2"] == "plain text"

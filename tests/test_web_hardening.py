@@ -5,15 +5,10 @@ the lock released), files created 0600, login throttling with Retry-After, the H
 the access log."""
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
 import stat
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -22,69 +17,10 @@ pytest.importorskip("httpx", reason="httpx (the dev extra) is not installed")
 
 import httpx  # noqa: E402
 
-from pyterrier_noise.io import write_trec_run  # noqa: E402
-from pyterrier_noise.synthetic import make_collection  # noqa: E402
 
-from web_helpers import accounts  # noqa: E402
+from web_helpers import Server, accounts  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
-
-
-class Server:
-    """``python -m pyterrier_noise serve`` in a child process, until it answers on its port."""
-
-    def __init__(self, tmp: Path, *extra: str, runs: bool = True) -> None:
-        self.tmp, self.port = tmp, _free_port()
-        run_args = []
-        if runs:
-            coll = make_collection(n_topics=3, n_systems=3, n_docs_per_topic=20, depth=10, pool_depth=3, seed=2)
-            for name, run in coll.runs.items():
-                write_trec_run(run, tmp / f"{name}.run")
-                run_args.append(str(tmp / f"{name}.run"))
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT)] + sys.path)}
-        self.log = open(tmp / "server.err", "w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "pyterrier_noise", "serve", "--session",
-                                      str(tmp / "s.sqlite"), "--port", str(self.port), "--batch-size", "2",
-                                      *extra, *run_args], stdout=subprocess.PIPE, stderr=self.log, text=True,
-                                     env=env)
-        line = self.proc.stdout.readline()
-        assert line.startswith("serving"), (line, (tmp / "server.err").read_text())
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(self.url("/login"), timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and self.proc.poll() is None, (tmp / "server.err").read_text()
-                time.sleep(0.05)
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        code = self.proc.wait(timeout=30)
-        self.log.close()
-        return code
-
-    def stderr(self) -> str:
-        self.log.flush()
-        return (self.tmp / "server.err").read_text()
 
 
 @pytest.fixture()
@@ -96,6 +32,13 @@ def served(tmp_path):
         if srv.proc.poll() is None:
             srv.proc.kill()
             srv.proc.wait()
+
+
+def _rss_kb(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status").read().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
 
 
 def _chunked_post(port: int, path: str, total: int, chunk: int = 1 << 20) -> tuple[int, int]:
