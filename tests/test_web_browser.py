@@ -193,3 +193,44 @@ def test_a_trec_document_is_shown_as_written(browser, tmp_path):
         assert overflow[0] <= overflow[1] and overflow[2] <= overflow[3], overflow      # the long word wraps
     finally:
         srv.stop()
+
+
+def test_keys_pressed_during_a_submission_wait_their_turn(browser, tmp_path):
+    """'1' then 'u' at once: the label is recorded, then that judgment is undone (no 409); 'U' (Shift)
+    undoes too."""
+    import httpx
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    from web_helpers import Server, accounts
+
+    srv = Server(tmp_path, docs=lambda docnos: "".join(RICH.format(docno=d) for d in docnos))
+    try:
+        toks = accounts(tmp_path / "s.sqlite", "alice", organiser="lead")
+        d = browser
+        d.get(f"http://127.0.0.1:{srv.port}/")
+        d.find_element(By.ID, "token").send_keys(toks["alice"])
+        d.find_element(By.ID, "login").click()
+        _wait_new_page(d, None)
+        first = d.find_element(By.ID, "docno").text
+        nonce = d.find_element(By.NAME, "nonce").get_attribute("value")
+        d.find_element(By.TAG_NAME, "body").send_keys("1u")                 # in one burst
+        _wait_new_page(d, nonce, marker="You undid your judgment")
+        assert d.find_element(By.ID, "docno").text == first and "409" not in d.title
+        nonce = d.find_element(By.NAME, "nonce").get_attribute("value")
+        d.find_element(By.TAG_NAME, "body").send_keys("0")                  # judged again: 0
+        _wait_new_page(d, nonce)
+        assert d.find_element(By.ID, "undo-hint").text.endswith(": not relevant)")     # the label's name
+        nonce = d.find_element(By.NAME, "nonce").get_attribute("value")
+        d.find_element(By.TAG_NAME, "body").send_keys(Keys.SHIFT + "u")     # U
+        _wait_new_page(d, nonce, marker="You undid your judgment")
+        assert d.find_element(By.ID, "docno").text == first
+        with httpx.Client(base_url=f"http://127.0.0.1:{srv.port}") as c:
+            assert c.post("/api/login", headers={"authorization": f"Bearer {toks['lead']}"}).status_code == 200
+            log = c.get("/organiser/log").text.splitlines()
+        rows = [ln.split("\t") for ln in log[1:]]
+        # judged 1, undone; judged 0, undone: nothing refused on the way
+        assert [(r[5], r[6], bool(r[7])) for r in rows] == [(first, "1", True), (first, "0", True)]
+        assert [ln for ln in srv.stderr().splitlines() if " 409 " in ln] == []
+    finally:
+        srv.stop()

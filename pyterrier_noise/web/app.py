@@ -48,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 COOKIE, PRELOGIN = "pn_login", "pn_prelogin"
 MAX_BODY = 16 * 1024
 HEADERS = [(b"content-security-policy", b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+            b"connect-src 'self'; "
             b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
            (b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
            (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store")]
@@ -412,7 +413,8 @@ async def assess(request: Request) -> Response:
     st = _state(request)
     task = _task_json(st, acc["name"], acc["topics"])
     ctx: dict[str, Any] = {"me": acc, "csrf": csrf, "task": task, "scale": st.dispatcher.scale,
-                           "keys": _keys(st.dispatcher.scale), "topic": None, "pieces": None}
+                           "keys": _keys(st.dispatcher.scale), "topic": None, "pieces": None,
+                           "names": {v: n for v, n in st.dispatcher.scale}}
     if task["state"] == "judge":
         topic = st.collection.topic(task["qid"])
         text = st.collection.document(task["docno"])
@@ -545,7 +547,9 @@ async def export_log(request: Request) -> Response:
     if isinstance(who, Response):
         return who
     buf = io.StringIO()
-    _state(request).dispatcher.log().to_csv(buf, sep="\t", index=False)
+    log = _state(request).dispatcher.log()
+    log["label"] = [_fmt(v) for v in log["label"]]      # as the scale writes them: 2, not 2.0
+    log.to_csv(buf, sep="\t", index=False)
     return PlainTextResponse(buf.getvalue(), media_type="text/tab-separated-values",
                              headers={"content-disposition": 'attachment; filename="judging-log.tsv"'})
 

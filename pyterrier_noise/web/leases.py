@@ -454,4 +454,6 @@ class Dispatcher:
             "j.assessor=a.name), a.topics, a.revoked FROM accounts a ORDER BY a.role DESC, a.name").fetchall(),
             columns=["name", "role", "first", "double", "undone", "leased", "last", "topics", "revoked"])
         people["last"] = people["last"].fillna("")
+        people["topics"] = [", ".join(sorted(json.loads(t), key=_natural)) if isinstance(t, str) and t else "all"
+                            for t in people["topics"]]
         return {"topics": topic, "assessors": people}
