@@ -170,7 +170,7 @@ class Dispatcher:
         server's file holds: a second judgment or an undo).  A failure is logged: the server's file is
         then ahead of the session, which a start accepts."""
         try:
-            self.session.set_note(PAIR, self._pairing())
+            self.session.note(PAIR, self._pairing())
         except Exception as exc:    # SessionError: the disk is full; the next judgment writes it again
             _log.warning("could not record the server's count of changes in the session file: %s", exc)
 
