@@ -13,7 +13,7 @@ with __import__("warnings").catch_warnings():
     from starlette.testclient import TestClient  # noqa: E402
 
 from cli_helpers import run_cli  # noqa: E402
-from web_helpers import User, accounts, make_app, small_collection  # noqa: E402
+from web_helpers import User, accounts, make_app, server, small_collection  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -78,3 +78,34 @@ def test_account_commands_refuse_empty_names_and_topics(tmp_path):
     assert code == 2 and "77 is not a topic of this session" in err
     code, out, err = run_cli("serve", "--session", s, "--add-assessor", "x", "--assign", "1,2")
     assert code == 0 and "(topics 1, 2)" in out
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_rounds_ahead_keep_the_faster_assessor_busy(tmp_path, ahead):
+    """Rounds of 2, two assessors, bob slow (he holds one document while alice judges 12): without
+    rounds ahead alice waits after each of her documents; with them she never waits, no document is
+    leased twice, and every judgment is in the session."""
+    coll = small_collection(tmp_path)
+    toks = accounts(tmp_path / "judging.sqlite", "alice", "bob")
+    app = make_app(tmp_path, coll, batch_size=2, ahead=ahead)
+    with TestClient(app) as c:
+        alice, bob = User(c, toks["alice"]), User(c, toks["bob"])
+        held = bob.task()
+        waits, seen = 0, {(held["qid"], held["docno"])}
+        judged = 0
+        while judged < 12:
+            t = alice.task()
+            if t["state"] == "wait":
+                waits += 1
+                if not ahead:        # bob judges only when alice is stuck; otherwise the loop would not end
+                    assert bob.judge(held, "0").status_code == 303
+                    held = bob.task()
+                    seen.add((held["qid"], held["docno"]))
+                continue
+            assert (t["qid"], t["docno"]) not in seen            # never the document bob holds
+            seen.add((t["qid"], t["docno"]))
+            assert alice.judge(t, "1").status_code == 303
+            judged += 1
+        srv = server(app)
+        assert srv.session.n_judged == 12 + (0 if ahead else waits)
+    assert (waits == 0) if ahead else (waits >= 6)

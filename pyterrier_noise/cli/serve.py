@@ -58,6 +58,10 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--p", type=float, default=None, help="RBP persistence of a new session (default: 0.8)")
     s.add_argument("--batch-size", type=int, default=None,
                    help="documents proposed per round of a new session (default: 1; use the number of assessors)")
+    s.add_argument("--rounds-ahead", action="store_true",
+                   help="when every document of the round is with another assessor, propose the next round at once "
+                        "instead of making the assessor wait (the selector then chooses without the labels still out, "
+                        "so the documents differ from one assessor's at a terminal)")
     s.add_argument("--add-assessor", metavar="NAME", default=None, help="create an assessor account, print its token")
     s.add_argument("--add-organiser", metavar="NAME", default=None, help="create an organiser account, print its token")
     s.add_argument("--assign", metavar="QIDS", default=None, help="with --add-assessor: the topics they judge (comma-separated)")
@@ -138,7 +142,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                          stop=options.stop_rule(args), double=args.double, seed=args.seed or 0,
                          lease_seconds=args.lease_seconds, secure_cookies=args.secure_cookies,
                          hosts=(args.host, "localhost", "127.0.0.1", "::1", *args.allow_host),
-                         rebuild=args.rebuild_server_file, access_log=args.access_log)
+                         rebuild=args.rebuild_server_file, access_log=args.access_log, ahead=args.rounds_ahead)
     if args.host not in LOOPBACK:
         print(f"pyterrier-noise: warning: listening on {args.host}, not this machine only: anybody who can reach "
               f"it can try tokens, and over plain http tokens and cookies travel in clear -- put it behind an "

@@ -114,11 +114,14 @@ class Dispatcher:
         double: the fraction of first judgments judged a second time by another assessor.
         seed: seeds the double-judging sample (a hash of seed, qid and docno: stable across restarts).
         lease_seconds: how long a lease keeps a document from the others.
+        ahead: when every document of the round is with another assessor, let the selector propose the
+            next round at once (without the labels still out) instead of making the assessor wait; the
+            documents judged then differ from one assessor's at a terminal.
     """
 
     def __init__(self, session: JudgingSession, store: WebStore, scale: list[tuple[float, str]],
                  budget: int | None = None, stop: StopRule | None = None, double: float = 0.0, seed: int = 0,
-                 lease_seconds: float = 600.0) -> None:
+                 lease_seconds: float = 600.0, ahead: bool = False) -> None:
         if not 0.0 <= float(double) <= 1.0:
             raise WebError(f"double: expected a fraction between 0 and 1, got {double!r}")
         if budget is not None and budget < 0:
@@ -130,6 +133,7 @@ class Dispatcher:
         self.labels = {v for v, _ in scale}
         self.budget, self.stop, self.double, self.seed = budget, stop, float(double), int(seed)
         self.lease_seconds = float(lease_seconds)
+        self.ahead = bool(ahead)
         self.recovered = self.reconcile()
 
     # -- start ---------------------------------------------------------------------------
@@ -236,23 +240,12 @@ class Dispatcher:
         allowed = set(topics) if topics else None
         state, why = self.main_state()
         if state == "open":
-            pending = self.session.pending
-            if not pending:
-                if self.session.next() is None:
-                    state, why = "done", "no candidate document is left"
-                pending = self.session.pending
-            if state == "open":
-                leased = {(q, d): exp for q, d, exp in c.execute(
-                    "SELECT qid, docno, expires FROM leases WHERE kind='first' AND redo_of IS NULL")}
-                other_topics = False
-                for q, d, _ in pending:
-                    exp = leased.get((q, d))
-                    if exp is not None and exp > now:
-                        continue
-                    if allowed is not None and q not in allowed:
-                        other_topics = True
-                        continue
-                    return self._lease(name, q, d, "first", now)
+            if not self.session.pending and self.session.next() is None:
+                state, why = "done", "no candidate document is left"
+            else:
+                got, other_topics = self._free_first(name, allowed, now)
+                if got is not None:
+                    return got
                 state = "wait"
                 why = ("the documents of this round are of topics not assigned to you" if other_topics else
                        "the other documents of this round are with other assessors; the next round is chosen "
@@ -261,7 +254,29 @@ class Dispatcher:
             got = self._double_task(name, allowed, now)
             if got is not None:
                 return got
+        if state == "wait" and self.ahead and why.startswith("the other documents"):
+            # a round ahead: the selector proposes the next round now, without the labels still out
+            self.session.propose(len(self.session.pending) + int(self.session.config["batch_size"]))
+            got, _ = self._free_first(name, allowed, now)
+            if got is not None:
+                return got
         return Task(state, reason=why)
+
+    def _free_first(self, name: str, allowed: set[str] | None, now: float) -> tuple[Task | None, bool]:
+        """Lease the first served document nobody holds (of ``allowed`` topics) to ``name``; or None, and
+        whether documents of other topics were free."""
+        leased = {(q, d): exp for q, d, exp in self.store.conn.execute(
+            "SELECT qid, docno, expires FROM leases WHERE kind='first' AND redo_of IS NULL")}
+        other_topics = False
+        for q, d, _ in self.session.pending:
+            exp = leased.get((q, d))
+            if exp is not None and exp > now:
+                continue
+            if allowed is not None and q not in allowed:
+                other_topics = True
+                continue
+            return self._lease(name, q, d, "first", now), other_topics
+        return None, other_topics
 
     def _double_task(self, name: str, allowed: set[str] | None, now: float) -> Task | None:
         rows = self.store.conn.execute(

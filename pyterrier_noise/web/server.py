@@ -47,6 +47,7 @@ class ServeConfig:
             default: ``localhost``, ``127.0.0.1`` and ``::1``; None: any.
         rebuild: go on with a missing, empty, foreign or older server file (the foreign file is moved
             aside as ``NAME.serve.sqlite.replaced-TIME``); :attr:`ServerState.rebuilt` says what was lost.
+        ahead: propose the next round when an assessor would wait for the others (see :class:`Dispatcher`).
         access_log: a file to append one line per request to (method, path, status, milliseconds,
             account; never a token or cookie); None: the ``pyterrier_noise.web.access`` logger only.
     """
@@ -65,6 +66,7 @@ class ServeConfig:
     hosts: Any = ("localhost", "127.0.0.1", "::1")
     rebuild: bool = False
     access_log: str | os.PathLike | None = None
+    ahead: bool = False
 
 
 @dataclass
@@ -223,7 +225,7 @@ def open_server(config: ServeConfig) -> ServerState:
         store.set_meta("topics", json.dumps([str(t) for t in session.selector.topics]))   # for --assign
         scale = _scale(store, config.labels)
         dispatcher = Dispatcher(session, store, scale, budget=config.budget, stop=config.stop, double=config.double,
-                                seed=config.seed, lease_seconds=config.lease_seconds)
+                                seed=config.seed, lease_seconds=config.lease_seconds, ahead=config.ahead)
         lost = _after_repair(session, store, dispatcher, config.rebuild)
         rebuilt = "; ".join(x for x in (rebuilt, lost) if x) or None
         return ServerState(config, lock, store, dispatcher, collection, rebuilt)
