@@ -61,13 +61,16 @@ def test_a_missing_or_empty_server_file_is_refused_then_rebuilt_saying_what_is_l
         with pytest.raises(WebError, match=f"judging.serve.sqlite: is {damage}.*has 4 judgments.*"
                                            f"restore the server file from a backup.*--rebuild-server-file"):
             _open(tmp)
-    st = _open(tmp, rebuild=True)
-    try:
+        assert serve.exists() == (damage == "empty") and (damage == "missing" or serve.stat().st_size == 0)   # untouched
+    app = make_app(tmp, coll, rebuild=True)
+    with TestClient(app) as c:
+        st = server(app)
         assert "who made each of them, the second judgments, and the labels given again after an undo" in st.rebuilt
         assert "add the accounts again" in st.rebuilt
-        assert st.session.n_judged == 4 and len(st.dispatcher.log()) == 0
-    finally:
-        st.close()
+        assert st.session.n_judged == 4 and len(on_server(c, st.dispatcher.log)) == 0
+        lead = accounts(tmp / "judging.sqlite", organiser="lead2")["lead2"]     # the new file has none
+        page = User(c, lead).get("/organiser").text
+        assert 'id="rebuilt"' in page and "is empty (0 bytes)" in page    # the organiser sees what was lost
     _open(tmp).close()       # rebuilt: paired again, starts without the flag
 
 

@@ -101,6 +101,8 @@ def test_sigterm_and_sigint_close_both_files(served, sig):
         assert r.status_code == 200, r.text
     assert any(p.name.endswith("-wal") for p in served.tmp.iterdir())       # open: the journals are there
     served.stop(sig)
+    judged = [ln for ln in served.stderr().splitlines() if '"POST /api/judge"' in ln]
+    assert len(judged) == 1 and judged[0].split()[-3:] == ["200", judged[0].split()[-2], "alice"]   # the account
     left = sorted(p.name for p in served.tmp.iterdir() if p.name.endswith(("-wal", "-shm", "-journal")))
     assert left == [], left
     # the lock is released and the judgment is in the session

@@ -176,5 +176,6 @@ class Server:
         return code
 
     def stderr(self) -> str:
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         return (self.tmp / "server.err").read_text()

@@ -146,7 +146,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.host not in LOOPBACK:
         print(f"pyterrier-noise: warning: listening on {args.host}, not this machine only: anybody who can reach "
               f"it can try tokens, and over plain http tokens and cookies travel in clear -- put it behind an "
-              f"https proxy (and pass --secure-cookies)", file=sys.stderr)
+              f"https proxy (and pass --secure-cookies); it answers only to the Host names {args.host}, localhost, 127.0.0.1, "
+              f"::1{''.join(', ' + h for h in args.allow_host)} (add the names it is reached by with --allow-host)",
+              file=sys.stderr)
     if args.access_log is None:
         import logging
         handler = logging.StreamHandler(sys.stderr)

@@ -93,7 +93,8 @@ class _Guard:
             host = _bare(headers.get(b"host", b"").decode("latin-1"))
             if self.hosts is not None and host not in self.hosts:
                 await PlainTextResponse(f"this server does not answer to the host name {host[:64]!r} (a page of "
-                                        f"another site may be trying to reach it); open it by its own address",
+                                        f"another site may be trying to reach it); open it by its own address, "
+                                        f"or the organiser may add this name with serve --allow-host",
                                         status_code=421)(scope, receive, send_with_headers)
                 return
             length = headers.get(b"content-length")
@@ -494,7 +495,7 @@ def _overview(st: ServerState) -> dict[str, Any]:
     return {"counter": _counter(st), "ranges": ranges.to_dict("records"), "stop": d.stop, "stop_reason": stop,
             "topics": prog["topics"].to_dict("records"), "assessors": prog["assessors"].to_dict("records"),
             "agreement": d.agreement().to_dict("records"), "pending": len(st.session.pending),
-            "recovered": d.recovered, "double": d.double, "config": st.session.config,
+            "recovered": d.recovered, "rebuilt": st.rebuilt, "double": d.double, "config": st.session.config,
             "n_runs": len(st.session.run_names), "corrections": int(st.store.conn.execute(
                 "SELECT count(*) FROM judgments WHERE replaces IS NOT NULL AND retracted IS NULL").fetchone()[0])}
 

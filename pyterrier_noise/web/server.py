@@ -150,15 +150,13 @@ def _pair(session: Any, store: WebStore, rebuild: bool) -> tuple[WebStore, str |
     mine = json.loads(raw) if raw else None
     sid = store.meta("session_id")
     n = session.n_judged
-    how = ("restore the server file from a backup (beside the session), or start with --rebuild-server-file to go "
-           "on without what only it held")
     if sid is not None and sid != session.session_id:
         made = store.conn.execute("SELECT count(*) FROM judgments").fetchone()[0]
         msg = (f"{store.path}: belongs to another judging session (session id {sid[:12]}..., {made} judgments "
                f"through its server), not to {session.path} (id {session.session_id[:12]}..., {n} judged)")
         if not rebuild:
             raise WebError(f"{msg}; if the session file was replaced, emptied or recreated, restore it; otherwise "
-                           f"{how} (the other file is then moved aside, not deleted)")
+                           f"{_HOW} (the other file is then moved aside, not deleted)")
         aside = _moved_aside(store)
         store = WebStore(session.path, fingerprint=session.fingerprint)
         return store, (f"{msg}: moved to {aside.name}; a new server file was started: no accounts (add them "
@@ -166,15 +164,23 @@ def _pair(session: Any, store: WebStore, rebuild: bool) -> tuple[WebStore, str |
     if mine is None:
         return store, None                      # the first start of a server on this session
     if store.found in ("missing", "empty") or sid is None or store.server_id != mine.get("id"):
-        what = {"missing": "is missing", "empty": "is empty (0 bytes)"}.get(
-            store.found, "is not the server file that served this session (another file, made without it)")
-        msg = (f"{store.path}: {what}, but the session {session.path} was served with server file "
-               f"{mine.get('id')} and has {n} judgments, {mine.get('changes', 0)} changes recorded by that server")
+        msg = _not_the_one(session, store.path, store.found, mine)
         if not rebuild:
-            raise WebError(f"{msg}; a fresh server file would lose who judged what -- {how}")
+            raise WebError(f"{msg}; a fresh server file would lose who judged what -- {_HOW}")
         return store, (f"{msg}: going on with this file; of the session's {n} judgments, {_LOST} are not known"
                        + ("; add the accounts again" if not store.accounts() else ""))
     return store, None
+
+
+_HOW = ("restore the server file from a backup (beside the session), or start with --rebuild-server-file to go on "
+        "without what only it held")
+
+
+def _not_the_one(session: Any, path: Path, found: str, mine: dict) -> str:
+    what = {"missing": "is missing", "empty": "is empty (0 bytes)"}.get(
+        found, "is not the server file that served this session (another file, made without it)")
+    return (f"{path}: {what}, but the session {session.path} was served with server file {mine.get('id')} and has "
+            f"{session.n_judged} judgments, {mine.get('changes', 0)} changes recorded by that server")
 
 
 def _after_repair(session: Any, store: WebStore, dispatcher: Dispatcher, rebuild: bool) -> str | None:
@@ -216,6 +222,10 @@ def open_server(config: ServeConfig) -> ServerState:
             raise WebError(f"{path}: no such session file; give the runs to create one")
         session = JudgingSession(path, runs=config.runs, **{k: v for k, v in config.settings.items() if v is not None})
         lock.adopt()
+        raw, cp = session.note(PAIR), companion_path(path)
+        if raw and not config.rebuild and (not cp.exists() or cp.stat().st_size == 0):   # refused before it is made
+            raise WebError(f"{_not_the_one(session, cp, 'missing' if not cp.exists() else 'empty', json.loads(raw))}; "
+                           f"a fresh server file would lose who judged what -- {_HOW}")
         store = WebStore(path)
         store, rebuilt = _pair(session, store, config.rebuild)
         if store.meta("session_fingerprint") not in (None, session.fingerprint):
