@@ -239,6 +239,7 @@ class Dispatcher:
             return Task("judge", q, d, nonce, kind, redo_of is not None)
         allowed = set(topics) if topics else None
         state, why = self.main_state()
+        busy = False        # every free document of the round is with another assessor
         if state == "open":
             if not self.session.pending and self.session.next() is None:
                 state, why = "done", "no candidate document is left"
@@ -246,7 +247,7 @@ class Dispatcher:
                 got, other_topics = self._free_first(name, allowed, now)
                 if got is not None:
                     return got
-                state = "wait"
+                state, busy = "wait", not other_topics
                 why = ("the documents of this round are of topics not assigned to you" if other_topics else
                        "the other documents of this round are with other assessors; the next round is chosen "
                        "when they are judged")
@@ -254,7 +255,7 @@ class Dispatcher:
             got = self._double_task(name, allowed, now)
             if got is not None:
                 return got
-        if state == "wait" and self.ahead and why.startswith("the other documents"):
+        if busy and self.ahead:
             # a round ahead: the selector proposes the next round now, without the labels still out
             self.session.propose(len(self.session.pending) + int(self.session.config["batch_size"]))
             got, _ = self._free_first(name, allowed, now)
