@@ -140,13 +140,17 @@ def test_a_server_file_made_by_the_account_command_alone_is_not_the_one_that_ser
 def test_damaged_files_give_a_sentence(judged):
     tmp, coll, toks, qrels = judged
     serve = companion_path(tmp / "judging.sqlite")
-    data = bytearray(serve.read_bytes())
+    orig = serve.read_bytes()
+    data = bytearray(orig)
     mid = len(data) // 2
     data[mid:mid + 3000] = os.urandom(3000)
     serve.write_bytes(bytes(data))
     code, out, err = run_cli("serve", "--session", tmp / "judging.sqlite")
     assert code == 2 and "Traceback" not in err
     assert "judging.serve.sqlite: the judging server's file is damaged" in err, err
+    serve.write_bytes(orig[:len(orig) // 2])                               # truncated in the middle
+    code, out, err = run_cli("serve", "--session", tmp / "judging.sqlite")
+    assert code == 2 and "Traceback" not in err and "judging.serve.sqlite: the judging server's file is" in err, err
     serve.write_bytes(b"this is not a database at all" * 200)
     code, out, err = run_cli("serve", "--session", tmp / "judging.sqlite")
     assert code == 2 and "Traceback" not in err and "is damaged" in err, err
