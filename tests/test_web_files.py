@@ -274,3 +274,26 @@ def test_trec_documents_keep_their_text_entities_and_paragraphs(tmp_path):
                                           "a < b comparison and c > d, <i>kept</i> as written; line two",
                                           "paragraph two <x>", "three"]
     assert docs["2"] == "plain text"
+
+
+def test_a_failed_undo_changes_nothing_and_can_be_tried_again(tmp_path):
+    coll = small_collection(tmp_path)
+    toks = accounts(tmp_path / "judging.sqlite", "alice")
+    app = make_app(tmp_path, coll)
+    with TestClient(app) as c:
+        alice = User(c, toks["alice"])
+        srv = server(app)
+        t = alice.task()
+        assert alice.judge(t, "1").status_code == 303
+        last = on_server(c, srv.dispatcher.last_judgment, "alice")
+        before = on_server(c, lambda: (srv.store.changes, srv.store.conn.execute(
+            "SELECT count(*) FROM leases").fetchone()[0]))
+        on_server(c, srv.store.conn.set_authorizer, _full("judgments"))
+        r = alice.post("/assess/undo", {"judgment": str(last["id"])}, follow_redirects=False)
+        assert r.status_code == 503 and "nothing was changed" in r.text
+        on_server(c, srv.store.conn.set_authorizer, None)
+        assert on_server(c, lambda: (srv.store.changes, srv.store.conn.execute(
+            "SELECT count(*) FROM leases").fetchone()[0])) == before
+        assert alice.post("/assess/undo", {"judgment": str(last["id"])}, follow_redirects=False).status_code == 303
+        u = alice.task()
+        assert u["redo"] and (u["qid"], u["docno"]) == (t["qid"], t["docno"])
