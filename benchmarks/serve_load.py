@@ -2,6 +2,7 @@
 
     python benchmarks/serve_load.py                         # 8 assessors, 2,000 judgments, then 10 SIGKILLs
     python benchmarks/serve_load.py --assessors 4 --budget 200 --kills 3     # the quick version
+    python benchmarks/serve_load.py --assessors 2 --budget 100 --kills 0 --think 0.2 [--rounds-ahead]   # waits
 
 Vaswani (../shared/data/vaswani: 11,429 documents, 93 topics, 2,083 relevant judgments): four
 runs are built in this process from the corpus (BM25 with two parameter settings, a TF-IDF dot
@@ -23,7 +24,9 @@ acknowledged is in the final qrels; the session holds exactly the budget; and th
 equal, as a set, the judgments of one uninterrupted single-assessor session with the same
 settings (``JudgingSession.run`` with the qrels as oracle).  Reported: judgments per second
 (wall clock from the first request to the last acknowledged judgment) and the 50th / 99th
-percentile response time of the requests (``GET /api/next`` and ``POST /api/judge`` together).
+percentile response time of the requests (``GET /api/next`` and ``POST /api/judge`` together), and
+the wait pages: how often an assessor was told to wait (one per stretch of "wait" answers, as the
+browser's page shows one), per judgment.
 The figures and checks go to ``benchmarks/results/serve_load.json``.
 """
 from __future__ import annotations
@@ -164,12 +167,18 @@ class Shared:
     errors: list = field(default_factory=list)
     retries: int = 0
     replays: int = 0
+    wait_pages: int = 0          # times an assessor was shown the wait page (one per stretch of "wait" answers)
     lock: threading.Lock = field(default_factory=threading.Lock)
     stop: threading.Event = field(default_factory=threading.Event)     # set when the phase ends early
 
 
-def assessor(name: str, token: str, port: int, labels: dict, shared: Shared, deadline: float) -> None:
+def assessor(name: str, token: str, port: int, labels: dict, shared: Shared, deadline: float,
+             think: float = 0.0, seed: int = 0) -> None:
+    """One assessor: asks for the next document and answers with its label, after a think time drawn
+    uniformly from 0 to ``think`` seconds (seeded), until the budget is spent."""
     import httpx
+    rng = np.random.default_rng(seed)
+    waiting = False
     base = f"http://127.0.0.1:{port}"
     client = httpx.Client(base_url=base, timeout=30)
 
@@ -202,12 +211,19 @@ def assessor(name: str, token: str, port: int, labels: dict, shared: Shared, dea
             if t["state"] == "done":
                 return
             if t["state"] == "wait":
+                if not waiting:
+                    waiting = True
+                    with shared.lock:
+                        shared.wait_pages += 1
                 time.sleep(0.01)
                 continue
+            waiting = False
             key = (t["qid"], t["docno"])
             with shared.lock:
                 shared.leased.setdefault(key, set()).add(name)
             label = labels.get(key, 0)
+            if think > 0:
+                time.sleep(float(rng.uniform(0, think)))
             r = call("POST", "/api/judge", data={"nonce": t["nonce"], "qid": t["qid"], "docno": t["docno"],
                                                  "label": str(label)}, headers={"x-csrf-token": csrf})
             if r.status_code == 409 and "recorded already" in r.text:
@@ -228,7 +244,7 @@ def assessor(name: str, token: str, port: int, labels: dict, shared: Shared, dea
 # one phase
 
 def phase(work: Path, runs_dir: Path, qrels: pd.DataFrame, n_assessors: int, budget: int, kills: int, seed: int,
-          tag: str) -> dict:
+          tag: str, think: float = 0.0, ahead: bool = False) -> dict:
     from pyterrier_noise.selection import JudgingSession
     from pyterrier_noise.web import WebStore
     session = work / f"{tag}.sqlite"
@@ -239,7 +255,8 @@ def phase(work: Path, runs_dir: Path, qrels: pd.DataFrame, n_assessors: int, bud
     store.close()
     labels = {(q, d): int(v) for q, d, v in zip(qrels["qid"], qrels["docno"], qrels["label"])}
     srv = Server(session, free_port(), ["--budget", str(budget), "--labels", "0,1", "--docs",
-                                        str(VASWANI / "corpus.trec.gz"), "--topics", str(VASWANI / "topics.trec")],
+                                        str(VASWANI / "corpus.trec.gz"), "--topics", str(VASWANI / "topics.trec")]
+                 + (["--rounds-ahead"] if ahead else []),
                  work / f"{tag}.log")
     deadline = time.monotonic() + DEADLINE
     shared = Shared()
@@ -250,8 +267,9 @@ def phase(work: Path, runs_dir: Path, qrels: pd.DataFrame, n_assessors: int, bud
     try:
         srv.start(deadline)
         t0 = time.perf_counter()
-        threads = [threading.Thread(target=assessor, args=(n, tok, srv.port, labels, shared, deadline), daemon=True)
-                   for n, tok in tokens.items()]
+        threads = [threading.Thread(target=assessor, args=(n, tok, srv.port, labels, shared, deadline, think,
+                                                           seed * 1000 + i), daemon=True)
+                   for i, (n, tok) in enumerate(tokens.items())]
         for th in threads:
             th.start()
         for point, delay in zip(points, delays):
@@ -281,7 +299,9 @@ def phase(work: Path, runs_dir: Path, qrels: pd.DataFrame, n_assessors: int, bud
     return {"tag": tag, "assessors": n_assessors, "budget": budget, "kills": len(killed), "killed_after": killed,
             "server_starts": srv.starts, "errors": shared.errors, "judged": len(final), "acknowledged": len(shared.acked),
             "leased_twice": len(twice), "lost": len(lost), "retried_requests": shared.retries,
-            "replayed_after_kill": shared.replays, "seconds": elapsed, "judgments_per_second": len(shared.acked) / elapsed,
+            "replayed_after_kill": shared.replays, "wait_pages": shared.wait_pages,
+            "wait_pages_per_judgment": shared.wait_pages / max(len(shared.acked), 1), "think_s": think,
+            "rounds_ahead": ahead, "seconds": elapsed, "judgments_per_second": len(shared.acked) / elapsed,
             "requests": len(times), "p50_ms": float(np.percentile(times, 50) * 1000) if len(times) else None,
             "p99_ms": float(np.percentile(times, 99) * 1000) if len(times) else None,
             "server_judged": status["counter"]["judged"], "final": final, "twice_examples": list(twice.items())[:5]}
@@ -297,10 +317,13 @@ def reference(work: Path, runs_dir: Path, qrels: pd.DataFrame, n_assessors: int,
 
 
 def run(n_assessors: int = 8, budget: int = 2000, kills: int = 10, seed: int = 0, work: Path | None = None,
-        vaswani: Path = VASWANI) -> dict:
+        vaswani: Path = VASWANI, think: float = 0.0, ahead: bool = False) -> dict:
+    """Both phases; ``think``: each assessor's think time per document is uniform on [0, think] s;
+    ``ahead``: the server proposes rounds ahead (``serve --rounds-ahead``): fewer waits, and the qrels
+    are then not expected to equal one assessor's."""
     if work is None:       # a temporary directory, removed afterwards
         with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
-            return run(n_assessors, budget, kills, seed, Path(tmp), vaswani)
+            return run(n_assessors, budget, kills, seed, Path(tmp), vaswani, think, ahead)
     from pyterrier_noise.io import read_qrels, write_trec_run
     work = Path(work)
     runs_dir = work / "runs"
@@ -312,7 +335,7 @@ def run(n_assessors: int = 8, budget: int = 2000, kills: int = 10, seed: int = 0
     out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": " ".join(["python"] + sys.argv),
            "machine": f"{os.cpu_count()} cores, loopback; measured under load (shared machine)"}
     for tag, k in (("load", 0), ("faults", kills)):
-        res = phase(work, runs_dir, qrels, n_assessors, budget, k, seed, tag)
+        res = phase(work, runs_dir, qrels, n_assessors, budget, k, seed, tag, think, ahead)
         res["equals_single_assessor"] = res.pop("final") == ref
         out[tag] = res
     return out
@@ -324,9 +347,13 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=2000)
     ap.add_argument("--kills", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--think", type=float, default=0.0, metavar="SECONDS",
+                    help="each assessor's think time per document: uniform on [0, SECONDS] (default 0)")
+    ap.add_argument("--rounds-ahead", action="store_true", help="serve --rounds-ahead (fewer waits; the qrels then "
+                                                                 "differ from one assessor's)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve_load.json"))
     a = ap.parse_args()
-    res = run(a.assessors, a.budget, a.kills, a.seed)
+    res = run(a.assessors, a.budget, a.kills, a.seed, think=a.think, ahead=a.rounds_ahead)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=2, default=str) + "\n")
     for tag in ("load", "faults"):
@@ -337,7 +364,8 @@ def main() -> None:
               f"{r['server_starts']}, retried requests {r['retried_requests']}, answers lost in a kill and "
               f"replayed {r['replayed_after_kill']}; leased twice {r['leased_twice']}, lost {r['lost']}, "
               f"errors {len(r['errors'])}; session holds {r['server_judged']}; equals one assessor's: "
-              f"{r['equals_single_assessor']}")
+              f"{r['equals_single_assessor']}; wait pages {r['wait_pages']} "
+              f"({100 * r['wait_pages_per_judgment']:.1f}% of judgments)")
     ok = all(res[t]["equals_single_assessor"] and not res[t]["leased_twice"] and not res[t]["lost"]
              and not res[t]["errors"] and res[t]["server_judged"] == a.budget for t in ("load", "faults"))
     print("all checks passed" if ok else "CHECKS FAILED")

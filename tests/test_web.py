@@ -470,7 +470,7 @@ def test_lookups_cannot_leave_the_collection(tmp_path):
     d.mkdir()
     (d / "a.trec").write_text("<DOC>\n<DOCNO>D1</DOCNO>\n<TITLE>t</TITLE> text one\n</DOC>\n")
     col = open_collection(d)
-    assert col.document("D1") == "t text one"
+    assert col.document("D1") == "t\n\ntext one"            # the title a paragraph of its own
     for bad in ("../secret.txt", "../../secret.txt", str(tmp_path / "secret.txt"), "a.trec", None, 1):
         assert col.document(bad) is None
     assert Collection(lookup=lambda x: None).document("../secret.txt") is None

@@ -160,3 +160,77 @@ def test_an_assessor_judges_twenty_documents_with_the_keyboard(vaswani, browser,
         assert len(s.history) == 320
     assert rows == [[r.name, f"{r.base:.4f}", f"{r.residual:.4f}", f"{r.upper:.4f}", f"{r.projected:.4f}"]
                     for r in b.itertuples()]
+
+
+RICH = ("<DOC>\n<DOCNO>{docno}</DOCNO>\n<DATE>900101</DATE>\n<HEADLINE>\nPrices &amp; wages &mdash; a study\n"
+        "</HEADLINE>\n<TEXT>\n<P>\nWhen a < b comparison and c > d hold,\nthe claim stands.\n</P>\n<P>\n"
+        "A second paragraph, &#233;t&eacute;, with " + "x" * 400 + " in it.\n</P>\n</TEXT>\n</DOC>\n")
+
+
+def test_a_trec_document_is_shown_as_written(browser, tmp_path):
+    """Chromium on a TREC <DOC> with '<' and '>' in its text, entities, a headline and two paragraphs,
+    and a 400-letter word: the text reads as written, in four paragraphs, and nothing overflows sideways."""
+    from selenium.webdriver.common.by import By
+
+    from web_helpers import Server, accounts
+
+    srv = Server(tmp_path, docs=lambda docnos: "".join(RICH.format(docno=d) for d in docnos))
+    try:
+        tok = accounts(tmp_path / "s.sqlite", "alice")["alice"]
+        d = browser
+        d.get(f"http://127.0.0.1:{srv.port}/")
+        d.find_element(By.ID, "token").send_keys(tok)
+        d.find_element(By.ID, "login").click()
+        text = _wait_for(d, "document").find_element(By.CLASS_NAME, "text")
+        shown = d.execute_script("return arguments[0].innerText", text)
+        assert shown.split("\n\n") == ["Prices & wages — a study", "900101",
+                                       "When a < b comparison and c > d hold, the claim stands.",
+                                       "A second paragraph, été, with " + "x" * 400 + " in it."]
+        assert not d.find_elements(By.CSS_SELECTOR, ".text b, .text p")          # no markup from the text
+        overflow = d.execute_script("return [document.documentElement.scrollWidth, "
+                                    "document.documentElement.clientWidth, arguments[0].scrollWidth, "
+                                    "arguments[0].clientWidth]", text)
+        assert overflow[0] <= overflow[1] and overflow[2] <= overflow[3], overflow      # the long word wraps
+    finally:
+        srv.stop()
+
+
+def test_keys_pressed_during_a_submission_wait_their_turn(browser, tmp_path):
+    """'1' then 'u' at once: the label is recorded, then that judgment is undone (no 409); 'U' (Shift)
+    undoes too."""
+    import httpx
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    from web_helpers import Server, accounts
+
+    srv = Server(tmp_path, docs=lambda docnos: "".join(RICH.format(docno=d) for d in docnos))
+    try:
+        toks = accounts(tmp_path / "s.sqlite", "alice", organiser="lead")
+        d = browser
+        d.get(f"http://127.0.0.1:{srv.port}/")
+        d.find_element(By.ID, "token").send_keys(toks["alice"])
+        d.find_element(By.ID, "login").click()
+        _wait_new_page(d, None)
+        first = d.find_element(By.ID, "docno").text
+        nonce = d.find_element(By.NAME, "nonce").get_attribute("value")
+        d.find_element(By.TAG_NAME, "body").send_keys("1u")                 # in one burst
+        _wait_new_page(d, nonce, marker="You undid your judgment")
+        assert d.find_element(By.ID, "docno").text == first and "409" not in d.title
+        nonce = d.find_element(By.NAME, "nonce").get_attribute("value")
+        d.find_element(By.TAG_NAME, "body").send_keys("0")                  # judged again: 0
+        _wait_new_page(d, nonce)
+        assert d.find_element(By.ID, "undo-hint").text.endswith(": not relevant)")     # the label's name
+        nonce = d.find_element(By.NAME, "nonce").get_attribute("value")
+        d.find_element(By.TAG_NAME, "body").send_keys(Keys.SHIFT + "u")     # U
+        _wait_new_page(d, nonce, marker="You undid your judgment")
+        assert d.find_element(By.ID, "docno").text == first
+        with httpx.Client(base_url=f"http://127.0.0.1:{srv.port}") as c:
+            assert c.post("/api/login", headers={"authorization": f"Bearer {toks['lead']}"}).status_code == 200
+            log = c.get("/organiser/log").text.splitlines()
+        rows = [ln.split("\t") for ln in log[1:]]
+        # judged 1, undone; judged 0, undone: nothing refused on the way
+        assert [(r[5], r[6], bool(r[7])) for r in rows] == [(first, "1", True), (first, "0", True)]
+        assert [ln for ln in srv.stderr().splitlines() if " 409 " in ln] == []
+    finally:
+        srv.stop()

@@ -2,16 +2,24 @@
 logged-in test client per account, and a snapshot of everything the server can write."""
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
-
+import signal
+import socket
+import subprocess
+import sys
+import time
 import warnings
+from pathlib import Path
 
 with warnings.catch_warnings():      # starlette's note on its httpx-based client
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from pyterrier_noise.io import write_trec_run
 from pyterrier_noise.synthetic import make_collection
+
+ROOT = Path(__file__).resolve().parents[1]
 from pyterrier_noise.web import ServeConfig, WebStore, create_app
 
 
@@ -40,7 +48,7 @@ def accounts(session: Path, *names: str, organiser: str = "lead") -> dict[str, s
 
 def make_app(tmp: Path, coll, **kw):
     cfg = {"session": tmp / "judging.sqlite", "runs": coll.runs, "settings": {"batch_size": kw.pop("batch_size", 2)},
-           "docs": tmp / "docs.tsv", "topics": tmp / "topics.trec", **kw}
+           "docs": tmp / "docs.tsv", "topics": tmp / "topics.trec", "hosts": ("testserver", "localhost"), **kw}
     return create_app(ServeConfig(**cfg))
 
 
@@ -113,3 +121,61 @@ def on_server(client: TestClient, fn, *args):
 
 def snap(client: TestClient, app) -> tuple:
     return on_server(client, snapshot, server(app))
+
+
+# a real server process (uvicorn on loopback)
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``python -m pyterrier_noise serve`` in a child process, until it answers on its port."""
+
+    def __init__(self, tmp: Path, *extra: str, runs: bool = True, docs=None) -> None:
+        """``docs(docnos) -> text of a --docs file`` (TREC <DOC> or docno<TAB>text) to show documents."""
+        self.tmp, self.port = tmp, _free_port()
+        run_args = []
+        coll = make_collection(n_topics=3, n_systems=3, n_docs_per_topic=20, depth=10, pool_depth=3, seed=2)
+        self.coll = coll
+        if docs is not None:
+            (tmp / "docs.trec").write_text(docs(sorted({d for r in coll.runs.values() for d in r["docno"]})))
+            extra = (*extra, "--docs", str(tmp / "docs.trec"))
+        if runs:
+            for name, run in coll.runs.items():
+                write_trec_run(run, tmp / f"{name}.run")
+                run_args.append(str(tmp / f"{name}.run"))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT)] + sys.path)}
+        self.log = open(tmp / "server.err", "w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "pyterrier_noise", "serve", "--session",
+                                      str(tmp / "s.sqlite"), "--port", str(self.port), "--batch-size", "2",
+                                      *extra, *run_args], stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     env=env)
+        import httpx
+        line = self.proc.stdout.readline()
+        assert line.startswith("serving"), (line, (tmp / "server.err").read_text())
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(self.url("/login"), timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and self.proc.poll() is None, (tmp / "server.err").read_text()
+                time.sleep(0.05)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        code = self.proc.wait(timeout=30)
+        self.log.close()
+        return code
+
+    def stderr(self) -> str:
+        if not self.log.closed:
+            self.log.flush()
+        return (self.tmp / "server.err").read_text()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -57,11 +58,24 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--p", type=float, default=None, help="RBP persistence of a new session (default: 0.8)")
     s.add_argument("--batch-size", type=int, default=None,
                    help="documents proposed per round of a new session (default: 1; use the number of assessors)")
+    s.add_argument("--rounds-ahead", action="store_true",
+                   help="when every document of the round is with another assessor, propose the next round at once "
+                        "instead of making the assessor wait (the selector then chooses without the labels still out, "
+                        "so the documents differ from one assessor's at a terminal)")
     s.add_argument("--add-assessor", metavar="NAME", default=None, help="create an assessor account, print its token")
     s.add_argument("--add-organiser", metavar="NAME", default=None, help="create an organiser account, print its token")
     s.add_argument("--assign", metavar="QIDS", default=None, help="with --add-assessor: the topics they judge (comma-separated)")
     s.add_argument("--revoke-assessor", metavar="NAME", default=None, help="revoke an account (its token stops working)")
     s.add_argument("--secure-cookies", action="store_true", help="mark cookies Secure (behind an https proxy)")
+    s.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a further Host name the server answers to (besides --host, localhost, 127.0.0.1 and ::1; "
+                        "e.g. the name of the proxy in front of it); repeatable")
+    s.add_argument("--access-log", default=None, metavar="FILE",
+                   help="append one line per request to FILE (method, path, status, ms, account; never a token); "
+                        "without it the lines go to stderr")
+    s.add_argument("--rebuild-server-file", action="store_true",
+                   help="start although the server file (NAME.serve.sqlite) is missing, empty, another session's "
+                        "or an older copy; says what it cannot recover (who judged what, second judgments, undos)")
     s.set_defaults(handler=_cmd_serve)
 
 
@@ -74,22 +88,26 @@ def _accounts(args: argparse.Namespace) -> int:
     from ..web import WebError, WebStore
     if not Path(args.session).parent.is_dir():
         raise WebError(f"{args.session}: the directory {Path(args.session).parent} does not exist")
-    fingerprint = None
+    fingerprint = topics = None
     if Path(args.session).exists():
         from ..selection import JudgingSession, SessionLockedError
         try:    # ties the accounts to the session; while a server holds it, the server's file has it already
             with JudgingSession(args.session, create=False) as s:
                 fingerprint = s.fingerprint
+                if args.assign:
+                    topics = [str(t) for t in s.selector.topics]
         except SessionLockedError:
             pass
     store = WebStore(args.session, fingerprint=fingerprint)
     try:
-        if args.revoke_assessor:
+        if topics is not None and store.meta("topics") is None:
+            store.set_meta("topics", json.dumps(topics))
+        if args.revoke_assessor is not None:
             store.revoke(args.revoke_assessor)
             print(f"revoked {args.revoke_assessor}: their token and logins no longer work")
         for name, role in ((args.add_assessor, "assessor"), (args.add_organiser, "organiser")):
-            if name:
-                topics = [t.strip() for t in args.assign.split(",") if t.strip()] if args.assign and \
+            if name is not None:
+                topics = [t.strip() for t in args.assign.split(",")] if args.assign is not None and \
                     role == "assessor" else None
                 token = store.add_account(name, role, topics)
                 print(f"{role} {name}" + (f" (topics {', '.join(topics)})" if topics else "") +
@@ -102,9 +120,11 @@ def _accounts(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from .._validation import InputError
-    if args.assign and not args.add_assessor:
+    if args.assign is not None and args.add_assessor is None:
         raise InputError("--assign goes with --add-assessor")
-    if args.add_assessor or args.add_organiser or args.revoke_assessor:
+    if args.assign is not None and not all(t.strip() for t in args.assign.split(",")):
+        raise InputError(f"--assign: expected topic ids separated by commas (1,2,3), got {args.assign!r}")
+    if any(x is not None for x in (args.add_assessor, args.add_organiser, args.revoke_assessor)):
         return _accounts(args)
     if args.budget is not None and args.budget < 0:
         raise InputError(f"--budget: expected a non-negative integer, got {args.budget}")
@@ -120,20 +140,36 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     config = ServeConfig(session=args.session, runs=read_runs(args.runs) if args.runs else None, settings=settings,
                          docs=args.docs, topics=args.topics, labels=args.labels, budget=args.budget,
                          stop=options.stop_rule(args), double=args.double, seed=args.seed or 0,
-                         lease_seconds=args.lease_seconds, secure_cookies=args.secure_cookies)
+                         lease_seconds=args.lease_seconds, secure_cookies=args.secure_cookies,
+                         hosts=(args.host, "localhost", "127.0.0.1", "::1", *args.allow_host),
+                         rebuild=args.rebuild_server_file, access_log=args.access_log, ahead=args.rounds_ahead)
     if args.host not in LOOPBACK:
         print(f"pyterrier-noise: warning: listening on {args.host}, not this machine only: anybody who can reach "
               f"it can try tokens, and over plain http tokens and cookies travel in clear -- put it behind an "
-              f"https proxy (and pass --secure-cookies)", file=sys.stderr)
+              f"https proxy (and pass --secure-cookies); it answers only to the Host names {args.host}, localhost, 127.0.0.1, "
+              f"::1{''.join(', ' + h for h in args.allow_host)} (add the names it is reached by with --allow-host)",
+              file=sys.stderr)
+    if args.access_log is None:
+        import logging
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        access = logging.getLogger("pyterrier_noise.web.access")
+        access.addHandler(handler)
+        access.setLevel(logging.INFO)
+        access.propagate = False
     state = open_server(config)
     try:
+        if state.rebuilt:
+            print(f"pyterrier-noise: warning: {state.rebuilt}", file=sys.stderr)
         n_acc = sum(1 for a in state.store.accounts() if a["revoked"] is None)
         print(f"serving {args.session} ({state.session.n_judged} judged, {n_acc} accounts) on "
               f"http://{args.host}:{args.port}/ -- Ctrl-C stops", flush=True)
         if n_acc == 0:
             print("pyterrier-noise: warning: no accounts yet: nobody can log in (add one with --add-organiser NAME "
                   "or --add-assessor NAME; the server need not stop)", file=sys.stderr)
-        uvicorn.run(create_app(state=state), host=args.host, port=args.port, log_level="warning",
+        # close=True: the application's shutdown closes the files and releases the lock, which SIGTERM
+        # reaches too (uvicorn runs the shutdown, then ends the process by the signal, skipping this finally)
+        uvicorn.run(create_app(state=state, close=True), host=args.host, port=args.port, log_level="warning",
                     timeout_graceful_shutdown=5)
     finally:
         state.close()

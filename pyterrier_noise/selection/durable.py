@@ -44,6 +44,8 @@ def publish(path: Path, write: Callable[[sqlite3.Connection], Any]) -> bool:
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.creating")
     try:
+        # readable by its owner only (the umask may narrow it further): it holds the judgments
+        os.close(os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         conn = sqlite3.connect(str(tmp), isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=DELETE")

@@ -447,3 +447,20 @@ def _as_oracle(oracle: Any) -> Oracle:
 def _fmt_label(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
+
+def _oracle_diff(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") -> str:
+    """What differs between two oracle identities, in words."""
+    names = {"qrels": "the qrels (fingerprint)", "missing": "the missing policy", "nonrel_label": "the label of "
+             "unjudged documents", "model": "the noise model", "seed": "the noise seed", "kind": "the kind of oracle"}
+    out = []
+    for key in sorted(set(stored) | set(now)):
+        a, b = stored.get(key), now.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out.append(_oracle_diff(a, b, prefix + "the underlying oracle's "))
+            continue
+        if key == "qrels":
+            a, b = (str(x)[:12] + "..." if x else x for x in (a, b))
+        out.append(f"{prefix}{names.get(key, key)} was {a!r}, now {b!r}")
+    return "; ".join(out)

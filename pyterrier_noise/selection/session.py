@@ -42,7 +42,7 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import InputError
 from ..io import read_qrels, run_name, write_trec_qrels
-from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label
+from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label, _oracle_diff
 from .durable import backup as _backup, check_integrity, damaged_message, publish, recover as _recover
 from .stopping import StopRule
 from .store import (_FORMAT, _SCHEMA, DEFAULTS, SessionError, SessionLockedError, _check_selector_settings,
@@ -149,7 +149,8 @@ class JudgingSession:
         self._fresh_aligned: Any = None   # a new session's alignment, until its selector is built
         self._docs: pd.DataFrame | None = None
         self._meta: dict[str, str] = {}
-        self._broken: BaseException | None = None
+        self.write_error: BaseException | None = None   # the failed write after which this object stops
+        self._notes: list[tuple[str, str]] = []
         self._pending: dict[tuple[str, str], float] = {}
         self._handled: dict[tuple[str, str], tuple[int, str, float]] = {}
         self._n_judged = 0
@@ -290,7 +291,7 @@ class JudgingSession:
         else:
             self._selector = self._factory(_unpack_runs(blob), initial_qrels=init, **cfg)
         self._token = meta["creation_token"]
-        self._meta = meta
+        self._meta, self.session_id = meta, meta["creation_token"]   # the session's id: random, made at creation
 
         def write(c: sqlite3.Connection) -> None:
             c.execute("BEGIN IMMEDIATE")
@@ -361,6 +362,7 @@ class JudgingSession:
         self.config = cfg
         self.run_names = stored_names
         self.fingerprint = meta["runs_fingerprint"]
+        self.session_id = meta.get("creation_token") or f"{self.fingerprint}@{meta.get('created', '')}"
         self.initial_qrels = init
         self._meta = meta
         for seq, action, qid, docno, label in self._conn.execute(
@@ -465,8 +467,8 @@ class JudgingSession:
     def _check_usable(self) -> None:
         if self._conn is None:
             raise SessionError(f"{self.path}: the session is closed; open it again with JudgingSession(path)")
-        if self._broken is not None:
-            raise SessionError(f"{self.path}: a write failed earlier ({self._broken}); every judgment before it is "
+        if self.write_error is not None:
+            raise SessionError(f"{self.path}: a write failed earlier ({self.write_error}); every judgment before it is "
                                f"saved -- close this object and open the session again")
 
     @property
@@ -487,6 +489,19 @@ class JudgingSession:
     @property
     def closed(self) -> bool:
         return self._conn is None
+
+    def handled(self, qid: str, docno: str) -> tuple[int, str, float] | None:
+        """``(seq, action, label)`` of a recorded judgment or bypass of ``(qid, docno)``, else None."""
+        return self._handled.get((str(qid), str(docno)))
+
+    def note(self, key: str, value: str | None = None) -> str | None:
+        """A note another tool keeps in the session file (the judging server's pairing); ``value`` writes it."""
+        self._check_open()
+        if value is not None:
+            self._write(lambda c: c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                            ("note:" + key, value)))
+        row = self._conn.execute("SELECT value FROM meta WHERE key=?", ("note:" + key,)).fetchone()
+        return None if row is None else row[0]
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -541,11 +556,12 @@ class JudgingSession:
                                f"next() or propose() (pending: {len(self._pending)})")
         return q, d, self._pending[(q, d)]
 
-    def record(self, qid: str, docno: str, label: float) -> JudgingEvent:
-        """Record a judgment of a served document; committed before this returns."""
+    def record(self, qid: str, docno: str, label: float, notes: dict[str, str] | None = None) -> JudgingEvent:
+        """Record a judgment of a served document (and ``notes``, :meth:`note`), in one transaction."""
         q, d, w = self._take(qid, docno)
         lab = _check_label(label, f"label for qid {q!r} docno {d!r}")
         self._step(lambda sel: sel.record(q, d, lab))  # validates before it changes anything
+        self._notes = [("note:" + str(k), str(v)) for k, v in (notes or {}).items()]
         return self._commit_or_break("judge", q, d, lab, w)
 
     def bypass(self, qid: str, docno: str) -> JudgingEvent:
@@ -563,23 +579,25 @@ class JudgingSession:
         except Exception:
             raise
         except BaseException as exc:
-            if self._broken is None:
-                self._broken = exc
+            if self.write_error is None:
+                self.write_error = exc
             raise
 
     def _commit_or_break(self, action: str, q: str, d: str, label: float, weight: float) -> JudgingEvent:
         try:
             return self._commit(action, q, d, label, weight)
         except BaseException as exc:  # the selector holds a step the file may not: do not go on
-            if self._broken is None:
-                self._broken = exc
+            if self.write_error is None:
+                self.write_error = exc
             raise
 
     def _commit(self, action: str, q: str, d: str, label: float, weight: float) -> JudgingEvent:
         seq = self._n_judged + self._n_bypassed + 1
-        self._write(lambda c: c.execute(
+        rows, self._notes = self._notes, []     # record()'s notes: in the step's transaction
+        self._write(lambda c: (c.execute(
             "INSERT INTO events(seq, action, qid, docno, label, weight, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (seq, action, q, d, None if action == "bypass" else label, weight, _now())))
+            (seq, action, q, d, None if action == "bypass" else label, weight, _now())),
+            c.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", rows)))
         del self._pending[(q, d)]
         self._handled[(q, d)] = (seq, action, label)
         if action == "judge":
@@ -671,7 +689,7 @@ class JudgingSession:
         except KeyboardInterrupt:
             # every committed step is saved; a step cut off mid-write left the selector ahead of the
             # file, so the session is closed (reopen it to resume) -- the interrupt itself goes on
-            if self._broken is not None:
+            if self.write_error is not None:
                 self._close_quietly()
             raise
         finally:
@@ -763,24 +781,6 @@ class JudgingSession:
         return (f"JudgingSession({str(self.path)!r}, method={self.config['method']!r}, p={self.config['p']}, "
                 f"{len(self.run_names)} runs, {self._n_judged} judged, {self._n_bypassed} bypassed"
                 f"{', closed' if self._conn is None else ''})")
-
-
-def _oracle_diff(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") -> str:
-    """What differs between two oracle identities, in words."""
-    names = {"qrels": "the qrels (fingerprint)", "missing": "the missing policy", "nonrel_label": "the label of "
-             "unjudged documents", "model": "the noise model", "seed": "the noise seed", "kind": "the kind of oracle"}
-    out = []
-    for key in sorted(set(stored) | set(now)):
-        a, b = stored.get(key), now.get(key)
-        if a == b:
-            continue
-        if isinstance(a, dict) and isinstance(b, dict):
-            out.append(_oracle_diff(a, b, prefix + "the underlying oracle's "))
-            continue
-        if key == "qrels":
-            a, b = (str(x)[:12] + "..." if x else x for x in (a, b))
-        out.append(f"{prefix}{names.get(key, key)} was {a!r}, now {b!r}")
-    return "; ".join(out)
 
 
 def _package_version() -> str:

@@ -16,7 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import logging
 import math
+import os
+import sqlite3
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
@@ -37,12 +42,13 @@ from .docs import highlight, query_terms
 from .leases import Refused, _fmt
 from .server import ServeConfig, ServerState, open_server
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "AccessLog", "Throttle"]
 
 HERE = Path(__file__).resolve().parent
 COOKIE, PRELOGIN = "pn_login", "pn_prelogin"
 MAX_BODY = 16 * 1024
 HEADERS = [(b"content-security-policy", b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+            b"connect-src 'self'; "
             b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
            (b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
            (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store")]
@@ -57,28 +63,148 @@ def _page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
     return HTMLResponse(_env.get_template(name).render(version=__version__, **ctx), status_code=status)
 
 
-class _SecurityHeaders:
-    """Adds the security headers to every answer and refuses bodies over 16 KiB (413)."""
+class _Guard:
+    """Around every request: the ``Host`` allow-list (421), the body bound (413, counted as the body
+    streams, chunked or not, before any handler or login check reads it: at most ``MAX_BODY`` bytes
+    are ever held), the security headers, and one access-log line (method, path, status,
+    milliseconds, account name; never a token, a cookie or a query string)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, hosts: Any = None, log: Any = None) -> None:
         self.app = app
+        self.hosts = None if hosts is None else {_bare(h) for h in hosts}
+        self.log = log
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-            await PlainTextResponse("request body too large", status_code=413)(scope, receive, send)
-            return
+        t0 = time.perf_counter()
+        status = [0]
 
         async def send_with_headers(message: dict) -> None:
             if message["type"] == "http.response.start":
-                message.setdefault("headers", [])
-                message["headers"] = list(message["headers"]) + HEADERS
+                status[0] = message["status"]
+                message["headers"] = list(message.get("headers", [])) + HEADERS
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        scope.setdefault("state", {})
+        try:
+            headers = dict(scope.get("headers") or [])
+            host = _bare(headers.get(b"host", b"").decode("latin-1"))
+            if self.hosts is not None and host not in self.hosts:
+                await PlainTextResponse(f"this server does not answer to the host name {host[:64]!r} (a page of "
+                                        f"another site may be trying to reach it); open it by its own address, "
+                                        f"or the organiser may add this name with serve --allow-host",
+                                        status_code=421)(scope, receive, send_with_headers)
+                return
+            length = headers.get(b"content-length")
+            if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+                await _too_large(scope, receive, send_with_headers)
+                return
+            body = bytearray()
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":     # the client went away
+                    return
+                body += message.get("body", b"")
+                if len(body) > MAX_BODY:
+                    await _too_large(scope, receive, send_with_headers)
+                    return
+                if not message.get("more_body", False):
+                    break
+            replayed = [False]
+
+            async def replay() -> dict:
+                if not replayed[0]:
+                    replayed[0] = True
+                    return {"type": "http.request", "body": bytes(body), "more_body": False}
+                return await receive()
+
+            await self.app(scope, replay, send_with_headers)
+        finally:
+            if self.log is not None:
+                self.log(scope, status[0], (time.perf_counter() - t0) * 1000.0)
+
+
+def _bare(host: str) -> str:
+    """A ``Host`` header's name: lower-cased, without the port or IPv6 brackets."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host[1:]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+async def _too_large(scope: dict, receive: Any, send: Any) -> None:
+    await PlainTextResponse(f"request body too large (the limit is {MAX_BODY // 1024} KiB)", status_code=413,
+                            headers={"connection": "close"})(scope, receive, send)
+
+
+class AccessLog:
+    """One line per request -- ``time client "METHOD path" status ms account`` -- to the logger
+    ``pyterrier_noise.web.access`` and, if given, appended to a file (created 0600)."""
+
+    def __init__(self, path: Any = None) -> None:
+        self.logger = logging.getLogger("pyterrier_noise.web.access")
+        self.file = None
+        if path is not None:
+            fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self.file = os.fdopen(fd, "a", buffering=1, encoding="utf-8")
+
+    def __call__(self, scope: dict, status: int, ms: float) -> None:
+        client = scope.get("client") or ("-", 0)
+        who = (scope.get("state") or {}).get("account") or "-"
+        path = scope.get("path", "")
+        line = (f'{datetime.now(timezone.utc).isoformat(timespec="milliseconds")} {client[0]} '
+                f'"{scope.get("method", "-")} {_printable(path)}" {status} {ms:.1f} {who}')
+        self.logger.info(line)
+        if self.file is not None:
+            try:
+                self.file.write(line + "\n")
+            except OSError:   # a full disk does not stop the server
+                pass
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() and ch not in '" ' else f"%{ord(ch):02X}" for ch in text[:300])
+
+
+class Throttle:
+    """Login attempts limited per client address and per account id: after ``free`` failures in a row
+    (the ``free``-th included) each failure doubles the wait (2 s, 4 s, 8 s, ... up to ``cap``); while waiting, an
+    attempt is answered 429 with ``Retry-After`` and its token is not even looked at.  A success
+    clears the account's count (not the address's); counts are forgotten after ``cap`` quiet seconds."""
+
+    def __init__(self, free: int = 5, cap: float = 900.0, max_keys: int = 100_000) -> None:
+        self.free, self.cap, self.max_keys = free, cap, max_keys
+        self.state: dict[tuple[str, str], tuple[int, float, float]] = {}   # key -> (failures, until, last)
+
+    def wait(self, keys: list[tuple[str, str]], now: float | None = None) -> float:
+        """Seconds to wait before ``keys`` may try again (0: now)."""
+        now = time.monotonic() if now is None else now
+        return max([0.0] + [self.state[k][1] - now for k in keys if k in self.state])
+
+    def failed(self, keys: list[tuple[str, str]], now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        if len(self.state) >= self.max_keys:
+            self.state = {k: v for k, v in self.state.items() if now - v[2] < self.cap}
+            if len(self.state) >= self.max_keys:   # still full: the oldest half goes
+                keep = sorted(self.state.items(), key=lambda kv: kv[1][2])[self.max_keys // 2:]
+                self.state = dict(keep)
+        for k in keys:
+            n, _, last = self.state.get(k, (0, 0.0, now))
+            n = 1 if now - last > self.cap else n + 1
+            until = now + min(2.0 ** (n - self.free + 1), self.cap) if n >= self.free else 0.0
+            self.state[k] = (n, until, now)
+
+    def succeeded(self, keys: list[tuple[str, str]]) -> None:
+        for k in keys:
+            if k[0] == "account":
+                self.state.pop(k, None)
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -113,6 +239,7 @@ def _need(request: Request, role: str | None = None) -> tuple[dict[str, Any], st
         return _refuse(request, 403, "this page is for the organiser; an assessor's token does not open it")
     if role == "assessor" and who[0]["role"] != "assessor":
         return _refuse(request, 403, "this page is for assessors; log in with an assessor's token to judge")
+    request.state.account = who[0]["name"]     # for the access log
     return who
 
 
@@ -168,13 +295,49 @@ async def login_form(request: Request) -> Response:
     return resp
 
 
-async def _check_token(request: Request, token: str) -> dict[str, Any] | None:
-    rec = _state(request).store.token_record(token)
-    if rec is None:
+def _throttle_keys(request: Request, token: str) -> list[tuple[str, str]]:
+    keys = [("address", request.client.host if request.client else "-")]
+    parsed = auth.parse_token(token)
+    if parsed is not None:
+        keys.append(("account", parsed[0]))
+    return keys
+
+
+def _throttled(request: Request, keys: list[tuple[str, str]]) -> Response | None:
+    wait = request.app.state.throttle.wait(keys)
+    if wait <= 0:
         return None
-    name, salt, digest, secret = rec
-    ok = await asyncio.get_running_loop().run_in_executor(None, auth.verify_secret, secret, salt, digest)
-    return _state(request).store.account(name) if ok else None
+    secs = max(1, math.ceil(wait))
+    msg = f"too many failed logins from this address or for this token; try again in {secs} s"
+    if _api(request):
+        resp: Response = JSONResponse({"error": msg, "status": 429}, status_code=429)
+    else:
+        resp = _page("error.html", status=429, status_code=429, message=msg)
+    resp.headers["retry-after"] = str(secs)
+    return resp
+
+
+async def _check_token(request: Request, token: str) -> dict[str, Any] | Response | None:
+    """The account of a valid token; None (counted as a failure); or the 429 answer while this client
+    address or this token's account must wait (the token is then not looked at)."""
+    token = token if isinstance(token, str) else ""
+    keys = _throttle_keys(request, token)
+    refused = _throttled(request, keys)
+    if refused is not None:
+        return refused
+    rec = _state(request).store.token_record(token)
+    acc = None
+    if rec is not None:
+        name, salt, digest, secret = rec
+        ok = await asyncio.get_running_loop().run_in_executor(None, auth.verify_secret, secret, salt, digest)
+        acc = _state(request).store.account(name) if ok else None
+    throttle = request.app.state.throttle
+    if acc is None:
+        throttle.failed(keys)
+        return None
+    throttle.succeeded(keys)
+    request.state.account = acc["name"]
+    return acc
 
 
 async def login(request: Request) -> Response:
@@ -184,6 +347,8 @@ async def login(request: Request) -> Response:
     if not auth.same(fields.get("pre"), request.cookies.get(PRELOGIN)):
         return _refuse(request, 403, "the login form is stale or forged; open the login page again")
     acc = await _check_token(request, fields.get("token", ""))
+    if isinstance(acc, Response):
+        return acc
     if acc is None:
         pre = auth.new_login()[1]
         resp = _page("login.html", status=401, pre=pre, error="this token is not valid (or was revoked)")
@@ -199,7 +364,9 @@ async def login(request: Request) -> Response:
 async def api_login(request: Request) -> Response:
     """``Authorization: Bearer TOKEN`` -> a login cookie and the CSRF token (for scripts)."""
     header = request.headers.get("authorization", "")
-    acc = await _check_token(request, header[7:]) if header.lower().startswith("bearer ") else None
+    acc = await _check_token(request, header[7:] if header.lower().startswith("bearer ") else "")
+    if isinstance(acc, Response):
+        return acc
     if acc is None:
         return JSONResponse({"error": "missing or invalid token", "status": 401}, status_code=401)
     cookie, csrf = _state(request).store.start_login(acc["name"])
@@ -247,7 +414,8 @@ async def assess(request: Request) -> Response:
     st = _state(request)
     task = _task_json(st, acc["name"], acc["topics"])
     ctx: dict[str, Any] = {"me": acc, "csrf": csrf, "task": task, "scale": st.dispatcher.scale,
-                           "keys": _keys(st.dispatcher.scale), "topic": None, "pieces": None}
+                           "keys": _keys(st.dispatcher.scale), "topic": None, "pieces": None,
+                           "names": {v: n for v, n in st.dispatcher.scale}}
     if task["state"] == "judge":
         topic = st.collection.topic(task["qid"])
         text = st.collection.document(task["docno"])
@@ -327,7 +495,7 @@ def _overview(st: ServerState) -> dict[str, Any]:
     return {"counter": _counter(st), "ranges": ranges.to_dict("records"), "stop": d.stop, "stop_reason": stop,
             "topics": prog["topics"].to_dict("records"), "assessors": prog["assessors"].to_dict("records"),
             "agreement": d.agreement().to_dict("records"), "pending": len(st.session.pending),
-            "recovered": d.recovered, "double": d.double, "config": st.session.config,
+            "recovered": d.recovered, "rebuilt": st.rebuilt, "double": d.double, "config": st.session.config,
             "n_runs": len(st.session.run_names), "corrections": int(st.store.conn.execute(
                 "SELECT count(*) FROM judgments WHERE replaces IS NOT NULL AND retracted IS NULL").fetchone()[0])}
 
@@ -380,7 +548,9 @@ async def export_log(request: Request) -> Response:
     if isinstance(who, Response):
         return who
     buf = io.StringIO()
-    _state(request).dispatcher.log().to_csv(buf, sep="\t", index=False)
+    log = _state(request).dispatcher.log()
+    log["label"] = [_fmt(v) for v in log["label"]]      # as the scale writes them: 2, not 2.0
+    log.to_csv(buf, sep="\t", index=False)
     return PlainTextResponse(buf.getvalue(), media_type="text/tab-separated-values",
                              headers={"content-disposition": 'attachment; filename="judging-log.tsv"'})
 
@@ -424,17 +594,30 @@ async def not_allowed(request: Request, exc: Exception) -> Response:
     return _refuse(request, 405, "this address does not take that method")
 
 
+async def refused(request: Request, exc: Exception) -> Response:
+    return _refuse(request, getattr(exc, "status", 400), str(exc))
+
+
+async def storage_failed(request: Request, exc: Exception) -> Response:
+    return _refuse(request, 503, f"the server could not read or write its files ({exc}); nothing more was "
+                                 f"recorded -- try again in a moment")
+
+
 # -- the application ----------------------------------------------------------------------
 
-def create_app(config: ServeConfig | None = None, state: ServerState | None = None) -> Any:
+def create_app(config: ServeConfig | None = None, state: ServerState | None = None, close: bool = False) -> Any:
     """The Starlette application of the judging server.
 
     Give an open ``state`` (:func:`pyterrier_noise.web.open_server`; the command line does, so
     that errors come before the port is bound), or a ``config``: the application then opens the
-    server at startup and closes it at shutdown (as Starlette's ``TestClient`` runs it).
+    server at startup and closes it at shutdown (as Starlette's ``TestClient`` runs it).  With
+    ``close=True`` a given ``state`` is closed at shutdown too (checkpointed, lock released), which
+    is what SIGTERM and SIGINT reach: uvicorn runs the shutdown, then ends the process by the signal.
     """
     if (config is None) == (state is None):
         raise TypeError("create_app: give either config or state")
+    cfg = config if config is not None else state.config
+    log = AccessLog(cfg.access_log)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -443,8 +626,9 @@ def create_app(config: ServeConfig | None = None, state: ServerState | None = No
         try:
             yield
         finally:
-            if own:
+            if own or close:
                 app.state.server.close()
+            log.close()
 
     routes = [
         Route("/", home), Route("/login", login_form, methods=["GET"]), Route("/login", login, methods=["POST"]),
@@ -461,7 +645,9 @@ def create_app(config: ServeConfig | None = None, state: ServerState | None = No
         Route("/api/revoke", revoke_account, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
+        404: not_found, 405: not_allowed, Refused: refused, sqlite3.Error: storage_failed})
+    app.state.throttle = Throttle()
     if state is not None:
         app.state.server = state
-    return _SecurityHeaders(app)
+    return _Guard(app, hosts=cfg.hosts, log=log)

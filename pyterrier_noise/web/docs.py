@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterator
 
 from .._validation import InputError
 
-__all__ = ["Collection", "Topic", "open_collection", "read_topics", "read_documents", "highlight", "query_terms"]
+__all__ = ["Collection", "Topic", "open_collection", "read_topics", "read_documents", "highlight", "query_terms",
+           "trec_text", "KNOWN_TAGS"]
 
 STOPWORDS = frozenset("""a about an and are as at be by for from has have how in into is it its of on or over that the
 their there these this to under use using was were what when where which who why will with""".split())
@@ -79,7 +80,64 @@ def _files(path: Path) -> list[Path]:
 
 _DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
 _DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
-_TAG = re.compile(r"<[^>]+>")
+#: the tags of TREC's document collections (TREC disks 1-5, AP, WSJ, FT, LA Times, FBIS, FR, Congressional
+#: Record, WT/GOV): only these are markup; any other ``<...>`` is text as its author wrote it ("a < b")
+KNOWN_TAGS = frozenset("""DOC DOCNO DOCID DOCOLDNO TEXT HEADLINE HL HEAD HEADER TITLE TI H2 H3 H4 H5 H6 LEADPARA LP
+DATELINE BYLINE SUMMARY ABSTRACT DATE DATE_TIME DD AUTHOR SECTION GRAPHIC CAPTION CORRECTION CORRECTION-DATE
+DESCRIPT PUB PAGE PROFILE IN CO SO AN MS NS RE GV ST CN FILEID FIRST SECOND NOTE SUBJECT TYPE LENGTH P F FIG
+TABLE TABLECELL TR TD TH ROW CELL HT PHRASE XX AGENCY ACTION SUPPLEM FOOTNOTE FOOTCITE FOOTNAME SIGNER SIGNJOB
+FRFILING BILLING RINDOCK CFRNO USDEPT USBUREAU DOCTITLE IMPORT ADDRESS FURTHER DOCHDR DOCHDR""".split())
+_MARKUP = re.compile(r"<!--.*?-->|</?([A-Za-z][A-Za-z0-9_-]*)(?:\s[^<>]*)?/?>", re.S)
+_HEADINGS = frozenset({"HEADLINE", "HL", "HEAD", "TITLE", "TI", "H2", "H3", "H4", "H5", "H6", "DOCTITLE"})
+_DROPPED = frozenset({"DOCNO", "DOCID", "DOCOLDNO", "FILEID", "DOCHDR"})
+_BREAKS = frozenset({"P", "LP", "LEADPARA", "TR", "ROW", "TABLE", "F", "FIG", "CAPTION", "FOOTNOTE"})
+
+
+def trec_text(body: str) -> str:
+    """A TREC ``<DOC>``'s text as its author wrote it: the known tags (:data:`KNOWN_TAGS`) are markup,
+    any other ``<`` or ``>`` is text; entities decoded (``&amp;`` -> ``&``); headline fields first, then
+    the others in order; paragraphs (``<P>``, blank lines, fields) kept, separated by a blank line,
+    and the lines of a paragraph joined.  The result is plain text: the page escapes it."""
+    import html
+    heads: list[str] = []
+    parts: list[str] = []
+    stack: list[str] = []
+    pos = 0
+    buf: list[str] = []
+
+    def flush() -> None:
+        text = "".join(buf)
+        buf.clear()
+        if text.strip() and not any(t in _DROPPED for t in stack):
+            (heads if any(t in _HEADINGS for t in stack) else parts).append(text)
+
+    for m in _MARKUP.finditer(body):
+        name = (m.group(1) or "").upper()
+        if m.group(0).startswith("<!--"):
+            buf.append(body[pos:m.start()])
+            pos = m.end()
+            continue
+        if name not in KNOWN_TAGS:
+            continue
+        buf.append(body[pos:m.start()])
+        pos = m.end()
+        closing = m.group(0).startswith("</")
+        if name in _BREAKS or name in _HEADINGS or name in _DROPPED or len(stack) <= 1 or closing:
+            flush()
+        if closing:
+            if name in stack:
+                del stack[len(stack) - 1 - stack[::-1].index(name):]
+        elif name not in _BREAKS and not m.group(0).endswith("/>"):
+            stack.append(name)
+    buf.append(body[pos:])
+    flush()
+    paragraphs: list[str] = []
+    for chunk in heads + parts:      # each a paragraph or more (blank lines inside)
+        for para in re.split(r"\n\s*\n", chunk):
+            text = " ".join(html.unescape(para).split())
+            if text:
+                paragraphs.append(text)
+    return "\n\n".join(paragraphs)
 
 
 def _json_lines(path: Path, raw: str) -> Iterator[tuple[int, dict]]:
@@ -106,7 +164,7 @@ def read_documents(path: str | os.PathLike) -> dict[str, str]:
                 d = _DOCNO.search(body)
                 if d is None:
                     raise InputError(f"{f}: <DOC> number {i} has no <DOCNO>")
-                docs[d.group(1)] = " ".join(_TAG.sub(" ", body[:d.start()] + body[d.end():]).split())
+                docs[d.group(1)] = trec_text(body)
         elif head == "{":
             for i, rec in _json_lines(f, raw):
                 docno = next((rec[k] for k in ("docno", "doc_id", "id") if k in rec), None)

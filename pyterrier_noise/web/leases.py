@@ -9,8 +9,11 @@ expires after ``lease_seconds``; an expired lease passes to the next assessor wh
 the qrels as judge, several assessors judge the same documents, as a set, as one assessor would
 (set ``batch_size`` to the number of assessors so that nobody waits for a new batch).
 
-* Each judgment is recorded in the session (committed) before the next document is served, then
-  attributed in the server's file; a crash between the two is repaired at the next start.
+* Each judgment is recorded in the session (committed, with the pairing count of :mod:`.server`)
+  before the next document is served, then attributed in the server's file; a crash or a failed
+  write between the two is repaired at the next request or start (the lease says who judged).
+  A write the session cannot make (disk full, I/O error) records nothing: the session is opened
+  again from its records and the assessor is told to try again.
 * Every form carries the lease's random ``nonce``: a replayed post finds no lease and is refused.
 * Per-topic assignment: an assessor with topics takes documents of those topics only.
 * Double judging: a seeded sample (``double`` = the fraction) of first judgments is leased again
@@ -23,8 +26,11 @@ the qrels as judge, several assessors judge the same documents, as a set, as one
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import math
 import secrets
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -35,9 +41,11 @@ import pandas as pd
 from ..selection import JudgingSession, SessionError, StopRule
 from .store import WebError, WebStore, now_iso
 
-__all__ = ["Dispatcher", "Task", "Refused", "parse_scale"]
+__all__ = ["Dispatcher", "Task", "Refused", "parse_scale", "PAIR"]
 
 FOREVER = 1e18
+PAIR = "web_server"     # the session's note: the server file's id and count of changes
+_log = logging.getLogger("pyterrier_noise.web")
 
 
 class Refused(WebError):
@@ -106,11 +114,14 @@ class Dispatcher:
         double: the fraction of first judgments judged a second time by another assessor.
         seed: seeds the double-judging sample (a hash of seed, qid and docno: stable across restarts).
         lease_seconds: how long a lease keeps a document from the others.
+        ahead: when every document of the round is with another assessor, let the selector propose the
+            next round at once (without the labels still out) instead of making the assessor wait; the
+            documents judged then differ from one assessor's at a terminal.
     """
 
     def __init__(self, session: JudgingSession, store: WebStore, scale: list[tuple[float, str]],
                  budget: int | None = None, stop: StopRule | None = None, double: float = 0.0, seed: int = 0,
-                 lease_seconds: float = 600.0) -> None:
+                 lease_seconds: float = 600.0, ahead: bool = False) -> None:
         if not 0.0 <= float(double) <= 1.0:
             raise WebError(f"double: expected a fraction between 0 and 1, got {double!r}")
         if budget is not None and budget < 0:
@@ -122,36 +133,69 @@ class Dispatcher:
         self.labels = {v for v, _ in scale}
         self.budget, self.stop, self.double, self.seed = budget, stop, float(double), int(seed)
         self.lease_seconds = float(lease_seconds)
+        self.ahead = bool(ahead)
         self.recovered = self.reconcile()
 
     # -- start ---------------------------------------------------------------------------
 
     def reconcile(self) -> int:
-        """Attribute judgments the session committed just before a crash (their lease is still in the
-        server's file) and drop leases of documents the session no longer serves; returns how many
-        judgments were attributed."""
+        """Attribute judgments the session committed while the server's file could not record them (a
+        crash or a failed write between the two; their lease is still in the server's file) and drop
+        leases of documents the session no longer serves; returns how many judgments were attributed."""
         leases = self.store.conn.execute(
             "SELECT nonce, qid, docno, assessor FROM leases WHERE kind='first' AND redo_of IS NULL").fetchall()
         if not leases:
             return 0
-        hist = self.session.history
-        done = {(q, d): (a, lab) for q, d, a, lab in zip(hist["qid"], hist["docno"], hist["action"], hist["label"])}
         pending = {(q, d) for q, d, _ in self.session.pending}
+        todo = []
+        for nonce, q, d, who in leases:
+            done = self.session.handled(q, d)
+            if done is not None:
+                todo.append((nonce, q, d, who, done))
+            elif (q, d) not in pending:
+                todo.append((nonce, q, d, who, None))
+        if not todo:
+            return 0
         n = 0
         with self.store.tx() as c:
-            for nonce, q, d, who in leases:
-                if (q, d) in done:
-                    action, label = done[(q, d)]
-                    if action == "judge" and c.execute("SELECT 1 FROM judgments WHERE nonce=?", (nonce,)).fetchone() \
-                            is None:
-                        c.execute("INSERT INTO judgments(qid, docno, kind, assessor, label, nonce, time, sampled) "
-                                  "VALUES (?, ?, 'first', ?, ?, ?, ?, ?)",
-                                  (q, d, who, float(label), nonce, now_iso(), int(self.sampled(q, d))))
-                        n += 1
-                    c.execute("DELETE FROM leases WHERE nonce=?", (nonce,))
-                elif (q, d) not in pending:
-                    c.execute("DELETE FROM leases WHERE nonce=?", (nonce,))
+            for nonce, q, d, who, done in todo:
+                if done is not None and done[1] == "judge" and \
+                        c.execute("SELECT 1 FROM judgments WHERE nonce=?", (nonce,)).fetchone() is None:
+                    c.execute("INSERT INTO judgments(qid, docno, kind, assessor, label, nonce, time, sampled) "
+                              "VALUES (?, ?, 'first', ?, ?, ?, ?, ?)",
+                              (q, d, who, float(done[2]), nonce, now_iso(), int(self.sampled(q, d))))
+                    self.store.bump(c)
+                    n += 1
+                c.execute("DELETE FROM leases WHERE nonce=?", (nonce,))
         return n
+
+    def write_pairing(self) -> None:
+        """Record the server file's id and count of changes in the session file (after a change only the
+        server's file holds: a second judgment or an undo).  A failure is logged: the server's file is
+        then ahead of the session, which a start accepts."""
+        try:
+            self.session.note(PAIR, self._pairing())
+        except Exception as exc:    # SessionError: the disk is full; the next judgment writes it again
+            _log.warning("could not record the server's count of changes in the session file: %s", exc)
+
+    def _pairing(self, ahead: int = 0) -> str:
+        return json.dumps({"id": self.store.server_id, "changes": self.store.changes + ahead})
+
+    def _usable(self) -> None:
+        """Open the session again if a write of it failed (its selector may be ahead of its records)."""
+        if not self.session.closed and self.session.write_error is None:
+            return
+        path = self.session.path
+        try:
+            self.session.close()
+        except Exception:   # pragma: no cover
+            pass
+        try:
+            self.session = JudgingSession(path, create=False)
+        except Exception as exc:
+            raise Refused(503, f"the session file cannot be opened again after a failed write ({exc}); nothing "
+                               f"was recorded -- try again in a moment") from None
+        _log.warning("%s: opened again after a failed write", path)
 
     def sampled(self, qid: str, docno: str) -> bool:
         """Whether ``(qid, docno)`` is in the double-judging sample (a seeded hash, so the same after a restart)."""
@@ -181,6 +225,8 @@ class Dispatcher:
 
     def task(self, name: str, topics: list[str] | None = None) -> Task:
         """The next document for assessor ``name`` (leased to them), or why there is none."""
+        self._usable()
+        self.reconcile()     # a judgment the server's file could not record earlier: attributed now
         now = time.time()
         c = self.store.conn
         held = c.execute("SELECT nonce, qid, docno, kind, redo_of FROM leases WHERE assessor=? "
@@ -193,25 +239,15 @@ class Dispatcher:
             return Task("judge", q, d, nonce, kind, redo_of is not None)
         allowed = set(topics) if topics else None
         state, why = self.main_state()
+        busy = False        # every free document of the round is with another assessor
         if state == "open":
-            pending = self.session.pending
-            if not pending:
-                if self.session.next() is None:
-                    state, why = "done", "no candidate document is left"
-                pending = self.session.pending
-            if state == "open":
-                leased = {(q, d): exp for q, d, exp in c.execute(
-                    "SELECT qid, docno, expires FROM leases WHERE kind='first' AND redo_of IS NULL")}
-                other_topics = False
-                for q, d, _ in pending:
-                    exp = leased.get((q, d))
-                    if exp is not None and exp > now:
-                        continue
-                    if allowed is not None and q not in allowed:
-                        other_topics = True
-                        continue
-                    return self._lease(name, q, d, "first", now)
-                state = "wait"
+            if not self.session.pending and self.session.next() is None:
+                state, why = "done", "no candidate document is left"
+            else:
+                got, other_topics = self._free_first(name, allowed, now)
+                if got is not None:
+                    return got
+                state, busy = "wait", not other_topics
                 why = ("the documents of this round are of topics not assigned to you" if other_topics else
                        "the other documents of this round are with other assessors; the next round is chosen "
                        "when they are judged")
@@ -219,7 +255,29 @@ class Dispatcher:
             got = self._double_task(name, allowed, now)
             if got is not None:
                 return got
+        if busy and self.ahead:
+            # a round ahead: the selector proposes the next round now, without the labels still out
+            self.session.propose(len(self.session.pending) + int(self.session.config["batch_size"]))
+            got, _ = self._free_first(name, allowed, now)
+            if got is not None:
+                return got
         return Task(state, reason=why)
+
+    def _free_first(self, name: str, allowed: set[str] | None, now: float) -> tuple[Task | None, bool]:
+        """Lease the first served document nobody holds (of ``allowed`` topics) to ``name``; or None, and
+        whether documents of other topics were free."""
+        leased = {(q, d): exp for q, d, exp in self.store.conn.execute(
+            "SELECT qid, docno, expires FROM leases WHERE kind='first' AND redo_of IS NULL")}
+        other_topics = False
+        for q, d, _ in self.session.pending:
+            exp = leased.get((q, d))
+            if exp is not None and exp > now:
+                continue
+            if allowed is not None and q not in allowed:
+                other_topics = True
+                continue
+            return self._lease(name, q, d, "first", now), other_topics
+        return None, other_topics
 
     def _double_task(self, name: str, allowed: set[str] | None, now: float) -> Task | None:
         rows = self.store.conn.execute(
@@ -260,6 +318,8 @@ class Dispatcher:
         replayed request), no such lease (409), another assessor's lease (403), a form whose
         document is not the lease's (400)."""
         v = self.check_label(label)
+        self._usable()
+        self.reconcile()
         c = self.store.conn
         lease = c.execute("SELECT qid, docno, kind, assessor, redo_of FROM leases WHERE nonce=?",
                           (str(nonce),)).fetchone()
@@ -275,16 +335,33 @@ class Dispatcher:
         if (str(qid), str(docno)) != (q, d):
             raise Refused(400, f"the form names qid {qid!r} docno {docno!r}, but its lease is for qid {q!r} "
                                f"docno {d!r}; nothing was recorded")
-        if kind == "first" and redo_of is None:
-            try:
-                self.session.record(q, d, v)       # committed before anything else is served
+        first = kind == "first" and redo_of is None
+        if first:
+            try:       # committed, with the pairing count, before anything else is served
+                self.session.record(q, d, v, notes={PAIR: self._pairing(1)})
             except SessionError as exc:
+                if self.session.write_error is not None:
+                    self._usable()   # the selector took a step the file does not hold: open it again
+                    raise Refused(503, f"the judgment could not be saved ({self.session.path}: "
+                                       f"{exc.__cause__ or exc}); nothing was recorded -- try again in a moment "
+                                       f"(if the disk is full, the organiser must free some space)") from None
                 raise Refused(409, f"the session refused the judgment: {exc}") from None
-        with self.store.tx() as t:
-            cur = t.execute("INSERT INTO judgments(qid, docno, kind, assessor, label, nonce, time, replaces, sampled) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (q, d, kind, name, v, str(nonce), now_iso(), redo_of, int(self.sampled(q, d))))
-            t.execute("DELETE FROM leases WHERE nonce=?", (str(nonce),))
+        try:
+            with self.store.tx() as t:
+                cur = t.execute("INSERT INTO judgments(qid, docno, kind, assessor, label, nonce, time, replaces, "
+                                "sampled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                (q, d, kind, name, v, str(nonce), now_iso(), redo_of, int(self.sampled(q, d))))
+                t.execute("DELETE FROM leases WHERE nonce=?", (str(nonce),))
+                self.store.bump(t)
+        except sqlite3.Error as exc:
+            if first:
+                raise Refused(503, f"your judgment is saved in the session, but the server's file could not record "
+                                   f"who made it ({self.store.path}: {exc}); it is attributed to you as soon as the "
+                                   f"file can be written -- reload the page to go on") from None
+            raise Refused(503, f"the judgment could not be saved ({self.store.path}: {exc}); nothing was recorded "
+                               f"-- try again in a moment") from None
+        if not first:
+            self.write_pairing()
         return int(cur.lastrowid)
 
     def last_judgment(self, name: str) -> dict[str, Any] | None:
@@ -307,11 +384,17 @@ class Dispatcher:
         if last["retracted"] is not None:
             raise Refused(409, "this judgment is undone already; judge the document again")
         now = time.time()
-        with self.store.tx() as t:
-            t.execute("UPDATE judgments SET retracted=? WHERE id=?", (now_iso(), jid))
-            t.execute("INSERT INTO leases(nonce, qid, docno, kind, assessor, redo_of, leased, expires) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                      (secrets.token_urlsafe(18), last["qid"], last["docno"], last["kind"], name, jid, now, FOREVER))
+        try:
+            with self.store.tx() as t:
+                t.execute("UPDATE judgments SET retracted=? WHERE id=?", (now_iso(), jid))
+                t.execute("INSERT INTO leases(nonce, qid, docno, kind, assessor, redo_of, leased, expires) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                          (secrets.token_urlsafe(18), last["qid"], last["docno"], last["kind"], name, jid, now, FOREVER))
+                self.store.bump(t)
+        except sqlite3.Error as exc:
+            raise Refused(503, f"the undo could not be saved ({self.store.path}: {exc}); nothing was changed -- try "
+                               f"again in a moment") from None
+        self.write_pairing()
 
     # -- results -------------------------------------------------------------------------
 
@@ -387,4 +470,6 @@ class Dispatcher:
             "j.assessor=a.name), a.topics, a.revoked FROM accounts a ORDER BY a.role DESC, a.name").fetchall(),
             columns=["name", "role", "first", "double", "undone", "leased", "last", "topics", "revoked"])
         people["last"] = people["last"].fillna("")
+        people["topics"] = [", ".join(sorted(json.loads(t), key=_natural)) if isinstance(t, str) and t else "all"
+                            for t in people["topics"]]
         return {"topics": topic, "assessors": people}
