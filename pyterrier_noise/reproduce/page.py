@@ -40,6 +40,16 @@ print(rec.frame[["quantity", "paper", "ours", "verdict"]].head(4).to_string(inde
 print(rec.verdict_counts()["reproduced"], [c.verdict for c in rec.claims])
 ```
 
+The verdict of a row follows one rule, `judge` (and a `Row` refuses a verdict the rule does not allow):
+
+```python
+from pyterrier_noise.reproduce import judge
+
+print(judge(0.8047, 0.805, 0.0005, same_data=True))                  # reproduced
+print(judge(0.061, -0.164, 0.0005, same_data=False, signed=True))    # ... the direction is reversed
+print(judge(0.97, 0.96, None, same_data=False, bound="above"))       # reproduced: "over 96%"
+```
+
 Each paper's section starts with its **headline claims** (abstract and conclusion), each with the rows
 that test it and a verdict: **supported**, **contradicted**, **mixed** (some rows for, some against) or
 **not testable** (on public data, with the reason).
