@@ -3,7 +3,7 @@
 Every numeric table is preceded by a ``<!-- numbers: docs/data/<file>.json#<table> -->`` marker, so
 that ``tests/test_docs_numbers.py`` checks every number the page shows against the JSON: per paper the
 rows quoting the paper (``#summary``), the checks of the package and of simulations (``#checks``) and
-the verdict counts (``#verdicts``); for all papers ``docs/data/reproduce_all.json#all``.
+the verdict counts (``#verdicts``); for all papers ``docs/data/reproductions_summary.json#all``.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .record import BLOCKS, PAPER_BLOCK, PAPER_VERDICTS, Reproduction, format_nu
 #: the repository's docs folder (the generator writes there)
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 DATA_DIR = DOCS / "data"
-ALL = "reproduce_all.json"
+ALL = "reproductions_summary.json"   # not reproduce_*.json: that glob means one paper's record
 
 __all__ = ["DOCS", "DATA_DIR", "json_path", "render_page", "render_section", "write_docs", "all_table",
            "summary_text"]
@@ -184,7 +184,7 @@ def render_page(records: list[Reproduction]) -> str:
 
 
 def write_docs(records: list[Reproduction], docs: Path = DOCS) -> list[Path]:
-    """Store each record as docs/data/reproduce_<paper>.json, the summary of all as docs/data/reproduce_all.json,
+    """Store each record as docs/data/reproduce_<paper>.json, the summary of all as docs/data/reproductions_summary.json,
     and regenerate docs/reproductions.md from every stored record (so that one paper can be rerun alone; the
     summary's "started" column then shows which runs the times come from)."""
     from .._output import atomic_file
