@@ -248,3 +248,19 @@ def test_goldberg_framing():
     # Eq 5 on Table 2: (0.527 - 1 + 0.824) / (0.447 + 0.824 - 1) = 1.295, outside [0, 1]
     assert rows["DocRun02: corrected P@20 by Eq 5 from Table 2"].ours == pytest.approx(0.351 / 0.271)
     assert any("569,154" in w for w in rec.not_yet)
+
+
+def test_verdict_summary_of_all(records):
+    from pyterrier_noise.reproduce.page import COUNT_COLUMNS, all_table, render_page, summary_text
+    recs = list(records.values())
+    table = all_table(recs)
+    assert [r[0] for r in table["rows"]] == [*PAPERS, "all"]
+    # the total row is the sum of the papers' rows, column by column (brute force over the records' rows)
+    for k, col in enumerate(COUNT_COLUMNS):
+        assert table["rows"][-1][3 + k] == sum(r[3 + k] for r in table["rows"][:-1])
+    assert table["rows"][-1][3] == sum(r.verdict == REPRODUCED for rec in recs for r in rec.rows)
+    text = summary_text(recs)
+    assert max(len(line) for line in text.splitlines()) <= 120 and text.splitlines()[-1].split()[0] == "all"
+    page = render_page(recs)
+    assert "<!-- numbers: docs/data/reproductions_summary.json#all -->" in page
+    assert all(f"docs/data/reproduce_{p}.json#verdicts" in page for p in PAPERS)

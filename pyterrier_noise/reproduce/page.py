@@ -151,18 +151,21 @@ def all_table(records: list[Reproduction]) -> dict[str, Any]:
     return {"columns": ["paper", "seconds", "started (UTC)", *COUNT_COLUMNS], "rows": rows + [total]}
 
 
+#: short column names of the terminal summary, with the legend
+SHORT = {"reproduced": "R", "differs because our data differs": "D", "not comparable": "NC",
+         "does not reproduce": "NR", "does not reproduce: the direction is reversed": "REV", "checks: holds": "H",
+         "checks: fails": "F", "claims: supported": "S", "claims: contradicted": "C", "claims: mixed": "M",
+         "claims: not testable": "NT", "not yet reproduced": "NY"}
+
+
 def summary_text(records: list[Reproduction]) -> str:
     """The verdict counts of every paper, as the command prints them after ``all`` (lines of at most 120)."""
+    import textwrap
     t = all_table(records)
-    short = {"differs because our data differs": "data differs", "does not reproduce": "not repr.",
-             "does not reproduce: the direction is reversed": "reversed", "not comparable": "not comp.",
-             "checks: holds": "holds", "checks: fails": "fails", "claims: supported": "supported",
-             "claims: contradicted": "contradicted", "claims: mixed": "mixed", "claims: not testable": "untestable",
-             "not yet reproduced": "not yet"}
-    head = ["paper", "s", *[short.get(k, k) for k in COUNT_COLUMNS]]
-    widths = [12, 5, *[max(len(h), 3) for h in head[2:]]]
-    lines = ["Verdicts (rows quoting the papers | checks | headline claims | not yet reproduced):",
-             " ".join(f"{h:>{w}s}" for h, w in zip(head, widths))]
+    legend = "; ".join(f"{SHORT[k]} {k}" for k in COUNT_COLUMNS)
+    lines = textwrap.wrap(f"Verdicts of all papers ({legend}):", 120, subsequent_indent="  ")
+    widths = [12, 6, *[5] * len(COUNT_COLUMNS)]
+    lines.append(" ".join(f"{h:>{w}s}" for h, w in zip(["paper", "s", *[SHORT[k] for k in COUNT_COLUMNS]], widths)))
     for row in t["rows"]:
         cells = [row[0], f"{row[1]:.0f}", *[str(v) for v in row[3:]]]
         lines.append(" ".join(f"{c:>{w}s}" for c, w in zip(cells, widths)))
