@@ -148,7 +148,8 @@ def reverse_rows(res: Any, low_tpr: Any, biased: Any, where: str) -> list[Row]:
                         judge(med, _num(printed), 5e-3, same_data=False),
                         paper_text=f"centered on p={printed}" if m == RBP else f"p={printed}",
                         tolerance=5e-3, tolerance_why=why12,
-                        note=f"{len(x):,} (pair, replicate) cases; {np.mean(x < 0.05):.3f} of their true p below 0.05"))
+                        note=f"{len(x):,} (pair, replicate) cases; mean true p {x.mean():.3f}, "
+                             f"{np.mean(x < 0.05):.3f} of them below 0.05"))
     for m, (mean, sd) in LEGEND_12A.items():
         x = low_tpr.true_p_given_observed(m)
         ours = float(x.mean()) if len(x) else float("nan")
