@@ -264,7 +264,7 @@ def claims(rows: list[Row]) -> list[Claim]:
               "Sec. 5; Sec. 7", c_rows,
               NOT_TESTABLE if not c_ok else SUPPORTED if all(c_ok) else CONTRADICTED if not any(c_ok) else MIXED,
               "Method C minus the best other method: " + "; ".join(
-                  f"{q.split(':')[0]} {v[q].ours:+g}" + (" (a floor effect: not comparable)"
+                  f"{q.split(':')[0]} {v[q].ours:+.{v[q].decimals}f}" + (" (a floor effect: not comparable)"
                                                          if v[q].verdict == NOT_COMPARABLE else "")
                   for q in c_rows) + " (the paper: +0.023 and +34)"),
         Claim("in all except one combination the Method C judgment sets give smaller average residuals than pooling",
