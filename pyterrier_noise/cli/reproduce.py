@@ -24,9 +24,12 @@ examples:
   pyterrier-noise reproduce all --data synthetic --quick --out repro/
   pyterrier-noise reproduce all --write-docs             # regenerate docs/reproductions.md and docs/data/
 
-Each paper prints a table: the quantity, the paper's number and where it is printed, ours, and a
-verdict (reproduced / differs because our data differs / does not reproduce / no number printed);
-analyses not offered yet are listed as "not yet reproduced".  --data names a folder holding
+Each paper prints its headline claims (supported / contradicted / mixed / not testable, with the
+rows that test them), then the rows quoting the paper's printed numbers (as printed, where, ours,
+the verdict and its tolerance: reproduced / differs because our data differs / not comparable /
+does not reproduce / ... the direction is reversed), the checks of the package and of simulations
+(holds / fails / for reference: never "reproduced"), the analyses not yet reproduced with the
+reason, and the counts of each verdict; "all" ends with the counts of every paper.  --data names a folder holding
 trec-covid-round1/ (default: $PYTERRIER_NOISE_DATA, else ../shared/data beside the repository);
 --data synthetic uses the built-in synthetic collection.
 """
@@ -48,6 +51,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         if directory is not None:
             directory.write(f"reproduce_{paper}.json", json.dumps(rec.to_dict(), indent=1) + "\n")
             directory.write(f"reproduce_{paper}.txt", rec.to_text())
+    if len(records) > 1:
+        from ..reproduce.page import summary_text
+        print(summary_text(records), flush=True)
     if directory is not None:
         directory.finish({"papers": papers, "quick": args.quick, "data": args.data})
         print(f"wrote {len(papers)} record(s) to {args.out}/")

@@ -1,7 +1,9 @@
 """Reproduce each source paper's headline experiment with the package, beside the paper's printed numbers.
 
-``run(paper, data=None, quick=False)`` returns a :class:`Reproduction` (its ``frame`` is one row per
-quantity: the paper's number and where it is printed, ours, the data, a plain verdict).  The papers:
+``run(paper, data=None, quick=False)`` returns a :class:`Reproduction`: the paper's headline claims, each
+with a verdict and the rows that test it; rows quoting the paper's printed numbers (where printed, ours,
+the tolerance and a verdict); checks of the package and of simulations, never called reproduced; and the
+analyses not yet reproduced, with the reason.  The papers:
 
 * ``rashidi2023``: Rashidi, Zobel and Moffat (2023), stability of RBP vs AP under judgment flips;
 * ``goldberg2017``: Goldberg, Trotman, Wang, Min and Wan (2017), the eBay correction and Algorithm 2;
@@ -16,13 +18,15 @@ from __future__ import annotations
 
 import importlib
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .._validation import InputError
 from .data import DATA_ENV, SYNTHETIC, default_data_dir, resolve_data
-from .record import (DATA_DIFFERS, NO_NUMBER, NOT_REPRODUCED, REPRODUCED, VERDICTS, Reproduction, Row,
-                     format_number)
+from .record import (BLOCKS, CHECK_VERDICTS, CLAIM_VERDICTS, DATA_DIFFERS, FAILS, HOLDS, NOT_COMPARABLE,
+                     NOT_REPRODUCED, PAPER_VERDICTS, REFERENCE, REPRODUCED, REVERSED, VERDICTS, Claim, Reproduction,
+                     Row, format_number, judge)
 
 #: the papers, by short name, with authors and year
 PAPERS = {
@@ -33,9 +37,10 @@ PAPERS = {
     "yang2019": "Yang (2019) thesis: banding bounds, ties at rho = 2, phi matching, pool depth",
 }
 
-__all__ = ["PAPERS", "run", "run_all", "Reproduction", "Row", "VERDICTS", "REPRODUCED", "DATA_DIFFERS",
-           "NOT_REPRODUCED", "NO_NUMBER", "DATA_ENV", "SYNTHETIC", "default_data_dir", "resolve_data",
-           "format_number"]
+__all__ = ["PAPERS", "run", "run_all", "Reproduction", "Row", "Claim", "judge", "VERDICTS", "PAPER_VERDICTS",
+           "CHECK_VERDICTS", "CLAIM_VERDICTS", "BLOCKS", "REPRODUCED", "DATA_DIFFERS", "NOT_COMPARABLE",
+           "NOT_REPRODUCED", "REVERSED", "HOLDS", "FAILS", "REFERENCE", "DATA_ENV", "SYNTHETIC", "default_data_dir",
+           "resolve_data", "format_number"]
 
 
 def _check_paper(paper: Any) -> str:
@@ -57,9 +62,11 @@ def run(paper: str, data: str | Path | None = None, quick: bool = False, progres
     paper = _check_paper(paper)
     module = importlib.import_module(f"{__name__}.{paper}")
     where = resolve_data(data) if getattr(module, "NEEDS_DATA", True) else data
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")
     start = time.perf_counter()
     rec = module.run(where, quick=bool(quick), progress=bool(progress))
     rec.seconds = round(time.perf_counter() - start, 1)
+    rec.ran_at = started
     return rec
 
 
