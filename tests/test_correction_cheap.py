@@ -419,7 +419,7 @@ def test_cheap_experiment_frames_and_warning():
     gold = truth.sample(10, random_state=1)
     with pytest.warns(UserWarning, match="not estimated"):
         res = cheap_experiment(runs, cheap, gold, ["P@3", "nDCG@3"])
-    assert res.design == "uniform"
+    assert res.design == "post-stratified"   # a simple random sample, post-stratified
     assert list(res.systems.columns[:6]) == ["name", "method", "P@3", "P@3 se", "P@3 lo", "P@3 hi"]
     assert len(res.systems) == 3 * 5 and len(res.pairs) == 3 * 5
     assert {"name", "baseline", "method", "P@3 p-value"} <= set(res.pairs.columns)

@@ -31,9 +31,13 @@ CALIBRATE_EXAMPLES = """examples:
 pairs, or a judging session file (.sqlite).  --sample: the design.tsv of a --plan step (each pair's
 inclusion probability and stratum).  Without --sample: if the gold qrels judge every cheap-judged
 pair of at least two topics, the topics are the sample (topic design: every measure, PPI over
-topics); otherwise the gold pairs are taken as a simple random sample of the cheap-judged pairs
-(pair design: P@k, DCG@k and RBP by every method; nDCG@k and AP by every method but goldberg,
-through ratio estimators with linearised variances; RR needs the topic design).
+topics; said in a warning); otherwise the gold pairs are taken as a simple random sample of the
+cheap-judged pairs, post-stratified by cheap label x rank weight (pair design: P@k, DCG@k and RBP
+by every method; nDCG@k and AP by every method but goldberg, through ratio estimators with
+linearised variances; RR needs the topic design).  A gold file implausible as a random sample (drawn
+from the top ranks, from some topics or some cheap labels) is warned about (p < 1e-3) or refused
+(p < 1e-9); --sample srs declares it random.  Estimates and interval ends are kept in the measure's
+range ([0, 1]; DCG >= 0).
 
 --plan N writes to DIR: design.tsv (every cheap-judged pair: qid, docno, pi, stratum, planned,
 design), plan.tsv (the N planned pairs) and plan.run (the same pairs as a TREC run, for `judge`).
@@ -67,7 +71,9 @@ def register_cli(subparsers: Any) -> None:
                         "default) or active (where the cheap judge is unsure and the pair matters; Takehi et al. "
                         "2024)")
     p.add_argument("--sample", default=None, metavar="DESIGN.tsv",
-                   help="the design.tsv written by --plan: its inclusion probabilities weight the gold pairs")
+                   help="the design.tsv written by --plan: its inclusion probabilities weight the gold pairs; or "
+                        "'srs': the gold pairs are a simple random sample of the cheap-judged pairs (declared: not "
+                        "checked)")
     p.add_argument("--seed", type=int, default=0, help="with --plan: random seed (default 0)")
     p.add_argument("--method", default="naive,goldberg,ppi,ppi++,gold",
                    help=f"comma-separated methods among {', '.join(METHODS)} (default all)")

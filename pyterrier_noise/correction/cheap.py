@@ -26,7 +26,7 @@ from .ap_pair import AP_FAMILIES
 from .design import GoldSample
 from .estimators import GOLDBERG_RANK_BINS, METHODS, CheapStudy, Scope, p_value
 
-__all__ = ["cheap_experiment", "CheapResult", "plan_gold_sample"]
+__all__ = ["cheap_experiment", "CheapResult", "plan_gold_sample", "measure_range"]
 
 
 @dataclass(eq=False)
@@ -81,16 +81,26 @@ def _gold_rows(table: Any, gold: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return m["row"].to_numpy(dtype=np.int64), m["label"].to_numpy(dtype=np.float64)
 
 
-def _design(table: Any, rows: np.ndarray, sample: Any) -> tuple[str, Any]:
-    """The design: the given sample, whole topics (topic design) or a simple random sample of pairs."""
+#: an undeclared gold sample whose plausibility as a simple random sample (:func:`srs_plausibility`) is below
+#: the first is analysed with a warning, below the second refused
+SRS_WARN_P, SRS_REFUSE_P = 1e-3, 1e-9
+_ADVICE = ("pass the design it was drawn by (calibrate --sample design.tsv, from --plan), judge a random sample "
+           "(calibrate --plan N --design uniform), or declare it a simple random sample (--sample srs)")
+
+
+def _design(table: Any, rows: np.ndarray, sample: Any, importance: np.ndarray) -> tuple[str, Any]:
+    """The design: the given sample, whole topics (topic design) or a simple random sample of pairs,
+    post-stratified (:func:`~pyterrier_noise.correction.design.post_stratify`)."""
+    from .design import post_stratify, srs_plausibility
     N = len(table)
-    if isinstance(sample, (str, Path)):
+    declared = isinstance(sample, str) and sample.lower() in ("srs", "uniform")
+    if isinstance(sample, (str, Path)) and not declared:
         src = str(sample)
         sample = GoldSample.from_design_frame(table, pd.read_csv(sample, sep="\t", dtype={"qid": str, "docno": str}),
                                               rows, source=src)
     elif isinstance(sample, pd.DataFrame):
         sample = GoldSample.from_design_frame(table, sample, rows)
-    if sample is not None:
+    if isinstance(sample, GoldSample):
         if sample.n_rows != N or not np.array_equal(np.sort(rows), sample.rows):
             raise InputError(f"the gold qrels must label exactly the {len(sample)} pairs of the sample "
                              f"(got {len(rows)} gold pairs)")
@@ -98,13 +108,34 @@ def _design(table: Any, rows: np.ndarray, sample: Any) -> tuple[str, Any]:
     per_topic = np.bincount(table.topic_index[rows], minlength=len(table.topics))
     size = np.diff(table.topic_start)
     gold_topics = np.flatnonzero(per_topic > 0)
-    if len(gold_topics) >= 2 and (per_topic[gold_topics] == size[gold_topics]).all():
+    if not declared and len(gold_topics) >= 2 and (per_topic[gold_topics] == size[gold_topics]).all():
+        _warn(f"the gold qrels judge every cheap-judged pair of {len(gold_topics)} topics and none of the other "
+              f"{len(size) - len(gold_topics)}: analysed by the topic design (those topics a random sample of the "
+              f"topics); if the gold pairs were drawn at random among the pairs instead, pass --sample srs "
+              f"(sample='srs')")
         return "topics", gold_topics
-    n = len(rows)
-    pi = np.full(n, n / N)
-    factor = np.full(n, N ** 2 * (1 - n / N) / (n * (n - 1.0)) if n > 1 else 0.0)
-    return "pairs", GoldSample(np.sort(rows), pi, factor, np.zeros(n, dtype=np.int64), np.full(N, n / N),
-                               "uniform", N, np.zeros(N, dtype=np.int64))
+    if len(rows) < 2:
+        raise InputError(f"a gold sample of {len(rows)} pair(s): at least 2 are needed for a variance")
+    if not declared:
+        test = srs_plausibility(rows, table.labels, importance, table.topic_index)
+        if test["p"] < SRS_WARN_P:
+            worst = min((k for k in test if k != "p"), key=test.get)
+            what = {"importance": "concentrated in some ranks (importance to the runs' scores)",
+                    "cheap label": "spread over the cheap labels unlike the cheap-judged pairs",
+                    "topic": "spread over the topics unlike the cheap-judged pairs"}[worst]
+            msg = (f"the {len(rows)} gold pairs do not look like a simple random sample of the {N} cheap-judged "
+                   f"pairs: they are {what} (p = {test['p']:.2g}); estimates that take them for one are biased")
+            if test["p"] < SRS_REFUSE_P:
+                raise InputError(f"{msg}; {_ADVICE}")
+            _warn(f"{msg}; {_ADVICE}")
+    return "pairs", post_stratify(table.labels, rows, importance)
+
+
+def measure_range(spec: Any) -> tuple[float, float]:
+    """The range of a measure's values: ``[0, 1]`` for P@k, RBP, nDCG, AP, RR, INST and INSQ, ``[0, inf)`` for DCG.
+    :func:`cheap_experiment` clips its estimates and interval ends to it (and differences to
+    ``[-(b - a), b - a]``); the standard errors and p-values are those of the unclipped estimates."""
+    return (0.0, float("inf")) if spec.family == "DCG" else (0.0, 1.0)
 
 
 def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], *,
@@ -124,9 +155,12 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         methods: any of ``naive, goldberg, gold, ppi, ppi++``.
         sample: the :class:`~pyterrier_noise.correction.GoldSample` the gold pairs were drawn by
             (its inclusion probabilities weight them), or its design frame (:func:`plan_gold_sample`,
-            :meth:`GoldSample.design_frame`; a frame or a TSV file); default: whole topics if the gold qrels
-            judge every cheap-judged pair of at least two topics (topic design), else a simple
-            random sample of pairs.
+            :meth:`GoldSample.design_frame`; a frame or a TSV file), or ``"srs"``: a simple random
+            sample of the cheap-judged pairs, declared.  Default (``None``): whole topics if the gold
+            qrels judge every cheap-judged pair of at least two topics (topic design, with a
+            warning), else a simple random sample of pairs -- checked (:func:`srs_plausibility`:
+            warned below p = 1e-3, refused below 1e-9).  A simple random sample is post-stratified
+            by the cheap label and the pair's rank weight (:func:`post_stratify`).
         scope: ``"collection"``: intervals for the mean over these topics as the gold judge would
             score them; ``"topics"``: for the population of topics (adds topic sampling).
         alpha: the intervals are ``1 - alpha``.
@@ -169,7 +203,10 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     study = CheapStudy(aligned, specs, goldberg_rank_bins=goldberg_rank_bins, ap_min_relevant=ap_min_relevant)
     table = aligned.table
     rows, labels = _gold_rows(table, gold_q)
-    design, smp = _design(table, rows, sample)
+    importance = study.importance()
+    if np.ptp(importance) == 0:      # no linear measure: the pair's best rank over the runs tells its weight
+        importance = np.where(np.isfinite(study.best_rank), 1.0 / study.best_rank, 0.0)
+    design, smp = _design(table, rows, sample, importance)
     cheap_labels = table.labels
     if design == "pairs":
         order = np.argsort(rows)
@@ -196,6 +233,9 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             lo, hi = v - q * se, v + q * se
             dlo, dhi = dv - dq * dse, dv + dq * dse
             p = p_value(dv, dse, e.df[m][1] if e.df and m in e.df else None)
+            a, b = measure_range(spec)          # estimates and interval ends in the measure's range
+            v, lo, hi = np.clip(v, a, b), np.clip(lo, a, b), np.clip(hi, a, b)
+            dv, dlo, dhi = np.clip(dv, a - b, b - a), np.clip(dlo, a - b, b - a), np.clip(dhi, a - b, b - a)
             srow[name], srow[f"{name} se"], srow[f"{name} lo"], srow[f"{name} hi"] = v, se, lo, hi
             prow[name], prow[f"{name} se"], prow[f"{name} lo"], prow[f"{name} hi"] = dv, dse, dlo, dhi
             prow[f"{name} p-value"] = p

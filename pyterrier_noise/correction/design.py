@@ -33,9 +33,11 @@ import pandas as pd
 from .._validation import InputError, check_choice, check_int
 
 __all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "ht_df", "DESIGNS", "PlannedSelector",
-           "planned_selector"]
+           "planned_selector", "post_stratify", "srs_plausibility", "MIN_POST_STRATUM"]
 
 DESIGNS = ("uniform", "stratified", "active")
+#: the fewest gold pairs a post-stratum keeps (:func:`post_stratify` merges neighbouring strata below it)
+MIN_POST_STRATUM = 10
 Design = Literal["uniform", "stratified", "active"]
 
 
@@ -279,6 +281,83 @@ def _capped(score: np.ndarray, n: int) -> np.ndarray:
         if target <= 0 or not free.any():
             break
     return np.clip(pi, 0.0, 1.0)
+
+
+def post_stratify(cheap: Any, rows: Any, importance: Any = None, *, n_bins: int = 3,
+                  min_per_stratum: int = MIN_POST_STRATUM) -> GoldSample:
+    """A simple random sample of pairs (``rows`` of the judgment table), post-stratified.
+
+    The strata are the stratified design's (the cheap label crossed with ``n_bins`` quantile bins of
+    ``importance``, see :func:`sample_pairs`), known for every pair; neighbouring strata (in the order
+    label, then importance bin) are merged until each holds at least ``min_per_stratum`` gold pairs.
+    Given how many gold pairs fell in each stratum, a simple random sample is a simple random sample
+    within every stratum, so the stratified estimator applies with ``pi = n_h / N_h`` (Cochran 1977,
+    Sec 5A.9; Holt and Smith 1979): unbiased conditionally on the ``n_h``, and the variance and the
+    pooled model of :class:`~pyterrier_noise.correction.CheapStudy` follow the strata instead of
+    assuming relevance unrelated to rank weight over all pairs.
+    """
+    y = np.asarray(cheap, dtype=np.float64)
+    N = len(y)
+    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    if rows.size < 2 or rows[0] < 0 or rows[-1] >= N:
+        raise InputError(f"a post-stratified sample needs at least 2 distinct table rows in 0..{N - 1}, "
+                         f"got {rows.size}")
+    min_per_stratum = check_int("min_per_stratum", min_per_stratum, 2)
+    imp = np.ones(N) if importance is None else np.asarray(importance, dtype=np.float64)
+    if imp.shape != (N,):
+        raise InputError(f"importance must have one value per pair ({N}), got shape {imp.shape}")
+    base = _strata(y, imp, max(int(n_bins), 1))
+    taken = np.bincount(base[rows], minlength=int(base.max()) + 1)
+    group = np.cumsum(np.r_[0, _closes(taken, min_per_stratum)[:-1]])       # consecutive strata, >= min each
+    if np.bincount(group, weights=taken)[-1] < min_per_stratum and group[-1] > 0:
+        group[group == group[-1]] -= 1       # a short last group joins the one before
+    _, stratum = np.unique(group[base], return_inverse=True)
+    sizes = np.bincount(stratum)
+    got = np.bincount(stratum[rows], minlength=len(sizes))
+    pi_all = got[stratum] / sizes[stratum]
+    s = stratum[rows]
+    return GoldSample(rows, pi_all[rows], _stratified_factor(s, sizes, got), s, pi_all, "post-stratified", N,
+                      stratum)
+
+
+def _closes(taken: np.ndarray, minimum: int) -> np.ndarray:
+    """Whether each stratum closes a group of consecutive strata holding ``minimum`` sampled units."""
+    out = np.zeros(len(taken), dtype=np.int64)
+    acc = 0
+    for h, t in enumerate(taken):        # one step per stratum (a dozen), not per pair
+        acc += int(t)
+        if acc >= minimum:
+            out[h], acc = 1, 0
+    return out
+
+
+def srs_plausibility(rows: Any, cheap: Any, importance: Any, topic: Any) -> dict[str, float]:
+    """How plausible ``rows`` are as a simple random sample of the table's pairs: the p-values of
+    Mann-Whitney's test of the sampled pairs' ``importance`` against the others' (a sample drawn from
+    the top ranks), and of chi-square tests of the sampled counts per cheap label and per topic
+    against their shares of the table (a sample stratified by label, or of whole topics); ``p``: the
+    smallest, times 3 (Bonferroni), at most 1."""
+    from scipy import stats
+    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    imp = np.asarray(importance, dtype=np.float64)
+    N = len(imp)
+    inside = np.zeros(N, dtype=bool)
+    inside[rows] = True
+    out: dict[str, float] = {}
+    if 0 < rows.size < N and np.ptp(imp) > 0:
+        out["importance"] = float(stats.mannwhitneyu(imp[inside], imp[~inside], alternative="two-sided").pvalue)
+    for name, cat in (("cheap label", np.unique(np.nan_to_num(np.asarray(cheap, dtype=np.float64), nan=-1.0),
+                                                return_inverse=True)[1]),
+                      ("topic", np.asarray(topic, dtype=np.int64))):
+        total = np.bincount(cat)
+        keep = total > 0
+        if keep.sum() < 2:
+            continue
+        obs = np.bincount(cat[rows], minlength=len(total))[keep]
+        exp = rows.size * total[keep] / N
+        out[name] = float(stats.chisquare(obs, exp).pvalue)
+    out["p"] = float(min(1.0, 3 * min(out.values()))) if out else 1.0
+    return out
 
 
 def sample_topics(n_topics: int, n: int, *, seed: int | None = 0) -> np.ndarray:

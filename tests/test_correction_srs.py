@@ -1,0 +1,176 @@
+"""A gold file given without a design: a simple random sample, post-stratified (correction.design.post_stratify),
+checked for plausibility (srs_plausibility), and estimates kept in the measure's range."""
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pyterrier_noise._validation import InputError
+from pyterrier_noise.correction import CheapStudy, cheap_experiment
+from pyterrier_noise.correction.cheap import measure_range
+from pyterrier_noise.correction.design import MIN_POST_STRATUM, post_stratify, srs_plausibility
+from pyterrier_noise.engine import AlignedRuns
+from pyterrier_noise.measures import to_spec
+
+K = 5
+
+
+def collection(seed: int = 0, n_runs: int = 4, n_topics: int = 6, n_docs: int = 40):
+    """Every run ranks every judged document (distinct scores); graded truth 0-2 that favours the runs' top
+    ranks, and a cheap judge that errs on 40% of the pairs."""
+    rng = np.random.default_rng(seed)
+    quality = rng.random((n_topics, n_docs))
+    truth = pd.DataFrame([(str(t), f"d{d}", int(min(2, np.floor(3 * quality[t, d] ** 2))))
+                          for t in range(n_topics) for d in range(n_docs)], columns=["qid", "docno", "label"])
+    runs = {}
+    for r in range(n_runs):
+        score = quality + rng.normal(0, 0.3, quality.shape)
+        runs[f"r{r}"] = pd.DataFrame({"qid": truth["qid"], "docno": truth["docno"], "score": score.ravel()})
+    flip = rng.random(len(truth)) < 0.4
+    cheap = truth.assign(label=np.where(flip, (truth["label"] + rng.integers(1, 3, len(truth))) % 3, truth["label"]))
+    return runs, truth, cheap
+
+
+def top_k_weights(runs: dict, frame: pd.DataFrame) -> np.ndarray:
+    """``w[r, i]``: 1/K if run r ranks pair i (a row of ``frame``) in its top K, else 0 (by hand)."""
+    w = np.zeros((len(runs), len(frame)))
+    where = {(q, d): i for i, (q, d) in enumerate(zip(frame["qid"], frame["docno"]))}
+    for r, run in enumerate(runs.values()):
+        for _, g in run.groupby("qid"):
+            for q, d in zip(g.sort_values("score", ascending=False)["qid"][:K],
+                            g.sort_values("score", ascending=False)["docno"][:K]):
+                w[r, where[(q, d)]] = 1.0 / K
+    return w
+
+
+def setting(seed: int = 0, n: int = 120):
+    runs, truth, cheap = collection(seed)
+    aligned = AlignedRuns.build(runs, cheap, ties="trec_eval")
+    spec = to_spec(f"P@{K}")[0]
+    study = CheapStudy(aligned, [spec], variance="design")
+    frame = aligned.table.frame
+    gold_all = frame[["qid", "docno"]].merge(truth, on=["qid", "docno"])["label"].to_numpy(dtype=float)
+    rows = np.sort(np.random.default_rng(seed + 1).choice(len(frame), n, replace=False))
+    return runs, truth, cheap, aligned, spec, study, gold_all, rows
+
+
+def test_post_strata_are_unions_of_the_design_strata_with_enough_gold_pairs():
+    _, _, _, aligned, _, study, _, rows = setting()
+    cheap = aligned.table.labels
+    imp = study.importance()
+    smp = post_stratify(cheap, rows, imp)
+    counts = np.bincount(smp.stratum)
+    assert len(counts) >= 3 and counts.min() >= MIN_POST_STRATUM and counts.sum() == len(rows)
+    # a cell (cheap label x importance tercile) never straddles two post-strata
+    edges = np.quantile(imp, [1 / 3, 2 / 3])
+    cell = cheap * 10 + np.searchsorted(np.unique(edges), imp, side="right")
+    for c in np.unique(cell):
+        assert len(np.unique(smp.stratum_all[cell == c])) == 1
+    # pi = n_h / N_h, the same for every pair of a post-stratum
+    Nh = np.bincount(smp.stratum_all)
+    np.testing.assert_allclose(smp.pi_all, counts[smp.stratum_all] / Nh[smp.stratum_all])
+    # with fewer gold pairs than the minimum: one stratum, the plain simple random sample
+    one = post_stratify(cheap, rows[:MIN_POST_STRATUM - 1], imp)
+    assert (one.stratum_all == 0).all() and np.allclose(one.pi_all, (MIN_POST_STRATUM - 1) / len(cheap))
+
+
+def test_post_stratified_estimates_equal_the_brute_force_sums():
+    runs, truth, cheap_q, aligned, spec, study, gold_all, rows = setting()
+    frame = aligned.table.frame
+    cheap = aligned.table.labels
+    smp = post_stratify(cheap, rows, study.importance())
+    est = study.estimate(cheap, gold_all[rows], smp, methods=("gold", "ppi"))[spec]
+    w = top_k_weights(runs, frame)
+    T = aligned.n_topics
+    y, c = (gold_all >= 1).astype(float), (cheap >= 1).astype(float)
+    for method, z_of in (("gold", lambda r: w[r] * y), ("ppi", lambda r: w[r] * (y - c))):
+        value, se = est.systems[method]
+        for r in range(len(runs)):
+            z = z_of(r)
+            total, var = 0.0, 0.0
+            for h in np.unique(smp.stratum_all):
+                members = np.flatnonzero(smp.stratum_all == h)
+                picked = np.intersect1d(members, rows)
+                Nh, nh = len(members), len(picked)
+                total += Nh / nh * z[picked].sum()
+                var += Nh ** 2 * (1 - nh / Nh) * np.var(z[picked], ddof=1) / nh
+            if method == "ppi":
+                total += (w[r] * c).sum()
+            assert value[r] == pytest.approx(total / T, abs=1e-12)
+            assert se[r] == pytest.approx(np.sqrt(var) / T, abs=1e-12)
+    # cheap_experiment takes a gold file without a design so, and says so
+    gold = frame[["qid", "docno"]].iloc[rows].assign(label=gold_all[rows])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=("gold", "ppi"))
+    assert res.design == "post-stratified"
+    got = res.systems[res.systems["method"] == "ppi"].set_index("name")[f"P@{K}"]
+    np.testing.assert_allclose(got[aligned.run_names].to_numpy(), np.clip(est.systems["ppi"][0], 0, 1), atol=1e-12)
+
+
+def test_a_random_sample_passes_the_plausibility_check_and_a_biased_one_does_not():
+    _, _, _, aligned, _, study, _, _ = setting()
+    table = aligned.table
+    imp = study.importance()
+    N = len(table)
+    ps = [srs_plausibility(np.random.default_rng(k).choice(N, 100, replace=False), table.labels, imp,
+                           table.topic_index)["p"] for k in range(40)]
+    assert min(ps) > 1e-3
+    top = np.argsort(-imp)[:100]                  # the pairs the runs rank highest
+    assert srs_plausibility(top, table.labels, imp, table.topic_index)["importance"] < 1e-9
+    whole = np.flatnonzero(table.topic_index < 2)[::2]      # half of two topics
+    assert srs_plausibility(whole, table.labels, imp, table.topic_index)["topic"] < 1e-9
+    rng = np.random.default_rng(0)     # 70 of 90 gold pairs from the 34% the cheap judge calls 2
+    high, rest = np.flatnonzero(table.labels == 2), np.flatnonzero(table.labels != 2)
+    by_label = np.r_[rng.choice(high, 70, replace=False), rng.choice(rest, 20, replace=False)]
+    assert 70 / 90 > 2 * (table.labels == 2).mean()
+    assert srs_plausibility(by_label, table.labels, imp, table.topic_index)["cheap label"] < 1e-3
+
+
+def test_an_undeclared_implausible_gold_file_is_refused_with_what_to_pass():
+    runs, truth, cheap_q, aligned, _, study, gold_all, _ = setting()
+    frame = aligned.table.frame
+    top = np.sort(np.argsort(-study.importance())[:100])
+    gold = frame[["qid", "docno"]].iloc[top].assign(label=gold_all[top])
+    with pytest.raises(InputError, match=r"concentrated in some ranks.*--sample design\.tsv.*--sample srs"):
+        cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=("gold",))
+    with warnings.catch_warnings():        # declared: taken as it is (the user's word)
+        warnings.simplefilter("ignore")
+        res = cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=("gold",), sample="srs")
+    assert res.design == "post-stratified"
+    whole = truth[truth["qid"].isin(["0", "1"])]
+    with pytest.warns(UserWarning, match="every cheap-judged pair of 2 topics.*topic design.*--sample srs"):
+        res = cheap_experiment(runs, cheap_q, whole, [f"P@{K}"], methods=("gold",))
+    assert res.design == "topics"
+
+
+def test_estimates_and_interval_ends_are_kept_in_the_measure_range():
+    assert measure_range(to_spec("P@10")[0]) == (0.0, 1.0) and measure_range(to_spec("nDCG@10")[0]) == (0.0, 1.0)
+    assert measure_range(SimpleNamespace(family="DCG")) == (0.0, np.inf)
+    # a tiny declared random sample whose raw PPI estimate leaves [0, 1]: reported clipped, the SE kept
+    for seed in range(200):
+        runs, truth, cheap_q, aligned, spec, _, gold_all, rows = setting(seed, n=4)
+        study = CheapStudy(aligned, [spec])
+        smp = post_stratify(aligned.table.labels, rows, study.importance())
+        raw = study.estimate(aligned.table.labels, gold_all[rows], smp, methods=("ppi",))[spec]
+        v, se = raw.systems["ppi"]
+        if ((v < 0) | (v > 1)).any():
+            break
+    else:
+        pytest.fail("no seed gave an estimate out of range")
+    gold = aligned.table.frame[["qid", "docno"]].iloc[rows].assign(label=gold_all[rows])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=("ppi",), sample="srs")
+    got = res.systems.set_index("name").loc[aligned.run_names]
+    q = raw.quantile("ppi")
+    np.testing.assert_allclose(got[f"P@{K}"], np.clip(v, 0, 1), atol=1e-12)
+    np.testing.assert_allclose(got[f"P@{K} se"], se, atol=1e-12)
+    np.testing.assert_allclose(got[f"P@{K} lo"], np.clip(v - q * se, 0, 1), atol=1e-12)
+    np.testing.assert_allclose(got[f"P@{K} hi"], np.clip(v + q * se, 0, 1), atol=1e-12)
+    assert ((got[[f"P@{K}", f"P@{K} lo", f"P@{K} hi"]] >= 0) & (got[[f"P@{K}", f"P@{K} lo", f"P@{K} hi"]] <= 1)).all(
+        axis=None)
