@@ -31,6 +31,11 @@ and counted in ``valid`` (the share of studies with an estimate).  ``--ap-min-re
 minimum off, to measure the estimator where it is not valid; each row reports ``relevant_per_topic``,
 the mean number of sampled relevant pairs per topic.
 
+``--sampling srs`` draws a plain simple random sample of pairs instead of the stratified plan and
+analyses it as ``calibrate`` does a gold file given without a design: post-stratified by cheap label
+x rank weight (``correction.design.post_stratify``); ``--sampling srs-pooled`` analyses the same
+samples as one stratum (the analysis before post-stratification), for comparison.
+
 A second, rank-independent judge (``--judges flat``: the deep-rank confusion for every pair, the
 assumption of Goldberg et al. 2017) shows when their correction works.
 
@@ -65,6 +70,7 @@ matrix that carries weight in the measure is not identified by the gold sample (
 Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--topic-budgets 4,8]
         [--pairs 500] [--judges rank,flat] [--measures 'P@10,RBP(p=0.8),nDCG@10'] [--designs pairs,topics]
         [--methods naive,goldberg,ppi,ppi++,gold] [--goldberg-variants 10] [--seed 0]
+        [--sampling stratified|srs|srs-pooled]
         (writes benchmarks/results/cheap_judges.json)
 """
 from __future__ import annotations
@@ -228,6 +234,10 @@ def main() -> int:
                     help="forms of Goldberg et al.'s correction: BINS[:SE], BINS none or rank-bin edges joined by "
                          "'-' (e.g. 10 or 10-100), SE delta (default) or bootstrap")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sampling", default="stratified", choices=["stratified", "srs", "srs-pooled"],
+                    help="the pair design's gold sample: stratified (planned, the default), srs (a simple random "
+                         "sample given without a design: calibrate's analysis, post-stratified by cheap label x "
+                         "rank weight) or srs-pooled (the same sample as one stratum, the analysis before issue 34)")
     ap.add_argument("--ap-min-relevant", type=float, default=None,
                     help="AP, pair design: the fewest sampled relevant pairs per topic (mean) for an estimate "
                          "(default the package's; 0: no minimum)")
@@ -241,6 +251,7 @@ def main() -> int:
         print(f"real data not available: {DATA} is absent", file=sys.stderr)
         return 2
     from pyterrier_noise.correction import CheapStudy, Estimates, ap_pair, sample_pairs, sample_topics
+    from pyterrier_noise.correction.design import post_stratify
     from pyterrier_noise.correction.estimators import p_value
     from pyterrier_noise.engine import AlignedRuns
     from pyterrier_noise.measures import to_spec
@@ -375,8 +386,13 @@ def main() -> int:
             srng = np.random.default_rng([args.seed, budget, k] + ([1] if judge == "flat" else []))
             cheap = draw_cheap(truth_labels, top, srng, rank_dependent=(judge == "rank"))
             agree.append(float((cheap == truth_labels).mean()))
-            smp = sample_pairs(cheap, budget, design="stratified", importance=importance,
-                               seed=int(srng.integers(2 ** 31)))
+            if args.sampling == "stratified":
+                smp = sample_pairs(cheap, budget, design="stratified", importance=importance,
+                                   seed=int(srng.integers(2 ** 31)))
+            else:           # a plain random sample; analysed post-stratified (srs) or as one stratum (srs-pooled)
+                smp = sample_pairs(cheap, budget, design="uniform", seed=int(srng.integers(2 ** 31)))
+                if args.sampling == "srs":
+                    smp = post_stratify(cheap, smp.rows, importance)
             relevant.append(float(np.bincount(aligned.table.topic_index[smp.rows], weights=truth_labels[smp.rows] >= 1,
                                               minlength=T).mean()))
             with warnings.catch_warnings():
@@ -407,7 +423,8 @@ def main() -> int:
             if (k + 1) % 100 == 0:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
         summarise(acc, specs, names, tuple(dict.fromkeys(base + tuple(variants) + RATIO_METHODS)), ref, budget,
-                  "pairs (stratified)", budget, judge,
+                  {"stratified": "pairs (stratified)", "srs": "pairs (SRS, post-stratified)",
+                   "srs-pooled": "pairs (SRS, one stratum)"}[args.sampling], budget, judge,
                   dict(relevant_per_topic=float(np.mean(relevant)), ap_min_relevant=ap_pair.MIN_RELEVANT_PER_TOPIC))
         print(f"{judge} judge, budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
               f"{time.time() - t1:.0f} s", flush=True)

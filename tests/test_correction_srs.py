@@ -174,3 +174,66 @@ def test_estimates_and_interval_ends_are_kept_in_the_measure_range():
     np.testing.assert_allclose(got[f"P@{K} hi"], np.clip(v + q * se, 0, 1), atol=1e-12)
     assert ((got[[f"P@{K}", f"P@{K} lo", f"P@{K} hi"]] >= 0) & (got[[f"P@{K}", f"P@{K} lo", f"P@{K} hi"]] <= 1)).all(
         axis=None)
+
+
+def test_pair_p_values_are_paired_over_topics_by_default_and_corrected_as_pt_experiment():
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    from pyterrier_noise.correction.estimators import p_value
+    runs, truth, cheap_q, aligned, spec, _, gold_all, rows = setting()
+    study = CheapStudy(aligned, [spec])
+    smp = post_stratify(aligned.table.labels, rows, study.importance())
+    gold = aligned.table.frame[["qid", "docno"]].iloc[rows].assign(label=gold_all[rows])
+    methods = ("naive", "ppi++", "gold")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=methods, correction="holm")
+        coll = cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=methods, test="collection")
+        est = {sc: study.estimate(aligned.table.labels, gold_all[rows], smp, methods=methods, scope=sc)[spec]
+               for sc in ("topics", "collection")}
+    name = f"P@{K}"
+    for m in methods:
+        for frame, sc in ((res, "topics"), (coll, "collection")):
+            got = frame.pairs[frame.pairs["method"] == m]
+            dv, dse = est[sc].pairs[m]
+            np.testing.assert_allclose(got[f"{name} p-value"], p_value(dv, dse, est[sc].df[m][1]), atol=1e-12)
+            # the intervals follow scope (collection, the default), whatever the test
+            np.testing.assert_allclose(got[f"{name} se"], est["collection"].pairs[m][1], atol=1e-12)
+        got = res.pairs[res.pairs["method"] == m]
+        ref = multipletests(got[f"{name} p-value"].to_numpy(), method="holm")[1]
+        np.testing.assert_allclose(got[f"{name} p-value corrected"], ref, atol=1e-12)
+        assert (got[f"{name} reject"] == (ref <= 0.05)).all()
+    assert (res.pairs.query("method == 'gold'")[f"{name} p-value"] >
+            coll.pairs.query("method == 'gold'")[f"{name} p-value"] - 1e-12).all()   # topic sampling adds variance
+    # the naive p-value is the paired t-test over topics on the cheap labels
+    naive = study.per_topic(aligned.table.labels)[spec]
+    row = res.pairs.query("method == 'naive'").iloc[0]
+    i, j = list(aligned.run_names).index(row["name"]), list(aligned.run_names).index(row["baseline"])
+    assert row[f"{name} p-value"] == pytest.approx(stats.ttest_rel(naive[i], naive[j]).pvalue, abs=1e-12)
+    with pytest.raises(InputError, match="correction"):
+        cheap_experiment(runs, cheap_q, gold, [name], methods=("gold",), correction="sidak")
+
+
+def test_calibrate_help_says_the_test_default_and_writes_corrected_p_values(tmp_path, capsys):
+    from pyterrier_noise.cli import main
+    with pytest.raises(SystemExit):
+        main(["calibrate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--test {topics,collection}" in text and "topics (default): paired over topics" in text
+    runs, truth, cheap_q, aligned, spec, _, gold_all, rows = setting()
+    d = tmp_path / "runs"
+    d.mkdir()
+    for name, run in runs.items():
+        r = run.sort_values(["qid", "score"], ascending=[True, False])
+        r.assign(q0="Q0", rank=r.groupby("qid").cumcount() + 1, tag=name)[
+            ["qid", "q0", "docno", "rank", "score", "tag"]].to_csv(d / name, sep=" ", header=False, index=False)
+    cheap_q.to_csv(tmp_path / "cheap.tsv", sep="\t", index=False)
+    gold = aligned.table.frame[["qid", "docno"]].iloc[rows].assign(iter=0, label=gold_all[rows].astype(int))
+    gold[["qid", "iter", "docno", "label"]].to_csv(tmp_path / "gold.txt", sep=" ", header=False, index=False)
+    code = main(["calibrate", "--cheap", str(tmp_path / "cheap.tsv"), "--gold", str(tmp_path / "gold.txt"), str(d),
+                 "-m", f"P@{K}", "--method", "ppi++,gold", "--correction", "fdr_bh", "--no-plots",
+                 "--out", str(tmp_path / "out")])
+    assert code == 0
+    pairs = pd.read_csv(tmp_path / "out" / "pairs.tsv", sep="\t")
+    assert {f"P@{K} p-value corrected", f"P@{K} reject"} <= set(pairs.columns)

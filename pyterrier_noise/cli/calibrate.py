@@ -43,7 +43,8 @@ range ([0, 1]; DCG >= 0).
 design), plan.tsv (the N planned pairs) and plan.run (the same pairs as a TREC run, for `judge`).
 
 Writes to DIR: systems.tsv (name, method, and per measure M: M, M se, M lo, M hi), pairs.tsv
-(name, baseline, method, and per measure the difference, se, lo, hi, p-value), one
+(name, baseline, method, and per measure the difference, se, lo, hi, p-value -- paired over topics
+unless --test collection -- and with --correction the corrected p-value and reject), one
 intervals-<measure>.png per measure, experiment.json and manifest.json.
 """
 
@@ -81,6 +82,15 @@ def register_cli(subparsers: Any) -> None:
                    help="collection: the mean over these topics as the gold judge would score them (default); "
                         "topics: the population of topics (adds topic sampling)")
     p.add_argument("--alpha", type=float, default=0.05, help="the intervals are 1 - alpha (default 0.05)")
+    p.add_argument("--test", choices=["topics", "collection"], default="topics",
+                   help="the pairs' p-values: topics (default): paired over topics, the difference's variance "
+                        "includes topic sampling (what a paired t-test over topics asks); collection: the "
+                        "difference on these topics only (the gold sample's noise alone)")
+    p.add_argument("--correction", choices=list(options.CORRECTIONS), default=None,
+                   help="multiple-comparison correction of the pairs' p-values, per method and measure (as "
+                        "pt.Experiment): adds 'M p-value corrected' and 'M reject' (default none)")
+    p.add_argument("--correction-alpha", type=float, default=0.05,
+                   help="with --correction: reject where the corrected p-value <= this (default 0.05)")
     p.add_argument("--goldberg-rank-bins", default="10", metavar="EDGES",
                    help="goldberg: one confusion matrix per band of each pair's best rank over the runs, the "
                         "bands' upper edges comma-separated (default 10: ranks 1-10 and 11+; 'none': one matrix "
@@ -125,7 +135,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             gold = session.judged_qrels()[["qid", "docno", "label"]]
     res = cheap_experiment(runs, args.cheap, gold, args.measures, methods=methods, scope=args.scope,
                            alpha=args.alpha, sample=args.sample, goldberg_rank_bins=_rank_bins(args.goldberg_rank_bins),
-                           ap_min_relevant=args.ap_min_relevant)
+                           ap_min_relevant=args.ap_min_relevant, test=args.test, correction=args.correction,
+                           correction_alpha=args.correction_alpha)
     if args.no_plots:
         directory.write("systems.tsv", res.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
         directory.write("pairs.tsv", res.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
@@ -134,7 +145,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     info = {"cheap": str(args.cheap), "gold": str(args.gold), "sample": args.sample, "runs": len(runs),
             "measures": res.measures,
             "methods": methods, "design": res.design, "scope": res.scope, "gold_pairs": res.n_gold,
-            "alpha": args.alpha, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins),
+            "alpha": args.alpha, "test": args.test, "correction": args.correction,
+            "correction_alpha": args.correction_alpha, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins),
             "ap_min_relevant": args.ap_min_relevant}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
     directory.finish()

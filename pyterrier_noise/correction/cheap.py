@@ -8,10 +8,12 @@ Methods (see :mod:`.estimators`): ``naive`` (today's practice), ``goldberg`` (Go
 * ``systems``: ``name, method`` then, for each measure ``M``, columns ``M`` (estimate),
   ``M se``, ``M lo``, ``M hi`` (the ``1 - alpha`` interval);
 * ``pairs``: ``name, baseline, method`` then ``M`` (difference name minus baseline), ``M se``,
-  ``M lo``, ``M hi``, ``M p-value`` (two-sided; the naive one is the paired t-test).
+  ``M lo``, ``M hi``, ``M p-value`` (two-sided; by default paired over topics, the naive one the
+  paired t-test), and with ``correction=`` also ``M p-value corrected`` and ``M reject``.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -144,7 +146,8 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
                      alpha: float = 0.05,
                      names: Sequence[str] | None = None,
                      goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
-                     ap_min_relevant: float | None = None) -> CheapResult:
+                     ap_min_relevant: float | None = None, test: Scope = "topics",
+                     correction: str | None = None, correction_alpha: float = 0.05) -> CheapResult:
     """Scores with intervals per system, and differences with p-values per pair, from cheap labels.
 
     Args:
@@ -169,6 +172,15 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             per bin; ``None``: one matrix for every pair, as in the paper (see :class:`CheapStudy`).
         ap_min_relevant: AP under the pair design needs this many gold-relevant sampled pairs per
             topic on average (default ``None``: 10; 0 turns the check off; see :class:`CheapStudy`).
+        test: the pairs' p-values: ``"topics"`` (default), paired over topics -- the difference's
+            variance includes topic sampling, the question a paired t-test over topics answers and
+            the one researchers usually mean; ``"collection"``: the difference on these topics as
+            the gold judge would score them (only the gold sample's noise).  The intervals follow
+            ``scope``.
+        correction: adjust each method's and measure's p-values over the pairs of runs:
+            ``"bonferroni"``, ``"holm"`` (Holm 1979) or ``"fdr_bh"`` (Benjamini and Hochberg 1995),
+            as ``pt.Experiment(correction=...)``; adds ``M p-value corrected`` and ``M reject``
+            (``p-value corrected <= correction_alpha``).
 
     Pair design: P@k, DCG@k and RBP by every method; nDCG@k by every method but ``goldberg`` (a
     ratio estimator: rectified DCG over the ideal DCG of the rectified grade counts, per topic,
@@ -186,7 +198,12 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     for m in methods:
         check_choice("method", m, METHODS)
     check_choice("scope", scope, ("collection", "topics"))
+    check_choice("test", test, ("collection", "topics"))
+    if correction is not None:
+        from ..stats import CORRECTIONS
+        check_choice("correction", correction, CORRECTIONS)
     alpha = check_probability("alpha", alpha)
+    correction_alpha = check_probability("correction_alpha", correction_alpha)
     cheap_q = read_cheap_qrels(cheap)
     gold_q = read_qrels(gold)
     if isinstance(runs, (list, tuple)) and runs and isinstance(runs[0], pd.DataFrame):
@@ -210,11 +227,17 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     cheap_labels = table.labels
     if design == "pairs":
         order = np.argsort(rows)
-        est = study.estimate(cheap_labels, labels[order], smp, methods=methods, scope=scope)
+        given = labels[order]
     else:
-        full = np.full(len(table), np.nan)
-        full[rows] = labels
-        est = study.estimate(cheap_labels, full, smp, methods=methods, scope=scope)
+        given = np.full(len(table), np.nan)
+        given[rows] = labels
+    est = study.estimate(cheap_labels, given, smp, methods=methods, scope=scope)
+    if test == scope:
+        est_test = est
+    else:                  # the p-values' scope: the same estimates, another variance (warned once already)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est_test = study.estimate(cheap_labels, given, smp, methods=methods, scope=test)
     run_names = aligned.run_names
     sys_rows, pair_rows = [], []
     unavailable: list[str] = []
@@ -232,13 +255,21 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             q, dq = e.quantile(m, "systems", alpha), e.quantile(m, "pairs", alpha)
             lo, hi = v - q * se, v + q * se
             dlo, dhi = dv - dq * dse, dv + dq * dse
-            p = p_value(dv, dse, e.df[m][1] if e.df and m in e.df else None)
+            et = est_test[spec]
+            tv, tse = et.pairs[m]
+            p = p_value(tv, tse, et.df[m][1] if et.df and m in et.df else None)
             a, b = measure_range(spec)          # estimates and interval ends in the measure's range
             v, lo, hi = np.clip(v, a, b), np.clip(lo, a, b), np.clip(hi, a, b)
             dv, dlo, dhi = np.clip(dv, a - b, b - a), np.clip(dlo, a - b, b - a), np.clip(dhi, a - b, b - a)
             srow[name], srow[f"{name} se"], srow[f"{name} lo"], srow[f"{name} hi"] = v, se, lo, hi
             prow[name], prow[f"{name} se"], prow[f"{name} lo"], prow[f"{name} hi"] = dv, dse, dlo, dhi
             prow[f"{name} p-value"] = p
+            if correction is not None:
+                from ..stats import correct_pvalues
+                pc = correct_pvalues(p, correction) if len(p) else p
+                prow[f"{name} p-value corrected"] = pc
+                with np.errstate(invalid="ignore"):
+                    prow[f"{name} reject"] = pc <= correction_alpha
         sys_rows.append(srow)
         pair_rows.append(prow)
     if unavailable:
