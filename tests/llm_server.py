@@ -6,7 +6,8 @@ are written so); the answer is ``##final score: L`` with L drawn by :func:`judge
 label, and the label's log-probabilities when asked.  A pair is faulty by a hash of the pair: a
 ``fail500`` / ``timeout`` / ``rate429`` pair fails on its first request only, a ``garbage`` pair always
 answers without a parsable label, a ``slow`` pair answers after ``--slow-seconds``.  ``GET /stats``
-gives the requests received, in total and per pair.  Only the test-suite uses this file.
+gives the requests received, in total and per pair, and the seconds spent in the handler.  Used by
+tests/test_judges_llm.py and benchmarks/llm_judge.py.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import hashlib
 import math
 import os
 import re
+import time
 
 import numpy as np
 
@@ -62,8 +64,16 @@ def make_app(truth: dict[tuple[str, str], int], seed: int, rates: dict[str, floa
     from starlette.routing import Route
 
     counts: dict[str, int] = {}
+    handler = {"seconds": 0.0}
 
     async def completions(request: Request):
+        t0 = time.perf_counter()
+        try:
+            return await _completions(request)
+        finally:
+            handler["seconds"] += time.perf_counter() - t0
+
+    async def _completions(request: Request):
         if key is not None and request.headers.get("authorization") != f"Bearer {key}":
             return JSONResponse({"error": {"message": "bad key"}}, status_code=401)
         body = await request.json()
@@ -103,7 +113,8 @@ def make_app(truth: dict[tuple[str, str], int], seed: int, rates: dict[str, floa
                              "model": body.get("model", ""), "choices": [choice], "usage": usage})
 
     async def stats(request: Request):
-        return JSONResponse({"requests": sum(counts.values()), "per_pair": counts})
+        return JSONResponse({"requests": sum(counts.values()), "per_pair": counts,
+                             "handler_seconds": handler["seconds"]})
 
     async def health(request: Request):
         return PlainTextResponse("ok")
