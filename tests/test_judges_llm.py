@@ -305,3 +305,22 @@ def test_cli_pool_to_depth_and_output_for_calibrate(tmp_path, served):
     assert set(zip(got["qid"], got["docno"])) == want and server.stats()["requests"] == len(want)
     assert main(["llm-judge", "--qrels", str(qrels), "--depth", "3", "--docs", "x", "--model", "m", "--cache",
                  str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "o.tsv")]) == 2
+
+
+def test_cli_judges_the_candidates_a_session_has_not_judged(tmp_path, served):
+    from pyterrier_noise.cli import main
+    from pyterrier_noise.selection import JudgingSession
+    qrels, truth = _collection(tmp_path, n_topics=2, n_docs=10)
+    rng = np.random.default_rng(5)
+    runs = {f"r{r}": truth[["qid", "docno"]].assign(score=rng.random(len(truth))) for r in range(2)}
+    with JudgingSession(tmp_path / "s.sqlite", runs=runs, method="pool") as session:
+        for q, d, _ in session.propose(3):
+            session.record(q, d, 1)
+        want = set(map(tuple, session.selector.weights()[["qid", "docno"]].to_numpy()))
+    assert len(want) == len(truth) - 3
+    server = served(qrels)
+    code = main(["llm-judge", "--session", str(tmp_path / "s.sqlite"), "--docs", str(tmp_path / "docs.tsv"),
+                 "--topics", str(tmp_path / "topics.tsv"), "--model", "seeded", "--base-url", server.url,
+                 "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "cand.tsv"), "--quiet"])
+    got = read_cheap_qrels(tmp_path / "cand.tsv")
+    assert code == 0 and set(zip(got["qid"], got["docno"])) == want and server.stats()["requests"] == len(want)
