@@ -34,7 +34,9 @@ the mean number of sampled relevant pairs per topic.
 ``--sampling srs`` draws a plain simple random sample of pairs instead of the stratified plan and
 analyses it as ``calibrate`` does a gold file given without a design: post-stratified by cheap label
 x rank weight (``correction.design.post_stratify``); ``--sampling srs-pooled`` analyses the same
-samples as one stratum (the analysis before post-stratification), for comparison.
+samples as one stratum (the analysis before post-stratification), for comparison.  ``--sampling
+active`` draws by the active design, with a probability column that is over-confident: each pair's
+stated error is uniform on 1-30% whatever its actual error (about 36% on average).
 
 A second, rank-independent judge (``--judges flat``: the deep-rank confusion for every pair, the
 assumption of Goldberg et al. 2017) shows when their correction works.
@@ -234,10 +236,11 @@ def main() -> int:
                     help="forms of Goldberg et al.'s correction: BINS[:SE], BINS none or rank-bin edges joined by "
                          "'-' (e.g. 10 or 10-100), SE delta (default) or bootstrap")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--sampling", default="stratified", choices=["stratified", "srs", "srs-pooled"],
+    ap.add_argument("--sampling", default="stratified", choices=["stratified", "srs", "srs-pooled", "active"],
                     help="the pair design's gold sample: stratified (planned, the default), srs (a simple random "
                          "sample given without a design: calibrate's analysis, post-stratified by cheap label x "
-                         "rank weight) or srs-pooled (the same sample as one stratum, the analysis before issue 34)")
+                         "rank weight), srs-pooled (the same sample as one stratum, the analysis before issue 34) "
+                         "or active (the active design with an over-confident probability column)")
     ap.add_argument("--ap-min-relevant", type=float, default=None,
                     help="AP, pair design: the fewest sampled relevant pairs per topic (mean) for an estimate "
                          "(default the package's; 0: no minimum)")
@@ -386,7 +389,11 @@ def main() -> int:
             srng = np.random.default_rng([args.seed, budget, k] + ([1] if judge == "flat" else []))
             cheap = draw_cheap(truth_labels, top, srng, rank_dependent=(judge == "rank"))
             agree.append(float((cheap == truth_labels).mean()))
-            if args.sampling == "stratified":
+            if args.sampling == "active":     # an over-confident judge: stated error 1-30%, actual about 36%
+                err = srng.uniform(0.01, 0.3, len(cheap))
+                smp = sample_pairs(cheap, budget, design="active", importance=importance,
+                                   probability=np.where(cheap >= 1, 1 - err, err), seed=int(srng.integers(2 ** 31)))
+            elif args.sampling == "stratified":
                 smp = sample_pairs(cheap, budget, design="stratified", importance=importance,
                                    seed=int(srng.integers(2 ** 31)))
             else:           # a plain random sample; analysed post-stratified (srs) or as one stratum (srs-pooled)
@@ -424,7 +431,7 @@ def main() -> int:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
         summarise(acc, specs, names, tuple(dict.fromkeys(base + tuple(variants) + RATIO_METHODS)), ref, budget,
                   {"stratified": "pairs (stratified)", "srs": "pairs (SRS, post-stratified)",
-                   "srs-pooled": "pairs (SRS, one stratum)"}[args.sampling], budget, judge,
+                   "srs-pooled": "pairs (SRS, one stratum)", "active": "pairs (active)"}[args.sampling], budget, judge,
                   dict(relevant_per_topic=float(np.mean(relevant)), ap_min_relevant=ap_pair.MIN_RELEVANT_PER_TOPIC))
         print(f"{judge} judge, budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
               f"{time.time() - t1:.0f} s", flush=True)

@@ -69,8 +69,8 @@ def register_cli(subparsers: Any) -> None:
                    help="plan a gold sample of N pairs instead of calibrating (writes design.tsv, plan.tsv, plan.run)")
     p.add_argument("--design", choices=["uniform", "stratified", "active"], default="stratified",
                    help="with --plan: uniform (simple random sample), stratified (cheap label x rank weight; "
-                        "default) or active (where the cheap judge is unsure and the pair matters; Takehi et al. "
-                        "2024)")
+                        "default) or active (stratified; half the budget where the cheap judge is unsure and the "
+                        "pair matters, after Zrnic and Candes 2024, half uniform)")
     p.add_argument("--sample", default=None, metavar="DESIGN.tsv",
                    help="the design.tsv written by --plan: its inclusion probabilities weight the gold pairs; or "
                         "'srs': the gold pairs are a simple random sample of the cheap-judged pairs (declared: not "
