@@ -236,6 +236,9 @@ def main() -> int:
                     help="forms of Goldberg et al.'s correction: BINS[:SE], BINS none or rank-bin edges joined by "
                          "'-' (e.g. 10 or 10-100), SE delta (default) or bootstrap")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--soft", action="store_true",
+                    help="also 'ppi soft' and 'ppi++ soft' (P@10, RBP): the prediction is the judge's calibrated "
+                         "probability of relevance given its grade and whether a run ranks the pair in its top 10")
     ap.add_argument("--sampling", default="stratified", choices=["stratified", "srs", "srs-pooled", "active"],
                     help="the pair design's gold sample: stratified (planned, the default), srs (a simple random "
                          "sample given without a design: calibrate's analysis, post-stratified by cheap label x "
@@ -274,7 +277,9 @@ def main() -> int:
     variants = goldberg_variants(args.goldberg_variants) if "goldberg" in chosen else {}
     base = tuple(m for m in METHODS if m in chosen and m != "goldberg")
     computed = tuple(dict.fromkeys(base + ("gold",)))
-    methods_of = {s: (base + tuple(variants) if s.family in ("P", "DCG", "RBP") else
+    soft_methods = tuple(f"{m} soft" for m in ("ppi", "ppi++") if m in chosen) if args.soft else ()
+    methods_of = {s: (base + tuple(variants) + (soft_methods if s.family in ("P", "RBP") else ())
+                      if s.family in ("P", "DCG", "RBP") else
                       tuple(m for m in RATIO_METHODS if m in chosen)) for s in specs}
     R = aligned.n_runs
     rng = np.random.default_rng(args.seed)
@@ -406,6 +411,23 @@ def main() -> int:
                 warnings.simplefilter("ignore")
                 coll = study.estimate(cheap, truth_labels[smp.rows], smp, methods=computed, scope="collection",
                                       grades=grades)
+                if soft_methods:   # the calibrated P(NIST relevant | cheap grade, top 10): a judge's honest distribution
+                    post = np.zeros((2, 3))
+                    for t in (0, 1):
+                        for c in range(3):
+                            prior = np.bincount(truth_labels[top == bool(t)].astype(int), minlength=3)
+                            conf = CONFUSION_TOP if (t and judge == "rank") else CONFUSION_DEEP
+                            joint = prior * conf[:, c]
+                            post[t, c] = joint[1:].sum() / joint.sum()
+                    q = post[top.astype(int), cheap.astype(int)]
+                    cs = study.estimate(cheap, truth_labels[smp.rows], smp, methods=("ppi", "ppi++"),
+                                        scope="collection", soft=q)
+                    for s in specs:
+                        if s.family in ("P", "RBP"):
+                            for m in soft_methods:
+                                b_ = m.split()[0]
+                                coll[s].systems[m], coll[s].pairs[m] = cs[s].systems[b_], cs[s].pairs[b_]
+                                coll[s].df[m], coll[s].topic_var[m] = cs[s].df[b_], cs[s].topic_var[b_]
                 tops_g = {s: Estimates({}, {}, study.i, study.j, df={}) for s in specs}
                 for label, gst in gstudies.items():
                     c = gst.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), grades=grades)
@@ -429,7 +451,8 @@ def main() -> int:
                 score(acc, [s], methods_of[s], ref, coll, tops_g)
             if (k + 1) % 100 == 0:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
-        summarise(acc, specs, names, tuple(dict.fromkeys(base + tuple(variants) + RATIO_METHODS)), ref, budget,
+        summarise(acc, specs, names, tuple(dict.fromkeys(base + tuple(variants) + RATIO_METHODS + soft_methods)), ref,
+                  budget,
                   {"stratified": "pairs (stratified)", "srs": "pairs (SRS, post-stratified)",
                    "srs-pooled": "pairs (SRS, one stratum)", "active": "pairs (active)"}[args.sampling], budget, judge,
                   dict(relevant_per_topic=float(np.mean(relevant)), ap_min_relevant=ap_pair.MIN_RELEVANT_PER_TOPIC))

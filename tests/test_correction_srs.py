@@ -237,3 +237,36 @@ def test_calibrate_help_says_the_test_default_and_writes_corrected_p_values(tmp_
     assert code == 0
     pairs = pd.read_csv(tmp_path / "out" / "pairs.tsv", sep="\t")
     assert {f"P@{K} p-value corrected", f"P@{K} reject"} <= set(pairs.columns)
+
+
+def test_soft_labels_are_the_prediction_of_ppi():
+    runs, truth, cheap_q, aligned, spec, study, gold_all, rows = setting()
+    cheap = aligned.table.labels
+    smp = post_stratify(cheap, rows, study.importance())
+    hard = study.estimate(cheap, gold_all[rows], smp, methods=("ppi", "ppi++"))[spec]
+    same = study.estimate(cheap, gold_all[rows], smp, methods=("ppi", "ppi++"), soft=(cheap >= 1).astype(float))[spec]
+    for m in ("ppi", "ppi++"):       # the hard labels' gains given as soft labels: the same estimates
+        np.testing.assert_allclose(same.systems[m][0], hard.systems[m][0], atol=1e-12)
+        np.testing.assert_allclose(same.systems[m][1], hard.systems[m][1], atol=1e-12)
+    q = np.clip(np.where(cheap >= 1, 0.8, 0.25) + np.random.default_rng(0).normal(0, 0.05, len(cheap)), 0, 1)
+    est = study.estimate(cheap, gold_all[rows], smp, methods=("ppi",), soft=q)[spec]
+    w = top_k_weights(runs, aligned.table.frame)
+    y = (gold_all >= 1).astype(float)
+    for r in range(len(runs)):         # sum_i w q + sum_h N_h / n_h sum_{i in S_h} w (y - q), by hand
+        total = (w[r] * q).sum()
+        for h in np.unique(smp.stratum_all):
+            members = np.flatnonzero(smp.stratum_all == h)
+            picked = np.intersect1d(members, rows)
+            total += len(members) / len(picked) * (w[r, picked] * (y[picked] - q[picked])).sum()
+        assert est.systems["ppi"][0][r] == pytest.approx(total / aligned.n_topics, abs=1e-12)
+    # through cheap_experiment: the probability column of the cheap labels
+    frame = aligned.table.frame
+    cheap_p = frame[["qid", "docno"]].assign(label=cheap.astype(int), probability=q)
+    gold = frame[["qid", "docno"]].iloc[rows].assign(label=gold_all[rows])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = cheap_experiment(runs, cheap_p, gold, [f"P@{K}"], methods=("ppi",), soft=True)
+        with pytest.raises(InputError, match="probability column"):
+            cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=("ppi",), soft=True)
+    got = res.systems.set_index("name").loc[aligned.run_names, f"P@{K}"].to_numpy()
+    np.testing.assert_allclose(got, np.clip(est.systems["ppi"][0], 0, 1), atol=1e-12)

@@ -98,6 +98,9 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("--ap-min-relevant", type=float, default=None, metavar="N",
                    help="AP under the pair design needs N gold-relevant sampled pairs per topic on average "
                         "(default 10; below it AP is not estimated, with a warning; 0 turns the check off)")
+    p.add_argument("--soft", action="store_true",
+                   help="ppi / ppi++ use the cheap labels' probability column (P(relevant), e.g. llm-judge's from "
+                        "the logprobs) as the prediction for P@k and RBP, instead of the hard label")
     p.add_argument("--no-plots", action="store_true", help="write the TSV files only")
     p.set_defaults(handler=_cmd_calibrate)
 
@@ -136,7 +139,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     res = cheap_experiment(runs, args.cheap, gold, args.measures, methods=methods, scope=args.scope,
                            alpha=args.alpha, sample=args.sample, goldberg_rank_bins=_rank_bins(args.goldberg_rank_bins),
                            ap_min_relevant=args.ap_min_relevant, test=args.test, correction=args.correction,
-                           correction_alpha=args.correction_alpha)
+                           correction_alpha=args.correction_alpha, soft=args.soft)
     if args.no_plots:
         directory.write("systems.tsv", res.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
         directory.write("pairs.tsv", res.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
@@ -146,7 +149,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             "measures": res.measures,
             "methods": methods, "design": res.design, "scope": res.scope, "gold_pairs": res.n_gold,
             "alpha": args.alpha, "test": args.test, "correction": args.correction,
-            "correction_alpha": args.correction_alpha, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins),
+            "correction_alpha": args.correction_alpha, "soft": args.soft, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins),
             "ap_min_relevant": args.ap_min_relevant}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
     directory.finish()

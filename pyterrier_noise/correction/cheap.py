@@ -147,7 +147,8 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
                      names: Sequence[str] | None = None,
                      goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
                      ap_min_relevant: float | None = None, test: Scope = "topics",
-                     correction: str | None = None, correction_alpha: float = 0.05) -> CheapResult:
+                     correction: str | None = None, correction_alpha: float = 0.05,
+                     soft: bool = False) -> CheapResult:
     """Scores with intervals per system, and differences with p-values per pair, from cheap labels.
 
     Args:
@@ -181,6 +182,10 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             ``"bonferroni"``, ``"holm"`` (Holm 1979) or ``"fdr_bh"`` (Benjamini and Hochberg 1995),
             as ``pt.Experiment(correction=...)``; adds ``M p-value corrected`` and ``M reject``
             (``p-value corrected <= correction_alpha``).
+        soft: use the cheap labels' ``probability`` column (the judge's probability that the pair is
+            relevant, e.g. ``llm-judge``'s, from the LLM's label distribution) as the prediction of
+            P@k's and RBP's binary gains in ``ppi`` and ``ppi++`` under the pair design, instead of
+            the hard label's gain (see :meth:`CheapStudy.estimate`); other measures keep hard labels.
 
     Pair design: P@k, DCG@k and RBP by every method; nDCG@k by every method but ``goldberg`` (a
     ratio estimator: rectified DCG over the ideal DCG of the rectified grade counts, per topic,
@@ -231,13 +236,22 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     else:
         given = np.full(len(table), np.nan)
         given[rows] = labels
-    est = study.estimate(cheap_labels, given, smp, methods=methods, scope=scope)
+    soft_gain = None
+    if soft:
+        if "probability" not in cheap_q.columns:
+            raise InputError("soft=True (--soft) needs a probability column in the cheap labels (the judge's "
+                             "probability that the pair is relevant; llm-judge writes one from the logprobs)")
+        soft_gain = table.frame[["qid", "docno"]].merge(cheap_q[["qid", "docno", "probability"]],
+                                                        on=["qid", "docno"], how="left")["probability"].to_numpy()
+        if ((soft_gain < 0) | (soft_gain > 1)).any():
+            raise InputError("soft=True: the cheap labels' probability column must hold probabilities in [0, 1]")
+    est = study.estimate(cheap_labels, given, smp, methods=methods, scope=scope, soft=soft_gain)
     if test == scope:
         est_test = est
     else:                  # the p-values' scope: the same estimates, another variance (warned once already)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est_test = study.estimate(cheap_labels, given, smp, methods=methods, scope=test)
+            est_test = study.estimate(cheap_labels, given, smp, methods=methods, scope=test, soft=soft_gain)
     run_names = aligned.run_names
     sys_rows, pair_rows = [], []
     unavailable: list[str] = []
