@@ -242,7 +242,7 @@ def main() -> int:
     ap.add_argument("--sampling", default="stratified", choices=["stratified", "srs", "srs-pooled", "active"],
                     help="the pair design's gold sample: stratified (planned, the default), srs (a simple random "
                          "sample given without a design: calibrate's analysis, post-stratified by cheap label x "
-                         "rank weight), srs-pooled (the same sample as one stratum, the analysis before issue 34) "
+                         "rank weight), srs-pooled (the same sample as one stratum, the analysis before post-stratification) "
                          "or active (the active design with an over-confident probability column)")
     ap.add_argument("--ap-min-relevant", type=float, default=None,
                     help="AP, pair design: the fewest sampled relevant pairs per topic (mean) for an estimate "

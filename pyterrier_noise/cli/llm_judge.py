@@ -115,7 +115,7 @@ def _cmd_llm_judge(args: argparse.Namespace) -> int:
     from ..web.docs import open_collection
 
     out = check_output_file(args.out)
-    if out.suffix not in (".tsv", ".jsonl", ".txt"):
+    if out.suffix not in (".tsv", ".jsonl"):
         raise InputError(f"--out {args.out}: expected a .tsv or .jsonl file")
     failures = Path(args.failures) if args.failures else out.with_name(out.stem + ".failures.tsv")
     if args.label_pattern and not args.prompt:

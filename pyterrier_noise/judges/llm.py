@@ -274,7 +274,7 @@ class LLMJudgeResult:
             labels = labels[["qid", "docno", "label"]]
         if p.suffix == ".jsonl":
             data = labels.to_json(orient="records", lines=True)
-        elif p.suffix in (".tsv", ".txt"):
+        elif p.suffix == ".tsv":
             data = labels.to_csv(sep="\t", index=False, float_format="%.6g", na_rep="")
         else:
             raise InputError(f"{p}: write the labels to a .tsv or .jsonl file")
