@@ -270,3 +270,32 @@ def test_soft_labels_are_the_prediction_of_ppi():
             cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=("ppi",), soft=True)
     got = res.systems.set_index("name").loc[aligned.run_names, f"P@{K}"].to_numpy()
     np.testing.assert_allclose(got, np.clip(est.systems["ppi"][0], 0, 1), atol=1e-12)
+
+
+def test_ranking_sets_come_from_the_holm_adjusted_pairwise_tests():
+    from statsmodels.stats.multitest import multipletests
+
+    from pyterrier_noise.correction.cheap import rankings
+    runs, truth, cheap_q, aligned, spec, _, gold_all, rows = setting(n=200)
+    gold = aligned.table.frame[["qid", "docno"]].iloc[rows].assign(label=gold_all[rows])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=("naive", "ppi++"))
+    for method in ("naive", "ppi++"):
+        rk = res.ranking(f"P@{K}", method).set_index("name")
+        pr = res.pairs[res.pairs["method"] == method]
+        adj = multipletests(pr[f"P@{K} p-value"].to_numpy(), method="holm")[1]
+        est = res.systems[res.systems["method"] == method].set_index("name")[f"P@{K}"]
+        for name in est.index:         # by hand: who is significantly above / below this run
+            above = below = 0
+            for (a, b, d), p in zip(pr[["name", "baseline", f"P@{K}"]].itertuples(index=False), adj):
+                if p > 0.05 or name not in (a, b):
+                    continue
+                other_better = (d < 0) if name == a else (d > 0)
+                above += other_better
+                below += not other_better
+            assert (rk.loc[name, "rank lo"], rk.loc[name, "rank hi"]) == (1 + above, len(est) - below)
+            assert rk.loc[name, "rank lo"] <= rk.loc[name, "rank"] <= rk.loc[name, "rank hi"] or above + below == 0
+        assert rk["rank"].tolist() == sorted(rk["rank"].tolist())
+    both = rankings(res)
+    assert set(both["method"]) == {"naive", "ppi++"} and len(both) == 2 * len(runs)

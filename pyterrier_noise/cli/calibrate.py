@@ -44,7 +44,9 @@ design), plan.tsv (the N planned pairs) and plan.run (the same pairs as a TREC r
 
 Writes to DIR: systems.tsv (name, method, and per measure M: M, M se, M lo, M hi), pairs.tsv
 (name, baseline, method, and per measure the difference, se, lo, hi, p-value -- paired over topics
-unless --test collection -- and with --correction the corrected p-value and reject), one
+unless --test collection -- and with --correction the corrected p-value and reject), ranking.tsv
+(per measure and method, each run's rank and a set of ranks [rank lo, rank hi] that holds for all
+runs at once, from the pairs' p-values adjusted by Holm's method, or --correction), one
 intervals-<measure>.png per measure, experiment.json and manifest.json.
 """
 
@@ -141,10 +143,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
                            ap_min_relevant=args.ap_min_relevant, test=args.test, correction=args.correction,
                            correction_alpha=args.correction_alpha, soft=args.soft)
     if args.no_plots:
+        from ..correction.cheap import rankings
         directory.write("systems.tsv", res.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
         directory.write("pairs.tsv", res.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
+        directory.write("ranking.tsv", rankings(res, args.correction_alpha, args.correction or "holm").to_csv(
+            sep="\t", index=False, float_format="%.6g"))
     else:
-        save_result(res, directory)
+        save_result(res, directory, args.correction_alpha, args.correction or "holm")
     info = {"cheap": str(args.cheap), "gold": str(args.gold), "sample": args.sample, "runs": len(runs),
             "measures": res.measures,
             "methods": methods, "design": res.design, "scope": res.scope, "gold_pairs": res.n_gold,
