@@ -392,9 +392,10 @@ class LLMJudge:
         ok = mine[mine["status"] == "ok"].reset_index(drop=True)
         scale = self.template.scale
         probs = np.full((len(ok), len(scale)), np.nan)
-        for i, text in enumerate(ok["probabilities"]):      # one JSON list per labelled pair
-            if isinstance(text, str) and text:
-                probs[i] = json.loads(text)
+        has = ok["probabilities"].notna().to_numpy()
+        if has.any():          # one JSON list of len(scale) numbers per labelled pair, split at once
+            parts = ok.loc[has, "probabilities"].str.strip("[]").str.split(",", expand=True)
+            probs[has] = parts.to_numpy(dtype=np.float64)
         labels = pd.DataFrame({"qid": ok["qid"], "docno": ok["docno"], "label": ok["label"].astype(np.int64)})
         values = np.asarray(scale, dtype=np.float64)
         labels["probability"] = probs[:, values >= self.rel].sum(axis=1)
