@@ -324,3 +324,13 @@ def test_cli_judges_the_candidates_a_session_has_not_judged(tmp_path, served):
                  "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "cand.tsv"), "--quiet"])
     got = read_cheap_qrels(tmp_path / "cand.tsv")
     assert code == 0 and set(zip(got["qid"], got["docno"])) == want and server.stats()["requests"] == len(want)
+
+
+def test_an_unreachable_endpoint_stops_the_run_with_a_sentence(tmp_path):
+    from pyterrier_noise.judges.llm import LLMJudgeError
+    _, truth = _collection(tmp_path, n_topics=1, n_docs=3)
+    topics, docs = _texts(tmp_path)
+    url = f"http://127.0.0.1:{_free_port()}/v1"          # nothing listens there
+    judge = LLMJudge("m", tmp_path / "c.sqlite", base_url=url, api_key="x", retries=1, backoff=0.01, timeout=5)
+    with pytest.raises(LLMJudgeError, match="cannot reach the endpoint .* after 2 attempts"):
+        judge.judge(truth, topics, docs)

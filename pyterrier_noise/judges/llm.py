@@ -10,7 +10,8 @@ already answered and a killed run resumes where it stopped.  Requests go out ``c
 time; 429, 408/409, 5xx, timeouts and connection errors are retried with exponential backoff (and
 the server's ``Retry-After``); an answer without exactly one parsable label is kept as
 ``malformed`` and counted, never turned into a label.  The API key comes from the environment (or
-the ``api_key`` argument) and is neither printed nor stored.
+the ``api_key`` argument) and is neither printed nor stored.  A refused key, an unknown model or an
+endpoint that cannot be reached stops the run (:class:`LLMJudgeError`); the answers so far stay cached.
 """
 from __future__ import annotations
 
@@ -501,6 +502,10 @@ class LLMJudge:
                 return self._row(item, resp, time.perf_counter() - t0, stats)
             stats["retries"] += attempt < self.retries
             stats["retry_reasons"][reason] = stats["retry_reasons"].get(reason, 0) + (attempt < self.retries)
+        if reason == "connection":      # nothing listens there: every other pair would wait as long
+            raise LLMJudgeError(f"cannot reach the endpoint {self.base_url or '(the openai default)'} after "
+                                f"{self.retries + 1} attempts ({detail[:160]}); check --base-url and that the "
+                                f"server runs (the answers so far are in the cache)")
         return {"qid": item["qid"], "docno": item["docno"], "status": reason,
                 "detail": f"no answer after {self.retries + 1} attempts ({detail[:160]})"}
 
