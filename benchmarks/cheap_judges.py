@@ -31,6 +31,13 @@ and counted in ``valid`` (the share of studies with an estimate).  ``--ap-min-re
 minimum off, to measure the estimator where it is not valid; each row reports ``relevant_per_topic``,
 the mean number of sampled relevant pairs per topic.
 
+``--sampling srs`` draws a plain simple random sample of pairs instead of the stratified plan and
+analyses it as ``calibrate`` does a gold file given without a design: post-stratified by cheap label
+x rank weight (``correction.design.post_stratify``); ``--sampling srs-pooled`` analyses the same
+samples as one stratum (the analysis before post-stratification), for comparison.  ``--sampling
+active`` draws by the active design, with a probability column that is over-confident: each pair's
+stated error is uniform on 1-30% whatever its actual error (about 36% on average).
+
 A second, rank-independent judge (``--judges flat``: the deep-rank confusion for every pair, the
 assumption of Goldberg et al. 2017) shows when their correction works.
 
@@ -65,6 +72,7 @@ matrix that carries weight in the measure is not identified by the gold sample (
 Usage:  python benchmarks/cheap_judges.py [--studies 500] [--budgets 100,300,1000] [--topic-budgets 4,8]
         [--pairs 500] [--judges rank,flat] [--measures 'P@10,RBP(p=0.8),nDCG@10'] [--designs pairs,topics]
         [--methods naive,goldberg,ppi,ppi++,gold] [--goldberg-variants 10] [--seed 0]
+        [--sampling stratified|srs|srs-pooled]
         (writes benchmarks/results/cheap_judges.json)
 """
 from __future__ import annotations
@@ -228,6 +236,14 @@ def main() -> int:
                     help="forms of Goldberg et al.'s correction: BINS[:SE], BINS none or rank-bin edges joined by "
                          "'-' (e.g. 10 or 10-100), SE delta (default) or bootstrap")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--soft", action="store_true",
+                    help="also 'ppi soft' and 'ppi++ soft' (P@10, RBP): the prediction is the judge's calibrated "
+                         "probability of relevance given its grade and whether a run ranks the pair in its top 10")
+    ap.add_argument("--sampling", default="stratified", choices=["stratified", "srs", "srs-pooled", "active"],
+                    help="the pair design's gold sample: stratified (planned, the default), srs (a simple random "
+                         "sample given without a design: calibrate's analysis, post-stratified by cheap label x "
+                         "rank weight), srs-pooled (the same sample as one stratum, the analysis before post-stratification) "
+                         "or active (the active design with an over-confident probability column)")
     ap.add_argument("--ap-min-relevant", type=float, default=None,
                     help="AP, pair design: the fewest sampled relevant pairs per topic (mean) for an estimate "
                          "(default the package's; 0: no minimum)")
@@ -241,6 +257,7 @@ def main() -> int:
         print(f"real data not available: {DATA} is absent", file=sys.stderr)
         return 2
     from pyterrier_noise.correction import CheapStudy, Estimates, ap_pair, sample_pairs, sample_topics
+    from pyterrier_noise.correction.design import post_stratify
     from pyterrier_noise.correction.estimators import p_value
     from pyterrier_noise.engine import AlignedRuns
     from pyterrier_noise.measures import to_spec
@@ -260,7 +277,9 @@ def main() -> int:
     variants = goldberg_variants(args.goldberg_variants) if "goldberg" in chosen else {}
     base = tuple(m for m in METHODS if m in chosen and m != "goldberg")
     computed = tuple(dict.fromkeys(base + ("gold",)))
-    methods_of = {s: (base + tuple(variants) if s.family in ("P", "DCG", "RBP") else
+    soft_methods = tuple(f"{m} soft" for m in ("ppi", "ppi++") if m in chosen) if args.soft else ()
+    methods_of = {s: (base + tuple(variants) + (soft_methods if s.family in ("P", "RBP") else ())
+                      if s.family in ("P", "DCG", "RBP") else
                       tuple(m for m in RATIO_METHODS if m in chosen)) for s in specs}
     R = aligned.n_runs
     rng = np.random.default_rng(args.seed)
@@ -375,14 +394,40 @@ def main() -> int:
             srng = np.random.default_rng([args.seed, budget, k] + ([1] if judge == "flat" else []))
             cheap = draw_cheap(truth_labels, top, srng, rank_dependent=(judge == "rank"))
             agree.append(float((cheap == truth_labels).mean()))
-            smp = sample_pairs(cheap, budget, design="stratified", importance=importance,
-                               seed=int(srng.integers(2 ** 31)))
+            if args.sampling == "active":     # an over-confident judge: stated error 1-30%, actual about 36%
+                err = srng.uniform(0.01, 0.3, len(cheap))
+                smp = sample_pairs(cheap, budget, design="active", importance=importance,
+                                   probability=np.where(cheap >= 1, 1 - err, err), seed=int(srng.integers(2 ** 31)))
+            elif args.sampling == "stratified":
+                smp = sample_pairs(cheap, budget, design="stratified", importance=importance,
+                                   seed=int(srng.integers(2 ** 31)))
+            else:           # a plain random sample; analysed post-stratified (srs) or as one stratum (srs-pooled)
+                smp = sample_pairs(cheap, budget, design="uniform", seed=int(srng.integers(2 ** 31)))
+                if args.sampling == "srs":
+                    smp = post_stratify(cheap, smp.rows, importance)
             relevant.append(float(np.bincount(aligned.table.topic_index[smp.rows], weights=truth_labels[smp.rows] >= 1,
                                               minlength=T).mean()))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 coll = study.estimate(cheap, truth_labels[smp.rows], smp, methods=computed, scope="collection",
                                       grades=grades)
+                if soft_methods:   # the calibrated P(NIST relevant | cheap grade, top 10): a judge's honest distribution
+                    post = np.zeros((2, 3))
+                    for t in (0, 1):
+                        for c in range(3):
+                            prior = np.bincount(truth_labels[top == bool(t)].astype(int), minlength=3)
+                            conf = CONFUSION_TOP if (t and judge == "rank") else CONFUSION_DEEP
+                            joint = prior * conf[:, c]
+                            post[t, c] = joint[1:].sum() / joint.sum()
+                    q = post[top.astype(int), cheap.astype(int)]
+                    cs = study.estimate(cheap, truth_labels[smp.rows], smp, methods=("ppi", "ppi++"),
+                                        scope="collection", soft=q)
+                    for s in specs:
+                        if s.family in ("P", "RBP"):
+                            for m in soft_methods:
+                                b_ = m.split()[0]
+                                coll[s].systems[m], coll[s].pairs[m] = cs[s].systems[b_], cs[s].pairs[b_]
+                                coll[s].df[m], coll[s].topic_var[m] = cs[s].df[b_], cs[s].topic_var[b_]
                 tops_g = {s: Estimates({}, {}, study.i, study.j, df={}) for s in specs}
                 for label, gst in gstudies.items():
                     c = gst.estimate(cheap, truth_labels[smp.rows], smp, methods=("goldberg",), grades=grades)
@@ -406,8 +451,10 @@ def main() -> int:
                 score(acc, [s], methods_of[s], ref, coll, tops_g)
             if (k + 1) % 100 == 0:
                 print(f"  budget {budget}: {k + 1} studies, {time.time() - t1:.0f} s", flush=True)
-        summarise(acc, specs, names, tuple(dict.fromkeys(base + tuple(variants) + RATIO_METHODS)), ref, budget,
-                  "pairs (stratified)", budget, judge,
+        summarise(acc, specs, names, tuple(dict.fromkeys(base + tuple(variants) + RATIO_METHODS + soft_methods)), ref,
+                  budget,
+                  {"stratified": "pairs (stratified)", "srs": "pairs (SRS, post-stratified)",
+                   "srs-pooled": "pairs (SRS, one stratum)", "active": "pairs (active)"}[args.sampling], budget, judge,
                   dict(relevant_per_topic=float(np.mean(relevant)), ap_min_relevant=ap_pair.MIN_RELEVANT_PER_TOPIC))
         print(f"{judge} judge, budget {budget}: cheap judge agrees with NIST on {np.mean(agree):.1%} of pairs; "
               f"{time.time() - t1:.0f} s", flush=True)

@@ -84,14 +84,15 @@ def all_samples(sample: GoldSample):
 # ------------------------------------------------------------------------------------------------
 # designs: inclusion probabilities and unbiasedness by exact enumeration
 
-@pytest.mark.parametrize("design", ["uniform", "stratified"])
+@pytest.mark.parametrize("design", ["uniform", "stratified", "active"])
 def test_fixed_size_designs_inclusion_probabilities_and_unbiased_ht(design):
     rng = np.random.default_rng(3)
     N = 9
     cheap = rng.integers(0, 3, N).astype(float)
     imp = rng.random(N)
     z = rng.normal(size=(N, 2))                       # two totals at once
-    smp = sample_pairs(cheap, 5, design=design, importance=imp, n_bins=2, seed=1)
+    prob = rng.random(N) if design == "active" else None
+    smp = sample_pairs(cheap, 5, design=design, importance=imp, probability=prob, n_bins=2, seed=1)
     assert len(smp) == 5
     incl = np.zeros(N)
     mean = np.zeros(2)
@@ -107,30 +108,27 @@ def test_fixed_size_designs_inclusion_probabilities_and_unbiased_ht(design):
     np.testing.assert_allclose(mean, z.sum(axis=0), atol=1e-12)       # HT is unbiased under the design
     true_cov = second - np.outer(mean, mean)
     np.testing.assert_allclose(mean_var_hat, true_cov, atol=1e-10)       # and so is its covariance estimator
-    if design == "stratified":
+    if design != "uniform":
         assert smp.stratum_all.max() >= 1                                 # the test really had several strata
 
 
-def test_active_design_poisson_is_unbiased_and_favours_uncertain_important_pairs():
+def test_active_design_favours_uncertain_important_pairs_and_keeps_half_uniform():
+    """The active design (stratified, Neyman's allocation by importance x uncertainty mixed half and half
+    with proportional allocation): more pairs where the judge is unsure and the pair weighs, and every
+    stratum at least about half its proportional share, however over-confident the judge."""
     rng = np.random.default_rng(5)
-    N = 8
-    prob = np.array([0.5, 0.5, 0.95, 0.02, 0.5, 0.9, 0.1, 0.6])
-    imp = np.array([1.0, 0.1, 1.0, 1.0, 2.0, 0.5, 0.3, 1.0])
-    smp = sample_pairs(np.zeros(N), 3, design="active", importance=imp, probability=prob, seed=0)
-    assert smp.pi_all.sum() == pytest.approx(3.0)
-    assert smp.pi_all[4] > smp.pi_all[0] > smp.pi_all[1]     # importance, at equal uncertainty
-    assert smp.pi_all[0] > smp.pi_all[2]                     # uncertainty, at equal importance
-    z = rng.normal(size=(N, 2))
-    mean = np.zeros(2)
-    second = np.zeros((2, 2))
-    var_hat = np.zeros((2, 2))
-    for s, p in all_samples(smp):
-        est = (z[s.rows] / s.pi[:, None]).sum(axis=0)
-        mean += p * est
-        second += p * np.outer(est, est)
-        var_hat += p * ht_covariance(z[s.rows], s)
-    np.testing.assert_allclose(mean, z.sum(axis=0), atol=1e-10)
-    np.testing.assert_allclose(var_hat, second - np.outer(mean, mean), atol=1e-10)
+    N = 400
+    cheap = rng.integers(0, 2, N).astype(float)
+    imp = rng.random(N)
+    sure = rng.random(N) < 0.8
+    prob = np.where(sure, np.where(cheap > 0, 0.999, 0.001), 0.5)       # an over-confident judge
+    smp = sample_pairs(cheap, 60, design="active", importance=imp, probability=prob, seed=0)
+    assert len(smp) == 60 and smp.stratum_all is not None and (smp.stratum >= 0).all()
+    assert smp.pi_all[~sure].mean() > 2 * smp.pi_all[sure].mean()
+    sizes = np.bincount(smp.stratum_all)
+    taken = np.bincount(smp.stratum, minlength=len(sizes))
+    assert (taken >= np.minimum(np.floor(0.5 * 60 * sizes / N), sizes)).all()
+    assert (taken >= np.minimum(sizes, 2)).all()
 
 
 def test_sample_pairs_refuses_bad_input():
@@ -419,7 +417,7 @@ def test_cheap_experiment_frames_and_warning():
     gold = truth.sample(10, random_state=1)
     with pytest.warns(UserWarning, match="not estimated"):
         res = cheap_experiment(runs, cheap, gold, ["P@3", "nDCG@3"])
-    assert res.design == "uniform"
+    assert res.design == "post-stratified"   # a simple random sample, post-stratified
     assert list(res.systems.columns[:6]) == ["name", "method", "P@3", "P@3 se", "P@3 lo", "P@3 hi"]
     assert len(res.systems) == 3 * 5 and len(res.pairs) == 3 * 5
     assert {"name", "baseline", "method", "P@3 p-value"} <= set(res.pairs.columns)

@@ -26,6 +26,7 @@ import pytest
 
 from pyterrier_noise._warnings import CorrectionWarning
 from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, corrected_from_mass
+from pyterrier_noise.correction.design import post_stratify
 from pyterrier_noise.correction.estimates import (calibration_bootstrap_var, corrected_from_strata,
                                                   _calibration_terms)
 from pyterrier_noise.correction.estimators import goldberg_strata_fit, measure_gains
@@ -257,7 +258,7 @@ def test_cheap_experiment_passes_the_rank_bins():
     rows = np.sort(np.r_[cal, ev[:1]])          # not whole topics only: a (uniform) sample of pairs
     cheap = frame[["qid", "docno"]].assign(label=cheap_labels)
     goldq = frame[["qid", "docno"]].iloc[rows].assign(label=gold[rows])
-    smp = uniform_sample(rows, len(gold))
+    smp = post_stratify(cheap_labels, rows, st.importance())   # no design given: SRS, post-stratified
     flat = CheapStudy(st.aligned, st.specs, goldberg_rank_bins=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -19,7 +19,7 @@ COMMANDS = {
     "eval": "eval", "demo": "demo", "perturb": "perturb", "robustness": "robustness", "select": "select",
     "judge": "judge", "band": "ties", "round": "ties", "ties": "ties", "phi-match": "phi_match",
     "pairwise": "pairwise", "report": "report", "calibrate": "calibrate", "reproduce": "reproduce", "serve": "serve",
-    "versions": "versions",
+    "versions": "versions", "llm-judge": "llm_judge",
 }
 
 #: commands that, run as a program, run without garbage collections (bounded runs that leave

@@ -31,15 +31,22 @@ CALIBRATE_EXAMPLES = """examples:
 pairs, or a judging session file (.sqlite).  --sample: the design.tsv of a --plan step (each pair's
 inclusion probability and stratum).  Without --sample: if the gold qrels judge every cheap-judged
 pair of at least two topics, the topics are the sample (topic design: every measure, PPI over
-topics); otherwise the gold pairs are taken as a simple random sample of the cheap-judged pairs
-(pair design: P@k, DCG@k and RBP by every method; nDCG@k and AP by every method but goldberg,
-through ratio estimators with linearised variances; RR needs the topic design).
+topics; said in a warning); otherwise the gold pairs are taken as a simple random sample of the
+cheap-judged pairs, post-stratified by cheap label x rank weight (pair design: P@k, DCG@k and RBP
+by every method; nDCG@k and AP by every method but goldberg, through ratio estimators with
+linearised variances; RR needs the topic design).  A gold file implausible as a random sample (drawn
+from the top ranks, from some topics or some cheap labels) is warned about (p < 1e-3) or refused
+(p < 1e-9); --sample srs declares it random.  Estimates and interval ends are kept in the measure's
+range ([0, 1]; DCG >= 0).
 
 --plan N writes to DIR: design.tsv (every cheap-judged pair: qid, docno, pi, stratum, planned,
 design), plan.tsv (the N planned pairs) and plan.run (the same pairs as a TREC run, for `judge`).
 
 Writes to DIR: systems.tsv (name, method, and per measure M: M, M se, M lo, M hi), pairs.tsv
-(name, baseline, method, and per measure the difference, se, lo, hi, p-value), one
+(name, baseline, method, and per measure the difference, se, lo, hi, p-value -- paired over topics
+unless --test collection -- and with --correction the corrected p-value and reject), ranking.tsv
+(per measure and method, each run's rank and a set of ranks [rank lo, rank hi] that holds for all
+runs at once, from the pairs' p-values adjusted by Holm's method, or --correction), one
 intervals-<measure>.png per measure, experiment.json and manifest.json.
 """
 
@@ -64,10 +71,12 @@ def register_cli(subparsers: Any) -> None:
                    help="plan a gold sample of N pairs instead of calibrating (writes design.tsv, plan.tsv, plan.run)")
     p.add_argument("--design", choices=["uniform", "stratified", "active"], default="stratified",
                    help="with --plan: uniform (simple random sample), stratified (cheap label x rank weight; "
-                        "default) or active (where the cheap judge is unsure and the pair matters; Takehi et al. "
-                        "2024)")
+                        "default) or active (stratified; half the budget where the cheap judge is unsure and the "
+                        "pair matters, after Zrnic and Candes 2024, half uniform)")
     p.add_argument("--sample", default=None, metavar="DESIGN.tsv",
-                   help="the design.tsv written by --plan: its inclusion probabilities weight the gold pairs")
+                   help="the design.tsv written by --plan: its inclusion probabilities weight the gold pairs; or "
+                        "'srs': the gold pairs are a simple random sample of the cheap-judged pairs (declared: not "
+                        "checked)")
     p.add_argument("--seed", type=int, default=0, help="with --plan: random seed (default 0)")
     p.add_argument("--method", default="naive,goldberg,ppi,ppi++,gold",
                    help=f"comma-separated methods among {', '.join(METHODS)} (default all)")
@@ -75,6 +84,15 @@ def register_cli(subparsers: Any) -> None:
                    help="collection: the mean over these topics as the gold judge would score them (default); "
                         "topics: the population of topics (adds topic sampling)")
     p.add_argument("--alpha", type=float, default=0.05, help="the intervals are 1 - alpha (default 0.05)")
+    p.add_argument("--test", choices=["topics", "collection"], default="topics",
+                   help="the pairs' p-values: topics (default): paired over topics, the difference's variance "
+                        "includes topic sampling (what a paired t-test over topics asks); collection: the "
+                        "difference on these topics only (the gold sample's noise alone)")
+    p.add_argument("--correction", choices=list(options.CORRECTIONS), default=None,
+                   help="multiple-comparison correction of the pairs' p-values, per method and measure (as "
+                        "pt.Experiment): adds 'M p-value corrected' and 'M reject' (default none)")
+    p.add_argument("--correction-alpha", type=float, default=0.05,
+                   help="with --correction: reject where the corrected p-value <= this (default 0.05)")
     p.add_argument("--goldberg-rank-bins", default="10", metavar="EDGES",
                    help="goldberg: one confusion matrix per band of each pair's best rank over the runs, the "
                         "bands' upper edges comma-separated (default 10: ranks 1-10 and 11+; 'none': one matrix "
@@ -82,6 +100,9 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("--ap-min-relevant", type=float, default=None, metavar="N",
                    help="AP under the pair design needs N gold-relevant sampled pairs per topic on average "
                         "(default 10; below it AP is not estimated, with a warning; 0 turns the check off)")
+    p.add_argument("--soft", action="store_true",
+                   help="ppi / ppi++ use the cheap labels' probability column (P(relevant), e.g. llm-judge's from "
+                        "the logprobs) as the prediction for P@k and RBP, instead of the hard label")
     p.add_argument("--no-plots", action="store_true", help="write the TSV files only")
     p.set_defaults(handler=_cmd_calibrate)
 
@@ -119,16 +140,21 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             gold = session.judged_qrels()[["qid", "docno", "label"]]
     res = cheap_experiment(runs, args.cheap, gold, args.measures, methods=methods, scope=args.scope,
                            alpha=args.alpha, sample=args.sample, goldberg_rank_bins=_rank_bins(args.goldberg_rank_bins),
-                           ap_min_relevant=args.ap_min_relevant)
+                           ap_min_relevant=args.ap_min_relevant, test=args.test, correction=args.correction,
+                           correction_alpha=args.correction_alpha, soft=args.soft)
     if args.no_plots:
+        from ..correction.cheap import rankings
         directory.write("systems.tsv", res.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
         directory.write("pairs.tsv", res.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
+        directory.write("ranking.tsv", rankings(res, args.correction_alpha, args.correction or "holm").to_csv(
+            sep="\t", index=False, float_format="%.6g"))
     else:
-        save_result(res, directory)
+        save_result(res, directory, args.correction_alpha, args.correction or "holm")
     info = {"cheap": str(args.cheap), "gold": str(args.gold), "sample": args.sample, "runs": len(runs),
             "measures": res.measures,
             "methods": methods, "design": res.design, "scope": res.scope, "gold_pairs": res.n_gold,
-            "alpha": args.alpha, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins),
+            "alpha": args.alpha, "test": args.test, "correction": args.correction,
+            "correction_alpha": args.correction_alpha, "soft": args.soft, "goldberg_rank_bins": _rank_bins(args.goldberg_rank_bins),
             "ap_min_relevant": args.ap_min_relevant}
     directory.write("experiment.json", json.dumps(info, indent=1) + "\n")
     directory.finish()

@@ -8,10 +8,12 @@ Methods (see :mod:`.estimators`): ``naive`` (today's practice), ``goldberg`` (Go
 * ``systems``: ``name, method`` then, for each measure ``M``, columns ``M`` (estimate),
   ``M se``, ``M lo``, ``M hi`` (the ``1 - alpha`` interval);
 * ``pairs``: ``name, baseline, method`` then ``M`` (difference name minus baseline), ``M se``,
-  ``M lo``, ``M hi``, ``M p-value`` (two-sided; the naive one is the paired t-test).
+  ``M lo``, ``M hi``, ``M p-value`` (two-sided; by default paired over topics, the naive one the
+  paired t-test), and with ``correction=`` also ``M p-value corrected`` and ``M reject``.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -26,7 +28,7 @@ from .ap_pair import AP_FAMILIES
 from .design import GoldSample
 from .estimators import GOLDBERG_RANK_BINS, METHODS, CheapStudy, Scope, p_value
 
-__all__ = ["cheap_experiment", "CheapResult", "plan_gold_sample"]
+__all__ = ["cheap_experiment", "CheapResult", "plan_gold_sample", "measure_range", "rankings"]
 
 
 @dataclass(eq=False)
@@ -40,6 +42,39 @@ class CheapResult:
     measures: list[str]
     n_gold: int
     study: CheapStudy = field(repr=False)
+
+    def ranking(self, measure: str | None = None, method: str = "ppi++", alpha: float = 0.05,
+                correction: str = "holm") -> pd.DataFrame:
+        """The runs ranked by ``method``'s estimate of ``measure``, each with a set of ranks that holds
+        for every run at once with probability about ``1 - alpha``: ``rank lo`` is 1 plus the number of
+        runs significantly better than it, ``rank hi`` the number of runs minus those significantly
+        worse, with the pairs' p-values (paired over topics by default, see ``test``) adjusted by
+        ``correction`` (Holm 1979 by default: family-wise error over all pairs, hence simultaneous).
+        A simpler, more conservative method than prediction-powered ranking (Chatzi et al. 2024)."""
+        from ..stats import correct_pvalues
+        measure = measure or self.measures[0]
+        if measure not in self.measures:
+            raise InputError(f"measure {measure!r} is not one of {self.measures}")
+        check_choice("method", method, sorted(set(self.systems["method"])))
+        alpha = check_probability("alpha", alpha)
+        sys_ = self.systems[self.systems["method"] == method].reset_index(drop=True)
+        pr = self.pairs[self.pairs["method"] == method]
+        names = list(sys_["name"])
+        pos = {n: k for k, n in enumerate(names)}
+        i, j = pr["name"].map(pos).to_numpy(), pr["baseline"].map(pos).to_numpy()
+        p = pr[f"{measure} p-value"].to_numpy(dtype=np.float64)
+        sig = np.zeros(len(p), dtype=bool)
+        finite = np.isfinite(p)
+        if finite.any():
+            sig[finite] = correct_pvalues(p[finite], correction) <= alpha
+        d = pr[measure].to_numpy(dtype=np.float64)
+        R = len(names)
+        better = np.bincount(i[sig & (d < 0)], minlength=R) + np.bincount(j[sig & (d > 0)], minlength=R)
+        worse = np.bincount(i[sig & (d > 0)], minlength=R) + np.bincount(j[sig & (d < 0)], minlength=R)
+        est = sys_[measure].to_numpy(dtype=np.float64)
+        out = pd.DataFrame({"name": names, measure: est, "rank": pd.Series(-est).rank(method="min").to_numpy(),
+                            "rank lo": 1 + better, "rank hi": R - worse})
+        return out.sort_values(["rank", "name"]).reset_index(drop=True)
 
     def plot(self, measure: str | None = None, save: Any = None) -> Any:
         """Intervals per system, one marker colour per method (a matplotlib Figure)."""
@@ -81,16 +116,26 @@ def _gold_rows(table: Any, gold: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return m["row"].to_numpy(dtype=np.int64), m["label"].to_numpy(dtype=np.float64)
 
 
-def _design(table: Any, rows: np.ndarray, sample: Any) -> tuple[str, Any]:
-    """The design: the given sample, whole topics (topic design) or a simple random sample of pairs."""
+#: an undeclared gold sample whose plausibility as a simple random sample (:func:`srs_plausibility`) is below
+#: the first is analysed with a warning, below the second refused
+SRS_WARN_P, SRS_REFUSE_P = 1e-3, 1e-9
+_ADVICE = ("pass the design it was drawn by (calibrate --sample design.tsv, from --plan), judge a random sample "
+           "(calibrate --plan N --design uniform), or declare it a simple random sample (--sample srs)")
+
+
+def _design(table: Any, rows: np.ndarray, sample: Any, importance: np.ndarray) -> tuple[str, Any]:
+    """The design: the given sample, whole topics (topic design) or a simple random sample of pairs,
+    post-stratified (:func:`~pyterrier_noise.correction.design.post_stratify`)."""
+    from .design import post_stratify, srs_plausibility
     N = len(table)
-    if isinstance(sample, (str, Path)):
+    declared = isinstance(sample, str) and sample.lower() in ("srs", "uniform")
+    if isinstance(sample, (str, Path)) and not declared:
         src = str(sample)
         sample = GoldSample.from_design_frame(table, pd.read_csv(sample, sep="\t", dtype={"qid": str, "docno": str}),
                                               rows, source=src)
     elif isinstance(sample, pd.DataFrame):
         sample = GoldSample.from_design_frame(table, sample, rows)
-    if sample is not None:
+    if isinstance(sample, GoldSample):
         if sample.n_rows != N or not np.array_equal(np.sort(rows), sample.rows):
             raise InputError(f"the gold qrels must label exactly the {len(sample)} pairs of the sample "
                              f"(got {len(rows)} gold pairs)")
@@ -98,13 +143,34 @@ def _design(table: Any, rows: np.ndarray, sample: Any) -> tuple[str, Any]:
     per_topic = np.bincount(table.topic_index[rows], minlength=len(table.topics))
     size = np.diff(table.topic_start)
     gold_topics = np.flatnonzero(per_topic > 0)
-    if len(gold_topics) >= 2 and (per_topic[gold_topics] == size[gold_topics]).all():
+    if not declared and len(gold_topics) >= 2 and (per_topic[gold_topics] == size[gold_topics]).all():
+        _warn(f"the gold qrels judge every cheap-judged pair of {len(gold_topics)} topics and none of the other "
+              f"{len(size) - len(gold_topics)}: analysed by the topic design (those topics a random sample of the "
+              f"topics); if the gold pairs were drawn at random among the pairs instead, pass --sample srs "
+              f"(sample='srs')")
         return "topics", gold_topics
-    n = len(rows)
-    pi = np.full(n, n / N)
-    factor = np.full(n, N ** 2 * (1 - n / N) / (n * (n - 1.0)) if n > 1 else 0.0)
-    return "pairs", GoldSample(np.sort(rows), pi, factor, np.zeros(n, dtype=np.int64), np.full(N, n / N),
-                               "uniform", N, np.zeros(N, dtype=np.int64))
+    if len(rows) < 2:
+        raise InputError(f"a gold sample of {len(rows)} pair(s): at least 2 are needed for a variance")
+    if not declared:
+        test = srs_plausibility(rows, table.labels, importance, table.topic_index)
+        if test["p"] < SRS_WARN_P:
+            worst = min((k for k in test if k != "p"), key=test.get)
+            what = {"importance": "concentrated in some ranks (importance to the runs' scores)",
+                    "cheap label": "spread over the cheap labels unlike the cheap-judged pairs",
+                    "topic": "spread over the topics unlike the cheap-judged pairs"}[worst]
+            msg = (f"the {len(rows)} gold pairs do not look like a simple random sample of the {N} cheap-judged "
+                   f"pairs: they are {what} (p = {test['p']:.2g}); estimates that take them for one are biased")
+            if test["p"] < SRS_REFUSE_P:
+                raise InputError(f"{msg}; {_ADVICE}")
+            _warn(f"{msg}; {_ADVICE}")
+    return "pairs", post_stratify(table.labels, rows, importance)
+
+
+def measure_range(spec: Any) -> tuple[float, float]:
+    """The range of a measure's values: ``[0, 1]`` for P@k, RBP, nDCG, AP, RR, INST and INSQ, ``[0, inf)`` for DCG.
+    :func:`cheap_experiment` clips its estimates and interval ends to it (and differences to
+    ``[-(b - a), b - a]``); the standard errors and p-values are those of the unclipped estimates."""
+    return (0.0, float("inf")) if spec.family == "DCG" else (0.0, 1.0)
 
 
 def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], *,
@@ -113,7 +179,9 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
                      alpha: float = 0.05,
                      names: Sequence[str] | None = None,
                      goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
-                     ap_min_relevant: float | None = None) -> CheapResult:
+                     ap_min_relevant: float | None = None, test: Scope = "topics",
+                     correction: str | None = None, correction_alpha: float = 0.05,
+                     soft: bool = False) -> CheapResult:
     """Scores with intervals per system, and differences with p-values per pair, from cheap labels.
 
     Args:
@@ -124,9 +192,12 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         methods: any of ``naive, goldberg, gold, ppi, ppi++``.
         sample: the :class:`~pyterrier_noise.correction.GoldSample` the gold pairs were drawn by
             (its inclusion probabilities weight them), or its design frame (:func:`plan_gold_sample`,
-            :meth:`GoldSample.design_frame`; a frame or a TSV file); default: whole topics if the gold qrels
-            judge every cheap-judged pair of at least two topics (topic design), else a simple
-            random sample of pairs.
+            :meth:`GoldSample.design_frame`; a frame or a TSV file), or ``"srs"``: a simple random
+            sample of the cheap-judged pairs, declared.  Default (``None``): whole topics if the gold
+            qrels judge every cheap-judged pair of at least two topics (topic design, with a
+            warning), else a simple random sample of pairs -- checked (:func:`srs_plausibility`:
+            warned below p = 1e-3, refused below 1e-9).  A simple random sample is post-stratified
+            by the cheap label and the pair's rank weight (:func:`post_stratify`).
         scope: ``"collection"``: intervals for the mean over these topics as the gold judge would
             score them; ``"topics"``: for the population of topics (adds topic sampling).
         alpha: the intervals are ``1 - alpha``.
@@ -135,6 +206,19 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             per bin; ``None``: one matrix for every pair, as in the paper (see :class:`CheapStudy`).
         ap_min_relevant: AP under the pair design needs this many gold-relevant sampled pairs per
             topic on average (default ``None``: 10; 0 turns the check off; see :class:`CheapStudy`).
+        test: the pairs' p-values: ``"topics"`` (default), paired over topics -- the difference's
+            variance includes topic sampling, the question a paired t-test over topics answers and
+            the one researchers usually mean; ``"collection"``: the difference on these topics as
+            the gold judge would score them (only the gold sample's noise).  The intervals follow
+            ``scope``.
+        correction: adjust each method's and measure's p-values over the pairs of runs:
+            ``"bonferroni"``, ``"holm"`` (Holm 1979) or ``"fdr_bh"`` (Benjamini and Hochberg 1995),
+            as ``pt.Experiment(correction=...)``; adds ``M p-value corrected`` and ``M reject``
+            (``p-value corrected <= correction_alpha``).
+        soft: use the cheap labels' ``probability`` column (the judge's probability that the pair is
+            relevant, e.g. ``llm-judge``'s, from the LLM's label distribution) as the prediction of
+            P@k's and RBP's binary gains in ``ppi`` and ``ppi++`` under the pair design, instead of
+            the hard label's gain (see :meth:`CheapStudy.estimate`); other measures keep hard labels.
 
     Pair design: P@k, DCG@k and RBP by every method; nDCG@k by every method but ``goldberg`` (a
     ratio estimator: rectified DCG over the ideal DCG of the rectified grade counts, per topic,
@@ -152,7 +236,12 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     for m in methods:
         check_choice("method", m, METHODS)
     check_choice("scope", scope, ("collection", "topics"))
+    check_choice("test", test, ("collection", "topics"))
+    if correction is not None:
+        from ..stats import CORRECTIONS
+        check_choice("correction", correction, CORRECTIONS)
     alpha = check_probability("alpha", alpha)
+    correction_alpha = check_probability("correction_alpha", correction_alpha)
     cheap_q = read_cheap_qrels(cheap)
     gold_q = read_qrels(gold)
     if isinstance(runs, (list, tuple)) and runs and isinstance(runs[0], pd.DataFrame):
@@ -169,15 +258,33 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     study = CheapStudy(aligned, specs, goldberg_rank_bins=goldberg_rank_bins, ap_min_relevant=ap_min_relevant)
     table = aligned.table
     rows, labels = _gold_rows(table, gold_q)
-    design, smp = _design(table, rows, sample)
+    importance = study.importance()
+    if np.ptp(importance) == 0:      # no linear measure: the pair's best rank over the runs tells its weight
+        importance = np.where(np.isfinite(study.best_rank), 1.0 / study.best_rank, 0.0)
+    design, smp = _design(table, rows, sample, importance)
     cheap_labels = table.labels
     if design == "pairs":
         order = np.argsort(rows)
-        est = study.estimate(cheap_labels, labels[order], smp, methods=methods, scope=scope)
+        given = labels[order]
     else:
-        full = np.full(len(table), np.nan)
-        full[rows] = labels
-        est = study.estimate(cheap_labels, full, smp, methods=methods, scope=scope)
+        given = np.full(len(table), np.nan)
+        given[rows] = labels
+    soft_gain = None
+    if soft:
+        if "probability" not in cheap_q.columns:
+            raise InputError("soft=True (--soft) needs a probability column in the cheap labels (the judge's "
+                             "probability that the pair is relevant; llm-judge writes one from the logprobs)")
+        soft_gain = table.frame[["qid", "docno"]].merge(cheap_q[["qid", "docno", "probability"]],
+                                                        on=["qid", "docno"], how="left")["probability"].to_numpy()
+        if ((soft_gain < 0) | (soft_gain > 1)).any():
+            raise InputError("soft=True: the cheap labels' probability column must hold probabilities in [0, 1]")
+    est = study.estimate(cheap_labels, given, smp, methods=methods, scope=scope, soft=soft_gain)
+    if test == scope:
+        est_test = est
+    else:                  # the p-values' scope: the same estimates, another variance (warned once already)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est_test = study.estimate(cheap_labels, given, smp, methods=methods, scope=test, soft=soft_gain)
     run_names = aligned.run_names
     sys_rows, pair_rows = [], []
     unavailable: list[str] = []
@@ -195,10 +302,21 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
             q, dq = e.quantile(m, "systems", alpha), e.quantile(m, "pairs", alpha)
             lo, hi = v - q * se, v + q * se
             dlo, dhi = dv - dq * dse, dv + dq * dse
-            p = p_value(dv, dse, e.df[m][1] if e.df and m in e.df else None)
+            et = est_test[spec]
+            tv, tse = et.pairs[m]
+            p = p_value(tv, tse, et.df[m][1] if et.df and m in et.df else None)
+            a, b = measure_range(spec)          # estimates and interval ends in the measure's range
+            v, lo, hi = np.clip(v, a, b), np.clip(lo, a, b), np.clip(hi, a, b)
+            dv, dlo, dhi = np.clip(dv, a - b, b - a), np.clip(dlo, a - b, b - a), np.clip(dhi, a - b, b - a)
             srow[name], srow[f"{name} se"], srow[f"{name} lo"], srow[f"{name} hi"] = v, se, lo, hi
             prow[name], prow[f"{name} se"], prow[f"{name} lo"], prow[f"{name} hi"] = dv, dse, dlo, dhi
             prow[f"{name} p-value"] = p
+            if correction is not None:
+                from ..stats import correct_pvalues
+                pc = correct_pvalues(p, correction) if len(p) else p
+                prow[f"{name} p-value corrected"] = pc
+                with np.errstate(invalid="ignore"):
+                    prow[f"{name} reject"] = pc <= correction_alpha
         sys_rows.append(srow)
         pair_rows.append(prow)
     if unavailable:
@@ -246,13 +364,30 @@ def plan_gold_sample(runs: Any, cheap: Any, measures: Sequence[Any], n: int, *, 
     return smp.design_frame(table)
 
 
-def save_result(result: CheapResult, directory: Any) -> list[str]:
-    """Write ``systems.tsv``, ``pairs.tsv`` and one ``intervals-<measure>.png`` per measure into an
-    open :class:`~pyterrier_noise._output.OutputDirectory`; returns the file names."""
+def rankings(result: CheapResult, alpha: float = 0.05, correction: str = "holm") -> pd.DataFrame:
+    """:meth:`CheapResult.ranking` of every measure and method, stacked (``measure, method, name, estimate,
+    rank, rank lo, rank hi``); a measure a method did not estimate is left out."""
+    frames = []
+    for m in result.measures:
+        for meth in dict.fromkeys(result.systems["method"]):
+            r = result.ranking(m, meth, alpha, correction)
+            if r[m].notna().any():
+                frames.append(r.rename(columns={m: "estimate"}).assign(measure=m, method=meth))
+    cols = ["measure", "method", "name", "estimate", "rank", "rank lo", "rank hi"]
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
+
+def save_result(result: CheapResult, directory: Any, alpha: float = 0.05, correction: str = "holm") -> list[str]:
+    """Write ``systems.tsv``, ``pairs.tsv``, ``ranking.tsv`` (:func:`rankings` at ``alpha`` with
+    ``correction``) and one ``intervals-<measure>.png`` per measure into an open
+    :class:`~pyterrier_noise._output.OutputDirectory`; returns the file names."""
     files = []
     directory.write("systems.tsv", result.systems.to_csv(sep="\t", index=False, float_format="%.6g"))
     directory.write("pairs.tsv", result.pairs.to_csv(sep="\t", index=False, float_format="%.6g"))
     files += ["systems.tsv", "pairs.tsv"]
+    directory.write("ranking.tsv", rankings(result, alpha, correction).to_csv(sep="\t", index=False,
+                                                                              float_format="%.6g"))
+    files.append("ranking.tsv")
     for m in result.measures:
         safe = "".join(c if c.isalnum() or c in "@.=-" else "_" for c in m)
         name = f"intervals-{safe}.png"

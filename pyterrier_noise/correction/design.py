@@ -11,10 +11,14 @@ Horvitz-Thompson estimator ``sum_{i in S} z_i / pi_i`` of a total ``sum_j z_j`` 
   proportion to the stratum's size times its mean importance, at least two pairs (or the whole
   stratum) per stratum so that every pair can be drawn and every stratum has a variance (with too
   small a budget the importance bins, then the label strata, are merged);
-* ``"active"``: Poisson sampling with ``pi`` proportional to importance times the cheap judge's
-  uncertainty (``sqrt(q (1 - q))`` of its probability ``q`` when given, else of the stratum's
-  disagreement rate), capped at 1 -- human effort goes where the cheap judge is unsure and the
-  pair matters to the comparison, in the spirit of LARA (Takehi et al. 2024).
+* ``"active"``: the stratified design's strata, each split into the pairs the cheap judge is
+  sure and unsure of (``sqrt(q (1 - q))`` of its probability ``q``, above or below its median,
+  when a probability is given), with half the budget allocated by Neyman's rule taking the
+  residual's spread as importance times uncertainty (the stratified form of the variance-optimal
+  rule of Zrnic and Candes 2024) and half in proportion to the strata's sizes (uniform), at least
+  two pairs per stratum -- human effort goes where the cheap judge is unsure and the pair
+  matters (as LARA, Takehi et al. 2024), while an over-confident judge cannot starve a stratum,
+  and the variance is the stratified one (with its pooled model, it cannot collapse to 0).
 
 :func:`planned_selector` makes a judging session serve the planned pairs to the human judges.
 
@@ -33,9 +37,13 @@ import pandas as pd
 from .._validation import InputError, check_choice, check_int
 
 __all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "ht_df", "DESIGNS", "PlannedSelector",
-           "planned_selector"]
+           "planned_selector", "post_stratify", "srs_plausibility", "MIN_POST_STRATUM"]
 
 DESIGNS = ("uniform", "stratified", "active")
+#: the fewest gold pairs a post-stratum keeps (:func:`post_stratify` merges neighbouring strata below it)
+MIN_POST_STRATUM = 10
+#: the share of an active design's budget allocated in proportion to the strata's sizes (uniform)
+ACTIVE_MIX = 0.5
 Design = Literal["uniform", "stratified", "active"]
 
 
@@ -213,7 +221,8 @@ def sample_pairs(cheap: Any, n: int, *, design: Design = "stratified", importanc
         design: ``"uniform"``, ``"stratified"`` or ``"active"`` (see the module doc).
         importance: a weight per row, e.g. the total rank weight of the pair over the runs (from
             :func:`pair_weights`); default equal.
-        probability: the cheap judge's probability that the pair is relevant (``"active"`` only).
+        probability: the cheap judge's probability that the pair is relevant (``"active"`` only;
+            without it, active allocates by importance alone, half of it uniformly).
         n_bins: importance bins crossed with the cheap labels (``"stratified"``).
         seed: the random seed (default 0).
     """
@@ -227,29 +236,35 @@ def sample_pairs(cheap: Any, n: int, *, design: Design = "stratified", importanc
     if imp.shape != (N,) or not np.isfinite(imp).all() or (imp < 0).any():
         raise InputError(f"importance must be {N} finite non-negative weights (one per pair), got shape {imp.shape}")
     rng = np.random.default_rng(seed)
-    if design == "active":
-        if probability is not None:
-            q = np.clip(np.asarray(probability, dtype=np.float64), 0.0, 1.0)
-            if q.shape != (N,):
-                raise InputError(f"probability must have one value per pair ({N}), got shape {q.shape}")
-            unsure = np.sqrt(q * (1.0 - q))
-        else:   # no probability: the spread of the cheap labels within each grade is unknown -> equal
-            unsure = np.ones(N)
-        score = (imp + 1e-3 * imp.mean() + 1e-12) * (unsure + 0.05)
-        pi = _capped(score, n)
-        take = rng.random(N) < pi
-        rows = np.flatnonzero(take)
-        p = pi[rows]
-        return GoldSample(rows, p, (1.0 - p) / p ** 2, np.full(len(rows), -1), pi, "active", N)
+    unsure = None
+    if design == "active" and probability is not None:
+        q = np.clip(np.asarray(probability, dtype=np.float64), 0.0, 1.0)
+        if q.shape != (N,):
+            raise InputError(f"probability must have one value per pair ({N}), got shape {q.shape}")
+        unsure = np.sqrt(q * (1.0 - q))
     stratum = np.zeros(N, dtype=np.int64)
-    if design == "stratified":   # fewer bins (then one stratum) until every stratum gets two pairs
-        for bins in range(max(int(n_bins), 1), 0, -1):
-            cand = _strata(y, imp, bins)
-            if n >= np.minimum(np.bincount(cand), 2).sum():
-                stratum = cand
+    if design != "uniform":   # fewer bins (then one stratum) until every stratum gets two pairs
+        splits = [True, False] if unsure is not None and np.ptp(unsure) > 0 else [False]
+        found = False
+        for split in splits:
+            for bins in range(max(int(n_bins), 1), 0, -1):
+                cand = _strata(y, imp, bins)
+                if split:       # active: the cheap judge's sure and unsure halves apart
+                    _, cand = np.unique(cand * 2 + (unsure > np.median(unsure)), return_inverse=True)
+                if n >= np.minimum(np.bincount(cand), 2).sum():
+                    stratum, found = cand, True
+                    break
+            if found:
                 break
     sizes = np.bincount(stratum)
     score = sizes * np.maximum(np.bincount(stratum, weights=imp) / sizes, 1e-12)
+    if design == "active":
+        # Neyman's allocation with the residual's spread taken as importance x uncertainty (the
+        # stratified form of Zrnic and Candes 2024's variance-optimal rule), mixed half and half
+        # with proportional (uniform) allocation, so that an over-confident judge cannot starve a stratum
+        u = np.ones(N) if unsure is None else unsure + 0.05
+        opt = sizes * np.maximum(np.bincount(stratum, weights=imp * u) / sizes, 1e-12)
+        score = ACTIVE_MIX * sizes / sizes.sum() + (1.0 - ACTIVE_MIX) * opt / opt.sum()
     taken = np.array([n]) if design == "uniform" else _allocate(sizes, score, n)
     # a simple random sample within every stratum: the `taken[h]` rows with the smallest keys
     key = rng.random(N)
@@ -263,22 +278,81 @@ def sample_pairs(cheap: Any, n: int, *, design: Design = "stratified", importanc
     return GoldSample(rows, pi_all[rows], _stratified_factor(s, sizes, taken), s, pi_all, design, N, stratum)
 
 
-def _capped(score: np.ndarray, n: int) -> np.ndarray:
-    """Probabilities proportional to ``score``, capped at 1, summing to ``n``."""
-    pi = np.zeros_like(score)
-    free = np.ones(len(score), dtype=bool)
-    target = float(n)
-    for _ in range(len(score)):
-        pi[free] = target * score[free] / score[free].sum()
-        over = free & (pi >= 1.0)
-        if not over.any():
-            break
-        pi[over] = 1.0
-        free &= ~over
-        target = n - (~free).sum()
-        if target <= 0 or not free.any():
-            break
-    return np.clip(pi, 0.0, 1.0)
+def post_stratify(cheap: Any, rows: Any, importance: Any = None, *, n_bins: int = 3,
+                  min_per_stratum: int = MIN_POST_STRATUM) -> GoldSample:
+    """A simple random sample of pairs (``rows`` of the judgment table), post-stratified.
+
+    The strata are the stratified design's (the cheap label crossed with ``n_bins`` quantile bins of
+    ``importance``, see :func:`sample_pairs`), known for every pair; neighbouring strata (in the order
+    label, then importance bin) are merged until each holds at least ``min_per_stratum`` gold pairs.
+    Given how many gold pairs fell in each stratum, a simple random sample is a simple random sample
+    within every stratum, so the stratified estimator applies with ``pi = n_h / N_h`` (Cochran 1977,
+    Sec 5A.9; Holt and Smith 1979): unbiased conditionally on the ``n_h``, and the variance and the
+    pooled model of :class:`~pyterrier_noise.correction.CheapStudy` follow the strata instead of
+    assuming relevance unrelated to rank weight over all pairs.
+    """
+    y = np.asarray(cheap, dtype=np.float64)
+    N = len(y)
+    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    if rows.size < 2 or rows[0] < 0 or rows[-1] >= N:
+        raise InputError(f"a post-stratified sample needs at least 2 distinct table rows in 0..{N - 1}, "
+                         f"got {rows.size}")
+    min_per_stratum = check_int("min_per_stratum", min_per_stratum, 2)
+    imp = np.ones(N) if importance is None else np.asarray(importance, dtype=np.float64)
+    if imp.shape != (N,):
+        raise InputError(f"importance must have one value per pair ({N}), got shape {imp.shape}")
+    base = _strata(y, imp, max(int(n_bins), 1))
+    taken = np.bincount(base[rows], minlength=int(base.max()) + 1)
+    group = np.cumsum(np.r_[0, _closes(taken, min_per_stratum)[:-1]])       # consecutive strata, >= min each
+    if np.bincount(group, weights=taken)[-1] < min_per_stratum and group[-1] > 0:
+        group[group == group[-1]] -= 1       # a short last group joins the one before
+    _, stratum = np.unique(group[base], return_inverse=True)
+    sizes = np.bincount(stratum)
+    got = np.bincount(stratum[rows], minlength=len(sizes))
+    pi_all = got[stratum] / sizes[stratum]
+    s = stratum[rows]
+    return GoldSample(rows, pi_all[rows], _stratified_factor(s, sizes, got), s, pi_all, "post-stratified", N,
+                      stratum)
+
+
+def _closes(taken: np.ndarray, minimum: int) -> np.ndarray:
+    """Whether each stratum closes a group of consecutive strata holding ``minimum`` sampled units."""
+    out = np.zeros(len(taken), dtype=np.int64)
+    acc = 0
+    for h, t in enumerate(taken):        # one step per stratum (a dozen), not per pair
+        acc += int(t)
+        if acc >= minimum:
+            out[h], acc = 1, 0
+    return out
+
+
+def srs_plausibility(rows: Any, cheap: Any, importance: Any, topic: Any) -> dict[str, float]:
+    """How plausible ``rows`` are as a simple random sample of the table's pairs: the p-values of
+    Mann-Whitney's test of the sampled pairs' ``importance`` against the others' (a sample drawn from
+    the top ranks), and of chi-square tests of the sampled counts per cheap label and per topic
+    against their shares of the table (a sample stratified by label, or of whole topics); ``p``: the
+    smallest, times 3 (Bonferroni), at most 1."""
+    from scipy import stats
+    rows = np.unique(np.asarray(rows, dtype=np.int64))
+    imp = np.asarray(importance, dtype=np.float64)
+    N = len(imp)
+    inside = np.zeros(N, dtype=bool)
+    inside[rows] = True
+    out: dict[str, float] = {}
+    if 0 < rows.size < N and np.ptp(imp) > 0:
+        out["importance"] = float(stats.mannwhitneyu(imp[inside], imp[~inside], alternative="two-sided").pvalue)
+    for name, cat in (("cheap label", np.unique(np.nan_to_num(np.asarray(cheap, dtype=np.float64), nan=-1.0),
+                                                return_inverse=True)[1]),
+                      ("topic", np.asarray(topic, dtype=np.int64))):
+        total = np.bincount(cat)
+        keep = total > 0
+        if keep.sum() < 2:
+            continue
+        obs = np.bincount(cat[rows], minlength=len(total))[keep]
+        exp = rows.size * total[keep] / N
+        out[name] = float(stats.chisquare(obs, exp).pvalue)
+    out["p"] = float(min(1.0, 3 * min(out.values()))) if out else 1.0
+    return out
 
 
 def sample_topics(n_topics: int, n: int, *, seed: int | None = 0) -> np.ndarray:

@@ -128,6 +128,11 @@ def confusion_determinant_z(counts: Any) -> float:
     return float("inf") if sd == 0 else abs(det) / sd
 
 
+def _binary_linear(spec: MeasureSpec) -> bool:
+    """P@k and RBP with binary gains: the measures whose prediction a probability of relevance gives."""
+    return spec.family in ("P", "RBP") and spec.component == "value" and spec.max_rel is None
+
+
 def _spec_name(spec: MeasureSpec) -> str:
     """``P@10``, ``RBP(p=0.8)``, ``DCG@10``: a linear measure's name for messages."""
     if spec.family == "RBP":
@@ -305,7 +310,8 @@ class CheapStudy:
 
     def estimate(self, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample | np.ndarray, *,
                  methods: tuple[str, ...] = METHODS, scope: Scope = "collection",
-                 grades: np.ndarray | None = None, ddof: int = 1) -> dict[MeasureSpec, Estimates]:
+                 grades: np.ndarray | None = None, ddof: int = 1,
+                 soft: Any = None) -> dict[MeasureSpec, Estimates]:
         """Estimates of every measure by every method.
 
         Args:
@@ -318,6 +324,11 @@ class CheapStudy:
             scope: ``"collection"`` or ``"topics"`` (see the module doc).
             grades: the label set of the confusion matrix (``goldberg``; default the labels seen).
             ddof: of the variances over topics in the topic design (``ddof=0`` matches ppi_py).
+            soft: soft labels: the cheap judge's probability that each table row is relevant (e.g. from
+                an LLM's label distribution), used by ``ppi`` and ``ppi++`` under the pair design as
+                the prediction of the binary gain of P@k and RBP (their expectation, as Oosterhuis
+                et al. 2024 use the judge's distribution) instead of the hard label's gain; the other
+                measures and methods, and ``naive``, keep the hard labels.
         """
         for m in methods:
             check_choice("method", m, METHODS)
@@ -326,11 +337,16 @@ class CheapStudy:
         if cheap.shape != (len(self.aligned.table),):
             raise InputError(f"cheap labels must be one per judgment ({len(self.aligned.table)}), got {cheap.shape}")
         naive = self.per_topic(cheap)
+        if soft is not None:
+            soft = np.asarray(soft, dtype=np.float64)
+            if soft.shape != cheap.shape or not np.isfinite(soft).all() or ((soft < 0) | (soft > 1)).any():
+                raise InputError(f"soft labels must be one probability in [0, 1] per judgment ({len(cheap)}), "
+                                 f"got shape {soft.shape}")
         if "goldberg" in methods:
             self.goldberg_diagnostics = None
         if isinstance(sample, GoldSample):
             return {s: self._pair_design(s, naive[s], cheap, np.asarray(gold, dtype=np.float64), sample, methods,
-                                         scope, grades) for s in self.specs}
+                                         scope, grades, soft if _binary_linear(s) else None) for s in self.specs}
         return self._topic_design(naive, cheap, np.asarray(gold, dtype=np.float64), np.asarray(sample), methods,
                                   scope, ddof)
 
@@ -339,7 +355,7 @@ class CheapStudy:
 
     def _pair_design(self, spec: MeasureSpec, naive: np.ndarray, cheap: np.ndarray, gold: np.ndarray,
                      sample: GoldSample, methods: tuple[str, ...], scope: str,
-                     grades: np.ndarray | None) -> Estimates:
+                     grades: np.ndarray | None, soft: np.ndarray | None = None) -> Estimates:
         R, P = self.n_runs, len(self.i)
         systems: dict = {}
         pairs: dict = {}
@@ -351,7 +367,8 @@ class CheapStudy:
         linear = spec in self._A
         lam_out = None
         if linear and any(m in methods for m in ("gold", "ppi", "ppi++")):
-            lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
+            lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv,
+                                      soft)
         if spec in self._W_ratio and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = ndcg_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if spec.family in AP_FAMILIES and any(m in methods for m in ("gold", "ppi", "ppi++")):
@@ -366,15 +383,18 @@ class CheapStudy:
 
     def _rectified(self, spec: MeasureSpec, naive: np.ndarray, cheap: np.ndarray, gold: np.ndarray,
                    sample: GoldSample, methods: tuple[str, ...], scope: str, systems: dict, pairs: dict,
-                   df: dict, tv: dict) -> tuple:
-        """Horvitz-Thompson rectifier ``lam * cheap + HT(w (g(gold) - lam g(cheap)))`` (pair design)."""
+                   df: dict, tv: dict, soft: np.ndarray | None = None) -> tuple:
+        """Horvitz-Thompson rectifier ``lam * cheap + HT(w (g(gold) - lam g(cheap)))`` (pair design); with
+        ``soft``, ``g(cheap)`` is the soft gain of every pair."""
         A = self._A[spec]
         R = self.n_runs
         rows, pi = sample.rows, sample.pi
         if gold.shape != rows.shape:
             raise InputError(f"gold labels must be one per sampled pair ({len(rows)}), got shape {gold.shape}")
         gy = measure_gains(gold, spec)
-        gh = measure_gains(cheap[rows], spec)
+        gh = measure_gains(cheap[rows], spec) if soft is None else soft[rows]
+        if soft is not None:     # the predictions' per-topic values: the engine's weights times the soft gains
+            naive = (self._W[spec] @ soft).reshape(self.n_runs, self.n_topics)
         As = A[:, rows].toarray().T                      # (n, runs): weight of each sampled pair per run
         Zy, Zh = As * gy[:, None], As * gh[:, None]
         t_cheap = naive.mean(axis=1)                     # = A @ g(cheap), the engine's values

@@ -16,12 +16,15 @@ unjudged) that ``AlignedRuns.evaluate`` scores for every run, topic and replicat
 * :mod:`.pools` -- :class:`PoolDepthReduction` (Yang 2019, Sec. 4.6), :class:`RandomRemoval`;
 * :mod:`.base` -- :class:`JudgmentPerturbation` (the three forms every model offers) and
   :class:`Chain`; :mod:`.replicates` -- :class:`ReplicateSet`;
-* :mod:`.stream` -- the one seeded random scheme, and what a replicate depends on.
+* :mod:`.stream` -- the one seeded random scheme, and what a replicate depends on;
+* :mod:`.llm` -- :class:`LLMJudge`, an LLM relevance judge over any OpenAI-compatible endpoint (UMBRELA's
+  prompt, Upadhyay et al. 2024), with its durable answer cache (:class:`LabelCache`).
 """
 from .._warnings import PerturbationWarning
 from .base import Chain, JudgmentPerturbation
 from .confusion import ConfusionJudge
 from .disagreement import FlipRateModel, MetarankLogisticModel, sample_for_dual_assessment
+from .llm import LabelCache, LLMJudge, LLMJudgeResult, PromptTemplate
 from .flips import JUDGES, WEBBER_TREC6, RandomFlips, RankBiasedFlips, sdt_params, sdt_rates
 from .metaap import META_AP_DEPTH, PREDICTORS, RUN_ORDERS, meta_ap, meta_ap_weight, metarank
 from .pools import PoolDepthReduction, RandomRemoval, deeply_judged_runs
@@ -33,4 +36,5 @@ __all__ = ['JUDGES', 'WEBBER_TREC6', 'META_AP_DEPTH', 'RUN_ORDERS', 'Perturbatio
            'meta_ap_weight', 'meta_ap', 'inclusion_probabilities', 'weighted_subset', 'ReplicateSet',
            'JudgmentPerturbation', 'RandomFlips', 'RankBiasedFlips', 'FlipRateModel', 'MetarankLogisticModel',
            'sample_for_dual_assessment', 'ConfusionJudge', 'PoolDepthReduction', 'RandomRemoval', 'Chain',
-           'deeply_judged_runs', 'PREDICTORS', 'metarank', 'compare_predictors']
+           'deeply_judged_runs', 'PREDICTORS', 'metarank', 'compare_predictors', 'LLMJudge', 'LLMJudgeResult',
+           'LabelCache', 'PromptTemplate']
