@@ -547,9 +547,6 @@ class AlignedRuns:
             self._cache["judged"] = c
         return c
 
-    #: the former private name of :meth:`judged_positions`
-    _judged = judged_positions
-
     def cached(self, key, make):
         """``make()`` computed once per key and kept with these aligned runs (derived arrays that
         depend only on the alignment, e.g. a capability's contribution matrices)."""
@@ -561,16 +558,6 @@ class AlignedRuns:
         import scipy.sparse as sp   # on first use: scipy takes about 0.1 s to import
         j = self.judged_positions()
         return sp.csr_matrix((data, j["jidx"], j["indptr"]), shape=(self.n_segments, len(self.table)))
-
-    def _weighted_sum(self, data: np.ndarray, G: np.ndarray) -> np.ndarray:
-        """``(segments x judgments) @ G`` for the judged positions' weights ``data``: per segment
-        the sum over its judged positions, in position order, of weight x G[row].  One version is
-        a weighted bincount, which adds in the same order as scipy's CSR product (bit-identical
-        values) without importing scipy; several versions use the CSR product."""
-        if G.shape[1] != 1:
-            return self._sparse(data) @ G
-        j = self.judged_positions()
-        return np.bincount(j["seg"], weights=data * G[j["jidx"], 0], minlength=self.n_segments)[:, None]
 
     # -- labels -------------------------------------------------------------------------------
 
