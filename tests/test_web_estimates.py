@@ -179,3 +179,16 @@ def test_the_page_without_cheap_labels_says_how_to_load_them(tmp_path):
         assert "No cheap labels loaded" in lead.get("/organiser").text
         got = lead.get("/api/estimates").json()
         assert got["systems"] is None and "--cheap-labels FILE --score-runs RUN" in got["message"]
+
+
+def test_serve_refuses_a_malformed_cheap_labels_file_before_it_listens(tmp_path):
+    from cli_helpers import run_cli
+    rdir, plan, _ = _loop(tmp_path)
+    write_trec_run(plan.assign(rank=plan["rank"] + 1), tmp_path / "plan.run", "plan")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"qid": "1", "docid": "d1-00", "grade": 2}\n{"qid": "1", "docid": "d1-01", "grade": \n')
+    code, out, err = run_cli("serve", "--session", tmp_path / "gold.sqlite", "--method", "pool", tmp_path / "plan.run",
+                             "--cheap-labels", bad, "--score-runs", rdir, "--port", "1")
+    assert code != 0 and out == ""
+    assert f"{bad}, line 2: not valid JSON" in err
+    assert not (tmp_path / "gold.sqlite").exists()          # refused before the session was created
