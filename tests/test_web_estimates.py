@@ -192,3 +192,21 @@ def test_serve_refuses_a_malformed_cheap_labels_file_before_it_listens(tmp_path)
     assert code != 0 and out == ""
     assert f"{bad}, line 2: not valid JSON" in err
     assert not (tmp_path / "gold.sqlite").exists()          # refused before the session was created
+
+
+def test_a_method_c_session_is_not_taken_for_a_random_sample(tmp_path):
+    """Method C judges the top ranks first: analysed as a simple random sample, the judged pairs fail
+    calibrate's check, and the page says so instead of showing numbers as if they were valid."""
+    rdir, _, truth = _loop(tmp_path)
+    toks = accounts(tmp_path / "gold.sqlite", "alice")
+    runs = {p.stem: p for p in sorted(rdir.iterdir())}
+    app = create_app(ServeConfig(session=tmp_path / "gold.sqlite", runs=runs, settings={"method": "C"},
+                                 docs=tmp_path / "docs.tsv", topics=tmp_path / "topics.trec", hosts=("testserver",),
+                                 labels="0,1", cheap_labels=tmp_path / "cheap.tsv", score_runs=[rdir]))
+    with TestClient(app) as client:
+        lead, alice = User(client, toks["lead"]), User(client, toks["alice"])
+        _judge(alice, QrelsOracle(truth), 60)
+        got = lead.get("/api/estimates").json()
+        assert got["systems"] is None and got["message"].startswith("cannot estimate: the 60 gold pairs do not look "
+                                                                    "like a simple random sample")
+        assert "concentrated in some ranks" in got["message"] and "design.tsv" in got["message"]

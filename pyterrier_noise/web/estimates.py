@@ -180,7 +180,7 @@ def live_estimates(inputs: CheapInputs, gold: pd.DataFrame, measures: Sequence[s
             res = cheap_experiment(inputs.runs, inputs.cheap, gold, list(measures), methods=tuple(methods),
                                    sample=inputs.design, alpha=alpha)
         except InputError as exc:
-            out["message"] = f"cannot estimate yet: {exc}"
+            out["message"] = f"cannot estimate: {exc}"
             return out
     out["notes"] = list(dict.fromkeys(str(w.message) for w in caught))
     out["design"] = res.design
