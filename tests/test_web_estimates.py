@@ -115,7 +115,7 @@ def test_the_page_shows_the_estimates_of_cheap_experiment_and_keeps_them_over_a_
         assert row.group(1) == best["name"] and row.group(2) == f"{best['P@10']:.4f}"
         assert row.group(3) == f"{best['P@10 lo']:.4f} .. {best['P@10 hi']:.4f}"
         again = lead.get("/api/estimates").json()          # cached by the judgments' state: the same answer
-        assert again == got
+        assert again == got and app.app.state.estimates["key"][0] == len(gold)
     # a restart without the options keeps the labels, runs and design
     app = create_app(_config(tmp_path, None))
     with TestClient(app) as client:
