@@ -193,9 +193,13 @@ def _plan(args: argparse.Namespace, runs: dict, directory: Any) -> int:
     directory.write("design.tsv", frame.to_csv(sep="\t", index=False, float_format="%.10g"))
     directory.write("plan.tsv", planned[["qid", "docno", "pi", "stratum"]].to_csv(sep="\t", index=False,
                                                                                float_format="%.10g"))
-    rank = planned.groupby("qid").cumcount().to_numpy() + 1
-    lines = "".join(f"{q} Q0 {d} {k} {float(len(planned) - i)!r} plan\n"
-                    for i, (q, d, k) in enumerate(zip(planned["qid"], planned["docno"], rank)))
+    # plan.run lists each topic's planned pairs in a seeded random order: a session judging it by pool
+    # order (rank by rank over the topics) then meets them at random, so the pairs judged so far are
+    # close to a random subsample of the plan (the live estimates of serve --cheap-labels rely on it)
+    shuffled = planned.iloc[np.random.default_rng(args.seed).permutation(len(planned))]
+    rank = shuffled.groupby("qid").cumcount().to_numpy() + 1
+    lines = "".join(f"{q} Q0 {d} {k} {float(len(shuffled) - i)!r} plan\n"
+                    for i, (q, d, k) in enumerate(zip(shuffled["qid"], shuffled["docno"], rank)))
     directory.write("plan.run", lines)
     info = {"cheap": str(args.cheap), "runs": len(runs), "measures": list(args.measures), "design": args.design,
             "planned_pairs": int(len(planned)), "cheap_judged_pairs": int(len(frame)), "seed": args.seed,

@@ -21,6 +21,9 @@ SERVE_EXAMPLES = """examples:
   # documents and topics of an ir_datasets collection
   pyterrier-noise serve --session judging.sqlite --docs irds:vaswani
   pyterrier-noise serve --session judging.sqlite --revoke-assessor bob
+  # the planned gold sample of `calibrate --plan`, judged in the browser, with live PPI++ estimates
+  pyterrier-noise serve --session gold.sqlite --method pool plan/plan.run --labels 0,1,2,3 \
+      --cheap-labels umbrela.tsv --score-runs runs/ --sample plan/design.tsv --docs corpus.trec.gz
 
 Open http://127.0.0.1:8000/ and log in with a token.  The server listens on 127.0.0.1 unless
 --host says otherwise; on any other address put it behind an https proxy (tokens and cookies
@@ -73,6 +76,15 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--access-log", default=None, metavar="FILE",
                    help="append one line per request to FILE (method, path, status, ms, account; never a token); "
                         "without it the lines go to stderr")
+    s.add_argument("--cheap-labels", default=None, metavar="FILE",
+                   help="cheap labels (llm-judge's output: qid, docno, label[, probability]); the organiser's page "
+                        "then estimates the runs' scores by PPI++ from them and the judgments so far; stored in the "
+                        "server file (a restart keeps them; giving them again replaces them)")
+    s.add_argument("--score-runs", action="append", default=[], metavar="RUN",
+                   help="with --cheap-labels: the runs whose scores to estimate (files or directories; repeatable)")
+    s.add_argument("--sample", default=None, metavar="design.tsv",
+                   help="with --cheap-labels: the design the judged pairs were planned by (calibrate --plan's "
+                        "design.tsv); without it the judged pairs are analysed as a simple random sample")
     s.add_argument("--rebuild-server-file", action="store_true",
                    help="start although the server file (NAME.serve.sqlite) is missing, empty, another session's "
                         "or an older copy; says what it cannot recover (who judged what, second judgments, undos)")
@@ -142,7 +154,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                          stop=options.stop_rule(args), double=args.double, seed=args.seed or 0,
                          lease_seconds=args.lease_seconds, secure_cookies=args.secure_cookies,
                          hosts=(args.host, "localhost", "127.0.0.1", "::1", *args.allow_host),
-                         rebuild=args.rebuild_server_file, access_log=args.access_log, ahead=args.rounds_ahead)
+                         rebuild=args.rebuild_server_file, access_log=args.access_log, ahead=args.rounds_ahead,
+                         cheap_labels=args.cheap_labels, score_runs=args.score_runs or None, sample=args.sample)
     if args.host not in LOOPBACK:
         print(f"pyterrier-noise: warning: listening on {args.host}, not this machine only: anybody who can reach "
               f"it can try tokens, and over plain http tokens and cookies travel in clear -- put it behind an "

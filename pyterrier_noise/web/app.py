@@ -496,7 +496,8 @@ def _overview(st: ServerState) -> dict[str, Any]:
             "topics": prog["topics"].to_dict("records"), "assessors": prog["assessors"].to_dict("records"),
             "agreement": d.agreement().to_dict("records"), "pending": len(st.session.pending),
             "recovered": d.recovered, "rebuilt": st.rebuilt, "double": d.double, "config": st.session.config,
-            "n_runs": len(st.session.run_names), "corrections": int(st.store.conn.execute(
+            "n_runs": len(st.session.run_names), "cheap": None if st.cheap is None else st.cheap.describe(),
+            "corrections": int(st.store.conn.execute(
                 "SELECT count(*) FROM judgments WHERE replaces IS NOT NULL AND retracted IS NULL").fetchone()[0])}
 
 
@@ -531,6 +532,73 @@ def _plain(x: Any) -> Any:
     if isinstance(x, int):
         return x
     return str(x)
+
+
+_NO_CHEAP = ("no cheap labels are loaded: start the server with --cheap-labels FILE --score-runs RUN ... "
+             "[--sample design.tsv] (ServeConfig(cheap_labels=..., score_runs=..., sample=...)); they are kept "
+             "in the server file from then on")
+
+
+async def _estimates(st: ServerState, app: Any) -> dict[str, Any]:
+    """The live estimates (:func:`.estimates.live_estimates`) for the judgments so far: computed in a
+    worker thread (the event loop goes on handing out and recording judgments meanwhile), once per
+    state of the judgments (their count and the server's count of changes, undos included), and
+    shared by the requests that wait for the same state."""
+    from .estimates import live_estimates
+    if st.cheap is None:
+        return {"loaded": None, "message": _NO_CHEAP, "systems": None, "n_gold": st.session.n_judged, "notes": []}
+    key = (st.session.n_judged, st.store.changes, id(st.cheap))
+    cache = app.state.estimates
+    if cache.get("key") != key:
+        fut = cache.get("pending") if cache.get("pending_key") == key else None
+        if fut is None:
+            gold = st.dispatcher.qrels()       # read here: the SQLite connection stays on the loop's thread
+            fut = asyncio.get_running_loop().run_in_executor(None, live_estimates, st.cheap, gold)
+            cache.update(pending=fut, pending_key=key)
+        try:
+            out = await fut
+        except Exception as exc:   # a bug, said as a sentence on the page rather than a bare 500
+            out = {"n_gold": st.session.n_judged, "systems": None, "notes": [], "design": None,
+                   "message": f"the estimates failed: {type(exc).__name__}: {exc}"}
+        if cache.get("pending_key") == key:
+            cache.update(key=key, result=out, pending=None, pending_key=None)
+    else:
+        out = cache["result"]
+    return {**out, "loaded": st.cheap.describe()}
+
+
+def _estimate_tables(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per measure, the runs (best PPI++ estimate first) with each method's estimate and interval."""
+    sys_ = out.get("systems")
+    if sys_ is None:
+        return []
+    tables = []
+    for m in out["measures"]:
+        rows: dict[str, dict[str, Any]] = {}
+        for r in sys_.to_dict("records"):
+            rows.setdefault(r["name"], {"name": r["name"]})[r["method"]] = (r[m], r[f"{m} lo"], r[f"{m} hi"])
+        key = out["methods"][0]
+        order = sorted(rows.values(), key=lambda r: -(r[key][0] if r[key][0] == r[key][0] else -math.inf))
+        tables.append({"measure": m, "rows": order})
+    return tables
+
+
+async def estimates_page(request: Request) -> Response:
+    who = _need(request, "organiser")
+    if isinstance(who, Response):
+        return who
+    out = await _estimates(_state(request), request.app)
+    return _page("estimates.html", me=who[0], csrf=who[1], e=out, tables=_estimate_tables(out))
+
+
+async def api_estimates(request: Request) -> Response:
+    who = _need(request, "organiser")
+    if isinstance(who, Response):
+        return who
+    out = dict(await _estimates(_state(request), request.app))
+    if out.get("systems") is not None:
+        out["systems"] = out["systems"].to_dict("records")
+    return JSONResponse(_plain(out))
 
 
 async def export_qrels(request: Request) -> Response:
@@ -637,6 +705,8 @@ def create_app(config: ServeConfig | None = None, state: ServerState | None = No
         Route("/assess/undo", undo_form, methods=["POST"]),
         Route("/organiser", organiser, methods=["GET"]), Route("/organiser/qrels", export_qrels, methods=["GET"]),
         Route("/organiser/log", export_log, methods=["GET"]),
+        Route("/organiser/estimates", estimates_page, methods=["GET"]),
+        Route("/api/estimates", api_estimates, methods=["GET"]),
         Route("/organiser/accounts", add_account, methods=["POST"]),
         Route("/organiser/revoke", revoke_account, methods=["POST"]),
         Route("/api/login", api_login, methods=["POST"]), Route("/api/next", api_next, methods=["GET"]),
@@ -648,6 +718,7 @@ def create_app(config: ServeConfig | None = None, state: ServerState | None = No
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         404: not_found, 405: not_allowed, Refused: refused, sqlite3.Error: storage_failed})
     app.state.throttle = Throttle()
+    app.state.estimates = {}
     if state is not None:
         app.state.server = state
     return _Guard(app, hosts=cfg.hosts, log=log)

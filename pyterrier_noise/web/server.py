@@ -50,6 +50,10 @@ class ServeConfig:
         ahead: propose the next round when an assessor would wait for the others (see :class:`Dispatcher`).
         access_log: a file to append one line per request to (method, path, status, milliseconds,
             account; never a token or cookie); None: the ``pyterrier_noise.web.access`` logger only.
+        cheap_labels, score_runs, sample: cheap labels (what ``llm-judge`` writes), the runs whose scores
+            the organiser's page estimates, and the design the gold sample was planned by (``calibrate
+            --plan``'s ``design.tsv``; optional): read, checked and stored in the server file (replacing
+            what was stored), so a restart without them keeps them (see :mod:`.estimates`).
     """
     session: str | os.PathLike
     runs: Any = None
@@ -67,6 +71,9 @@ class ServeConfig:
     rebuild: bool = False
     access_log: str | os.PathLike | None = None
     ahead: bool = False
+    cheap_labels: str | os.PathLike | None = None
+    score_runs: Any = None
+    sample: str | os.PathLike | None = None
 
 
 @dataclass
@@ -77,6 +84,7 @@ class ServerState:
     dispatcher: Dispatcher
     collection: Collection
     rebuilt: str | None = None
+    cheap: Any = None    #: the organiser's cheap labels, runs and design (:class:`.estimates.CheapInputs`) or None
 
     @property
     def session(self) -> Any:
@@ -206,6 +214,29 @@ def _after_repair(session: Any, store: WebStore, dispatcher: Dispatcher, rebuild
     return lost
 
 
+def _read_cheap(config: ServeConfig) -> Any:
+    """The cheap labels, runs and design given to this start (checked), or None."""
+    if config.cheap_labels is None:
+        if config.score_runs or config.sample is not None:
+            raise WebError("--score-runs and --sample go with --cheap-labels (the cheap labels to estimate from)")
+        return None
+    from .estimates import CheapInputs
+    return CheapInputs.read(config.cheap_labels, config.score_runs, config.sample)
+
+
+def _stored_cheap(store: WebStore) -> Any:
+    """The cheap labels, runs and design stored by an earlier start, or None."""
+    stored = store.load_cheap()
+    if stored is None:
+        return None
+    from .estimates import CheapInputs
+    try:
+        return CheapInputs.unpack(*stored)
+    except Exception as exc:      # damaged blobs: a sentence, not a traceback
+        raise WebError(f"{store.path}: the stored cheap labels cannot be read ({exc}); load them again with "
+                       f"--cheap-labels FILE --score-runs RUN ...") from None
+
+
 def open_server(config: ServeConfig) -> ServerState:
     """Take the server lock, open (or create) the session, the server's file, and the collection."""
     from ..selection import JudgingSession
@@ -218,6 +249,7 @@ def open_server(config: ServeConfig) -> ServerState:
     session = store = None
     try:
         collection = open_collection(config.docs, config.topics)
+        cheap = _read_cheap(config)
         if not path.exists() and config.runs is None:
             raise WebError(f"{path}: no such session file; give the runs to create one")
         session = JudgingSession(path, runs=config.runs, **{k: v for k, v in config.settings.items() if v is not None})
@@ -238,7 +270,11 @@ def open_server(config: ServeConfig) -> ServerState:
                                 seed=config.seed, lease_seconds=config.lease_seconds, ahead=config.ahead)
         lost = _after_repair(session, store, dispatcher, config.rebuild)
         rebuilt = "; ".join(x for x in (rebuilt, lost) if x) or None
-        return ServerState(config, lock, store, dispatcher, collection, rebuilt)
+        if cheap is not None:
+            store.save_cheap(cheap.pack(), cheap.sources)
+        else:
+            cheap = _stored_cheap(store)
+        return ServerState(config, lock, store, dispatcher, collection, rebuilt, cheap)
     except sqlite3.DatabaseError as exc:
         for part in (store, session):
             if part is not None:

@@ -49,6 +49,8 @@ CREATE TABLE IF NOT EXISTS judgments(id INTEGER PRIMARY KEY AUTOINCREMENT, qid T
     nonce TEXT NOT NULL UNIQUE, time TEXT NOT NULL, retracted TEXT, replaces INTEGER, sampled INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS judgments_doc ON judgments(qid, docno, kind);
 CREATE INDEX IF NOT EXISTS judgments_by ON judgments(assessor, id);
+CREATE TABLE IF NOT EXISTS cheap_inputs(name TEXT PRIMARY KEY, source TEXT NOT NULL, loaded TEXT NOT NULL,
+    data BLOB NOT NULL);
 """
 
 
@@ -265,6 +267,24 @@ class WebStore:
                 self.conn.close()
             finally:
                 self.conn = None
+
+    # -- cheap labels (the organiser's live estimates) -------------------------------------
+
+    def save_cheap(self, blobs: dict[str, bytes], sources: dict[str, str]) -> None:
+        """Store the cheap labels, runs and design (:class:`~pyterrier_noise.web.estimates.CheapInputs`),
+        replacing what was stored, in one transaction."""
+        with self.tx() as c:
+            c.execute("DELETE FROM cheap_inputs")
+            for name, data in blobs.items():
+                c.execute("INSERT INTO cheap_inputs(name, source, loaded, data) VALUES (?, ?, ?, ?)",
+                          (name, sources.get(name, ""), now_iso(), sqlite3.Binary(data)))
+
+    def load_cheap(self) -> tuple[dict[str, bytes], dict[str, str]] | None:
+        """The stored blobs and their sources, or None when nothing was loaded."""
+        rows = self.conn.execute("SELECT name, source, data FROM cheap_inputs").fetchall()
+        if not rows:
+            return None
+        return {n: bytes(d) for n, _, d in rows}, {n: s for n, s, _ in rows}
 
     # -- accounts --------------------------------------------------------------------------
 
