@@ -80,13 +80,14 @@ def _small_case(seed: int = 0):
 
 @pytest.mark.parametrize("ties", ["trec_eval", "expected"])
 def test_one_version_product_equals_scipy_bit_for_bit(ties):
+    from pyterrier_noise.engine import position_weights
     # the weighted bincount adds in the CSR product's order: identical floats, not merely close
     qrels, runs = _small_case()
     aligned = AlignedRuns.build(runs, JudgmentTable.from_qrels(qrels), ties=ties)
     L = aligned.label_matrix()
     for spec in (MeasureSpec("RBP", p=0.8), MeasureSpec("P", cutoff=10), MeasureSpec("DCG")):
-        w = aligned._effective_weights(spec)
-        ours = aligned._weighted_sum(w, np.where(np.isnan(L), 0.0, L))
+        w = aligned.effective_weights(spec, position_weights)
+        ours = aligned.weighted_sum(w, np.where(np.isnan(L), 0.0, L))
         ref = aligned._sparse(w) @ np.where(np.isnan(L), 0.0, L)
         assert ours.shape == ref.shape and np.array_equal(ours, ref)
     # several versions go through scipy and agree with one version at a time
