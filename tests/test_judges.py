@@ -992,3 +992,44 @@ def test_binarise_makes_labels_binary_and_leaves_binary_measures_alone(make):
     assert np.abs(a[ndcg] - b[ndcg]).max() > 1e-3                    # graded gains: not the same
     with pytest.raises(InputError, match="binarise"):
         RandomFlips(0.8, 0.1, binarise="yes")
+
+
+# --- perturb interrupted (issue 30): Ctrl-C is one line and exit 130, SIGKILL leaves only what the
+# next run removes; a rerun succeeds without --force (nothing was written) ----------------------
+
+def _perturb_argv(qrels, out, n):
+    return ["perturb", qrels, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", n, "--quiet", "--out", out]
+
+
+def _staged(out: Path) -> int:
+    """Replicate files in the stage of a running perturb (0 while there is none)."""
+    from pyterrier_noise._output import TMP_PREFIX
+    return sum(1 for s in out.glob(TMP_PREFIX + "*") for f in s.glob("replicate-*"))
+
+
+def test_perturb_ctrl_c_mid_write_keeps_nothing(tmp_path):
+    import signal
+
+    from cli_helpers import signal_when, start_program, write_collection
+    qrels = write_collection(tmp_path, runs=0)["qrels"]
+    out = tmp_path / "reps"
+    proc = start_program(*_perturb_argv(qrels, out, 3000))
+    status, err = signal_when(proc, lambda: _staged(out) >= 3, signal.SIGINT)
+    assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
+    assert list(out.iterdir()) == []          # no replicate, no manifest, no temporary folder
+    assert main([str(a) for a in _perturb_argv(qrels, out, 4)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json"] + [f"replicate-000{i}.qrels" for i in range(1, 5)]
+
+
+def test_perturb_sigkill_leftover_is_removed_by_the_next_run(tmp_path):
+    import signal
+
+    from cli_helpers import signal_when, start_program, temporaries, write_collection
+    qrels = write_collection(tmp_path, runs=0)["qrels"]
+    out = tmp_path / "reps"
+    proc = start_program(*_perturb_argv(qrels, out, 3000))
+    status, _ = signal_when(proc, lambda: _staged(out) >= 5, signal.SIGKILL)
+    assert status == -signal.SIGKILL
+    assert _staged(out) >= 5 and not list(out.glob("replicate-*"))   # partial files only in the stage
+    assert main([str(a) for a in _perturb_argv(qrels, out, 2)]) == 0
+    assert temporaries(out) == [] and len(list(out.glob("replicate-*"))) == 2
