@@ -45,6 +45,8 @@ _SHOWN = 5   # how many file names a refusal shows
 _TMP_PID = re.compile(re.escape(TMP_PREFIX) + r"(\d+)(?:-|$)")
 #: this process's temporary files and folders not yet renamed into place
 _LIVE: set[Path] = set()
+#: output directories this process created and has not finished (removed, if still empty, on failure)
+_CREATED: set[Path] = set()
 
 
 def _alive(pid: int) -> bool:
@@ -90,6 +92,12 @@ def discard_temporaries() -> None:
     for path in list(_LIVE):
         _remove(path)
         _LIVE.discard(path)
+    for path in list(_CREATED):
+        try:
+            path.rmdir()   # only when empty
+        except OSError:
+            pass
+        _CREATED.discard(path)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -252,7 +260,11 @@ class OutputDirectory:
         p = self.path
         if p.exists() and not p.is_dir():
             raise InputError(f"{self._label()}: is a file; expected a directory")
-        _check_parent(p / "x", self.what) if not p.exists() else _probe(p, self._label())
+        if not p.exists():
+            _check_parent(p / "x", self.what)
+            _CREATED.add(p)
+        else:
+            _probe(p, self._label())
         remove_dead_temporaries(p)
         existing = sorted(x.name for x in p.iterdir() if not x.name.startswith(TMP_PREFIX))
         if not existing:
@@ -341,6 +353,7 @@ class OutputDirectory:
                 pass
             except OSError as exc:
                 raise InputError(f"{self._label()}: cannot remove the earlier {name} ({_reason(exc)})") from None
+        _CREATED.discard(self.path)
         manifest = {"command": self.command, **(info or {}), "files": list(self.files)}
         text = json.dumps(manifest, indent=1) + "\n"
         try:

@@ -581,3 +581,13 @@ def test_robustness_removes_the_stage_a_killed_run_left(tmp_path):
         (stage / name).write_text("partial")
     assert main([str(a) for a in _robustness_argv(paths, out, 3)]) == 0
     assert temporaries(out) == [] and (out / "summary.tsv").read_text() != "partial"
+
+
+def test_robustness_replicates_beyond_memory_are_refused_with_the_size(tmp_path):
+    from cli_helpers import run_cli, write_collection
+    paths = write_collection(tmp_path, topics=4, docs=20, runs=2)
+    status, _, err = run_cli("robustness", paths["qrels"], paths["run0"], paths["run1"], "-m", "AP", "-m", "nDCG",
+                             "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", 10 ** 12, "--out", tmp_path / "o")
+    # 2 runs x 4 topics x 1e12 replicates x 2 measures x 8 bytes = 1.28e14 bytes = 116.4 TiB
+    assert status == 2 and "needs about 116.4 TiB" in err and "2 runs x 4 topics" in err, err
+    assert not (tmp_path / "o").exists()

@@ -203,3 +203,50 @@ def test_write_and_read_back_round_trip(tmp_path):
     pn.write_trec_qrels(qrels, tmp_path / "q")
     assert (tmp_path / "q").read_text() == "1 0 y 2\n"
     assert np.array_equal(read_qrels(tmp_path / "q")["label"], [2.0])
+
+
+# --- bounded inputs (issue 30): a device, a FIFO, a binary file or one without lines is refused
+# before it is read whole, by the validating readers and by `eval` ----------------------------
+
+RUN_LINES = "".join(f"1 Q0 d{d} {d} {10 - d} r\n" for d in range(1, 6))
+
+
+def _bad_inputs(tmp_path):
+    import os
+    nul = tmp_path / "nul.run"
+    nul.write_bytes(RUN_LINES.encode() + b"1 Q0 d\0x 6 1 r\n")
+    nul_gz = tmp_path / "nul.run.gz"
+    nul_gz.write_bytes(gzip.compress(nul.read_bytes()))
+    oneline = tmp_path / "oneline"
+    oneline.write_bytes(b"x" * (1 << 20) + b" more\n")   # its first line break is after the first MiB
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return {"/dev/zero": ("/dev/zero", "is a device"), "fifo": (fifo, "is a FIFO"),
+            "nul": (nul, "line 6: a NUL byte at character 7: a binary file"),
+            "nul.gz": (nul_gz, "line 6: a NUL byte at character 7: a binary file"),
+            "oneline": (oneline, "no line break in its first 1 MiB")}
+
+
+@pytest.mark.parametrize("case", ["/dev/zero", "fifo", "nul", "nul.gz", "oneline"])
+def test_unbounded_or_binary_input_is_refused(tmp_path, case):
+    from cli_helpers import run_cli
+    path, words = _bad_inputs(tmp_path)[case]
+    (tmp_path / "q").write_text("1 0 d1 1\n")
+    (tmp_path / "r").write_text(RUN_LINES)
+    for reader in (read_run, read_qrels):
+        with pytest.raises(InputError, match=words) as err:
+            reader(path)
+        assert str(path) in str(err.value)
+    for argv in ([tmp_path / "q", path], [path, tmp_path / "r"]):   # as a run, as qrels
+        status, _, err = run_cli("eval", "-m", "AP", *argv)
+        assert status == 2 and words in err and "Traceback" not in err, err
+
+
+def test_a_long_first_line_within_the_first_mib_is_read(tmp_path):
+    # the bound is on the first line break, not on the file: a 2 MiB run of short lines is read
+    path = tmp_path / "big.run"
+    lines = "".join(f"1 Q0 d{d} {d} {1e6 - d} r\n" for d in range(1, 100_001))
+    assert len(lines) > 2 << 20
+    path.write_text(lines)
+    run = read_run(path)
+    assert len(run) == 100_000 and run["docno"].iloc[-1] == "d100000"

@@ -1033,3 +1033,13 @@ def test_perturb_sigkill_leftover_is_removed_by_the_next_run(tmp_path):
     assert _staged(out) >= 5 and not list(out.glob("replicate-*"))   # partial files only in the stage
     assert main([str(a) for a in _perturb_argv(qrels, out, 2)]) == 0
     assert temporaries(out) == [] and len(list(out.glob("replicate-*"))) == 2
+
+
+def test_perturb_replicates_beyond_memory_are_refused_with_the_size(tmp_path):
+    from cli_helpers import run_cli
+    (tmp_path / "q").write_text("".join(f"1 0 d{d} {d % 2}\n" for d in range(1, 11)))
+    status, _, err = run_cli("perturb", tmp_path / "q", "--model", "random", "--tpr", "0.9", "--fpr", "0.1",
+                             "-n", 10 ** 12, "--out", tmp_path / "o")
+    # 10 judgments x 1e12 replicates x 16 bytes = 1.6e14 bytes = 145.5 TiB
+    assert status == 2 and "--replicates 1,000,000,000,000 needs about 145.5 TiB" in err, err
+    assert not (tmp_path / "o").exists()

@@ -130,6 +130,11 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
     from ..judges import ConfusionJudge
     n = check_int("--replicates", args.replicates, 1)
     directory = OutputDirectory(args.out, "perturb", force=args.force)
+    from .._validation import check_memory
+    from ..io import read_qrels
+    judged = len(read_qrels(args.qrels))
+    check_memory(f"--replicates {n:,}", 2 * 8 * judged * n,
+                 f"{judged:,} judgments x {n:,} replicates, a label and a code of 8 bytes each")
     model = _model_from_args(args)
     reps = model.replicates(args.qrels, n, start=args.start)
     out = Path(args.out)

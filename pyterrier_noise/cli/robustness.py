@@ -91,6 +91,11 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
         margs.runs = runs
     model = _model_from_args(margs)
     n = check_int("--replicates", args.replicates, 1)
+    from .._validation import check_memory
+    topics = qrels["qid"].nunique()
+    check_memory(f"--replicates {n:,}", 8 * len(run_names) * topics * n * len(args.measures),
+                 f"{len(run_names)} runs x {topics:,} topics x {n:,} replicates x {len(args.measures)} measure(s), "
+                 "8 bytes each")
     res = robustness_experiment(runs, None, qrels, args.measures, model, n_replicates=n, seed=args.seed,
                                 baseline=baseline, test=args.test, correction=args.correction, correction_alpha=args.alpha,
                                 ties=args.ties, progress=args.progress)

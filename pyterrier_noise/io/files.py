@@ -16,7 +16,7 @@ from .._validation import InputError, announce
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["PathLike", "TREC_RUN_FIELDS", "run_name", "list_run_files", "run_file_arguments"]
+__all__ = ["PathLike", "TREC_RUN_FIELDS", "run_name", "list_run_files", "run_file_arguments", "read_text_file"]
 
 PathLike = Union[str, os.PathLike]
 
@@ -25,6 +25,65 @@ TREC_RUN_FIELDS = ["qid", "q0", "docno", "rank", "score", "tag"]
 
 #: ranks at or beyond this are not exact integers in float64 (the parser reads them as floats)
 _RANK_LIMIT = 2.0 ** 53
+
+
+#: how much of a file is looked at before it is read whole: a text file of lines has a line break
+#: and no NUL byte in its first MiB
+HEAD_BYTES = 1 << 20
+
+
+def _head_problem(head: bytes, full: bool) -> str | None:
+    """Why the first bytes of a file (inflated when gzip) are not those of a text file of lines."""
+    nul = head.find(b"\0")
+    if nul >= 0:
+        line = head.count(b"\n", 0, nul) + 1
+        col = nul - head.rfind(b"\n", 0, nul)
+        return (f"line {line}: a NUL byte at character {col}: a binary file, not a text file of lines "
+                "(TREC files are text; a field cannot hold NUL)")
+    if full and b"\n" not in head and b"\r" not in head:
+        return f"no line break in its first {HEAD_BYTES >> 20} MiB: not a text file of lines"
+    return None
+
+
+def read_text_file(path: PathLike) -> bytes:
+    """The bytes of a text input file (a run, qrels or table; gzip left compressed), refused with an
+    :class:`InputError` before it is read whole when it is not a regular file (a device such as
+    ``/dev/zero``, a FIFO), or when its first MiB (inflated, for gzip) holds a NUL byte or no line
+    break: a mistaken argument never fills the memory."""
+    import stat
+    import zlib
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode   # before opening: opening a FIFO would wait for a writer
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(mode):
+            kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+                "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "not a regular file"
+            raise InputError(f"{path}: is {kind}, not a file to read (expected a text file)")
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+            text, full = head, len(head) == HEAD_BYTES
+            if head[:2] == b"\x1f\x8b":
+                try:
+                    d = zlib.decompressobj(31)
+                    text = d.decompress(head, HEAD_BYTES)
+                    full = len(text) == HEAD_BYTES
+                except zlib.error:
+                    text = b""   # the reader says what is wrong with the gzip data
+            problem = _head_problem(text, full)
+            if problem:
+                raise InputError(f"{path} {problem}" if problem.startswith("line") else f"{path}: {problem}")
+            if len(head) < HEAD_BYTES:
+                return head
+            f.seek(0)
+            return f.read()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 def _rank_problem(rank: np.ndarray) -> np.ndarray:

@@ -22,20 +22,14 @@ from .._validation import InputError
 from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, _clean_qrels, _clean_run
 
 from .files import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem, list_run_files, run_file_arguments, run_name  # noqa: F401
+from .files import read_text_file
 
 
 # --------------------------------------------------------------------------------------------
 # file helpers
 
 def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    raw = read_text_file(path)   # a device, or a binary head, refused before the whole file is read
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
