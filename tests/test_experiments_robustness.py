@@ -561,7 +561,7 @@ def test_robustness_interrupted_mid_run_then_a_rerun_succeeds(tmp_path, sig):
     status, err = signal_when(proc, out.exists, getattr(signal, sig))   # the handler has started
     if sig == "SIGINT":
         assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
-        assert list(out.iterdir()) == []
+        assert not out.exists()
     else:
         assert status == -signal.SIGKILL
     assert main([str(a) for a in _robustness_argv(paths, out, 3)]) == 0
@@ -591,3 +591,11 @@ def test_robustness_replicates_beyond_memory_are_refused_with_the_size(tmp_path)
     # 2 runs x 4 topics x 1e12 replicates x 2 measures x 8 bytes = 1.28e14 bytes = 116.4 TiB
     assert status == 2 and "needs about 116.4 TiB" in err and "2 runs x 4 topics" in err, err
     assert not (tmp_path / "o").exists()
+
+
+def test_robustness_refuses_an_option_its_model_ignores(tmp_path):
+    from cli_helpers import run_cli, write_collection
+    paths = write_collection(tmp_path, topics=3, docs=10, runs=2)
+    status, _, err = run_cli("robustness", paths["qrels"], paths["run0"], paths["run1"], "-m", "AP", "--model",
+                             "removal", "--fraction", "0.2", "--tpr", "0.5", "--fpr", "0.5", "--out", tmp_path / "o")
+    assert status == 2 and "--model removal does not use --tpr (used by random, rank-biased)" in err, err

@@ -250,3 +250,48 @@ def test_a_long_first_line_within_the_first_mib_is_read(tmp_path):
     path.write_text(lines)
     run = read_run(path)
     assert len(run) == 100_000 and run["docno"].iloc[-1] == "d100000"
+
+
+@pytest.mark.parametrize("link", ["dangling", "loop"])
+def test_a_run_directory_entry_leading_nowhere_is_named(tmp_path, link):
+    # issue 30: the entry was skipped, so that run was missing from the results without a word
+    from cli_helpers import run_cli
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "a").write_text(RUN_LINES)
+    (d / "b").symlink_to(d / "b" if link == "loop" else tmp_path / "gone")
+    (tmp_path / "q").write_text("1 0 d1 1\n")
+    with pytest.raises(InputError, match=r"1 entry is a symlink that leads nowhere \(a missing target or a loop\): b"):
+        read_runs(d)
+    status, _, err = run_cli("eval", "-m", "AP", tmp_path / "q", d)
+    assert status == 2 and f"{d}: 1 entry is a symlink" in err, err
+    (d / "b").unlink()
+    (d / "b").symlink_to(d / "a")       # a link to a run is read as a run
+    assert sorted(read_runs(d)) == ["a", "b"]
+
+
+def test_identifiers_with_spaces_between_tabs_are_split_as_trec_eval_and_counted(tmp_path):
+    # issue 30: a qrels docno with a trailing space gave AP 0.0 without a word; trec_eval splits a line
+    # at any run of whitespace, so 'd2 ' is 'd2': read so, with one warning counting the lines
+    from pyterrier_noise import evaluate
+    q = tmp_path / "q"
+    q.write_text("1\t0\td1\t1\n1\t0\td2 \t0\n1\t0\t d3\t1\n")
+    r = tmp_path / "r"
+    r.write_text("1 Q0 d1 1 3 r\n1 Q0 d2 2 2 r\n1 Q0 d3 3 1 r\n")
+    with pytest.warns(CoercionWarning, match=r"2 line\(s\) mix tabs and spaces \(e\.g\. line 2\)") as record:
+        qrels = read_qrels(q)
+    assert len(record) == 1 and qrels["docno"].tolist() == ["d1", "d2", "d3"]
+    ap = evaluate([r], qrels, ["AP"])["value"].iloc[0]
+    assert ap == pytest.approx((1 / 1 + 2 / 3) / 2)        # d1 and d3 relevant, at ranks 1 and 3
+    r.write_text("1\tQ0\td1\t1\t3\tr\n1\tQ0\td3 \t2\t2\tr\n")   # the same in a run, through the fast reader
+    with pytest.warns(CoercionWarning, match=r"1 line\(s\) mix tabs and spaces \(e\.g\. line 2\)"):
+        assert read_run(r)["docno"].tolist() == ["d1", "d3"]
+    with pytest.warns(CoercionWarning, match="mix tabs and spaces"):
+        assert evaluate([r], qrels, ["AP"])["value"].iloc[0] == pytest.approx(1.0)
+
+
+def test_plain_tab_or_space_files_are_not_warned_about(tmp_path, recwarn):
+    (tmp_path / "q").write_text("1\t0\td1\t1\n1\t0\td2\t0\n")
+    (tmp_path / "q2").write_text("1 0  d1 1\n1 0  d2 0\n")    # runs of spaces, as TREC-COVID's qrels
+    assert len(read_qrels(tmp_path / "q")) == len(read_qrels(tmp_path / "q2")) == 2
+    assert not [w for w in recwarn if issubclass(w.category, CoercionWarning)]

@@ -819,6 +819,20 @@ def test_select_ctrl_c_mid_run_is_one_line_and_exit_130(tmp_path):
     proc = start_program(*argv, "--budget", "10000")
     status, err = signal_when(proc, out.exists, signal.SIGINT)
     assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
-    assert list(out.iterdir()) == []
+    assert not out.exists()
     assert main([str(a) for a in argv] + ["--budget", "20"]) == 0
     assert temporaries(out) == [] and (out / "judgments.tsv").exists()
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--budget", "5", "--per-topic-quota", "0"], "--per-topic-quota: expected a positive integer"),
+    (["--budget", "5", "--checkpoints", "2,500"], "--checkpoints 500: beyond --budget 5"),
+    (["--budget", "5", "--checkpoints", "0,2"], "--checkpoints: every count must be at least 1"),
+])
+def test_select_refuses_quota_and_checkpoints_it_would_ignore(tmp_path, extra, words):
+    # issue 30: quota 0 ran with 0 judgments; checkpoint 500 beyond budget 50 was dropped
+    from cli_helpers import run_cli, write_collection
+    paths = write_collection(tmp_path, topics=3, docs=10, runs=2)
+    status, _, err = run_cli("select", "--qrels", paths["qrels"], paths["run0"], paths["run1"], *extra, "--quiet",
+                             "--out", tmp_path / "o")
+    assert status == 2 and words in err and not (tmp_path / "o").exists(), err

@@ -119,8 +119,17 @@ def run_name(path: Path) -> str:
 
 
 def list_run_files(directory: Path) -> list[Path]:
-    """The run files of a directory (hidden files skipped), sorted by name."""
-    files = sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith("."))
+    """The run files of a directory (hidden files and subdirectories skipped), sorted by name.  An
+    entry that is a symlink leading nowhere (a missing target or a loop) is an error naming it:
+    it would otherwise be a run silently missing from the results."""
+    entries = [p for p in directory.iterdir() if not p.name.startswith(".")]
+    broken = sorted(p.name for p in entries if p.is_symlink() and not os.path.exists(p))
+    if broken:
+        shown = ", ".join(broken[:5]) + (f" and {len(broken) - 5} more" if len(broken) > 5 else "")
+        raise InputError(f"{directory}: {len(broken)} entr{'y is a symlink' if len(broken) == 1 else 'ies are symlinks'}"
+                         f" that lead{'s' if len(broken) == 1 else ''} nowhere (a missing target or a loop): {shown}; "
+                         "fix or remove them")
+    files = sorted(p for p in entries if p.is_file())
     if not files:
         raise InputError(f"{directory}: the directory holds no run files")
     return files
