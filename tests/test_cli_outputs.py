@@ -343,3 +343,21 @@ def test_a_different_file_is_written(files):
     status, _, err = run_cli("band", "--rho", "2", files / "run1", "--out", files / "run1.band")
     assert status == 0, err
     assert (files / "run1.band").stat().st_size > 0
+
+
+def test_leftovers_of_dead_processes_are_removed_and_of_live_ones_kept(files):
+    from cli_helpers import dead_pid
+
+    from pyterrier_noise.io import write_trec_qrels
+    dead = files / f"{TMP_PREFIX}{dead_pid()}-band.run"
+    dead_dir = files / f"{TMP_PREFIX}{dead_pid()}"
+    live = files / f"{TMP_PREFIX}{os.getppid()}-band.run"     # a running process's (pytest's parent)
+    dead.write_text("half")
+    dead_dir.mkdir()
+    (dead_dir / "x.tsv").write_text("half")
+    live.write_text("being written")
+    assert run_cli("band", "--rho", "2", files / "run1", "--out", files / "band.run")[0] == 0
+    assert not dead.exists() and not dead_dir.exists() and live.read_text() == "being written"
+    dead.write_text("half")
+    write_trec_qrels(read_qrels(files / "qrels.txt"), files / "copy.qrels")   # the library's writer too
+    assert not dead.exists() and live.exists() and read_qrels(files / "copy.qrels").equals(read_qrels(files / "qrels.txt"))

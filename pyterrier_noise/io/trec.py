@@ -240,6 +240,6 @@ def _write_text(path: PathLike, text: str) -> None:
     data = text.encode()
     if path.name.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    from .._output import atomic_write, remove_dead_temporaries
+    remove_dead_temporaries(path.parent)   # what a killed writer left beside it
+    atomic_write(path, data)               # a temporary name beside it, renamed: never half written
