@@ -63,12 +63,16 @@ def start_program(*argv: object) -> subprocess.Popen:
     """``pyterrier-noise ARGV`` started as a program of this checkout (stdout and stderr piped)."""
     repo = Path(__file__).resolve().parents[1]
     return subprocess.Popen([sys.executable, "-m", "pyterrier_noise.cli", *map(str, argv)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(repo)})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(repo)},
+                            start_new_session=True)   # its own process group, as a shell's foreground job
 
 
 def signal_when(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -> tuple[int, str]:
     """Send ``sig`` to ``proc`` as soon as ``ready()`` holds (checked every 10 ms; the process must
-    still be running then, else AssertionError); returns (exit status, stderr)."""
+    still be running then, else AssertionError); returns (exit status, stderr).  SIGINT goes to the
+    whole process group, as a terminal's Ctrl-C does (worker processes included); other signals to
+    the process alone, as the OOM killer's SIGKILL."""
+    import signal
     import time
     end = time.monotonic() + limit
     while not ready():
@@ -76,7 +80,10 @@ def signal_when(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -
         assert time.monotonic() < end, "the process never reached the point to signal"
         time.sleep(0.01)
     assert proc.poll() is None, "ended before the signal"
-    proc.send_signal(sig)
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
     _, err = proc.communicate(timeout=limit)
     return proc.returncode, err
 

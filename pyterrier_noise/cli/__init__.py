@@ -72,6 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check_args(parser, argv, args)
                 return int(args.handler(args) or 0)
             except KeyboardInterrupt:   # Ctrl-C: one line, exit 130 (128 + SIGINT), no partial output
+                if as_program:
+                    # the interrupt is handled: a second SIGINT (another Ctrl-C, or a late one: select
+                    # was seen to die by SIGINT after printing this line in 1 of 25 runs, cause not
+                    # pinned down) must not turn this exit into a death by signal
+                    import signal
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
                 from .._output import discard_temporaries
                 discard_temporaries()
                 print("pyterrier-noise: interrupted; nothing written", file=sys.stderr)
