@@ -361,3 +361,36 @@ def test_leftovers_of_dead_processes_are_removed_and_of_live_ones_kept(files):
     dead.write_text("half")
     write_trec_qrels(read_qrels(files / "qrels.txt"), files / "copy.qrels")   # the library's writer too
     assert not dead.exists() and live.exists() and read_qrels(files / "copy.qrels").equals(read_qrels(files / "qrels.txt"))
+
+
+@pytest.mark.parametrize("where", ["file", "directory"])
+def test_ctrl_c_while_writing_keeps_the_old_output_and_no_temporary(monkeypatch, files, where):
+    # Ctrl-C in the middle of a write, for a file output (band) and a directory output (perturb)
+    import pyterrier_noise.cli.perturb as perturb_cli
+    import pyterrier_noise.cli.ties as ties_cli
+    out = files / ("band.run" if where == "file" else "reps")
+    if where == "file":
+        out.write_text("old\n")
+        before = {"band.run": b"old\n"}
+    else:
+        assert perturb(files, out, 2)[0] == 0
+        before = {n: (out / n).read_bytes() for n in listing(out)}
+
+    def interrupted(args):
+        if where == "file":
+            with atomic_file(args.out) as tmp:
+                tmp.write_text("half")
+                raise KeyboardInterrupt
+        d = OutputDirectory(args.out, "perturb", force=True)
+        d.write("replicate-0001.qrels", "half")
+        with d.staging() as stage:
+            (stage / "replicate-0002.qrels").write_text("half")
+        raise KeyboardInterrupt     # after the files are staged, before finish()
+    monkeypatch.setattr(ties_cli, "_cmd_band", interrupted)
+    monkeypatch.setattr(perturb_cli, "_cmd_perturb", interrupted)
+    argv = (["band", "--rho", "2", files / "run1", "--out", out] if where == "file" else
+            ["perturb", files / "qrels.txt", "--model", "removal", "--fraction", "0.2", "--out", out, "--force"])
+    status, _, err = run_cli(*argv)
+    assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
+    after = {"band.run": out.read_bytes()} if where == "file" else {n: (out / n).read_bytes() for n in listing(out)}
+    assert after == before and not [p for p in files.rglob("*") if p.name.startswith(TMP_PREFIX)]
