@@ -13,12 +13,20 @@ One mechanism for every ``--out`` of the command line:
 * :func:`atomic_file` -- a single output file, written under a temporary name beside it and
   renamed into place.
 
+* :func:`check_outputs_apart` -- an output that is one of the inputs (the same file by device and
+  inode, through a symlink, a hard link or a relative path), lies inside an input directory, or is a
+  directory holding an input, is refused with a sentence naming both, before anything is read.
+* Temporary names start with :data:`TMP_PREFIX` and the writing process's id; a leftover of a
+  process that is gone (killed by SIGKILL) is removed by the next run writing there, and
+  :func:`discard_temporaries` removes this process's own (the command line calls it on Ctrl-C).
+
 Every refusal is an :class:`~pyterrier_noise._validation.InputError` naming the path.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,13 +34,114 @@ from typing import Any, Iterator
 
 from ._validation import InputError
 
-__all__ = ["MANIFEST", "OutputDirectory", "atomic_file", "atomic_write", "check_output_file"]
+__all__ = ["MANIFEST", "OutputDirectory", "atomic_file", "atomic_write", "check_output_file",
+           "check_outputs_apart", "discard_temporaries", "remove_dead_temporaries"]
 
 #: the name of the manifest an :class:`OutputDirectory` writes
 MANIFEST = "manifest.json"
 #: the prefix of temporary names (left behind only by a process that was killed)
 TMP_PREFIX = ".pyterrier-noise-tmp-"
 _SHOWN = 5   # how many file names a refusal shows
+_TMP_PID = re.compile(re.escape(TMP_PREFIX) + r"(\d+)(?:-|$)")
+#: this process's temporary files and folders not yet renamed into place
+_LIVE: set[Path] = set()
+#: output directories this process created and has not finished (removed, if still empty, on failure)
+_CREATED: set[Path] = set()
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:   # EPERM: a process of another user holds that id
+        return True
+    return True
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def remove_dead_temporaries(directory: str | Path) -> list[str]:
+    """Remove the temporary files and folders in ``directory`` left by processes that are gone
+    (a run killed by SIGKILL or a power cut); returns their names."""
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for e in entries:
+        m = _TMP_PID.match(e.name)
+        if m and not _alive(int(m.group(1))):
+            _remove(Path(e.path))
+            removed.append(e.name)
+    return removed
+
+
+def discard_temporaries() -> None:
+    """Remove this process's temporary files and folders (an interrupted write: nothing is kept)."""
+    for path in list(_LIVE):
+        _remove(path)
+        _LIVE.discard(path)
+    for path in list(_CREATED):
+        try:
+            path.rmdir()   # only when empty
+        except OSError:
+            pass
+        _CREATED.discard(path)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _ancestors(path: Path) -> list[tuple[int, int]]:
+    """Device and inode of every existing directory above ``path`` (symlinks resolved)."""
+    ids = []
+    for p in Path(os.path.realpath(path)).parents:
+        i = _identity(p)
+        if i is not None:
+            ids.append(i)
+    return ids
+
+
+def check_outputs_apart(outputs: dict[str, str | Path], inputs: dict[str, str | Path]) -> None:
+    """Refuse an output that would overwrite an input: the same file (same device and inode, so a
+    symlink, a hard link or a relative path is seen through), a path inside an input directory, or
+    an output directory holding an input.  ``outputs`` and ``inputs`` map a label (the option as
+    typed, e.g. ``--out``, ``RUN``) to a path; raises :class:`InputError` naming both."""
+    ins = []
+    for label, path in inputs.items():
+        i = _identity(Path(path))
+        if i is not None:
+            ins.append((label, Path(path), i, os.path.isdir(path)))
+    for olabel, opath in outputs.items():
+        opath = Path(opath)
+        oid = _identity(opath)
+        above = _ancestors(opath)
+        for label, ipath, iid, is_dir in ins:
+            if oid == iid:
+                raise InputError(f"{olabel} {opath} is the same file as the input {label} {ipath}; writing it "
+                                 "would destroy the input: choose another output path")
+            if is_dir and iid in above:
+                raise InputError(f"{olabel} {opath} is inside the input directory {label} {ipath}; choose an "
+                                 "output outside it")
+            if oid is not None and os.path.isdir(opath) and oid in _ancestors(ipath):
+                raise InputError(f"{olabel} {opath} is a directory holding the input {label} {ipath}; choose "
+                                 "another output directory")
 
 
 def _few(names: list[str]) -> str:
@@ -87,7 +196,9 @@ def atomic_file(path: str | Path, what: str = "--out") -> Iterator[Path]:
     first: a missing, non-directory or unwritable folder, or ``path`` being a directory, is an
     :class:`InputError` naming ``path``."""
     path = check_output_file(path, what)
+    remove_dead_temporaries(path.parent)
     tmp = path.parent / f"{TMP_PREFIX}{os.getpid()}-{path.name}"
+    _LIVE.add(tmp)
     try:
         yield tmp
         os.replace(tmp, path)
@@ -96,18 +207,21 @@ def atomic_file(path: str | Path, what: str = "--out") -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+        _LIVE.discard(tmp)
 
 
 def atomic_write(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` under a temporary name, then :func:`os.replace` it into place."""
     path = Path(path)
     tmp = path.parent / f"{TMP_PREFIX}{os.getpid()}-{path.name}"
+    _LIVE.add(tmp)
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+        _LIVE.discard(tmp)
     return path
 
 
@@ -146,7 +260,12 @@ class OutputDirectory:
         p = self.path
         if p.exists() and not p.is_dir():
             raise InputError(f"{self._label()}: is a file; expected a directory")
-        _check_parent(p / "x", self.what) if not p.exists() else _probe(p, self._label())
+        if not p.exists():
+            _check_parent(p / "x", self.what)
+            _CREATED.add(p)
+        else:
+            _probe(p, self._label())
+        remove_dead_temporaries(p)
         existing = sorted(x.name for x in p.iterdir() if not x.name.startswith(TMP_PREFIX))
         if not existing:
             return
@@ -165,41 +284,68 @@ class OutputDirectory:
         """The final path of ``name`` in the directory (record it with :meth:`write` or :meth:`staging`)."""
         return self.path / name
 
+    def _stage(self) -> Path:
+        """The folder this run's files are built in (``.pyterrier-noise-tmp-PID/`` inside the output),
+        moved into place by :meth:`finish`: an interrupted run leaves the earlier output as it was."""
+        stage = self.path / f"{TMP_PREFIX}{os.getpid()}"
+        if stage not in _LIVE:
+            _remove(stage)
+            stage.mkdir(parents=True)
+            _LIVE.add(stage)
+        return stage
+
     def write(self, name: str, data: bytes | str) -> Path:
-        """Write one file atomically and record it for the manifest."""
+        """Write one file into the stage and record it for the manifest (moved into place by :meth:`finish`)."""
         if isinstance(data, str):
             data = data.encode("utf-8")
         try:
-            path = atomic_write(self.path / name, data)
+            dest = self._stage() / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
         except OSError as exc:
             raise InputError(f"{self._label()}: cannot write {name} ({_reason(exc)})") from None
-        self.files.append(name)
-        return path
+        if name not in self.files:
+            self.files.append(name)
+        return self.path / name
 
     @contextmanager
     def staging(self) -> Iterator[Path]:
-        """A temporary directory inside the output for a library function that writes a directory;
-        on success each file in it is moved into place with :func:`os.replace` and recorded."""
-        stage = self.path / f"{TMP_PREFIX}{os.getpid()}"
+        """The stage, for a library function that writes a directory; the files it holds afterwards
+        are recorded and moved into place by :meth:`finish`.  On failure the stage is removed."""
         try:
-            stage.mkdir()
+            stage = self._stage()
             yield stage
             for src in sorted(stage.rglob("*")):
-                if src.is_file():
-                    rel = src.relative_to(stage)
-                    dest = self.path / rel
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(src, dest)
-                    self.files.append(rel.as_posix())
+                rel = src.relative_to(stage).as_posix()
+                if src.is_file() and rel not in self.files:
+                    self.files.append(rel)
         except OSError as exc:
+            self.discard()
             raise InputError(f"{self._label()}: cannot write the output ({_reason(exc)})") from None
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Remove the stage: nothing of this run is kept."""
+        stage = self.path / f"{TMP_PREFIX}{os.getpid()}"
+        _remove(stage)
+        _LIVE.discard(stage)
 
     def finish(self, info: dict[str, Any] | None = None) -> Path:
         """Remove the earlier output's files that this run did not rewrite, then write ``manifest.json``:
         ``command``, ``files`` (every file written, in order) and ``info``."""
         written = set(self.files)
+        stage = self.path / f"{TMP_PREFIX}{os.getpid()}"
+        try:
+            for name in self.files:
+                dest = self.path / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(stage / name, dest)
+        except OSError as exc:
+            raise InputError(f"{self._label()}: cannot write the output ({_reason(exc)})") from None
+        finally:
+            self.discard()
         for name in sorted(self.previous - written - {MANIFEST}):
             try:
                 (self.path / name).unlink()
@@ -207,6 +353,7 @@ class OutputDirectory:
                 pass
             except OSError as exc:
                 raise InputError(f"{self._label()}: cannot remove the earlier {name} ({_reason(exc)})") from None
+        _CREATED.discard(self.path)
         manifest = {"command": self.command, **(info or {}), "files": list(self.files)}
         text = json.dumps(manifest, indent=1) + "\n"
         try:

@@ -130,5 +130,7 @@ def save(fig: Any, path: str | Path | None, dpi: int = 110) -> Any:
         path = Path(path)
         if not path.parent.exists():
             raise InputError(f"cannot write the plot to {path}: directory {path.parent} does not exist")
-        fig.savefig(path, dpi=dpi)
+        from ._output import atomic_file
+        with atomic_file(path, "plot") as tmp:   # same suffix: the format; renamed into place
+            fig.savefig(tmp, dpi=dpi)
     return fig

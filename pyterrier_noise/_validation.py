@@ -105,3 +105,36 @@ def check_probability(name: str, value: float) -> float:
     if not 0.0 < v < 1.0:
         raise InputError(f"{name} must be strictly between 0 and 1, got {value!r}")
     return v
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux's MemAvailable), or None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    import os
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{nbytes:.0f} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    return ""
+
+
+def check_memory(what: str, nbytes: float, how: str, available: int | None = None) -> None:
+    """Refuse (InputError) a request whose arrays alone (``nbytes``, estimated as ``how`` says) would
+    take more than the memory available, before allocating them."""
+    free = available_memory() if available is None else available
+    if free is not None and nbytes > free:
+        raise InputError(f"{what} needs about {_size(nbytes)} of memory ({how}) and {_size(free)} is available; "
+                         "ask for less")

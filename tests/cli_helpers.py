@@ -40,3 +40,62 @@ def run_as_program(*argv: object) -> subprocess.CompletedProcess:
     repo = Path(__file__).resolve().parents[1]
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(repo)})
+
+
+def write_collection(directory: Path, topics: int = 50, docs: int = 200, runs: int = 5) -> dict[str, Path]:
+    """A synthetic qrels file ``qrels`` (every document judged 0-2) and runs ``run0`` ... (100 documents
+    a topic) in ``directory``: big enough that perturb, robustness and select run for seconds."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(topics), docs)
+    d = np.tile(np.arange(docs), topics)
+    paths = {"qrels": directory / "qrels"}
+    paths["qrels"].write_text("".join(f"{a} 0 d{b} {c}\n" for a, b, c in zip(q, d, rng.integers(0, 3, q.size))))
+    for r in range(runs):
+        lines = [f"{t} Q0 d{doc} {k + 1} {100 - k} run{r}\n" for t in range(topics)
+                 for k, doc in enumerate(rng.permutation(docs)[:100])]
+        paths[f"run{r}"] = directory / f"run{r}"
+        paths[f"run{r}"].write_text("".join(lines))
+    return paths
+
+
+def start_program(*argv: object) -> subprocess.Popen:
+    """``pyterrier-noise ARGV`` started as a program of this checkout (stdout and stderr piped)."""
+    repo = Path(__file__).resolve().parents[1]
+    return subprocess.Popen([sys.executable, "-m", "pyterrier_noise.cli", *map(str, argv)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(repo)},
+                            start_new_session=True)   # its own process group, as a shell's foreground job
+
+
+def signal_when(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -> tuple[int, str]:
+    """Send ``sig`` to ``proc`` as soon as ``ready()`` holds (checked every 10 ms; the process must
+    still be running then, else AssertionError); returns (exit status, stderr).  SIGINT goes to the
+    whole process group, as a terminal's Ctrl-C does (worker processes included); other signals to
+    the process alone, as the OOM killer's SIGKILL."""
+    import signal
+    import time
+    end = time.monotonic() + limit
+    while not ready():
+        assert proc.poll() is None, f"ended before the signal: {proc.communicate()[1]}"
+        assert time.monotonic() < end, "the process never reached the point to signal"
+        time.sleep(0.01)
+    assert proc.poll() is None, "ended before the signal"
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    _, err = proc.communicate(timeout=limit)
+    return proc.returncode, err
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended (and been reaped)."""
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def temporaries(directory: Path) -> list[str]:
+    """Names under ``directory`` (recursively) that are temporary names of pyterrier_noise._output."""
+    from pyterrier_noise._output import TMP_PREFIX
+    return sorted(p.name for p in directory.rglob("*") if p.name.startswith(TMP_PREFIX)) if directory.exists() else []

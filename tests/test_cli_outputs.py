@@ -228,3 +228,169 @@ def test_the_real_process_exits_2_with_one_sentence(files):
     p = subprocess.run([sys.executable, "-m", "pyterrier_noise.cli", "round", "--quantum", "1e-320", str(files / "run1"),
                         "--out", str(blocker / "x.run")], capture_output=True, text=True, env=env)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and p.stderr.startswith("pyterrier-noise: error:")
+
+
+# --- an output that is an input: refused before anything is read or written (issue 30) ----------
+
+#: a command line that parses for every (sub)command with an output option; {X} are inputs, {OUT}
+#: the output option's value.  The generated test below sets each output to each input in turn.
+SAME_FILE_ARGV = {
+    "demo": ["demo", "--qrels", "{Q}", "--runs", "{RD}"],
+    "perturb": ["perturb", "{Q}", "--model", "removal", "--fraction", "0.2"],
+    "robustness": ["robustness", "{Q}", "{R1}", "{R2}", "-m", "AP", "--model", "random", "--tpr", "0.9", "--fpr", "0.1"],
+    "select": ["select", "--qrels", "{Q}", "--budget", "3", "{R1}", "{R2}"],
+    "judge": ["judge", "--session", "{S}", "{R1}"],
+    "band": ["band", "--rho", "2", "{R1}"],
+    "round": ["round", "--decimals", "1", "{R1}"],
+    "ties": ["ties", "{R1}", "{R2}"],
+    "phi-match": ["phi-match", "{Q}", "{R1}", "{R2}", "-m", "AP"],
+    "pairwise aggregate": ["pairwise", "aggregate", "{CSV}"],
+    "pairwise simulate": ["pairwise", "simulate", "{Q}"],
+    "report": ["report", "{Q}", "{R1}", "{R2}", "--pooled", "{P}"],
+    "calibrate": ["calibrate", "-m", "AP", "--cheap", "{CH}", "--gold", "{Q}", "{R1}"],
+    "reproduce": ["reproduce", "yang2019", "--data", "{RD}"],
+    "serve": ["serve", "--session", "{S}", "--docs", "{D}"],
+    "versions": ["versions", "-m", "AP", "--qrels", "a={Q}", "{R1}"],
+    "llm-judge": ["llm-judge", "--qrels", "{Q}", "--docs", "{D}", "--model", "m", "--cache", "{C}", "--out", "never-written.tsv"],
+}
+
+
+def _leaf_commands() -> dict[str, list[str]]:
+    """Each (sub)command of the parser and the option strings of its outputs."""
+    import argparse
+
+    from pyterrier_noise.cli import _parser
+    from pyterrier_noise.cli._outputs import OUTPUT_DESTS
+    found: dict[str, list[str]] = {}
+
+    def walk(p, path):
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs:
+            for name, sp in subs[0].choices.items():
+                walk(sp, [*path, name])
+            return
+        outs = [next(o for o in a.option_strings if o.startswith("--")) for a in p._actions if a.dest in OUTPUT_DESTS]
+        if outs:
+            found[" ".join(path)] = outs
+    walk(_parser(), [])
+    return found
+
+
+def _same_file_cases():
+    return [(cmd, opt, key) for cmd, opts in sorted(_leaf_commands().items()) for opt in opts
+            for key in sorted({a[a.index("{") + 1:a.index("}")] for a in SAME_FILE_ARGV.get(cmd, []) if "{" in a})]
+
+
+def test_every_command_with_an_output_is_in_the_generated_test():
+    assert sorted(_leaf_commands()) == sorted(SAME_FILE_ARGV)
+    assert {c for c, _, _ in _same_file_cases()} == set(SAME_FILE_ARGV)   # each has an input to try
+
+
+@pytest.fixture
+def inputs(files) -> dict[str, Path]:
+    d = files / "rundir"
+    d.mkdir()
+    (d / "runA").write_text((files / "run1").read_text())
+    paths = {"Q": files / "qrels.txt", "R1": files / "run1", "R2": files / "run2", "RD": d,
+             "S": files / "s.sqlite", "CSV": files / "crowd.csv", "P": files / "pooled.tsv", "CH": files / "cheap.tsv",
+             "D": files / "docs.tsv", "C": files / "cache.sqlite"}
+    for key in ("S", "CSV", "P", "CH", "D", "C"):
+        paths[key].write_text(f"content of {key}\n")
+    return paths
+
+
+def _snapshot(paths: dict[str, Path]) -> dict[str, object]:
+    return {k: sorted((p.name, p.read_bytes()) for p in v.iterdir()) if v.is_dir() else v.read_bytes()
+            for k, v in paths.items()}
+
+
+@pytest.mark.parametrize("command, option, key", _same_file_cases())
+def test_an_output_equal_to_an_input_is_refused(inputs, command, option, key):
+    before = _snapshot(inputs)
+    target = inputs[key] / "sub" if inputs[key].is_dir() else inputs[key]
+    argv = []
+    for a in SAME_FILE_ARGV[command]:
+        for k, v in inputs.items():
+            a = a.replace("{" + k + "}", str(v))
+        argv.append(a)
+    status, _, err = run_cli(*argv, option, target)
+    words = "inside the input directory" if inputs[key].is_dir() else "is the same file as the input"
+    assert status == 2 and words in err and str(inputs[key]) in err and "Traceback" not in err, err
+    assert err.count("\n") == 1
+    assert _snapshot(inputs) == before
+
+
+@pytest.mark.parametrize("how", ["symlink", "hardlink", "relative"])
+def test_the_same_file_by_another_name_is_the_same_file(files, monkeypatch, how):
+    run = files / "run1"
+    before = run.read_bytes()
+    other = files / "other-name"
+    if how == "symlink":
+        other.symlink_to(run)
+    elif how == "hardlink":
+        os.link(run, other)
+    else:
+        (files / "sub").mkdir()
+        monkeypatch.chdir(files / "sub")
+        other = Path("..") / "." / "run1"
+    for cmd in (["band", "--rho", "2"], ["round", "--decimals", "1"]):
+        status, _, err = run_cli(*cmd, run, "--out", other)
+        assert status == 2 and "is the same file as the input RUN" in err, err
+    assert run.read_bytes() == before
+
+
+def test_a_different_file_is_written(files):
+    status, _, err = run_cli("band", "--rho", "2", files / "run1", "--out", files / "run1.band")
+    assert status == 0, err
+    assert (files / "run1.band").stat().st_size > 0
+
+
+def test_leftovers_of_dead_processes_are_removed_and_of_live_ones_kept(files):
+    from cli_helpers import dead_pid
+
+    from pyterrier_noise.io import write_trec_qrels
+    dead = files / f"{TMP_PREFIX}{dead_pid()}-band.run"
+    dead_dir = files / f"{TMP_PREFIX}{dead_pid()}"
+    live = files / f"{TMP_PREFIX}{os.getppid()}-band.run"     # a running process's (pytest's parent)
+    dead.write_text("half")
+    dead_dir.mkdir()
+    (dead_dir / "x.tsv").write_text("half")
+    live.write_text("being written")
+    assert run_cli("band", "--rho", "2", files / "run1", "--out", files / "band.run")[0] == 0
+    assert not dead.exists() and not dead_dir.exists() and live.read_text() == "being written"
+    dead.write_text("half")
+    write_trec_qrels(read_qrels(files / "qrels.txt"), files / "copy.qrels")   # the library's writer too
+    assert not dead.exists() and live.exists() and read_qrels(files / "copy.qrels").equals(read_qrels(files / "qrels.txt"))
+
+
+@pytest.mark.parametrize("where", ["file", "directory"])
+def test_ctrl_c_while_writing_keeps_the_old_output_and_no_temporary(monkeypatch, files, where):
+    # Ctrl-C in the middle of a write, for a file output (band) and a directory output (perturb)
+    import pyterrier_noise.cli.perturb as perturb_cli
+    import pyterrier_noise.cli.ties as ties_cli
+    out = files / ("band.run" if where == "file" else "reps")
+    if where == "file":
+        out.write_text("old\n")
+        before = {"band.run": b"old\n"}
+    else:
+        assert perturb(files, out, 2)[0] == 0
+        before = {n: (out / n).read_bytes() for n in listing(out)}
+
+    def interrupted(args):
+        if where == "file":
+            with atomic_file(args.out) as tmp:
+                tmp.write_text("half")
+                raise KeyboardInterrupt
+        d = OutputDirectory(args.out, "perturb", force=True)
+        d.write("replicate-0001.qrels", "half")
+        with d.staging() as stage:
+            (stage / "replicate-0002.qrels").write_text("half")
+        raise KeyboardInterrupt     # after the files are staged, before finish()
+    monkeypatch.setattr(ties_cli, "_cmd_band", interrupted)
+    monkeypatch.setattr(perturb_cli, "_cmd_perturb", interrupted)
+    argv = (["band", "--rho", "2", files / "run1", "--out", out] if where == "file" else
+            ["perturb", files / "qrels.txt", "--model", "removal", "--fraction", "0.2", "--out", out, "--force"])
+    status, _, err = run_cli(*argv)
+    assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
+    after = {"band.run": out.read_bytes()} if where == "file" else {n: (out / n).read_bytes() for n in listing(out)}
+    assert after == before and not [p for p in files.rglob("*") if p.name.startswith(TMP_PREFIX)]

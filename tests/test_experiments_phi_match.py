@@ -289,3 +289,21 @@ def test_deprecated_phi_and_path_keywords_still_work(aligned, tmp_path):
     with pytest.warns(DeprecationWarning, match="pyterrier_noise.experiments"):
         old_module = pn.uncertainty                  # the module's name before the layout
     assert old_module.match_phi is match_phi
+
+
+def test_phi_match_grid_too_large_is_refused_before_reading(tmp_path):
+    # issue 30: --grid 0.5:0.99:0.000001 took 4 GiB within seconds
+    from cli_helpers import run_cli
+    from pyterrier_noise.cli.phi_match import MAX_GRID_POINTS
+    missing = tmp_path / "never-read"
+    status, _, err = run_cli("phi-match", missing, missing, missing, "-m", "AP", "--grid", "0.5:0.99:0.000001")
+    assert status == 2 and f"490,001 points; at most {MAX_GRID_POINTS:,}" in err, err
+    status, _, err = run_cli("phi-match", missing, missing, missing, "-m", "AP", "--grid", "0.5:0.9:0")
+    assert status == 2 and "the step must be positive" in err, err     # was swallowed by the generic message
+
+
+def test_check_memory_names_the_estimate():
+    from pyterrier_noise._validation import InputError, check_memory
+    check_memory("x", 1000, "how", available=1000)
+    with pytest.raises(InputError, match=r"--grid of 10 points needs about 1\.5 GiB of memory \(how\) and 1\.0 GiB"):
+        check_memory("--grid of 10 points", 1.5 * 2 ** 30, "how", available=2 ** 30)

@@ -8,6 +8,7 @@ scipy.stats.kendalltau, and brute-force loops for tau_AP, RBO, the rank and p-va
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import ir_measures
@@ -540,3 +541,61 @@ def test_kendall_tau_is_tau_b_when_system_means_tie():
     conc = np.array([sum(np.sign(M[a, r] - M[b, r]) * np.sign(M0[a] - M0[b])
                          for a, b in itertools.combinations(range(S), 2)) for r in range(R)]) / (S * (S - 1) / 2)
     assert np.abs(got - conc).min() > 1e-3                      # tau_a (brute-force count) is different
+
+
+# --- robustness interrupted (issue 30) -------------------------------------------------------------
+
+def _robustness_argv(paths, out, n):
+    return ["robustness", paths["qrels"], *[paths[f"run{r}"] for r in range(5)], "-m", "AP", "--model", "random",
+            "--tpr", "0.9", "--fpr", "0.1", "-n", n, "--quiet", "--no-plots", "--out", out]
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
+def test_robustness_interrupted_mid_run_then_a_rerun_succeeds(tmp_path, sig):
+    import signal
+
+    from cli_helpers import signal_when, start_program, temporaries, write_collection
+    paths = write_collection(tmp_path)
+    out = tmp_path / "robust"
+    proc = start_program(*_robustness_argv(paths, out, 20000))
+    status, err = signal_when(proc, out.exists, getattr(signal, sig))   # the handler has started
+    if sig == "SIGINT":
+        assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
+        assert not out.exists()
+    else:
+        assert status == -signal.SIGKILL
+    assert main([str(a) for a in _robustness_argv(paths, out, 3)]) == 0
+    assert temporaries(out) == [] and "summary.tsv" in json.loads((out / "manifest.json").read_text())["files"]
+
+
+def test_robustness_removes_the_stage_a_killed_run_left(tmp_path):
+    # what SIGKILL during the saving leaves (the issue saw 9 partial files): the stage of a dead process
+    from cli_helpers import dead_pid, temporaries, write_collection
+
+    from pyterrier_noise._output import TMP_PREFIX
+    paths = write_collection(tmp_path, topics=5, docs=30)
+    out = tmp_path / "robust"
+    stage = out / f"{TMP_PREFIX}{dead_pid()}"
+    stage.mkdir(parents=True)
+    for name in ("summary.tsv", "replicates.tsv", "experiment.json"):
+        (stage / name).write_text("partial")
+    assert main([str(a) for a in _robustness_argv(paths, out, 3)]) == 0
+    assert temporaries(out) == [] and (out / "summary.tsv").read_text() != "partial"
+
+
+def test_robustness_replicates_beyond_memory_are_refused_with_the_size(tmp_path):
+    from cli_helpers import run_cli, write_collection
+    paths = write_collection(tmp_path, topics=4, docs=20, runs=2)
+    status, _, err = run_cli("robustness", paths["qrels"], paths["run0"], paths["run1"], "-m", "AP", "-m", "nDCG",
+                             "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", 10 ** 12, "--out", tmp_path / "o")
+    # 2 runs x 4 topics x 1e12 replicates x 2 measures x 8 bytes = 1.28e14 bytes = 116.4 TiB
+    assert status == 2 and "needs about 116.4 TiB" in err and "2 runs x 4 topics" in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_robustness_refuses_an_option_its_model_ignores(tmp_path):
+    from cli_helpers import run_cli, write_collection
+    paths = write_collection(tmp_path, topics=3, docs=10, runs=2)
+    status, _, err = run_cli("robustness", paths["qrels"], paths["run0"], paths["run1"], "-m", "AP", "--model",
+                             "removal", "--fraction", "0.2", "--tpr", "0.5", "--fpr", "0.5", "--out", tmp_path / "o")
+    assert status == 2 and "--model removal does not use --tpr (used by random, rank-biased)" in err, err

@@ -203,3 +203,95 @@ def test_write_and_read_back_round_trip(tmp_path):
     pn.write_trec_qrels(qrels, tmp_path / "q")
     assert (tmp_path / "q").read_text() == "1 0 y 2\n"
     assert np.array_equal(read_qrels(tmp_path / "q")["label"], [2.0])
+
+
+# --- bounded inputs (issue 30): a device, a FIFO, a binary file or one without lines is refused
+# before it is read whole, by the validating readers and by `eval` ----------------------------
+
+RUN_LINES = "".join(f"1 Q0 d{d} {d} {10 - d} r\n" for d in range(1, 6))
+
+
+def _bad_inputs(tmp_path):
+    import os
+    nul = tmp_path / "nul.run"
+    nul.write_bytes(RUN_LINES.encode() + b"1 Q0 d\0x 6 1 r\n")
+    nul_gz = tmp_path / "nul.run.gz"
+    nul_gz.write_bytes(gzip.compress(nul.read_bytes()))
+    oneline = tmp_path / "oneline"
+    oneline.write_bytes(b"x" * (1 << 20) + b" more\n")   # its first line break is after the first MiB
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return {"/dev/zero": ("/dev/zero", "is a device"), "fifo": (fifo, "is a FIFO"),
+            "nul": (nul, "line 6: a NUL byte at character 7: a binary file"),
+            "nul.gz": (nul_gz, "line 6: a NUL byte at character 7: a binary file"),
+            "oneline": (oneline, "no line break in its first 1 MiB")}
+
+
+@pytest.mark.parametrize("case", ["/dev/zero", "fifo", "nul", "nul.gz", "oneline"])
+def test_unbounded_or_binary_input_is_refused(tmp_path, case):
+    from cli_helpers import run_cli
+    path, words = _bad_inputs(tmp_path)[case]
+    (tmp_path / "q").write_text("1 0 d1 1\n")
+    (tmp_path / "r").write_text(RUN_LINES)
+    for reader in (read_run, read_qrels):
+        with pytest.raises(InputError, match=words) as err:
+            reader(path)
+        assert str(path) in str(err.value)
+    for argv in ([tmp_path / "q", path], [path, tmp_path / "r"]):   # as a run, as qrels
+        status, _, err = run_cli("eval", "-m", "AP", *argv)
+        assert status == 2 and words in err and "Traceback" not in err, err
+
+
+def test_a_long_first_line_within_the_first_mib_is_read(tmp_path):
+    # the bound is on the first line break, not on the file: a 2 MiB run of short lines is read
+    path = tmp_path / "big.run"
+    lines = "".join(f"1 Q0 d{d} {d} {1e6 - d} r\n" for d in range(1, 100_001))
+    assert len(lines) > 2 << 20
+    path.write_text(lines)
+    run = read_run(path)
+    assert len(run) == 100_000 and run["docno"].iloc[-1] == "d100000"
+
+
+@pytest.mark.parametrize("link", ["dangling", "loop"])
+def test_a_run_directory_entry_leading_nowhere_is_named(tmp_path, link):
+    # issue 30: the entry was skipped, so that run was missing from the results without a word
+    from cli_helpers import run_cli
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "a").write_text(RUN_LINES)
+    (d / "b").symlink_to(d / "b" if link == "loop" else tmp_path / "gone")
+    (tmp_path / "q").write_text("1 0 d1 1\n")
+    with pytest.raises(InputError, match=r"1 entry is a symlink that leads nowhere \(a missing target or a loop\): b"):
+        read_runs(d)
+    status, _, err = run_cli("eval", "-m", "AP", tmp_path / "q", d)
+    assert status == 2 and f"{d}: 1 entry is a symlink" in err, err
+    (d / "b").unlink()
+    (d / "b").symlink_to(d / "a")       # a link to a run is read as a run
+    assert sorted(read_runs(d)) == ["a", "b"]
+
+
+def test_identifiers_with_spaces_between_tabs_are_split_as_trec_eval_and_counted(tmp_path):
+    # issue 30: a qrels docno with a trailing space gave AP 0.0 without a word; trec_eval splits a line
+    # at any run of whitespace, so 'd2 ' is 'd2': read so, with one warning counting the lines
+    from pyterrier_noise import evaluate
+    q = tmp_path / "q"
+    q.write_text("1\t0\td1\t1\n1\t0\td2 \t0\n1\t0\t d3\t1\n")
+    r = tmp_path / "r"
+    r.write_text("1 Q0 d1 1 3 r\n1 Q0 d2 2 2 r\n1 Q0 d3 3 1 r\n")
+    with pytest.warns(CoercionWarning, match=r"2 line\(s\) mix tabs and spaces \(e\.g\. line 2\)") as record:
+        qrels = read_qrels(q)
+    assert len(record) == 1 and qrels["docno"].tolist() == ["d1", "d2", "d3"]
+    ap = evaluate([r], qrels, ["AP"])["value"].iloc[0]
+    assert ap == pytest.approx((1 / 1 + 2 / 3) / 2)        # d1 and d3 relevant, at ranks 1 and 3
+    r.write_text("1\tQ0\td1\t1\t3\tr\n1\tQ0\td3 \t2\t2\tr\n")   # the same in a run, through the fast reader
+    with pytest.warns(CoercionWarning, match=r"1 line\(s\) mix tabs and spaces \(e\.g\. line 2\)"):
+        assert read_run(r)["docno"].tolist() == ["d1", "d3"]
+    with pytest.warns(CoercionWarning, match="mix tabs and spaces"):
+        assert evaluate([r], qrels, ["AP"])["value"].iloc[0] == pytest.approx(1.0)
+
+
+def test_plain_tab_or_space_files_are_not_warned_about(tmp_path, recwarn):
+    (tmp_path / "q").write_text("1\t0\td1\t1\n1\t0\td2\t0\n")
+    (tmp_path / "q2").write_text("1 0  d1 1\n1 0  d2 0\n")    # runs of spaces, as TREC-COVID's qrels
+    assert len(read_qrels(tmp_path / "q")) == len(read_qrels(tmp_path / "q2")) == 2
+    assert not [w for w in recwarn if issubclass(w.category, CoercionWarning)]

@@ -992,3 +992,112 @@ def test_binarise_makes_labels_binary_and_leaves_binary_measures_alone(make):
     assert np.abs(a[ndcg] - b[ndcg]).max() > 1e-3                    # graded gains: not the same
     with pytest.raises(InputError, match="binarise"):
         RandomFlips(0.8, 0.1, binarise="yes")
+
+
+# --- perturb interrupted (issue 30): Ctrl-C is one line and exit 130, SIGKILL leaves only what the
+# next run removes; a rerun succeeds without --force (nothing was written) ----------------------
+
+def _perturb_argv(qrels, out, n):
+    return ["perturb", qrels, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", n, "--quiet", "--out", out]
+
+
+def _staged(out: Path) -> int:
+    """Replicate files in the stage of a running perturb (0 while there is none)."""
+    from pyterrier_noise._output import TMP_PREFIX
+    return sum(1 for s in out.glob(TMP_PREFIX + "*") for f in s.glob("replicate-*"))
+
+
+def test_perturb_ctrl_c_mid_write_keeps_nothing(tmp_path):
+    import signal
+
+    from cli_helpers import signal_when, start_program, write_collection
+    qrels = write_collection(tmp_path, runs=0)["qrels"]
+    out = tmp_path / "reps"
+    proc = start_program(*_perturb_argv(qrels, out, 3000))
+    status, err = signal_when(proc, lambda: _staged(out) >= 3, signal.SIGINT)
+    assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
+    assert not out.exists()          # no replicate, no manifest, no temporary folder: the new folder is gone
+    assert main([str(a) for a in _perturb_argv(qrels, out, 4)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json"] + [f"replicate-000{i}.qrels" for i in range(1, 5)]
+
+
+def test_perturb_sigkill_leftover_is_removed_by_the_next_run(tmp_path):
+    import signal
+
+    from cli_helpers import signal_when, start_program, temporaries, write_collection
+    qrels = write_collection(tmp_path, runs=0)["qrels"]
+    out = tmp_path / "reps"
+    proc = start_program(*_perturb_argv(qrels, out, 3000))
+    status, _ = signal_when(proc, lambda: _staged(out) >= 5, signal.SIGKILL)
+    assert status == -signal.SIGKILL
+    assert _staged(out) >= 5 and not list(out.glob("replicate-*"))   # partial files only in the stage
+    assert main([str(a) for a in _perturb_argv(qrels, out, 2)]) == 0
+    assert temporaries(out) == [] and len(list(out.glob("replicate-*"))) == 2
+
+
+def test_perturb_replicates_beyond_memory_are_refused_with_the_size(tmp_path):
+    from cli_helpers import run_cli
+    (tmp_path / "q").write_text("".join(f"1 0 d{d} {d % 2}\n" for d in range(1, 11)))
+    status, _, err = run_cli("perturb", tmp_path / "q", "--model", "random", "--tpr", "0.9", "--fpr", "0.1",
+                             "-n", 10 ** 12, "--out", tmp_path / "o")
+    # 10 judgments x 1e12 replicates x 16 bytes = 1.6e14 bytes = 145.5 TiB
+    assert status == 2 and "--replicates 1,000,000,000,000 needs about 145.5 TiB" in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def _model_option_cases():
+    """From the perturb parser: (model, option argv) for every model option the model does not use."""
+    from pyterrier_noise.cli import _parser
+    from pyterrier_noise.cli._outputs import command_actions
+    from pyterrier_noise.cli.perturb import _DEFAULTS, _USES
+    cases = []
+    for a in command_actions(_parser("perturb"), ["perturb"]):
+        if a.dest not in _DEFAULTS:
+            continue
+        opt = next(o for o in a.option_strings if o.startswith("--"))
+        if a.nargs == 0:
+            argv = [opt]
+        elif a.choices:
+            argv = [opt, next(c for c in a.choices if c != a.default)]
+        else:
+            argv = [opt, "7" if a.type is int else "0.5" if a.type is float else "some-file"]
+        cases += [(model, argv) for model, uses in _USES.items() if a.dest not in uses]
+    return cases
+
+
+def test_every_model_option_is_covered():
+    from pyterrier_noise.cli.perturb import _DEFAULTS
+    covered = {argv[0] for _, argv in _model_option_cases()}
+    assert len(covered) == len(_DEFAULTS)     # every option is unused by some model
+    assert len(_model_option_cases()) > 60
+
+
+@pytest.mark.parametrize("model, argv", _model_option_cases())
+def test_perturb_refuses_an_option_its_model_ignores(tmp_path, model, argv):
+    # issue 30: `--model removal --tpr 0.5 --fpr 0.5` ignored the rates, `confusion --binarise` the binarise
+    from cli_helpers import run_cli
+    (tmp_path / "q").write_text("1 0 d1 1\n1 0 d2 0\n")
+    status, _, err = run_cli("perturb", tmp_path / "q", "--model", model, *argv, "--out", tmp_path / "o")
+    assert status == 2 and f"--model {model} does not use {argv[0]} (used by " in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_perturb_rank_biased_absolute_refuses_rates(tmp_path):
+    from cli_helpers import run_cli
+    (tmp_path / "q").write_text("1 0 d1 1\n1 0 d2 0\n")
+    status, _, err = run_cli("perturb", tmp_path / "q", "--model", "rank-biased", "--weighting", "absolute",
+                             "--tpr", "0.9", "--fpr", "0.1", "--runs", tmp_path / "q", "--out", tmp_path / "o")
+    assert status == 2 and "--weighting absolute does not use --tpr" in err, err
+
+
+def test_perturb_removal_with_its_own_options_runs(tmp_path):
+    from cli_helpers import run_cli
+    (tmp_path / "q").write_text("".join(f"1 0 d{d} {d % 2}\n" for d in range(10)))
+    status, _, err = run_cli("perturb", tmp_path / "q", "--model", "removal", "--fraction", "0.3", "--exact",
+                             "-n", "2", "--quiet", "--out", tmp_path / "o")
+    assert status == 0, err
+    assert [len(read_qrels_lines(p)) for p in sorted((tmp_path / "o").glob("replicate-*"))] == [7, 7]
+
+
+def read_qrels_lines(path):
+    return [line for line in Path(path).read_text().splitlines() if line.strip()]

@@ -252,3 +252,38 @@ def test_correction_section_counts_runs_that_change_rank():
     assert f"{moved} of 3 runs take another rank than by the noisy labels" in page
     shift = (frame["corrected"] - frame["naive"]).mean()
     assert f"changes P@5 by {shift:+.4f} on average" in page and "corrected-p-5" in page
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"run,team\nr1,x\n", "no column 'contributed_judgments' (found 'run', 'team')"),
+    (b"team,contributed_judgments\nx,yes\n", "no column 'run'"),
+    (b"run,contributed_judgments\nrun1,yes\nrun2,maybe\n", "line 3: contributed_judgments is 'maybe'; expected yes or no"),
+    (b"run,contributed_judgments\nrun1,y\xe9s\n", "line 2: not UTF-8 text (byte 0xe9)"),
+    (b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "a NUL byte"),
+    (b"", "not a CSV table"),
+])
+def test_report_pooled_file_is_validated(tmp_path, content, words):
+    # issue 30: a KeyError or UnicodeDecodeError traceback before
+    (tmp_path / "q").write_text("1 0 d1 1\n1 0 d2 0\n")
+    for i in (1, 2):
+        (tmp_path / f"run{i}").write_text(f"1 Q0 d{i} 1 2 r\n1 Q0 d{3 - i} 2 1 r\n")
+    (tmp_path / "pooled.csv").write_bytes(content)
+    status, _, err = run_cli("report", tmp_path / "q", tmp_path / "run1", tmp_path / "run2", "--pooled",
+                             tmp_path / "pooled.csv", "--out", tmp_path / "out")
+    assert status == 2 and "pooled.csv" in err
+    assert words in err and "Traceback" not in err and not (tmp_path / "out").exists(), err
+
+
+def test_report_pooled_names_runs_it_does_not_know(tmp_path):
+    (tmp_path / "q").write_text("1 0 d1 1\n1 0 d2 0\n")
+    for i in (1, 2):
+        (tmp_path / f"run{i}").write_text(f"1 Q0 d{i} 1 2 r\n1 Q0 d{3 - i} 2 1 r\n")
+    (tmp_path / "pooled.csv").write_text("run,contributed_judgments\nrun1,YES\nrun2,no\nrunX,no\nrunY,yes\n")
+    from pyterrier_noise import CoercionWarning
+    with pytest.warns(CoercionWarning, match=r"2 run\(s\) named there are not among the runs evaluated "
+                      r"\(e\.g\. 'runX', 'runY'\)") as record:
+        status, _, err = run_cli("report", tmp_path / "q", tmp_path / "run1", tmp_path / "run2", "--pooled",
+                                 tmp_path / "pooled.csv", "--out", tmp_path / "out")
+    assert status == 0 and len(record) == 1, err
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "outside the pool" in html

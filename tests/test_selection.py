@@ -804,3 +804,35 @@ def test_system_bounds_are_the_per_run_means_of_bounds(p):
         assert row["upper"] == pytest.approx(sum(g["base"] + g["residual"]) / len(g), rel=1e-13)
         assert row["projected"] == pytest.approx(sum(proj) / len(g), rel=1e-13)
     assert per_topic["projected"].isna().any()   # the fallback is exercised
+
+
+def test_select_ctrl_c_mid_run_is_one_line_and_exit_130(tmp_path):
+    # issue 30: a raw KeyboardInterrupt traceback before; a rerun then succeeds without --force
+    import signal
+
+    from cli_helpers import signal_when, start_program, temporaries, write_collection
+
+    from pyterrier_noise.cli import main
+    paths = write_collection(tmp_path)
+    out = tmp_path / "sel"
+    argv = ["select", "--qrels", paths["qrels"], *[paths[f"run{r}"] for r in range(5)], "--quiet", "--out", out]
+    proc = start_program(*argv, "--budget", "10000")
+    status, err = signal_when(proc, out.exists, signal.SIGINT)
+    assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
+    assert not out.exists()
+    assert main([str(a) for a in argv] + ["--budget", "20"]) == 0
+    assert temporaries(out) == [] and (out / "judgments.tsv").exists()
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--budget", "5", "--per-topic-quota", "0"], "--per-topic-quota: expected a positive integer"),
+    (["--budget", "5", "--checkpoints", "2,500"], "--checkpoints 500: beyond --budget 5"),
+    (["--budget", "5", "--checkpoints", "0,2"], "--checkpoints: every count must be at least 1"),
+])
+def test_select_refuses_quota_and_checkpoints_it_would_ignore(tmp_path, extra, words):
+    # issue 30: quota 0 ran with 0 judgments; checkpoint 500 beyond budget 50 was dropped
+    from cli_helpers import run_cli, write_collection
+    paths = write_collection(tmp_path, topics=3, docs=10, runs=2)
+    status, _, err = run_cli("select", "--qrels", paths["qrels"], paths["run0"], paths["run1"], *extra, "--quiet",
+                             "--out", tmp_path / "o")
+    assert status == 2 and words in err and not (tmp_path / "o").exists(), err

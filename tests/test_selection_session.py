@@ -884,3 +884,22 @@ def test_session_stop_rule_equals_the_selector_and_resumes(tmp_path, coll, capsy
                      "--stop-top-residual", "0.35", "--stop-top-k", "2", str(runs_dir)]) == 0
     out = capsys.readouterr().out
     assert f"{n} judgments ({n} new)" in out and "stopped: stop rule: the mean residual of the top 2 runs" in out
+
+
+def test_export_over_the_session_file_is_refused(tmp_path, coll, monkeypatch):
+    # issue 30: `judge --session s.sqlite --export s.sqlite` turned the session into a qrels file
+    from cli_helpers import run_cli
+    path = tmp_path / "s.sqlite"
+    (tmp_path / "link.sqlite").symlink_to(path)
+    with JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector) as s:
+        s.run(QrelsOracle(coll.true_qrels), budget=3)
+        monkeypatch.chdir(tmp_path)
+        for name in (path, tmp_path / "link.sqlite", Path("s.sqlite")):
+            with pytest.raises(InputError, match="is the same file as the input session"):
+                s.export_qrels(name)
+    before = path.read_bytes()
+    status, _, err = run_cli("judge", "--session", path, "--export", tmp_path / "link.sqlite")
+    assert status == 2 and "--export" in err and "same file as the input --session" in err, err
+    assert path.read_bytes() == before
+    with JudgingSession(path) as s:            # still a session, resumable
+        assert s.n_judged == 3

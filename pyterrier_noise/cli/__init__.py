@@ -51,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_program = argv is None   # the console script: the process exits when this returns
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    args = _parser(command).parse_args(argv)
+    parser = _parser(command)
+    args = parser.parse_args(argv)
     args.argv = argv   # the command as typed: the reports name the command that made them
     if as_program and command in WITHOUT_GC:
         # a bounded run that leaves almost no cyclic garbage: no garbage collections, neither while
@@ -67,7 +68,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always", CoercionWarning)
             warnings.formatwarning = lambda msg, cat, *a, **k: f"pyterrier-noise: warning: {msg}\n"
             try:
+                from ._outputs import check_args
+                check_args(parser, argv, args)
                 return int(args.handler(args) or 0)
+            except KeyboardInterrupt:   # Ctrl-C: one line, exit 130 (128 + SIGINT), no partial output
+                if as_program:
+                    # the interrupt is handled: a second SIGINT (another Ctrl-C, or a late one: select
+                    # was seen to die by SIGINT after printing this line in 1 of 25 runs, cause not
+                    # pinned down) must not turn this exit into a death by signal
+                    import signal
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                from .._output import discard_temporaries
+                discard_temporaries()
+                print("pyterrier-noise: interrupted; nothing written", file=sys.stderr)
+                return 130
             except InputError as exc:
                 print(f"pyterrier-noise: error: {exc}", file=sys.stderr)
                 return 2
@@ -78,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"pyterrier-noise: error: {where}{exc.strerror or exc}", file=sys.stderr)
                 return 2
     finally:
+        from .._output import discard_temporaries
+        discard_temporaries()   # a run that failed keeps nothing half-written
         warnings.formatwarning = old_format
         if as_program and command in WITHOUT_GC:
             import gc

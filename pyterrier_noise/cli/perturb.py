@@ -68,6 +68,41 @@ def _read_matrix(path: str) -> Any:
     return pd.DataFrame(values, index=labels, columns=labels)
 
 
+#: the model options each --model uses (the others are refused when given: never silently ignored)
+_USES = {
+    "random": {"tpr", "fpr", "disc", "bias", "judge", "binarise"},
+    "rank-biased": {"tpr", "fpr", "disc", "bias", "judge", "binarise", "runs", "meta_depth", "weighting"},
+    "flip-rate": {"alt_qrels", "scope"},
+    "metarank": {"runs", "meta_depth", "alt_qrels", "scope", "improper"},
+    "confusion": {"matrix", "sample_matrix"},
+    "pool-depth": {"runs", "depth"},
+    "removal": {"fraction", "exact"},
+}
+#: the default of each model option (given = different from it)
+_DEFAULTS = {"tpr": None, "fpr": None, "disc": None, "bias": None, "judge": None, "binarise": False, "runs": None,
+             "meta_depth": None, "weighting": "relative", "alt_qrels": None, "scope": "per-topic",
+             "improper": "step", "matrix": None, "sample_matrix": False, "depth": None, "fraction": None,
+             "exact": False}
+
+
+def check_model_options(args: argparse.Namespace) -> None:
+    """Refuse a model option that ``--model`` does not use (``--model removal --tpr 0.5`` would ignore
+    the rate), naming the models that use it."""
+    from .._validation import InputError
+    defaults = {**_DEFAULTS, "meta_depth": options.META_AP_DEPTH}
+    given = [d for d, v in defaults.items() if getattr(args, d, v) != v]
+    unused = [d for d in given if d not in _USES.get(args.model, set(given))]
+    if unused:
+        d = unused[0]
+        users = [m for m, uses in _USES.items() if d in uses]
+        raise InputError(f"--model {args.model} does not use --{d.replace('_', '-')} (used by "
+                         f"{', '.join(users)}); remove it")
+    rates = [d for d in given if d in ("tpr", "fpr", "disc", "bias", "judge")]
+    if args.model == "rank-biased" and args.weighting == "absolute" and rates:
+        raise InputError(f"--weighting absolute does not use --{rates[0]} (the rank weights are the flip "
+                         "probabilities); remove it, or give --weighting relative")
+
+
 def _model_from_args(args: argparse.Namespace) -> Any:
     """The judge-error model (a :class:`~pyterrier_noise.judges.JudgmentPerturbation`) the options ask for."""
     from .._validation import InputError
@@ -129,7 +164,13 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
     from .._validation import check_int
     from ..judges import ConfusionJudge
     n = check_int("--replicates", args.replicates, 1)
+    check_model_options(args)
     directory = OutputDirectory(args.out, "perturb", force=args.force)
+    from .._validation import check_memory
+    from ..io import read_qrels
+    judged = len(read_qrels(args.qrels))
+    check_memory(f"--replicates {n:,}", 2 * 8 * judged * n,
+                 f"{judged:,} judgments x {n:,} replicates, a label and a code of 8 bytes each")
     model = _model_from_args(args)
     reps = model.replicates(args.qrels, n, start=args.start)
     out = Path(args.out)

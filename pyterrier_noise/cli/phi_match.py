@@ -32,6 +32,10 @@ per-topic search), depths (expected depths 2, 5, 10, 20, 50, 100, 200), a comma 
 """
 
 
+#: the most persistences a --grid may list (each is two RBP evaluations of every run and topic)
+MAX_GRID_POINTS = 100_000
+
+
 def _parse_grid(text: str) -> Any:
     import numpy as np
 
@@ -45,12 +49,17 @@ def _parse_grid(text: str) -> Any:
             a, b, c = (float(x) for x in text.split(":"))
             if c <= 0:
                 raise InputError(f"--grid {text}: the step must be positive")
-            n = int(math.floor((b - a) / c + 1e-9)) + 1
+            n = int(math.floor((b - a) / c + 1e-9)) + 1 if math.isfinite((b - a) / c) else -1
             if n < 1:
                 raise InputError(f"--grid {text}: STOP must not be below START")
+            if n > MAX_GRID_POINTS:
+                raise InputError(f"--grid {text}: {n:,} points; at most {MAX_GRID_POINTS:,} (each point is two "
+                                 f"RBP evaluations of every run and topic; the fine grid has {len(FINE_GRID)})")
             decimals = max(len(x.split(".")[1]) if "." in x else 0 for x in text.split(":"))
             return np.round(a + c * np.arange(n), decimals + 2)
         return np.asarray([float(x) for x in text.split(",") if x.strip()])
+    except InputError:
+        raise
     except ValueError:
         raise InputError(f"--grid {text!r}: expected default, fine, depths, a comma list of numbers or "
                          "START:STOP:STEP") from None
@@ -75,6 +84,11 @@ def _cmd_phi_match(args: argparse.Namespace) -> int:
     runs = read_run_arguments(args.runs)
     bar = progress_bar(total=2, desc="phi-match", unit="step", enabled=args.progress)
     aligned = AlignedRuns.build(runs, qrels, ties=args.ties)
+    from .._validation import check_memory
+    cells = aligned.n_runs * aligned.n_topics
+    check_memory(f"--grid of {len(grid):,} points", 4 * 8 * len(grid) * cells,
+                 f"RBP base and residual at each point for {aligned.n_runs} runs x {aligned.n_topics} topics, "
+                 "8 bytes each, made and stacked")
     bar.update(1)
     matches = match_phi_many(aligned, None, args.measures, grid, per_topic=args.per_topic,
                              correlation=args.correlation, rbo_p=args.rbo_p, rel=args.rel, max_rel=args.max_rel)

@@ -43,15 +43,56 @@ def register_cli(subparsers: Any) -> None:
     p.set_defaults(handler=_cmd_report)
 
 
+def _read_pooled(path: str) -> Any:
+    """The ``--pooled`` table (columns ``run`` and ``contributed_judgments``, yes/no), validated like a
+    run or qrels file: a binary file, a device, bad UTF-8, a missing column or another value is a
+    sentence naming the file (and the line)."""
+    import io
+
+    import pandas as pd
+
+    from .._validation import InputError
+    from ..io.files import read_text_file
+    data = read_text_file(path)
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"--pooled {path}: looks like gzip but cannot be decompressed ({exc})") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"--pooled {path} line {line}: not UTF-8 text (byte {data[exc.start]:#04x}); "
+                         "expected a CSV file") from None
+    try:
+        meta = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"--pooled {path}: not a CSV table ({str(exc).strip()})") from None
+    missing = [c for c in ("run", "contributed_judgments") if c not in meta.columns]
+    if missing:
+        raise InputError(f"--pooled {path}: no column {', '.join(repr(c) for c in missing)} (found "
+                         f"{', '.join(map(repr, meta.columns[:8]))}); expected columns run, contributed_judgments "
+                         "(yes/no), as TREC-COVID's runs-metadata.csv")
+    value = meta["contributed_judgments"].str.strip().str.lower()
+    bad = ~value.isin(["yes", "no"])
+    if bad.any():
+        i = int(bad.to_numpy().nonzero()[0][0])
+        raise InputError(f"--pooled {path} line {i + 2}: contributed_judgments is "
+                         f"{meta['contributed_judgments'].iloc[i]!r}; expected yes or no")
+    return meta.assign(contributed_judgments=value)
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import pandas as pd
 
     from .._output import OutputDirectory
     from ..io import read_qrels, run_file_arguments
     from ..measures import evaluate
     directory = OutputDirectory(args.out, "report", force=args.force)
+    meta = _read_pooled(args.pooled) if args.pooled else None
     qrels = read_qrels(args.qrels)
     runs = run_file_arguments(args.runs)      # files go straight to the engine's reader
     measures = ["RBP(p=0.8)"] + [m for m in (args.measures or []) if m != "RBP(p=0.8)"]
@@ -61,9 +102,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     wide = wide[["RBP(p=0.8)", "RBP residual"] + measures[1:]].sort_values("RBP(p=0.8)", ascending=False)
     wide.columns.name, wide.index.name = None, "system"
     highlight: list[str] = []
-    if args.pooled:
-        meta = pd.read_csv(args.pooled)
-        highlight = meta.loc[meta["contributed_judgments"].astype(str).str.lower() != "yes", "run"].astype(str).tolist()
+    if meta is not None:
+        unknown = sorted(set(meta["run"]) - set(wide.index))
+        if unknown:
+            from .._validation import announce
+            announce(f"--pooled {args.pooled}: {len(unknown)} run(s) named there are not among the runs evaluated "
+                     f"(e.g. {', '.join(map(repr, unknown[:3]))}); they are not shown")
+        highlight = meta.loc[meta["contributed_judgments"] != "yes", "run"].tolist()
     from ..report import build_report
     from ..report.words import command_line
     from .._validation import check_int

@@ -63,8 +63,9 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     from ..experiments import robustness_experiment
     from ..io import read_qrels, read_runs, run_file_arguments, run_name
     from .eval import _batch_memory
-    from .perturb import _model_from_args
+    from .perturb import _model_from_args, check_model_options
 
+    check_model_options(args)
     _batch_memory()
     directory = OutputDirectory(args.out, "robustness", force=args.force)
     qrels = read_qrels(args.qrels)
@@ -91,6 +92,11 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
         margs.runs = runs
     model = _model_from_args(margs)
     n = check_int("--replicates", args.replicates, 1)
+    from .._validation import check_memory
+    topics = qrels["qid"].nunique()
+    check_memory(f"--replicates {n:,}", 8 * len(run_names) * topics * n * len(args.measures),
+                 f"{len(run_names)} runs x {topics:,} topics x {n:,} replicates x {len(args.measures)} measure(s), "
+                 "8 bytes each")
     res = robustness_experiment(runs, None, qrels, args.measures, model, n_replicates=n, seed=args.seed,
                                 baseline=baseline, test=args.test, correction=args.correction, correction_alpha=args.alpha,
                                 ties=args.ties, progress=args.progress)

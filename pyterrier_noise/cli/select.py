@@ -86,10 +86,19 @@ def _select(args: argparse.Namespace, runs: Any, directory: Any) -> int:
             cps = [int(x) for x in str(args.checkpoints).split(",") if x.strip()]
         except ValueError:
             raise InputError(f"--checkpoints: expected integers separated by commas, got {args.checkpoints!r}") from None
+    if any(c < 1 for c in cps):
+        raise InputError(f"--checkpoints: every count must be at least 1, got {args.checkpoints!r}")
+    if args.per_topic_quota is not None and args.per_topic_quota < 1:
+        raise InputError(f"--per-topic-quota: expected a positive integer (judgments per topic), "
+                         f"got {args.per_topic_quota}")
     if args.budget is not None:
         if args.budget < 1:
             raise InputError(f"--budget: expected a positive integer, got {args.budget}")
-        cps = [c for c in cps if c <= args.budget] + [args.budget]
+        beyond = [c for c in cps if c > args.budget]
+        if beyond:
+            raise InputError(f"--checkpoints {','.join(map(str, beyond))}: beyond --budget {args.budget}; "
+                             "a checkpoint must be at most the budget")
+        cps = cps + [args.budget]
     p_eval = sorted({args.p} | set(args.p_eval or []))
     res = simulate(runs, qrels, method=args.method, checkpoints=cps, p_select=args.p, p_eval=p_eval,
                    pool_runs=_read_pool_runs(args.pool_runs), missing=args.missing, power=args.power,

@@ -59,9 +59,11 @@ def _delimiter(data: bytes, n_fields: int) -> str | None:
         return None   # a NUL byte: the pandas reader names its line
     first = data[: data.find(b"\n")] if b"\n" in data else data
     if first.count(b"\t") == n_fields - 1 and b" " not in first.strip():
-        return "\t"
+        # spaces elsewhere separate fields too (trec_eval splits at any whitespace): the validating
+        # reader reads the file so and says so
+        return "\t" if b" " not in data else None
     if first.count(b" ") == n_fields - 1 and b"\t" not in first and all(first.strip().split(b" ")):
-        return " "
+        return " " if b"\t" not in data else None
     return None
 
 
@@ -91,6 +93,8 @@ def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np
     if data is None:
         return None
     delim = _delimiter(data, 4)
+    if delim is None and b"\t" in data and b" " in data:
+        return None   # tabs and spaces: the validating reader says how it splits the fields
     if delim is None and b"\0" not in data:
         # fields separated by runs of whitespace (TREC-COVID's qrels have two spaces before the
         # docno): one space each, as the validating reader's whitespace split sees them

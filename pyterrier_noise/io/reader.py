@@ -17,9 +17,11 @@ __all__ = ["RunFileReader"]
 def _file_bytes(path: PathLike) -> bytes | None:
     """A TREC file's bytes, decompressed when they start with gzip's magic bytes (whatever the
     file's name), or None when it cannot be read or inflated (the validating reader says why)."""
+    from .._validation import InputError
+    from .files import read_text_file
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        data = read_text_file(path)   # a device or a binary file: refused by the validating reader
+    except InputError:
         return None
     return _gunzip(data) if data[:2] == b"\x1f\x8b" else data
 

@@ -18,24 +18,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError
+from .._validation import InputError, announce
 from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, _clean_qrels, _clean_run
 
 from .files import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem, list_run_files, run_file_arguments, run_name  # noqa: F401
+from .files import read_text_file
 
 
 # --------------------------------------------------------------------------------------------
 # file helpers
 
 def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    raw = read_text_file(path)   # a device, or a binary head, refused before the whole file is read
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -111,12 +105,28 @@ def _scan_lines(data: bytes, path: Path, n_fields: int, what: str, numeric: dict
                 raise InputError(f"{path} line {lineno}: {colname} {text!r} is out of range (not a finite number)")
 
 
+def _announce_mixed(data: bytes, path: Path) -> None:
+    """Say, with a count, which lines mix tabs and spaces, and that they are split as trec_eval splits
+    a line, at every run of whitespace: a docno written ``'d1 '`` between tabs is ``'d1'``."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(buf == 10)
+    lines = np.intersect1d(np.searchsorted(newlines, np.flatnonzero(buf == 32)),
+                           np.searchsorted(newlines, np.flatnonzero(buf == 9)))
+    if len(lines):
+        announce(f"{path}: {len(lines)} line(s) mix tabs and spaces (e.g. line {int(lines[0]) + 1}): read as trec_eval "
+                 "reads them, every run of spaces and tabs separating two fields (so an identifier with a leading "
+                 "or trailing space or tab loses it)", stacklevel=5)
+
+
 def _parse_table(data: bytes, path: Path, names: list[str], usecols: list[int], dtype: dict,
                  what: str, numeric: dict[int, str]) -> pd.DataFrame:
     """Fast C-parser read; any irregularity sends the file to :func:`_scan_lines` for an exact
     file-and-line message.  Quotes are ordinary characters (trec_eval splits on whitespace only)."""
     first = data[: data.find(b"\n")] if b"\n" in data else data
     tabbed = first.count(b"\t") == len(names) - 1 and b" " not in first.strip()
+    if b"\t" in data and b" " in data:   # fields split at any whitespace, as trec_eval splits them
+        _announce_mixed(data, path)
+        tabbed = False
     try:
         df = pd.read_csv(io.BytesIO(data), sep="\t" if tabbed else r"\s+", header=None, names=names,
                          usecols=usecols if tabbed else None, dtype=dtype, engine="c", skip_blank_lines=True,
@@ -230,6 +240,6 @@ def _write_text(path: PathLike, text: str) -> None:
     data = text.encode()
     if path.name.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    from .._output import atomic_write, remove_dead_temporaries
+    remove_dead_temporaries(path.parent)   # what a killed writer left beside it
+    atomic_write(path, data)               # a temporary name beside it, renamed: never half written

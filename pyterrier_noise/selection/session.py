@@ -737,7 +737,10 @@ class JudgingSession:
         return q
 
     def export_qrels(self, path: PathLike, include_initial: bool = True) -> pd.DataFrame:
-        """Write :meth:`judged_qrels` as a TREC qrels file (any time; gzip if the name ends in .gz)."""
+        """Write :meth:`judged_qrels` as a TREC qrels file (any time; gzip if the name ends in .gz).
+        ``path`` being the session file itself (by any name) is refused: it would destroy the session."""
+        from .._output import check_outputs_apart
+        check_outputs_apart({"the export": path}, {"session": self.path})
         q = self.judged_qrels(include_initial)
         write_trec_qrels(q, path)
         return q
