@@ -35,10 +35,36 @@ def register_cli(sub: Any) -> None:
                            options.output_format(("text", "tsv", "json")), options.progress()])
     e.add_argument("--per-query", action="store_true", help="one row per (run, topic, measure)")
     e.add_argument("--list-measures", action=_ListMeasures, help="list the measures the engine computes and exit")
+    e.add_argument("--memory", type=_gib, default=4.0, metavar="GIB",
+                   help="memory the evaluation may use, in GiB (default 4): more run files than fit are read, "
+                        "aligned and evaluated a chunk of files at a time, with the same values")
     e.add_argument("--fractional", choices=["truncate", "keep"], default="truncate",
                    help="fractional qrels labels (1.5): truncate them as trec_eval does (default, with a warning "
                         "that counts them) or keep them as graded gains (e.g. aggregated crowd magnitudes)")
     e.set_defaults(handler=_cmd_eval)
+
+
+def _gib(text: str) -> float:
+    """``--memory``: a positive number of GiB."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of GiB, got {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of GiB, got {text!r}")
+    return value
+
+
+def _one_chunk(items: list, memory: float) -> bool:
+    """Whether the run files fit in ``memory`` at once (then they are read while the qrels are);
+    a missing path is left for the reader to name."""
+    from ..io.files import run_file_arguments
+    from ..io.chunks import run_file_chunks   # standard library at import, like io.files
+    try:
+        files = run_file_arguments(items)
+    except Exception:   # the same call below says what is wrong
+        return True
+    return len(run_file_chunks(files, memory)) == 1
 
 
 class _ListMeasures(argparse.Action):
@@ -125,7 +151,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     runs = None
     qrels: object = args.qrels
-    if Path(args.qrels).is_file():
+    memory = args.memory * 2 ** 30
+    if Path(args.qrels).is_file() and _one_chunk(args.runs, memory):
         # start reading the run files in threads at once (inflated while numpy and pyarrow are
         # imported, then parsed), while the measures and the qrels are read; the engine aligns
         # what they read.  A plain qrels file is read with Arrow too, so that nothing on this
@@ -149,7 +176,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         # a one-line status on stderr for reading and aligning, and for evaluating, when either
         # takes more than about 2 s (not with --quiet, nor when stderr is not a terminal)
         res = evaluate_arrays(runs, qrels, args.measures, ties=args.ties, perquery=args.per_query,
-                              progress=args.progress)
+                              progress=args.progress, memory=memory)
     finally:
         if runs is not None and not isinstance(runs, list):
             runs.forget()

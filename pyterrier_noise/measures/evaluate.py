@@ -16,6 +16,7 @@ from .._progress import status
 from .._warnings import NoiseWarning
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths, kernel_for
 from ..io import RunFileReader, run_file_arguments
+from ..io.chunks import DEFAULT_MEMORY, run_file_chunks
 from .base import NoiseMeasure
 from .cwl import INSQResidual, INSTResidual
 from .parse import measure_label, to_spec
@@ -26,7 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["evaluate", "evaluate_arrays", "EvaluationArrays", "with_residuals", "judgment_table", "check_judgments",
            "finish_values"]
-
 
 def judgment_table(qrels, topics: Sequence[str] | None = None) -> JudgmentTable:
     """The judgment table of ``qrels`` over its topic set: ``topics`` when given (qids, or a
@@ -136,12 +136,17 @@ class EvaluationArrays:
 
 def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
                     perquery: bool = False, on_topic_mismatch: str = "warn",
-                    topics: "Sequence[str] | pd.DataFrame | None" = None, progress: bool = False) -> EvaluationArrays:
+                    topics: "Sequence[str] | pd.DataFrame | None" = None, progress: bool = False,
+                    memory: float | None = DEFAULT_MEMORY) -> EvaluationArrays:
     """:func:`evaluate` without the frame: the same values as :class:`EvaluationArrays`.  Given run
     files (or a :class:`~pyterrier_noise.io.RunFileReader`) and a
     :class:`~pyterrier_noise.engine.JudgmentTable` (e.g. ``JudgmentTable.from_arrays`` of
     :func:`~pyterrier_noise.io.read_arrow_qrels`), nothing on its way imports pandas (the
     command line's ``eval``).
+
+    ``memory``: bytes that reading and evaluating run files may take (default 4 GiB); files that
+    would take more are read, aligned and evaluated a chunk of files at a time
+    (:func:`run_file_chunks`), with the same values; None: all at once.
 
     Example::
 
@@ -157,9 +162,12 @@ def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | 
         raise InputError("no measures given")
     own_reader = None
     if are_run_paths(runs):
+        files = run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs)
+        chunks = run_file_chunks(files, memory)
+        if len(chunks) > 1:
+            return _evaluate_in_chunks(chunks, qrels, measures, ties, perquery, on_topic_mismatch, topics, progress)
         # files go straight to the engine's Arrow reader, in threads while the qrels are read
-        runs = own_reader = RunFileReader(
-            run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs), os.cpu_count() or 1)
+        runs = own_reader = RunFileReader(files, os.cpu_count() or 1)
     elif not isinstance(runs, (dict, RunFileReader)):
         from ..io import read_runs
         runs = read_runs(runs)
@@ -170,12 +178,35 @@ def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | 
             own_reader.forget()
 
 
+def _evaluate_in_chunks(chunks: list, qrels, measures: list, ties: str | None, perquery: bool,
+                        on_topic_mismatch: str, topics, progress: bool) -> EvaluationArrays:
+    """:func:`evaluate_arrays` a chunk of run files at a time: one judgment table, the chunks'
+    runs in order; only one chunk's positions are held at once."""
+    table = judgment_table(qrels, topics)
+    check_judgments(table)
+    parts = []
+    for k, files in enumerate(chunks):
+        with status(f"runs {sum(map(len, chunks[:k])) + 1}-{sum(map(len, chunks[:k + 1]))} of "
+                    f"{sum(map(len, chunks))} (chunk {k + 1} of {len(chunks)})", progress):
+            reader = RunFileReader(files, os.cpu_count() or 1)
+            try:
+                parts.append(_evaluate(reader, table, measures, ties, perquery, on_topic_mismatch, None, False,
+                                       check=False))
+            finally:
+                reader.forget()
+    first = parts[0]
+    return EvaluationArrays([n for p in parts for n in p.run_names], first.measures, first.qids,
+                            np.concatenate([p.value for p in parts]), np.concatenate([p.residual for p in parts]),
+                            first.perquery)
+
+
 def _evaluate(runs, qrels, measures: list, ties: str | None, perquery: bool, on_topic_mismatch: str,
-              topics, progress: bool) -> EvaluationArrays:
+              topics, progress: bool, check: bool = True) -> EvaluationArrays:
     """:func:`evaluate_arrays` once its runs are frames or a :class:`~pyterrier_noise.io.RunFileReader`."""
     parsed = [(measure_label(m), *to_spec(m)) for m in measures]
     table = judgment_table(qrels, topics)
-    check_judgments(table)
+    if check:
+        check_judgments(table)
     groups: dict[str, list] = defaultdict(list)
     for label, spec, own_ties in parsed:
         groups[ties or own_ties].append((label, spec))
