@@ -44,6 +44,7 @@ from .._pool import fork_available, worker_pool
 from .._validation import InputError, announce
 from ..io import RunFileReader, list_run_files, run_file_columns, run_name
 from .kernels import Labels
+from .kernels.common import suffix_sums
 from .registry import kernel_for
 from .spec import GROUPED_POLICIES, TIE_POLICIES, MeasureSpec
 from .keys import _doc_vocabulary, _lookup, _unique_inverse, _with_unjudged_rows  # noqa: F401
@@ -585,9 +586,7 @@ class AlignedRuns:
             length = max(self.max_len, 1)
             w = weights(spec, length)
             if self.ties == "expected":
-                # suffix sums are accurate for rapidly decaying weights (RBP deep in a ranking)
-                tail = np.zeros(length + 1)
-                tail[:-1] = np.cumsum(w[::-1])[::-1]
+                tail = suffix_sums(w)
                 glen = j["gend"] - j["gstart"]
                 w_eff = np.where(glen == 1, w[j["pos"]], (tail[j["gstart"]] - tail[j["gend"]]) / glen)
             else:

@@ -8,8 +8,6 @@ from .registry import kernel_for
 TIE_POLICIES = ("trec_eval", "given", "expected", "optimistic", "pessimistic")
 #: policies that treat groups of equal scores as unordered (they keep tie-group boundaries)
 GROUPED_POLICIES = ("expected", "optimistic", "pessimistic")
-#: measures whose value is not a weighted sum over ranks (their expected value needs its own kernel)
-NONLINEAR = ("AP", "RR", "INST")
 #: cwl_eval evaluates C/W/L measures over exactly this many ranks (padding or truncating).
 CWL_DEPTH = 1000
 
@@ -44,7 +42,3 @@ class MeasureSpec:
     def validate(self) -> "MeasureSpec":
         kernel_for(self.family).check(self)
         return self
-
-    @property
-    def graded(self) -> bool:
-        return self.max_rel is not None or self.family in ("nDCG", "DCG", "ERR")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..table import JudgmentTable
 
 __all__ = ["gains", "topic_sum", "segment_sum", "topic_of_segment", "cumulative_in_segment",
-           "condensed_positions", "n_relevant", "divide", "Labels"]
+           "condensed_positions", "n_relevant", "divide", "suffix_sums", "Labels"]
 
 
 def gains(labels: np.ndarray, spec: "MeasureSpec") -> np.ndarray:
@@ -81,6 +81,14 @@ def condensed_positions(aligned: "AlignedRuns", labels: "Labels") -> np.ndarray:
 def n_relevant(aligned: "AlignedRuns", g: np.ndarray) -> np.ndarray:
     """Relevant judgments (gain > 0) of each segment's topic: (n_segments, R) (trec_eval's num_rel)."""
     return topic_sum(aligned.table, (g > 0).astype(np.float64))[topic_of_segment(aligned)]
+
+
+def suffix_sums(w: np.ndarray) -> np.ndarray:
+    """``tail[i] = sum(w[i:])`` with ``tail[len(w)] = 0``: the weight of the positions ``[a, b)`` is
+    ``tail[a] - tail[b]`` (accurate for rapidly decaying weights, RBP deep in a ranking)."""
+    tail = np.zeros(len(w) + 1)
+    tail[:-1] = np.cumsum(w[::-1])[::-1]
+    return tail
 
 
 def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:

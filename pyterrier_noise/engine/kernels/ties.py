@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..._validation import InputError
-from .common import Labels, segment_sum
+from .common import Labels, segment_sum, suffix_sums
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -249,8 +249,7 @@ def linear_tied(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels, mod
     lab = ~np.isnan(labels.L[j["jidx"]])
     labf = lab.astype(np.float64)
     if spec.judged_only:   # the value only: a condensed list has no residual
-        tail = np.zeros(length + 1)
-        tail[:-1] = np.cumsum(w[::-1])[::-1]
+        tail = suffix_sums(w)
         if mode == "expected":   # each labelled document equally likely at every rank of its group
             cb, lj = condensed_groups(aligned, labels)
             b, n = cb[grp["gid"]].astype(np.int64), lj[grp["gid"]].astype(np.int64)
@@ -263,8 +262,7 @@ def linear_tied(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels, mod
         return segment_sum(aligned, w_row * grow * labf)
 
     if mode == "expected":
-        tail = np.zeros(length + 1)
-        tail[:-1] = np.cumsum(w[::-1])[::-1]
+        tail = suffix_sums(w)
         glen = j["gend"] - j["gstart"]
         w_row = np.where(glen == 1, w[j["pos"]], (tail[j["gstart"]] - tail[j["gend"]]) / glen)[:, None]
         w_val = w_up = w_row
