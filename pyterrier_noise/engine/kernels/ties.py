@@ -60,12 +60,13 @@ measures a heuristic, not a proven extreme).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import math
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from ..._validation import InputError
-from .common import Labels, segment_sum, suffix_sums
+from .common import Labels, condensed_positions, segment_sum, suffix_sums
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -73,13 +74,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["MODES", "BUDGET", "groups", "group_sum", "segment_total", "before_in_segment", "harmonic",
            "arranged_positions", "in_arranged_order", "condensed_groups", "condensed_arranged_positions",
-           "value_key", "log_comb", "linear_tied", "expected_ap"]
+           "value_key", "log_comb", "MAX_ARRANGEMENTS", "dense_rows", "expected_over_arrangements", "linear_tied",
+           "expected_ap"]
 
 #: the grouped tie policies (the kernels' ``tied`` modes)
 MODES = ("expected", "optimistic", "pessimistic")
 
 # temporaries of the enumeration and expansion steps are kept near this many float64 values
 BUDGET = 4_000_000
+
+#: ``ties="expected"`` of a measure without a closed form (INST, ERR, IPrec) enumerates the distinct
+#: arrangements of the tied groups of a ranking; a ranking (for one version of the judgments) with
+#: more arrangements than this is refused
+MAX_ARRANGEMENTS = 10_000
 
 
 # ------------------------------------------------------------------------------------------------
@@ -232,6 +239,207 @@ def value_key(gain: np.ndarray) -> np.ndarray:
 def log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     from scipy.special import gammaln
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# measures without a closed form (INST, ERR, IPrec): the mean over the distinct arrangements
+
+def dense_rows(aligned: "AlignedRuns", depth: int, positions: np.ndarray, values: np.ndarray,
+               labelled: np.ndarray, fill: float, seg: np.ndarray, ver: np.ndarray,
+               beyond: float | None = None) -> np.ndarray:
+    """Dense gains ``(depth, n)`` of n rankings, ranking i being segment ``seg[i]`` under label
+    version ``ver[i]``: each labelled judged row's ``values`` at its 0-based rank ``positions``
+    (-1: none), every other rank ``fill``, and the ranks at or past the ranking's length ``beyond``
+    (default ``fill``).  Only the judged rows of the n segments are read.  Column-major: each
+    ranking's ranks are contiguous."""
+    j = aligned.judged_positions()
+    n = len(seg)
+    G = np.full((depth, n), fill, order="F")
+    if beyond is not None and beyond != fill:
+        G[np.arange(depth)[:, None] >= aligned.seg_len[seg][None, :]] = beyond
+    ptr = j["indptr"]
+    cnt = ptr[seg + 1] - ptr[seg]
+    row = np.repeat(np.arange(n), cnt)
+    jr = np.arange(int(cnt.sum())) + np.repeat(ptr[seg] - (np.cumsum(cnt) - cnt), cnt)
+    vr = ver[row]
+    p = positions[jr, vr]
+    ok = labelled[jr, vr] & (p >= 0) & (p < depth)
+    G[p[ok], row[ok]] = values[jr[ok], vr[ok]]
+    return G
+
+
+def expected_over_arrangements(aligned: "AlignedRuns", values: np.ndarray, labelled: np.ndarray,
+                               evaluate: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], *,
+                               family: str, depth: int, fill: float = 0.0, beyond: float | None = None,
+                               condensed: Labels | None = None, fixed: np.ndarray | None = None,
+                               limit: int | None = None, limit_name: str = "MAX_ARRANGEMENTS") -> np.ndarray:
+    """Exact expected value, over the orderings of the tied groups, of a measure given by a dense
+    evaluator: ``(n_segments, R)``.
+
+    ``values`` / ``labelled`` ``(n_rows, R)``: the gain of every judged row (position) and whether
+    it is labelled in each version; a group's other documents (unjudged) gain ``fill``.
+    ``evaluate(G, seg, ver)`` gives the measure of n rankings from their gains ``G`` ``(depth, n)``
+    in rank order (ranking i is segment ``seg[i]``, version ``ver[i]``); ranks from ``depth`` on
+    do not count.  With ``condensed`` (the label versions) the groups and ranks are those of the
+    condensed lists (Sakai 2007: unjudged documents removed).
+
+    A group is *mixed* in a version when its documents do not all have the same gain; only mixed
+    groups starting above ``depth`` have more than one distinct arrangement.  Every distinct
+    arrangement of a multiset of gains comes from the same number of orderings of the documents
+    (the product of the factorials of the repeated gains), so the mean over the distinct
+    arrangements is the mean over all orderings.  Each ranking-version gets one row per
+    combination of arrangements of its mixed groups; the rows are evaluated together, a chunk of
+    about :data:`BUDGET` values at a time, and averaged.  A ranking-version with more than
+    ``limit`` (:data:`MAX_ARRANGEMENTS`) combinations is refused, naming the run, the topic and
+    the count.  With ``fixed`` (its values for every ranking-version), the ranking-versions with a
+    single arrangement take their value from it and are not evaluated densely.
+    """
+    grp = groups(aligned)
+    j = aligned.judged_positions()
+    n_seg, R = aligned.n_segments, labelled.shape[1]
+    limit = MAX_ARRANGEMENTS if limit is None else limit
+    if condensed is None:
+        positions = np.broadcast_to(j["pos"][:, None], labelled.shape)
+        gb = np.broadcast_to(grp["gb"][:, None], (grp["n_groups"], R))
+        gl = np.broadcast_to(grp["gl"][:, None], (grp["n_groups"], R))
+    else:
+        positions = condensed_positions(aligned, condensed)
+        cb, lj = condensed_groups(aligned, condensed)
+        gb, gl = cb.astype(np.int64), lj.astype(np.int64)
+
+    # --- the multiset of gains of every (multi-document group, version) -------------------------
+    cand = np.flatnonzero(((gl > 1) & (gb < depth)).any(axis=1))   # groups that can move a gain
+    mr = grp["multi_rows"]
+    keep = np.isin(grp["gid"][mr], cand) if len(cand) else np.zeros(len(mr), dtype=bool)
+    rows = mr[keep]
+    # entries (version, group, value, weight): labelled rows weigh 1, the free slots of a group
+    # are one entry of weight (l - #labelled) with value fill
+    n_lab = group_sum(grp, labelled.astype(np.float64)).astype(np.int64)
+    rr, vv = np.nonzero(labelled[rows])
+    e_ver = np.concatenate([vv, np.repeat(np.arange(R), len(cand))])
+    e_grp = np.concatenate([grp["gid"][rows][rr], np.tile(cand, R)])
+    e_val = np.concatenate([values[rows][rr, vv], np.full(len(cand) * R, fill)])
+    e_w = np.concatenate([np.ones(len(rr), dtype=np.int64), (gl[cand] - n_lab[cand]).T.ravel()])
+    nz = e_w > 0
+    e_ver, e_grp, e_val, e_w = e_ver[nz], e_grp[nz], e_val[nz], e_w[nz]
+    order = np.lexsort((e_val, e_grp, e_ver))
+    e_ver, e_grp, e_val, e_w = e_ver[order], e_grp[order], e_val[order], e_w[order]
+    if len(e_ver):
+        new_item = np.r_[True, (e_ver[1:] != e_ver[:-1]) | (e_grp[1:] != e_grp[:-1])]
+        new_val = new_item | np.r_[True, e_val[1:] != e_val[:-1]]
+    else:
+        new_item = new_val = np.zeros(0, dtype=bool)
+    vstart = np.flatnonzero(new_val)                          # distinct (version, group, value)
+    v_count = np.add.reduceat(e_w, vstart) if len(vstart) else np.zeros(0, dtype=np.int64)
+    v_val = e_val[vstart]
+    v_item = np.cumsum(new_item)[vstart] - 1
+    istart = np.flatnonzero(new_item)
+    i_ver, i_grp = e_ver[istart], e_grp[istart]
+    n_items = len(istart)
+    i_nval = np.bincount(v_item, minlength=n_items)
+    i_l, i_b = gl[i_grp, i_ver], gb[i_grp, i_ver]
+    mixed = (i_nval > 1) & (i_b < depth)
+    # number of distinct arrangements: l! / prod(count!)
+    from scipy.special import gammaln
+    log_arr = gammaln(i_l + 1.0) - np.bincount(v_item, weights=gammaln(v_count + 1.0), minlength=n_items)
+    log_arr = np.where(mixed, log_arr, 0.0)
+
+    # --- arrangements per (segment, version) ------------------------------------------------
+    i_seg = grp["gseg"][i_grp]
+    unit_of_item = i_seg * R + i_ver                          # unit = (segment, version)
+    log_unit = np.bincount(unit_of_item, weights=log_arr, minlength=n_seg * R)
+    too_many = log_unit > math.log(limit) + 1e-9
+    if too_many.any():
+        u = int(np.argmax(log_unit))
+        s_, v_ = divmod(u, R)
+        run, t = divmod(s_, aligned.n_topics)
+        raise InputError(
+            f"ties='expected' for {family}: run {aligned.run_names[run]!r}, qid {aligned.topics[t]!r} (label "
+            f"version {v_}) has about {math.exp(log_unit[u]):.3g} distinct orderings of its tied groups, more than "
+            f"{limit_name} = {limit:,} ({int(too_many.sum())} ranking-version(s) in all); {family} has no closed "
+            f"form, so its expectation is enumerated -- use ties='optimistic' / 'pessimistic' for bounds, or "
+            f"break the ties")
+    n_arr_item = np.where(mixed, np.rint(np.exp(log_arr)), 1).astype(np.int64)
+    mixed_items = np.flatnonzero(mixed)
+    n_arr_unit = np.ones(n_seg * R, dtype=np.int64)
+    np.multiply.at(n_arr_unit, unit_of_item[mixed_items], n_arr_item[mixed_items])
+
+    # mixed items ordered by unit; their position within the unit gives the mixed-radix stride
+    mi = mixed_items[np.argsort(unit_of_item[mixed_items], kind="stable")]
+    mi_unit = unit_of_item[mi]
+    mi_first = np.r_[True, mi_unit[1:] != mi_unit[:-1]] if len(mi) else np.zeros(0, dtype=bool)
+    mi_k = np.arange(len(mi)) - np.maximum.accumulate(np.where(mi_first, np.arange(len(mi)), 0)) if len(mi) else mi
+    stride = np.ones(len(mi), dtype=np.int64)
+    for t in range(1, int(mi_k.max()) + 1 if len(mi) else 0):   # at most log2(limit) items
+        at = np.flatnonzero(mi_k == t)
+        stride[at] = stride[at - 1] * n_arr_item[mi[at - 1]]
+    # padded multisets of the mixed items: values and counts (n_mi, V)
+    V = int(i_nval[mi].max()) if len(mi) else 1
+    vptr = np.r_[0, np.cumsum(i_nval)]
+    col = np.arange(V)
+    vidx = vptr[mi][:, None] + col[None, :]
+    valid = col[None, :] < i_nval[mi][:, None]
+    vidx = np.where(valid, vidx, 0)
+    mvals = np.where(valid, v_val[vidx] if len(v_val) else 0.0, 0.0)
+    mcnts = np.where(valid, v_count[vidx] if len(v_count) else 0, 0).astype(np.int64)
+    # items of each unit as a CSR over units
+    uptr = np.zeros(n_seg * R + 1, dtype=np.int64)
+    np.cumsum(np.bincount(mi_unit, minlength=n_seg * R), out=uptr[1:])
+
+    # --- evaluate the rows in chunks of units ---------------------------------------------------
+    out = np.empty(n_seg * R)
+    if fixed is None:
+        todo = np.arange(n_seg * R)
+    else:
+        out[:] = np.asarray(fixed, dtype=np.float64).ravel()
+        todo = np.flatnonzero(n_arr_unit > 1)
+    rows_per_chunk = max(1, BUDGET // depth)
+    cum_rows = np.cumsum(n_arr_unit[todo])
+    lo = 0
+    while lo < len(todo):
+        base = cum_rows[lo - 1] if lo else 0
+        hi = max(int(np.searchsorted(cum_rows, base + rows_per_chunk, side="right")), lo + 1)
+        units = todo[lo:hi]
+        n_rows_u = n_arr_unit[units]
+        row_unit = np.repeat(units, n_rows_u)
+        q = np.arange(len(row_unit)) - np.repeat(np.cumsum(n_rows_u) - n_rows_u, n_rows_u)
+        useg, uver = np.divmod(row_unit, R)
+        Grows = dense_rows(aligned, depth, positions, values, labelled, fill, useg, uver, beyond)
+        # (row, mixed item) pairs
+        n_it = uptr[row_unit + 1] - uptr[row_unit]
+        prow = np.repeat(np.arange(len(row_unit)), n_it)
+        pitem = uptr[row_unit][prow] + (np.arange(len(prow)) - np.repeat(np.cumsum(n_it) - n_it, n_it))
+        if len(prow):
+            _unrank(Grows, q[prow] // stride[pitem], prow, mi[pitem], n_arr_item, mvals[pitem],
+                    mcnts[pitem].copy(), i_l, i_b, depth)
+        eu = evaluate(Grows, useg, uver)
+        starts = np.r_[0, np.cumsum(n_rows_u)[:-1]]
+        out[units] = np.add.reduceat(eu, starts) / n_rows_u
+        lo = hi
+    return out.reshape(n_seg, R)
+
+
+def _unrank(G: np.ndarray, code: np.ndarray, prow: np.ndarray, item: np.ndarray, n_arr_item: np.ndarray,
+            vals: np.ndarray, cnt: np.ndarray, i_l: np.ndarray, i_b: np.ndarray, depth: int) -> None:
+    """Write into the rows ``prow`` of ``G`` the arrangement number ``code`` (mod the item's
+    number of arrangements) of each pair's mixed item (a multiset permutation with values
+    ``vals`` and counts ``cnt``), one position of the groups at a time."""
+    kk = code % n_arr_item[item]
+    lgrp, bgrp = i_l[item], i_b[item]
+    M = n_arr_item[item].copy()
+    for step in range(int(lgrp.max())):
+        act = np.flatnonzero(lgrp > step)
+        n_rem = (lgrp[act] - step)[:, None]
+        blocks = M[act][:, None] * cnt[act] // n_rem
+        cum = np.cumsum(blocks, axis=1)
+        choice = np.argmax(cum > kk[act][:, None], axis=1)
+        before = np.take_along_axis(cum - blocks, choice[:, None], axis=1)[:, 0]
+        kk[act] -= before
+        M[act] = blocks[np.arange(len(act)), choice]
+        cnt[act, choice] -= 1
+        p = bgrp[act] + step
+        inside = p < depth
+        G[p[inside], prow[act][inside]] = vals[act[inside], choice[inside]]
 
 
 # ------------------------------------------------------------------------------------------------
