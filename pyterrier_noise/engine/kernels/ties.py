@@ -11,7 +11,8 @@ tie group ``[group_start, group_end)`` of every position; :meth:`AlignedRuns.eva
 :func:`evaluate_tied` for the measures the linear engine cannot do alone.  Every kernel works on
 all (run, topic, version) at once: per-group sums with ``reduceat``, harmonic-number tables,
 and one sort of the judged positions per ordering -- no Python loop per group, segment or version
-(the INST enumeration loops only over blocks of rows and over the positions inside a group).
+(the enumeration of arrangements loops only over blocks of rows and over the positions inside a
+group).
 
 ``"expected"`` -- every ordering of every tied group equally likely:
 
@@ -27,13 +28,15 @@ and one sort of the judged positions per ordering -- no Python loop per group, s
   that group is negative-hypergeometric, ``P(J = j) = C(l-j-1, r-1) / C(l, r)`` (the thesis's
   ``notr`` / ``firstr`` recursion), and ``E[RR] = sum_j P(J = j) / (b + j + 1)`` over the
   positions above the cutoff.
-* INST has no closed form: its value is a ratio of two sums whose terms depend on the gain
-  accumulated so far, so the expectation does not factor over groups.  It is computed exactly by
-  enumerating the distinct arrangements of every tied group whose documents have different gains
-  (all other positions are fixed), vectorised over the arrangements; a ranking (for one version
-  of the judgments) with more than :data:`INST_MAX_ORDERINGS` distinct arrangements is refused
-  with an :class:`~pyterrier_noise._validation.InputError` (use the optimistic and pessimistic bounds
-  there).
+* INST, ERR and IPrec have no closed form: INST's value is a ratio of two sums whose terms depend
+  on the gain accumulated so far, ERR's cascade (Chapelle et al. 2009) multiplies the chances of
+  going on past every earlier rank, IPrec is a maximum over ranks; the expectation does not
+  factor over groups.  :func:`expected_over_arrangements` computes it exactly by enumerating the
+  distinct arrangements of every tied group whose documents have different gains (all other
+  positions are fixed), vectorised over the arrangements, with the measure's dense evaluator; a
+  ranking (for one version of the judgments) with more than :data:`MAX_ARRANGEMENTS` distinct
+  arrangements is refused with an :class:`~pyterrier_noise._validation.InputError` (use the
+  optimistic and pessimistic bounds there).
 * The linear measures (RBP, P, DCG, nDCG, INSQ) are exact with the mean weight of each group's
   positions; the engine does that itself, and :func:`evaluate_tied` gives the same numbers.
 
