@@ -321,7 +321,8 @@ def test_two_tied_documents_one_relevant_err_and_iprec():
     run3 = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "score": 1.0})
     h3 = 1 + 1 / 2 + 1 / 3
     for spec, v in ((MeasureSpec("ERR"), h3 / 3 / 16), (MeasureSpec("ERR", judged_only=True), 3 / 64),
-                    (MeasureSpec("IPrec", recall=0.5), h3 / 3), (MeasureSpec("IPrec", recall=0.5, judged_only=True), 3 / 4)):
+                    (MeasureSpec("IPrec", recall=0.5), h3 / 3),
+                    (MeasureSpec("IPrec", recall=0.5, judged_only=True), 3 / 4)):
         assert one({"r": run3}, qrels, spec, "expected") == pytest.approx(v, abs=1e-15), spec
 
 
@@ -339,7 +340,8 @@ def test_expected_err_and_iprec_refuse_too_many_orderings(spec):
 
 ALL_SPECS = SPECS_BINARY + SPECS_GRADED + [MeasureSpec("RBP", "projected", p=0.5, max_rel=2),
                                            MeasureSpec("INST", T=3.0, tail="exact"),
-                                           MeasureSpec("INST", "upper", T=1.0, max_rel=2, tail="exact")] + SPECS_RANK_ORDER
+                                           MeasureSpec("INST", "upper", T=1.0, max_rel=2, tail="exact"),
+                                           *SPECS_RANK_ORDER]
 
 
 def test_without_ties_every_mode_gives_the_trec_eval_value():

@@ -10,8 +10,8 @@ from ..._validation import InputError
 from ..registry import Kernel, register_kernel
 from .common import Labels, condensed_positions, cumulative_in_segment, divide, n_relevant, segment_sum
 from .linear import LinearKernel
-from .ties import (arranged_positions, condensed_arranged_positions, condensed_groups, expected_over_arrangements, groups,
-                   in_arranged_order, value_key)
+from .ties import (arranged_positions, condensed_arranged_positions, condensed_groups, expected_over_arrangements,
+                   groups, in_arranged_order, value_key)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns

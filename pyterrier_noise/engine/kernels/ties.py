@@ -283,74 +283,35 @@ def expected_over_arrangements(aligned: "AlignedRuns", values: np.ndarray, label
     it is labelled in each version; a group's other documents (unjudged) gain ``fill``.
     ``evaluate(G, seg, ver)`` gives the measure of n rankings from their gains ``G`` ``(depth, n)``
     in rank order (ranking i is segment ``seg[i]``, version ``ver[i]``); ranks from ``depth`` on
-    do not count.  With ``condensed`` (the label versions) the groups and ranks are those of the
-    condensed lists (Sakai 2007: unjudged documents removed).
+    do not count, and ranks past a ranking's length gain ``beyond`` (default ``fill``).  With
+    ``condensed`` (the label versions) the groups and ranks are those of the condensed lists
+    (Sakai 2007: unjudged documents removed).
 
-    A group is *mixed* in a version when its documents do not all have the same gain; only mixed
-    groups starting above ``depth`` have more than one distinct arrangement.  Every distinct
-    arrangement of a multiset of gains comes from the same number of orderings of the documents
-    (the product of the factorials of the repeated gains), so the mean over the distinct
-    arrangements is the mean over all orderings.  Each ranking-version gets one row per
-    combination of arrangements of its mixed groups; the rows are evaluated together, a chunk of
-    about :data:`BUDGET` values at a time, and averaged.  A ranking-version with more than
-    ``limit`` (:data:`MAX_ARRANGEMENTS`) combinations is refused, naming the run, the topic and
-    the count.  With ``fixed`` (its values for every ranking-version), the ranking-versions with a
-    single arrangement take their value from it and are not evaluated densely.
+    A group is *mixed* in a version when its documents do not all have the same gain; only the
+    mixed groups starting above rank ``depth`` are arranged.  Every distinct arrangement of a
+    multiset of gains comes from the same number of orderings of the documents (the product of
+    the factorials of the repeated gains), so the mean over the distinct arrangements is the mean
+    over all orderings.  Each ranking-version gets one row per combination of arrangements of its
+    mixed groups; the rows are evaluated together, a chunk of about :data:`BUDGET` values at a
+    time, and averaged.  A ranking-version with more than ``limit`` (:data:`MAX_ARRANGEMENTS`)
+    combinations is refused, naming the run, the topic and the count.  With ``fixed`` (its values
+    for every ranking-version), the ranking-versions with a single arrangement take their value
+    from it and are not evaluated densely.
     """
-    grp = groups(aligned)
     j = aligned.judged_positions()
     n_seg, R = aligned.n_segments, labelled.shape[1]
     limit = MAX_ARRANGEMENTS if limit is None else limit
     if condensed is None:
         positions = np.broadcast_to(j["pos"][:, None], labelled.shape)
+        grp = groups(aligned)
         gb = np.broadcast_to(grp["gb"][:, None], (grp["n_groups"], R))
         gl = np.broadcast_to(grp["gl"][:, None], (grp["n_groups"], R))
     else:
         positions = condensed_positions(aligned, condensed)
         cb, lj = condensed_groups(aligned, condensed)
         gb, gl = cb.astype(np.int64), lj.astype(np.int64)
-
-    # --- the multiset of gains of every (multi-document group, version) -------------------------
-    cand = np.flatnonzero(((gl > 1) & (gb < depth)).any(axis=1))   # groups that can move a gain
-    mr = grp["multi_rows"]
-    keep = np.isin(grp["gid"][mr], cand) if len(cand) else np.zeros(len(mr), dtype=bool)
-    rows = mr[keep]
-    # entries (version, group, value, weight): labelled rows weigh 1, the free slots of a group
-    # are one entry of weight (l - #labelled) with value fill
-    n_lab = group_sum(grp, labelled.astype(np.float64)).astype(np.int64)
-    rr, vv = np.nonzero(labelled[rows])
-    e_ver = np.concatenate([vv, np.repeat(np.arange(R), len(cand))])
-    e_grp = np.concatenate([grp["gid"][rows][rr], np.tile(cand, R)])
-    e_val = np.concatenate([values[rows][rr, vv], np.full(len(cand) * R, fill)])
-    e_w = np.concatenate([np.ones(len(rr), dtype=np.int64), (gl[cand] - n_lab[cand]).T.ravel()])
-    nz = e_w > 0
-    e_ver, e_grp, e_val, e_w = e_ver[nz], e_grp[nz], e_val[nz], e_w[nz]
-    order = np.lexsort((e_val, e_grp, e_ver))
-    e_ver, e_grp, e_val, e_w = e_ver[order], e_grp[order], e_val[order], e_w[order]
-    if len(e_ver):
-        new_item = np.r_[True, (e_ver[1:] != e_ver[:-1]) | (e_grp[1:] != e_grp[:-1])]
-        new_val = new_item | np.r_[True, e_val[1:] != e_val[:-1]]
-    else:
-        new_item = new_val = np.zeros(0, dtype=bool)
-    vstart = np.flatnonzero(new_val)                          # distinct (version, group, value)
-    v_count = np.add.reduceat(e_w, vstart) if len(vstart) else np.zeros(0, dtype=np.int64)
-    v_val = e_val[vstart]
-    v_item = np.cumsum(new_item)[vstart] - 1
-    istart = np.flatnonzero(new_item)
-    i_ver, i_grp = e_ver[istart], e_grp[istart]
-    n_items = len(istart)
-    i_nval = np.bincount(v_item, minlength=n_items)
-    i_l, i_b = gl[i_grp, i_ver], gb[i_grp, i_ver]
-    mixed = (i_nval > 1) & (i_b < depth)
-    # number of distinct arrangements: l! / prod(count!)
-    from scipy.special import gammaln
-    log_arr = gammaln(i_l + 1.0) - np.bincount(v_item, weights=gammaln(v_count + 1.0), minlength=n_items)
-    log_arr = np.where(mixed, log_arr, 0.0)
-
-    # --- arrangements per (segment, version) ------------------------------------------------
-    i_seg = grp["gseg"][i_grp]
-    unit_of_item = i_seg * R + i_ver                          # unit = (segment, version)
-    log_unit = np.bincount(unit_of_item, weights=log_arr, minlength=n_seg * R)
+    it = _group_multisets(aligned, values, labelled, gb, gl, depth, fill)
+    log_unit = np.bincount(it["unit"], weights=it["log_arr"], minlength=n_seg * R)
     too_many = log_unit > math.log(limit) + 1e-9
     if too_many.any():
         u = int(np.argmax(log_unit))
@@ -362,34 +323,10 @@ def expected_over_arrangements(aligned: "AlignedRuns", values: np.ndarray, label
             f"{limit_name} = {limit:,} ({int(too_many.sum())} ranking-version(s) in all); {family} has no closed "
             f"form, so its expectation is enumerated -- use ties='optimistic' / 'pessimistic' for bounds, or "
             f"break the ties")
-    n_arr_item = np.where(mixed, np.rint(np.exp(log_arr)), 1).astype(np.int64)
-    mixed_items = np.flatnonzero(mixed)
-    n_arr_unit = np.ones(n_seg * R, dtype=np.int64)
-    np.multiply.at(n_arr_unit, unit_of_item[mixed_items], n_arr_item[mixed_items])
+    mx = _mixed_radix(it, n_seg * R)
+    n_arr_item, n_arr_unit, mi, uptr = it["n_arr"], mx["n_arr_unit"], mx["mi"], mx["uptr"]
 
-    # mixed items ordered by unit; their position within the unit gives the mixed-radix stride
-    mi = mixed_items[np.argsort(unit_of_item[mixed_items], kind="stable")]
-    mi_unit = unit_of_item[mi]
-    mi_first = np.r_[True, mi_unit[1:] != mi_unit[:-1]] if len(mi) else np.zeros(0, dtype=bool)
-    mi_k = np.arange(len(mi)) - np.maximum.accumulate(np.where(mi_first, np.arange(len(mi)), 0)) if len(mi) else mi
-    stride = np.ones(len(mi), dtype=np.int64)
-    for t in range(1, int(mi_k.max()) + 1 if len(mi) else 0):   # at most log2(limit) items
-        at = np.flatnonzero(mi_k == t)
-        stride[at] = stride[at - 1] * n_arr_item[mi[at - 1]]
-    # padded multisets of the mixed items: values and counts (n_mi, V)
-    V = int(i_nval[mi].max()) if len(mi) else 1
-    vptr = np.r_[0, np.cumsum(i_nval)]
-    col = np.arange(V)
-    vidx = vptr[mi][:, None] + col[None, :]
-    valid = col[None, :] < i_nval[mi][:, None]
-    vidx = np.where(valid, vidx, 0)
-    mvals = np.where(valid, v_val[vidx] if len(v_val) else 0.0, 0.0)
-    mcnts = np.where(valid, v_count[vidx] if len(v_count) else 0, 0).astype(np.int64)
-    # items of each unit as a CSR over units
-    uptr = np.zeros(n_seg * R + 1, dtype=np.int64)
-    np.cumsum(np.bincount(mi_unit, minlength=n_seg * R), out=uptr[1:])
-
-    # --- evaluate the rows in chunks of units ---------------------------------------------------
+    # --- evaluate the rows in chunks of units (unit = (segment, version)) -----------------------
     out = np.empty(n_seg * R)
     if fixed is None:
         todo = np.arange(n_seg * R)
@@ -413,13 +350,90 @@ def expected_over_arrangements(aligned: "AlignedRuns", values: np.ndarray, label
         prow = np.repeat(np.arange(len(row_unit)), n_it)
         pitem = uptr[row_unit][prow] + (np.arange(len(prow)) - np.repeat(np.cumsum(n_it) - n_it, n_it))
         if len(prow):
-            _unrank(Grows, q[prow] // stride[pitem], prow, mi[pitem], n_arr_item, mvals[pitem],
-                    mcnts[pitem].copy(), i_l, i_b, depth)
+            _unrank(Grows, q[prow] // mx["stride"][pitem], prow, mi[pitem], n_arr_item, mx["vals"][pitem],
+                    mx["cnts"][pitem].copy(), it["l"], it["b"], depth)
         eu = evaluate(Grows, useg, uver)
         starts = np.r_[0, np.cumsum(n_rows_u)[:-1]]
         out[units] = np.add.reduceat(eu, starts) / n_rows_u
         lo = hi
     return out.reshape(n_seg, R)
+
+
+def _group_multisets(aligned: "AlignedRuns", values: np.ndarray, labelled: np.ndarray, gb: np.ndarray,
+                     gl: np.ndarray, depth: int, fill: float) -> dict:
+    """The multiset of gains of every (tied group, version) *item* that can move a gain above
+    ``depth``: the distinct values ``v_val`` with counts ``v_count`` (item after item), and of each
+    item its start ``b``, length ``l``, ``unit`` (segment * R + version), number ``nval`` of
+    distinct values, whether it is ``mixed``, and the log ``log_arr`` and number ``n_arr`` of its
+    distinct arrangements (``l! / prod(count!)``; 0 and 1 when not mixed)."""
+    grp = groups(aligned)
+    R = labelled.shape[1]
+    cand = np.flatnonzero(((gl > 1) & (gb < depth)).any(axis=1))   # groups that can move a gain
+    mr = grp["multi_rows"]
+    keep = np.isin(grp["gid"][mr], cand) if len(cand) else np.zeros(len(mr), dtype=bool)
+    rows = mr[keep]
+    # entries (version, group, value, weight): labelled rows weigh 1, the free slots of a group
+    # are one entry of weight (l - #labelled) with value fill
+    n_lab = group_sum(grp, labelled.astype(np.float64)).astype(np.int64)
+    rr, vv = np.nonzero(labelled[rows])
+    e_ver = np.concatenate([vv, np.repeat(np.arange(R), len(cand))])
+    e_grp = np.concatenate([grp["gid"][rows][rr], np.tile(cand, R)])
+    e_val = np.concatenate([values[rows][rr, vv], np.full(len(cand) * R, fill)])
+    e_w = np.concatenate([np.ones(len(rr), dtype=np.int64), (gl[cand] - n_lab[cand]).T.ravel()])
+    nz = e_w > 0
+    e_ver, e_grp, e_val, e_w = e_ver[nz], e_grp[nz], e_val[nz], e_w[nz]
+    order = np.lexsort((e_val, e_grp, e_ver))
+    e_ver, e_grp, e_val, e_w = e_ver[order], e_grp[order], e_val[order], e_w[order]
+    if len(e_ver):
+        new_item = np.r_[True, (e_ver[1:] != e_ver[:-1]) | (e_grp[1:] != e_grp[:-1])]
+        new_val = new_item | np.r_[True, e_val[1:] != e_val[:-1]]
+    else:
+        new_item = new_val = np.zeros(0, dtype=bool)
+    vstart = np.flatnonzero(new_val)                          # distinct (version, group, value)
+    v_count = np.add.reduceat(e_w, vstart) if len(vstart) else np.zeros(0, dtype=np.int64)
+    v_item = np.cumsum(new_item)[vstart] - 1
+    istart = np.flatnonzero(new_item)
+    i_ver, i_grp = e_ver[istart], e_grp[istart]
+    n_items = len(istart)
+    i_nval = np.bincount(v_item, minlength=n_items)
+    i_l, i_b = gl[i_grp, i_ver], gb[i_grp, i_ver]
+    mixed = (i_nval > 1) & (i_b < depth)
+    from scipy.special import gammaln
+    log_arr = gammaln(i_l + 1.0) - np.bincount(v_item, weights=gammaln(v_count + 1.0), minlength=n_items)
+    log_arr = np.where(mixed, log_arr, 0.0)
+    return dict(v_val=e_val[vstart], v_count=v_count, l=i_l, b=i_b, unit=grp["gseg"][i_grp] * R + i_ver,
+                nval=i_nval, mixed=mixed, log_arr=log_arr, n_arr=np.where(mixed, np.rint(np.exp(log_arr)), 1).astype(np.int64))
+
+
+def _mixed_radix(it: dict, n_units: int) -> dict:
+    """Number every combination of arrangements of a unit's mixed items: the units' numbers of
+    combinations ``n_arr_unit``, the mixed items ``mi`` ordered by unit with their mixed-radix
+    ``stride``, padded multisets ``vals`` / ``cnts`` (n_mi, V), and ``uptr``, a CSR from units to
+    their items in ``mi``."""
+    mixed_items = np.flatnonzero(it["mixed"])
+    unit, n_arr, i_nval = it["unit"], it["n_arr"], it["nval"]
+    n_arr_unit = np.ones(n_units, dtype=np.int64)
+    np.multiply.at(n_arr_unit, unit[mixed_items], n_arr[mixed_items])
+    mi = mixed_items[np.argsort(unit[mixed_items], kind="stable")]
+    mi_unit = unit[mi]
+    mi_first = np.r_[True, mi_unit[1:] != mi_unit[:-1]] if len(mi) else np.zeros(0, dtype=bool)
+    mi_k = np.arange(len(mi)) - np.maximum.accumulate(np.where(mi_first, np.arange(len(mi)), 0)) if len(mi) else mi
+    stride = np.ones(len(mi), dtype=np.int64)
+    for t in range(1, int(mi_k.max()) + 1 if len(mi) else 0):   # at most log2(limit) items
+        at = np.flatnonzero(mi_k == t)
+        stride[at] = stride[at - 1] * n_arr[mi[at - 1]]
+    V = int(i_nval[mi].max()) if len(mi) else 1
+    vptr = np.r_[0, np.cumsum(i_nval)]
+    col = np.arange(V)
+    vidx = vptr[mi][:, None] + col[None, :]
+    valid = col[None, :] < i_nval[mi][:, None]
+    vidx = np.where(valid, vidx, 0)
+    v_val, v_count = it["v_val"], it["v_count"]
+    vals = np.where(valid, v_val[vidx] if len(v_val) else 0.0, 0.0)
+    cnts = np.where(valid, v_count[vidx] if len(v_count) else 0, 0).astype(np.int64)
+    uptr = np.zeros(n_units + 1, dtype=np.int64)
+    np.cumsum(np.bincount(mi_unit, minlength=n_units), out=uptr[1:])
+    return dict(n_arr_unit=n_arr_unit, mi=mi, stride=stride, vals=vals, cnts=cnts, uptr=uptr)
 
 
 def _unrank(G: np.ndarray, code: np.ndarray, prow: np.ndarray, item: np.ndarray, n_arr_item: np.ndarray,
