@@ -418,7 +418,7 @@ def test_inst_chunks_change_no_bit(ties, monkeypatch):
     bit for bit (each segment's value comes from the same operations), for both tails, several
     label versions and the grouped tie policies."""
     from pyterrier_noise.engine import evaluate_tied
-    from pyterrier_noise.engine.kernels import cwl
+    from pyterrier_noise.engine.kernels import cwl, ties as tie_kernels
     runs, qrels = random_collection(3, tie_decimals=1)
     aligned = AlignedRuns.build(runs, qrels, ties="trec_eval" if ties == "trec_eval" else "expected")
     L = aligned.label_matrix()
@@ -433,7 +433,7 @@ def test_inst_chunks_change_no_bit(ties, monkeypatch):
             step = max(1, budget // (depth * R))
             return [(a, min(a + step, n)) for a in range(0, n, step)]
         monkeypatch.setattr(cwl, "segment_chunks", chunks)
-        monkeypatch.setattr(cwl, "BUDGET", budget)   # rows per chunk of the "expected" enumeration
+        monkeypatch.setattr(tie_kernels, "BUDGET", budget)   # rows per chunk of the "expected" enumeration
         if ties == "trec_eval":
             return [cwl.inst_bounds(aligned, s, L)[0] for s in specs]
         return [evaluate_tied(aligned, s, L, ties) for s in specs]

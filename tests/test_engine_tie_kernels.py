@@ -152,6 +152,18 @@ def ref_metric(spec, topic_labels):
             rel = (g > 0) & (i < k)
             first = np.argmax(rel, axis=1)
             return np.where(rel.any(axis=1), 1.0 / (first + 1), 0.0)
+        if fam in ("ERR", "IPrec"):   # read in rank order: the condensed list puts unjudged last
+            if spec.judged_only:
+                order = np.argsort(~judged, axis=1, kind="stable")
+                X, g = np.take_along_axis(X, order, axis=1), np.take_along_axis(g, order, axis=1)
+            if fam == "ERR":   # gdeval: stopping probability (2^label - 1) / 16
+                r = np.where((X > 0) & (i < k), (2.0 ** np.maximum(X, 0.0) - 1.0) / 16.0, 0.0)
+                reach = np.concatenate([np.ones((len(X), 1)), np.cumprod(1.0 - r[:, :-1], axis=1)], axis=1)
+                return (r * reach / (i + 1)).sum(axis=1)
+            R = (ref_gain(spec, np.nan_to_num(topic_labels, nan=-1.0)[None, :])[0] > 0).sum()
+            found = np.cumsum(g > 0, axis=1)
+            ok = (g > 0) & (found / max(R, 1) >= spec.recall) if R else np.zeros_like(g, dtype=bool)
+            return np.where(ok, found / (i + 1), 0.0).max(axis=1)
         if fam == "INST":   # cwl_eval: 1,000 ranks, unjudged and padding gain 0 (lower) or 1 (upper)
             lower = np.zeros((len(X), 1000))
             lower[:, :n] = g
@@ -270,9 +282,66 @@ def test_expected_nonlinear_with_longer_groups(seed, family):
         np.testing.assert_allclose(got, ref, atol=1e-10, rtol=0, err_msg=str(spec))
 
 
+SPECS_RANK_ORDER = [
+    MeasureSpec("ERR"), MeasureSpec("ERR", cutoff=3), MeasureSpec("ERR", cutoff=4, judged_only=True),
+    MeasureSpec("IPrec", recall=0.5), MeasureSpec("IPrec", recall=0.2, rel=2),
+    MeasureSpec("IPrec", recall=0.7, judged_only=True), MeasureSpec("IPrec", recall=0.0),
+]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 100_000))
+def test_err_and_iprec_every_mode_equals_brute_force(seed):
+    """ERR and IPrec (expected by enumeration) on the small collections and on fewer, longer tied
+    groups (up to 8 documents), with a second label version and condensed lists."""
+    for kw in ({}, dict(n_runs=1, depth=8, n_docs=14, n_scores=2)):
+        runs, qrels, rng = make_collection(seed, **kw)
+        aligned = {m: AlignedRuns.build(runs, qrels, ties=m) for m in MODES}
+        L = label_versions(aligned["expected"], rng)
+        out = {m: aligned[m].evaluate(SPECS_RANK_ORDER, L) for m in MODES}
+        for spec in SPECS_RANK_ORDER:
+            ref = brute_force(runs, aligned["expected"], L, spec)
+            for mode, col in (("expected", 0), ("pessimistic", 1), ("optimistic", 2)):
+                got = out[mode][spec].reshape(aligned[mode].n_segments, -1)
+                np.testing.assert_allclose(got, ref[:, :, col], atol=1e-12, rtol=0, err_msg=f"{mode} {spec} {kw}")
+
+
+def test_two_tied_documents_one_relevant_err_and_iprec():
+    """Two tied documents, one of label 1: ERR is 1/16 with it first and 1/32 second (expected
+    3/64; ERR@1: 1/16 or 0), IPrec@0.5 (R = 1) is 1 or 1/2 (expected 3/4).  A third tied document,
+    unjudged, puts the relevant one at rank 1, 2 or 3 with chance 1/3 each; the condensed list
+    drops it again."""
+    run = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "score": 1.0})
+    qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "label": [1.0, 0.0]})
+    want = {MeasureSpec("ERR"): (3 / 64, 1 / 16, 1 / 32), MeasureSpec("ERR", cutoff=1): (1 / 32, 1 / 16, 0.0),
+            MeasureSpec("IPrec", recall=0.5): (3 / 4, 1.0, 1 / 2)}
+    for spec, values in want.items():
+        for mode, v in zip(MODES, values):
+            assert one({"r": run}, qrels, spec, mode) == pytest.approx(v, abs=1e-15), (spec, mode)
+    run3 = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "score": 1.0})
+    h3 = 1 + 1 / 2 + 1 / 3
+    for spec, v in ((MeasureSpec("ERR"), h3 / 3 / 16), (MeasureSpec("ERR", judged_only=True), 3 / 64),
+                    (MeasureSpec("IPrec", recall=0.5), h3 / 3),
+                    (MeasureSpec("IPrec", recall=0.5, judged_only=True), 3 / 4)):
+        assert one({"r": run3}, qrels, spec, "expected") == pytest.approx(v, abs=1e-15), spec
+
+
+@pytest.mark.parametrize("spec", [MeasureSpec("ERR", cutoff=20), MeasureSpec("IPrec", recall=0.5)])
+def test_expected_err_and_iprec_refuse_too_many_orderings(spec):
+    docs = [f"d{i:02d}" for i in range(30)]
+    run = pd.DataFrame({"qid": "1", "docno": docs, "score": 1.0})
+    qrels = pd.DataFrame({"qid": "1", "docno": docs, "label": np.arange(30) % 2.0})   # C(30, 15) orderings
+    with pytest.raises(InputError, match="MAX_ARRANGEMENTS = 10,000") as exc:
+        one({"sys": run}, qrels, spec, "expected")
+    assert f"for {spec.family}:" in str(exc.value) and "'sys'" in str(exc.value) and "qid '1'" in str(exc.value)
+    # the bounds have no such limit
+    assert one({"sys": run}, qrels, spec, "optimistic") > one({"sys": run}, qrels, spec, "pessimistic")
+
+
 ALL_SPECS = SPECS_BINARY + SPECS_GRADED + [MeasureSpec("RBP", "projected", p=0.5, max_rel=2),
                                            MeasureSpec("INST", T=3.0, tail="exact"),
-                                           MeasureSpec("INST", "upper", T=1.0, max_rel=2, tail="exact")]
+                                           MeasureSpec("INST", "upper", T=1.0, max_rel=2, tail="exact"),
+                                           *SPECS_RANK_ORDER]
 
 
 def test_without_ties_every_mode_gives_the_trec_eval_value():

@@ -3,7 +3,6 @@
 exact expected INST over the orderings of tied scores (by enumeration: INST has no closed form)."""
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,7 +12,7 @@ from ..registry import Kernel, register_kernel
 from ..spec import CWL_DEPTH
 from .common import Labels, gains
 from .linear import LinearKernel
-from .ties import BUDGET, arranged_positions, group_sum, groups, value_key
+from .ties import MAX_ARRANGEMENTS, arranged_positions, expected_over_arrangements, groups, value_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -23,8 +22,9 @@ __all__ = ["CWL_DEPTH", "INST_MAX_ORDERINGS", "INST_CHUNK_ELEMENTS", "inst_utili
            "segment_chunks", "INSTKernel", "INSQKernel"]
 
 #: ``ties="expected"`` INST enumerates the distinct arrangements of the tied groups of a ranking;
-#: a ranking (for one version of the judgments) with more arrangements than this is refused.
-INST_MAX_ORDERINGS = 10_000
+#: a ranking (for one version of the judgments) with more arrangements than this is refused
+#: (the limit of every measure enumerated so, :data:`~.ties.MAX_ARRANGEMENTS`).
+INST_MAX_ORDERINGS = MAX_ARRANGEMENTS
 
 
 def zeta(s, q):
@@ -172,7 +172,7 @@ def _inst_tied(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels, mode
             continue
         fill = 0.0 if bound == "lower" else 1.0
         if mode == "expected":
-            res[bound] = cache[key] = _inst_expected(aligned, spec, grp, grow, lab, fill, bound, n_run)
+            res[bound] = cache[key] = _inst_expected(aligned, spec, grow, lab, fill, bound, n_run)
             continue
         desc = mode == "optimistic"
         if bound == "lower":
@@ -192,147 +192,15 @@ def _inst_tied(aligned: "AlignedRuns", spec: "MeasureSpec", labels: Labels, mode
     return res["upper"] - res["lower"]
 
 
-def _inst_expected(aligned: "AlignedRuns", spec: "MeasureSpec", grp: dict, grow: np.ndarray, lab: np.ndarray,
-                   fill: float, bound: str, n_run: np.ndarray) -> np.ndarray:
-    """Exact expected INST bound by enumerating the distinct arrangements of the mixed tied groups.
-
-    A group is *mixed* in a version when its documents (labelled gains and unjudged slots with
-    gain ``fill``) do not all have the same gain; only mixed groups have more than one distinct
-    arrangement.  Each ranking-version gets one row per combination of arrangements (every
-    distinct arrangement of a multiset is equally likely), rows are evaluated together on a dense
-    (depth, rows) array, and averaged.
-    """
-    j = aligned.judged_positions()
-    n_seg, R = aligned.n_segments, lab.shape[1]
-    depth = _inst_depth(aligned, spec)
-    pos_all = np.repeat(j["pos"][:, None], R, axis=1)
-
-    # --- the multiset of gains of every (multi-document group, version) -------------------------
-    gl, gb = grp["gl"], grp["gb"]
-    cand = np.flatnonzero((gl > 1) & (gb < depth))          # groups that can move a gain
-    mr = grp["multi_rows"]
-    keep = np.isin(grp["gid"][mr], cand) if len(cand) else np.zeros(len(mr), dtype=bool)
-    rows = mr[keep]
-    # entries (version, group, value, weight): labelled rows weigh 1, the free slots of a group
-    # are one entry of weight (l - #labelled) with value fill
-    n_lab = group_sum(grp, lab.astype(np.float64)).astype(np.int64)
-    rr, vv = np.nonzero(lab[rows])
-    e_ver = np.concatenate([vv, np.repeat(np.arange(R), len(cand))])
-    e_grp = np.concatenate([grp["gid"][rows][rr], np.tile(cand, R)])
-    e_val = np.concatenate([grow[rows][rr, vv], np.full(len(cand) * R, fill)])
-    e_w = np.concatenate([np.ones(len(rr), dtype=np.int64),
-                          (gl[cand][None, :] - n_lab[cand].T).ravel()])
-    nz = e_w > 0
-    e_ver, e_grp, e_val, e_w = e_ver[nz], e_grp[nz], e_val[nz], e_w[nz]
-    order = np.lexsort((e_val, e_grp, e_ver))
-    e_ver, e_grp, e_val, e_w = e_ver[order], e_grp[order], e_val[order], e_w[order]
-    if len(e_ver):
-        new_item = np.r_[True, (e_ver[1:] != e_ver[:-1]) | (e_grp[1:] != e_grp[:-1])]
-        new_val = new_item | np.r_[True, e_val[1:] != e_val[:-1]]
-    else:
-        new_item = new_val = np.zeros(0, dtype=bool)
-    vstart = np.flatnonzero(new_val)                          # distinct (version, group, value)
-    v_count = np.add.reduceat(e_w, vstart) if len(vstart) else np.zeros(0, dtype=np.int64)
-    v_val = e_val[vstart]
-    v_item = np.cumsum(new_item)[vstart] - 1
-    istart = np.flatnonzero(new_item)
-    i_ver, i_grp = e_ver[istart], e_grp[istart]
-    n_items = len(istart)
-    i_nval = np.bincount(v_item, minlength=n_items)
-    mixed = i_nval > 1
-    # number of distinct arrangements: l! / prod(count!)
-    from scipy.special import gammaln
-    log_arr = gammaln(gl[i_grp] + 1.0) - np.bincount(v_item, weights=gammaln(v_count + 1.0), minlength=n_items)
-    log_arr = np.where(mixed, log_arr, 0.0)
-
-    # --- arrangements per (segment, version) ------------------------------------------------
-    i_seg = grp["gseg"][i_grp]
-    unit_of_item = i_seg * R + i_ver                          # unit = (segment, version)
-    log_unit = np.bincount(unit_of_item, weights=log_arr, minlength=n_seg * R)
-    too_many = log_unit > math.log(INST_MAX_ORDERINGS) + 1e-9
-    if too_many.any():
-        u = int(np.argmax(log_unit))
-        s_, v_ = divmod(u, R)
-        run, t = divmod(s_, aligned.n_topics)
-        raise InputError(
-            f"ties='expected' for INST: run {aligned.run_names[run]!r}, qid {aligned.topics[t]!r} (label version "
-            f"{v_}) has about {math.exp(log_unit[u]):.3g} distinct orderings of its tied groups, more than "
-            f"INST_MAX_ORDERINGS = {INST_MAX_ORDERINGS:,} ({int(too_many.sum())} ranking-version(s) in all); INST "
-            f"has no closed form, so its expectation is enumerated -- use ties='optimistic' / 'pessimistic' for "
-            f"bounds, or break the ties")
-    n_arr_item = np.where(mixed, np.rint(np.exp(log_arr)), 1).astype(np.int64)
-    mixed_items = np.flatnonzero(mixed)
-    n_arr_unit = np.ones(n_seg * R, dtype=np.int64)
-    np.multiply.at(n_arr_unit, unit_of_item[mixed_items], n_arr_item[mixed_items])
-
-    # mixed items ordered by unit; their position within the unit gives the mixed-radix stride
-    mi = mixed_items[np.argsort(unit_of_item[mixed_items], kind="stable")]
-    mi_unit = unit_of_item[mi]
-    mi_first = np.r_[True, mi_unit[1:] != mi_unit[:-1]] if len(mi) else np.zeros(0, dtype=bool)
-    mi_k = np.arange(len(mi)) - np.maximum.accumulate(np.where(mi_first, np.arange(len(mi)), 0)) if len(mi) else mi
-    stride = np.ones(len(mi), dtype=np.int64)
-    for t in range(1, int(mi_k.max()) + 1 if len(mi) else 0):   # at most log2(INST_MAX_ORDERINGS) items
-        at = np.flatnonzero(mi_k == t)
-        stride[at] = stride[at - 1] * n_arr_item[mi[at - 1]]
-    # padded multisets of the mixed items: values and counts (n_mi, V)
-    V = int(i_nval[mi].max()) if len(mi) else 1
-    vptr = np.r_[0, np.cumsum(i_nval)]
-    col = np.arange(V)
-    vidx = vptr[mi][:, None] + col[None, :]
-    valid = col[None, :] < i_nval[mi][:, None]
-    vidx = np.where(valid, vidx, 0)
-    mvals = np.where(valid, v_val[vidx] if len(v_val) else 0.0, 0.0)
-    mcnts = np.where(valid, v_count[vidx] if len(v_count) else 0, 0).astype(np.int64)
-    # items of each unit as a CSR over units
-    uptr = np.zeros(n_seg * R + 1, dtype=np.int64)
-    np.cumsum(np.bincount(mi_unit, minlength=n_seg * R), out=uptr[1:])
-
-    # --- evaluate the rows in chunks of units ---------------------------------------------------
-    out = np.empty(n_seg * R)
-    rows_per_chunk = max(1, BUDGET // depth)
-    cum_rows = np.cumsum(n_arr_unit)
-    lo = 0
-    n_units = n_seg * R
-    while lo < n_units:
-        base = cum_rows[lo - 1] if lo else 0
-        hi = max(int(np.searchsorted(cum_rows, base + rows_per_chunk, side="right")), lo + 1)
-        units = np.arange(lo, hi)
-        n_rows_u = n_arr_unit[units]
-        row_unit = np.repeat(units, n_rows_u)
-        q = np.arange(len(row_unit)) - np.repeat(np.cumsum(n_rows_u) - n_rows_u, n_rows_u)
-        useg, uver = np.divmod(row_unit, R)
-        s0 = int(useg[0])
-        Grows = _dense_gains(aligned, spec, pos_all, grow, lab, fill, s0, int(useg[-1]) + 1)[:, useg - s0, uver]
-        # (row, mixed item) pairs
-        n_it = uptr[row_unit + 1] - uptr[row_unit]
-        prow = np.repeat(np.arange(len(row_unit)), n_it)
-        pitem = uptr[row_unit][prow] + (np.arange(len(prow)) - np.repeat(np.cumsum(n_it) - n_it, n_it))
-        if len(prow):
-            kk = (q[prow] // stride[pitem]) % n_arr_item[mi[pitem]]
-            cnt = mcnts[pitem].copy()
-            vals = mvals[pitem]
-            lgrp = gl[i_grp[mi[pitem]]]
-            bgrp = gb[i_grp[mi[pitem]]]
-            M = n_arr_item[mi[pitem]].copy()
-            # unrank each arrangement (multiset permutation), one position of the groups at a time
-            for step in range(int(lgrp.max())):
-                act = np.flatnonzero(lgrp > step)
-                n_rem = (lgrp[act] - step)[:, None]
-                blocks = M[act][:, None] * cnt[act] // n_rem
-                cum = np.cumsum(blocks, axis=1)
-                choice = np.argmax(cum > kk[act][:, None], axis=1)
-                before = np.take_along_axis(cum - blocks, choice[:, None], axis=1)[:, 0]
-                kk[act] -= before
-                M[act] = blocks[np.arange(len(act)), choice]
-                cnt[act, choice] -= 1
-                p = bgrp[act] + step
-                inside = p < depth
-                Grows[p[inside], prow[act][inside]] = vals[act[inside], choice[inside]]
-        eu = inst_utility(Grows[:, :, None], spec, n_run[useg], bound)[:, 0]
-        starts = np.r_[0, np.cumsum(n_rows_u)[:-1]]
-        out[lo:hi] = np.add.reduceat(eu, starts) / n_rows_u
-        lo = hi
-    return out.reshape(n_seg, R)
+def _inst_expected(aligned: "AlignedRuns", spec: "MeasureSpec", grow: np.ndarray, lab: np.ndarray, fill: float,
+                   bound: str, n_run: np.ndarray) -> np.ndarray:
+    """Exact expected INST bound: the mean over the distinct arrangements of the mixed tied groups
+    (:func:`~.ties.expected_over_arrangements`), each evaluated on a dense gain array."""
+    def evaluate(G, seg, ver):
+        return inst_utility(G[:, :, None], spec, n_run[seg], bound)[:, 0]
+    return expected_over_arrangements(aligned, grow, lab, evaluate, family="INST", depth=_inst_depth(aligned, spec),
+                                      fill=fill, beyond=0.0 if spec.tail == "exact" else None,
+                                      limit=INST_MAX_ORDERINGS, limit_name="INST_MAX_ORDERINGS")
 
 
 def _check_T(spec: "MeasureSpec") -> None:

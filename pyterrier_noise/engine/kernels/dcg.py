@@ -11,7 +11,8 @@ from ..._validation import InputError
 from ..registry import Kernel, register_kernel
 from .common import Labels, condensed_positions, divide, segment_sum, topic_of_segment
 from .linear import LinearKernel
-from .ties import arranged_positions, condensed_arranged_positions, groups, in_arranged_order, value_key
+from .ties import (arranged_positions, condensed_arranged_positions, expected_over_arrangements, groups,
+                   in_arranged_order, value_key)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -84,6 +85,16 @@ def _err(aligned: "AlignedRuns", spec: "MeasureSpec", r: np.ndarray, pos: np.nda
     return segment_sum(aligned, np.where(r > 0, r * reach / (np.maximum(pos, 0) + 1.0), 0.0))
 
 
+def _err_dense(G: np.ndarray, seg: np.ndarray, ver: np.ndarray) -> np.ndarray:
+    """ERR of rankings given as dense stopping probabilities ``G`` (ranks x rankings)."""
+    reach = np.empty_like(G)
+    reach[0] = 1.0
+    np.cumprod(1.0 - G[:-1], axis=0, out=reach[1:])
+    reach *= G
+    reach /= np.arange(1.0, len(G) + 1.0)[:, None]
+    return reach.sum(axis=0)
+
+
 class ERRKernel(Kernel):
     """ERR@k as gdeval computes it (the definition ir_measures serves): a user stops at rank i
     with probability ``R_i = (2^g_i - 1) / 2^4`` (g the label, 0 for unjudged or non-positive
@@ -92,11 +103,12 @@ class ERRKernel(Kernel):
 
     Tied scores: optimistic / pessimistic order every tied group by stopping probability,
     highest / lowest first (the extremes, by an exchange argument; tests check them against every
-    ordering); the expected value has no closed form and is not computed."""
+    ordering); the expected value (the cascade has no closed form over the orderings) is the mean
+    over the distinct arrangements of the tied groups above the cutoff, enumerated
+    (:func:`~.ties.expected_over_arrangements`, at most :data:`~.ties.MAX_ARRANGEMENTS` per ranking)."""
 
     family = "ERR"
     uses = frozenset({"cutoff", "judged_only"})
-    tie_modes = ("optimistic", "pessimistic")
 
     def _stop(self, labels: Labels) -> np.ndarray:
         L = labels.L
@@ -116,6 +128,11 @@ class ERRKernel(Kernel):
     def tied(self, aligned, spec, labels, mode):
         j = aligned.judged_positions()
         r = self._stop(labels)[j["jidx"]]
+        if mode == "expected":
+            depth = max(min(aligned.max_len, spec.cutoff or aligned.max_len), 1)
+            return expected_over_arrangements(aligned, r, labels.judged()[j["jidx"]] > 0, _err_dense, family="ERR",
+                                              depth=depth, condensed=labels if spec.judged_only else None,
+                                              fixed=self.compute(aligned, spec, labels))
         if spec.judged_only:
             pos = condensed_arranged_positions(aligned, labels, r, mode == "optimistic")
         else:

@@ -10,8 +10,8 @@ from ..._validation import InputError
 from ..registry import Kernel, register_kernel
 from .common import Labels, condensed_positions, cumulative_in_segment, divide, n_relevant, segment_sum
 from .linear import LinearKernel
-from .ties import (arranged_positions, condensed_arranged_positions, condensed_groups, groups, in_arranged_order,
-                   value_key)
+from .ties import (arranged_positions, condensed_arranged_positions, condensed_groups, expected_over_arrangements,
+                   groups, in_arranged_order, value_key)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -138,16 +138,27 @@ def _iprec(aligned: "AlignedRuns", spec: "MeasureSpec", rel: np.ndarray, pos: np
     return out
 
 
+def _iprec_dense(spec: "MeasureSpec", G: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """IPrec of rankings given as dense binary gains ``G`` (ranks x rankings), ``R`` the relevant
+    judgments of each ranking's topic."""
+    found = np.cumsum(G, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = (G > 0) & (R > 0) & (found / np.where(R > 0, R, 1.0) >= spec.recall)
+        prec = np.where(ok, found / np.arange(1.0, len(G) + 1.0)[:, None], 0.0)
+    return prec.max(axis=0, initial=0.0)
+
+
 class IPrecKernel(Kernel):
     """IPrec@r (trec_eval's iprec_at_recall): the highest precision at any rank whose recall is at
     least r (precision peaks at relevant ranks, so over those), 0 when no rank reaches r.
 
     Tied scores: optimistic / pessimistic put each group's relevant documents first / last; the
-    expected value (of a maximum over ranks) has no closed form and is not computed."""
+    expected value (of a maximum over ranks: no closed form over the orderings) is the mean over
+    the distinct arrangements of the tied groups, enumerated
+    (:func:`~.ties.expected_over_arrangements`, at most :data:`~.ties.MAX_ARRANGEMENTS` per ranking)."""
 
     family = "IPrec"
     uses = frozenset({"rel", "recall", "judged_only"})
-    tie_modes = ("optimistic", "pessimistic")
 
     def check_params(self, spec):
         if spec.recall is None or not 0.0 <= spec.recall <= 1.0:
@@ -164,6 +175,15 @@ class IPrecKernel(Kernel):
         j = aligned.judged_positions()
         g = labels.binary(spec)
         grow = g[j["jidx"]]
+        if mode == "expected":
+            R = n_relevant(aligned, g)
+
+            def evaluate(G, seg, ver):
+                return _iprec_dense(spec, G, R[seg, ver])
+            return expected_over_arrangements(aligned, (grow > 0).astype(np.float64), labels.judged()[j["jidx"]] > 0,
+                                              evaluate, family="IPrec", depth=max(aligned.max_len, 1),
+                                              condensed=labels if spec.judged_only else None,
+                                              fixed=self.compute(aligned, spec, labels))
         pos = _arranged(aligned, spec, labels, mode)
         pos, rel = in_arranged_order(aligned, pos, grow > 0)
         return _iprec(aligned, spec, rel, pos, n_relevant(aligned, g)[j["seg"]])

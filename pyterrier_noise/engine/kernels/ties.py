@@ -11,7 +11,8 @@ tie group ``[group_start, group_end)`` of every position; :meth:`AlignedRuns.eva
 :func:`evaluate_tied` for the measures the linear engine cannot do alone.  Every kernel works on
 all (run, topic, version) at once: per-group sums with ``reduceat``, harmonic-number tables,
 and one sort of the judged positions per ordering -- no Python loop per group, segment or version
-(the INST enumeration loops only over blocks of rows and over the positions inside a group).
+(the enumeration of arrangements loops only over blocks of rows and over the positions inside a
+group).
 
 ``"expected"`` -- every ordering of every tied group equally likely:
 
@@ -27,13 +28,15 @@ and one sort of the judged positions per ordering -- no Python loop per group, s
   that group is negative-hypergeometric, ``P(J = j) = C(l-j-1, r-1) / C(l, r)`` (the thesis's
   ``notr`` / ``firstr`` recursion), and ``E[RR] = sum_j P(J = j) / (b + j + 1)`` over the
   positions above the cutoff.
-* INST has no closed form: its value is a ratio of two sums whose terms depend on the gain
-  accumulated so far, so the expectation does not factor over groups.  It is computed exactly by
-  enumerating the distinct arrangements of every tied group whose documents have different gains
-  (all other positions are fixed), vectorised over the arrangements; a ranking (for one version
-  of the judgments) with more than :data:`INST_MAX_ORDERINGS` distinct arrangements is refused
-  with an :class:`~pyterrier_noise._validation.InputError` (use the optimistic and pessimistic bounds
-  there).
+* INST, ERR and IPrec have no closed form: INST's value is a ratio of two sums whose terms depend
+  on the gain accumulated so far, ERR's cascade (Chapelle et al. 2009) multiplies the chances of
+  going on past every earlier rank, IPrec is a maximum over ranks; the expectation does not
+  factor over groups.  :func:`expected_over_arrangements` computes it exactly by enumerating the
+  distinct arrangements of every tied group whose documents have different gains (all other
+  positions are fixed), vectorised over the arrangements, with the measure's dense evaluator; a
+  ranking (for one version of the judgments) with more than :data:`MAX_ARRANGEMENTS` distinct
+  arrangements is refused with an :class:`~pyterrier_noise._validation.InputError` (use the
+  optimistic and pessimistic bounds there).
 * The linear measures (RBP, P, DCG, nDCG, INSQ) are exact with the mean weight of each group's
   positions; the engine does that itself, and :func:`evaluate_tied` gives the same numbers.
 
@@ -60,12 +63,13 @@ measures a heuristic, not a proven extreme).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import math
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from ..._validation import InputError
-from .common import Labels, segment_sum, suffix_sums
+from .common import Labels, condensed_positions, segment_sum, suffix_sums
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..align import AlignedRuns
@@ -73,13 +77,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["MODES", "BUDGET", "groups", "group_sum", "segment_total", "before_in_segment", "harmonic",
            "arranged_positions", "in_arranged_order", "condensed_groups", "condensed_arranged_positions",
-           "value_key", "log_comb", "linear_tied", "expected_ap"]
+           "value_key", "log_comb", "MAX_ARRANGEMENTS", "dense_rows", "expected_over_arrangements", "linear_tied",
+           "expected_ap"]
 
 #: the grouped tie policies (the kernels' ``tied`` modes)
 MODES = ("expected", "optimistic", "pessimistic")
 
 # temporaries of the enumeration and expansion steps are kept near this many float64 values
 BUDGET = 4_000_000
+
+#: ``ties="expected"`` of a measure without a closed form (INST, ERR, IPrec) enumerates the distinct
+#: arrangements of the tied groups of a ranking; a ranking (for one version of the judgments) with
+#: more arrangements than this is refused
+MAX_ARRANGEMENTS = 10_000
 
 
 # ------------------------------------------------------------------------------------------------
@@ -232,6 +242,221 @@ def value_key(gain: np.ndarray) -> np.ndarray:
 def log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     from scipy.special import gammaln
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# measures without a closed form (INST, ERR, IPrec): the mean over the distinct arrangements
+
+def dense_rows(aligned: "AlignedRuns", depth: int, positions: np.ndarray, values: np.ndarray,
+               labelled: np.ndarray, fill: float, seg: np.ndarray, ver: np.ndarray,
+               beyond: float | None = None) -> np.ndarray:
+    """Dense gains ``(depth, n)`` of n rankings, ranking i being segment ``seg[i]`` under label
+    version ``ver[i]``: each labelled judged row's ``values`` at its 0-based rank ``positions``
+    (-1: none), every other rank ``fill``, and the ranks at or past the ranking's length ``beyond``
+    (default ``fill``).  Only the judged rows of the n segments are read.  Column-major: each
+    ranking's ranks are contiguous."""
+    j = aligned.judged_positions()
+    n = len(seg)
+    G = np.full((depth, n), fill, order="F")
+    if beyond is not None and beyond != fill:
+        G[np.arange(depth)[:, None] >= aligned.seg_len[seg][None, :]] = beyond
+    ptr = j["indptr"]
+    cnt = ptr[seg + 1] - ptr[seg]
+    row = np.repeat(np.arange(n), cnt)
+    jr = np.arange(int(cnt.sum())) + np.repeat(ptr[seg] - (np.cumsum(cnt) - cnt), cnt)
+    vr = ver[row]
+    p = positions[jr, vr]
+    ok = labelled[jr, vr] & (p >= 0) & (p < depth)
+    G[p[ok], row[ok]] = values[jr[ok], vr[ok]]
+    return G
+
+
+def expected_over_arrangements(aligned: "AlignedRuns", values: np.ndarray, labelled: np.ndarray,
+                               evaluate: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], *,
+                               family: str, depth: int, fill: float = 0.0, beyond: float | None = None,
+                               condensed: Labels | None = None, fixed: np.ndarray | None = None,
+                               limit: int | None = None, limit_name: str = "MAX_ARRANGEMENTS") -> np.ndarray:
+    """Exact expected value, over the orderings of the tied groups, of a measure given by a dense
+    evaluator: ``(n_segments, R)``.
+
+    ``values`` / ``labelled`` ``(n_rows, R)``: the gain of every judged row (position) and whether
+    it is labelled in each version; a group's other documents (unjudged) gain ``fill``.
+    ``evaluate(G, seg, ver)`` gives the measure of n rankings from their gains ``G`` ``(depth, n)``
+    in rank order (ranking i is segment ``seg[i]``, version ``ver[i]``); ranks from ``depth`` on
+    do not count, and ranks past a ranking's length gain ``beyond`` (default ``fill``).  With
+    ``condensed`` (the label versions) the groups and ranks are those of the condensed lists
+    (Sakai 2007: unjudged documents removed).
+
+    A group is *mixed* in a version when its documents do not all have the same gain; only the
+    mixed groups starting above rank ``depth`` are arranged.  Every distinct arrangement of a
+    multiset of gains comes from the same number of orderings of the documents (the product of
+    the factorials of the repeated gains), so the mean over the distinct arrangements is the mean
+    over all orderings.  Each ranking-version gets one row per combination of arrangements of its
+    mixed groups; the rows are evaluated together, a chunk of about :data:`BUDGET` values at a
+    time, and averaged.  A ranking-version with more than ``limit`` (:data:`MAX_ARRANGEMENTS`)
+    combinations is refused, naming the run, the topic and the count.  With ``fixed`` (its values
+    for every ranking-version), the ranking-versions with a single arrangement take their value
+    from it and are not evaluated densely.
+    """
+    j = aligned.judged_positions()
+    n_seg, R = aligned.n_segments, labelled.shape[1]
+    limit = MAX_ARRANGEMENTS if limit is None else limit
+    if condensed is None:
+        positions = np.broadcast_to(j["pos"][:, None], labelled.shape)
+        grp = groups(aligned)
+        gb = np.broadcast_to(grp["gb"][:, None], (grp["n_groups"], R))
+        gl = np.broadcast_to(grp["gl"][:, None], (grp["n_groups"], R))
+    else:
+        positions = condensed_positions(aligned, condensed)
+        cb, lj = condensed_groups(aligned, condensed)
+        gb, gl = cb.astype(np.int64), lj.astype(np.int64)
+    it = _group_multisets(aligned, values, labelled, gb, gl, depth, fill)
+    log_unit = np.bincount(it["unit"], weights=it["log_arr"], minlength=n_seg * R)
+    too_many = log_unit > math.log(limit) + 1e-9
+    if too_many.any():
+        u = int(np.argmax(log_unit))
+        s_, v_ = divmod(u, R)
+        run, t = divmod(s_, aligned.n_topics)
+        raise InputError(
+            f"ties='expected' for {family}: run {aligned.run_names[run]!r}, qid {aligned.topics[t]!r} (label "
+            f"version {v_}) has about {math.exp(log_unit[u]):.3g} distinct orderings of its tied groups, more than "
+            f"{limit_name} = {limit:,} ({int(too_many.sum())} ranking-version(s) in all); {family} has no closed "
+            f"form, so its expectation is enumerated -- use ties='optimistic' / 'pessimistic' for bounds, or "
+            f"break the ties")
+    mx = _mixed_radix(it, n_seg * R)
+    n_arr_item, n_arr_unit, mi, uptr = it["n_arr"], mx["n_arr_unit"], mx["mi"], mx["uptr"]
+
+    # --- evaluate the rows in chunks of units (unit = (segment, version)) -----------------------
+    out = np.empty(n_seg * R)
+    if fixed is None:
+        todo = np.arange(n_seg * R)
+    else:
+        out[:] = np.asarray(fixed, dtype=np.float64).ravel()
+        todo = np.flatnonzero(n_arr_unit > 1)
+    rows_per_chunk = max(1, BUDGET // depth)
+    cum_rows = np.cumsum(n_arr_unit[todo])
+    lo = 0
+    while lo < len(todo):
+        base = cum_rows[lo - 1] if lo else 0
+        hi = max(int(np.searchsorted(cum_rows, base + rows_per_chunk, side="right")), lo + 1)
+        units = todo[lo:hi]
+        n_rows_u = n_arr_unit[units]
+        row_unit = np.repeat(units, n_rows_u)
+        q = np.arange(len(row_unit)) - np.repeat(np.cumsum(n_rows_u) - n_rows_u, n_rows_u)
+        useg, uver = np.divmod(row_unit, R)
+        Grows = dense_rows(aligned, depth, positions, values, labelled, fill, useg, uver, beyond)
+        # (row, mixed item) pairs
+        n_it = uptr[row_unit + 1] - uptr[row_unit]
+        prow = np.repeat(np.arange(len(row_unit)), n_it)
+        pitem = uptr[row_unit][prow] + (np.arange(len(prow)) - np.repeat(np.cumsum(n_it) - n_it, n_it))
+        if len(prow):
+            _unrank(Grows, q[prow] // mx["stride"][pitem], prow, mi[pitem], n_arr_item, mx["vals"][pitem],
+                    mx["cnts"][pitem].copy(), it["l"], it["b"], depth)
+        eu = evaluate(Grows, useg, uver)
+        starts = np.r_[0, np.cumsum(n_rows_u)[:-1]]
+        out[units] = np.add.reduceat(eu, starts) / n_rows_u
+        lo = hi
+    return out.reshape(n_seg, R)
+
+
+def _group_multisets(aligned: "AlignedRuns", values: np.ndarray, labelled: np.ndarray, gb: np.ndarray,
+                     gl: np.ndarray, depth: int, fill: float) -> dict:
+    """The multiset of gains of every (tied group, version) *item* that can move a gain above
+    ``depth``: the distinct values ``v_val`` with counts ``v_count`` (item after item), and of each
+    item its start ``b``, length ``l``, ``unit`` (segment * R + version), number ``nval`` of
+    distinct values, whether it is ``mixed``, and the log ``log_arr`` and number ``n_arr`` of its
+    distinct arrangements (``l! / prod(count!)``; 0 and 1 when not mixed)."""
+    grp = groups(aligned)
+    R = labelled.shape[1]
+    cand = np.flatnonzero(((gl > 1) & (gb < depth)).any(axis=1))   # groups that can move a gain
+    mr = grp["multi_rows"]
+    keep = np.isin(grp["gid"][mr], cand) if len(cand) else np.zeros(len(mr), dtype=bool)
+    rows = mr[keep]
+    # entries (version, group, value, weight): labelled rows weigh 1, the free slots of a group
+    # are one entry of weight (l - #labelled) with value fill
+    n_lab = group_sum(grp, labelled.astype(np.float64)).astype(np.int64)
+    rr, vv = np.nonzero(labelled[rows])
+    e_ver = np.concatenate([vv, np.repeat(np.arange(R), len(cand))])
+    e_grp = np.concatenate([grp["gid"][rows][rr], np.tile(cand, R)])
+    e_val = np.concatenate([values[rows][rr, vv], np.full(len(cand) * R, fill)])
+    e_w = np.concatenate([np.ones(len(rr), dtype=np.int64), (gl[cand] - n_lab[cand]).T.ravel()])
+    nz = e_w > 0
+    e_ver, e_grp, e_val, e_w = e_ver[nz], e_grp[nz], e_val[nz], e_w[nz]
+    order = np.lexsort((e_val, e_grp, e_ver))
+    e_ver, e_grp, e_val, e_w = e_ver[order], e_grp[order], e_val[order], e_w[order]
+    if len(e_ver):
+        new_item = np.r_[True, (e_ver[1:] != e_ver[:-1]) | (e_grp[1:] != e_grp[:-1])]
+        new_val = new_item | np.r_[True, e_val[1:] != e_val[:-1]]
+    else:
+        new_item = new_val = np.zeros(0, dtype=bool)
+    vstart = np.flatnonzero(new_val)                          # distinct (version, group, value)
+    v_count = np.add.reduceat(e_w, vstart) if len(vstart) else np.zeros(0, dtype=np.int64)
+    v_item = np.cumsum(new_item)[vstart] - 1
+    istart = np.flatnonzero(new_item)
+    i_ver, i_grp = e_ver[istart], e_grp[istart]
+    n_items = len(istart)
+    i_nval = np.bincount(v_item, minlength=n_items)
+    i_l, i_b = gl[i_grp, i_ver], gb[i_grp, i_ver]
+    mixed = (i_nval > 1) & (i_b < depth)
+    from scipy.special import gammaln
+    log_arr = gammaln(i_l + 1.0) - np.bincount(v_item, weights=gammaln(v_count + 1.0), minlength=n_items)
+    log_arr = np.where(mixed, log_arr, 0.0)
+    return dict(v_val=e_val[vstart], v_count=v_count, l=i_l, b=i_b, unit=grp["gseg"][i_grp] * R + i_ver,
+                nval=i_nval, mixed=mixed, log_arr=log_arr, n_arr=np.where(mixed, np.rint(np.exp(log_arr)), 1).astype(np.int64))
+
+
+def _mixed_radix(it: dict, n_units: int) -> dict:
+    """Number every combination of arrangements of a unit's mixed items: the units' numbers of
+    combinations ``n_arr_unit``, the mixed items ``mi`` ordered by unit with their mixed-radix
+    ``stride``, padded multisets ``vals`` / ``cnts`` (n_mi, V), and ``uptr``, a CSR from units to
+    their items in ``mi``."""
+    mixed_items = np.flatnonzero(it["mixed"])
+    unit, n_arr, i_nval = it["unit"], it["n_arr"], it["nval"]
+    n_arr_unit = np.ones(n_units, dtype=np.int64)
+    np.multiply.at(n_arr_unit, unit[mixed_items], n_arr[mixed_items])
+    mi = mixed_items[np.argsort(unit[mixed_items], kind="stable")]
+    mi_unit = unit[mi]
+    mi_first = np.r_[True, mi_unit[1:] != mi_unit[:-1]] if len(mi) else np.zeros(0, dtype=bool)
+    mi_k = np.arange(len(mi)) - np.maximum.accumulate(np.where(mi_first, np.arange(len(mi)), 0)) if len(mi) else mi
+    stride = np.ones(len(mi), dtype=np.int64)
+    for t in range(1, int(mi_k.max()) + 1 if len(mi) else 0):   # at most log2(limit) items
+        at = np.flatnonzero(mi_k == t)
+        stride[at] = stride[at - 1] * n_arr[mi[at - 1]]
+    V = int(i_nval[mi].max()) if len(mi) else 1
+    vptr = np.r_[0, np.cumsum(i_nval)]
+    col = np.arange(V)
+    vidx = vptr[mi][:, None] + col[None, :]
+    valid = col[None, :] < i_nval[mi][:, None]
+    vidx = np.where(valid, vidx, 0)
+    v_val, v_count = it["v_val"], it["v_count"]
+    vals = np.where(valid, v_val[vidx] if len(v_val) else 0.0, 0.0)
+    cnts = np.where(valid, v_count[vidx] if len(v_count) else 0, 0).astype(np.int64)
+    uptr = np.zeros(n_units + 1, dtype=np.int64)
+    np.cumsum(np.bincount(mi_unit, minlength=n_units), out=uptr[1:])
+    return dict(n_arr_unit=n_arr_unit, mi=mi, stride=stride, vals=vals, cnts=cnts, uptr=uptr)
+
+
+def _unrank(G: np.ndarray, code: np.ndarray, prow: np.ndarray, item: np.ndarray, n_arr_item: np.ndarray,
+            vals: np.ndarray, cnt: np.ndarray, i_l: np.ndarray, i_b: np.ndarray, depth: int) -> None:
+    """Write into the rows ``prow`` of ``G`` the arrangement number ``code`` (mod the item's
+    number of arrangements) of each pair's mixed item (a multiset permutation with values
+    ``vals`` and counts ``cnt``), one position of the groups at a time."""
+    kk = code % n_arr_item[item]
+    lgrp, bgrp = i_l[item], i_b[item]
+    M = n_arr_item[item].copy()
+    for step in range(int(lgrp.max())):
+        act = np.flatnonzero(lgrp > step)
+        n_rem = (lgrp[act] - step)[:, None]
+        blocks = M[act][:, None] * cnt[act] // n_rem
+        cum = np.cumsum(blocks, axis=1)
+        choice = np.argmax(cum > kk[act][:, None], axis=1)
+        before = np.take_along_axis(cum - blocks, choice[:, None], axis=1)[:, 0]
+        kk[act] -= before
+        M[act] = blocks[np.arange(len(act)), choice]
+        cnt[act, choice] -= 1
+        p = bgrp[act] + step
+        inside = p < depth
+        G[p[inside], prow[act][inside]] = vals[act[inside], choice[inside]]
 
 
 # ------------------------------------------------------------------------------------------------
