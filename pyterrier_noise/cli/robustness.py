@@ -62,11 +62,9 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     from .._validation import InputError, check_int
     from ..experiments import robustness_experiment
     from ..io import read_qrels, read_runs, run_file_arguments, run_name
-    from .eval import _batch_memory
     from .perturb import _model_from_args, check_model_options
 
     check_model_options(args)
-    _batch_memory()
     directory = OutputDirectory(args.out, "robustness", force=args.force)
     qrels = read_qrels(args.qrels)
     runs: Any

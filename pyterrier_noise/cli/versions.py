@@ -87,9 +87,7 @@ def _cmd_versions(args: argparse.Namespace) -> int:
     from .._validation import InputError, check_int
     from ..io.files import run_file_arguments
     from ..io.reader import RunFileReader
-    from .eval import _batch_memory
 
-    _batch_memory()
     directory = OutputDirectory(args.out, "versions", force=args.force)
     names = [n for n, _ in args.qrels]
     if len(set(names)) != len(names):
