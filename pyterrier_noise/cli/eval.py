@@ -92,8 +92,8 @@ def _fmt(x: float) -> str:
 
 def _fmt_column(values) -> list:
     """:func:`_fmt` over a column: Python's ``repr`` (the shortest round-trip text, numpy's float64
-    text too: tests/test_pool.py checks them equal on random bit patterns) is about twice as fast
-    as numpy's conversion to text."""
+    text too: tests/test_pool.py checks them equal on random bit patterns) is cheaper than numpy's
+    conversion to text."""
     import numpy as np
     return ["" if x != x else repr(x) for x in np.asarray(values, dtype=np.float64).tolist()]
 
@@ -125,7 +125,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         # start reading the run files in threads at once (inflated while numpy and pyarrow are
         # imported, then parsed), while the measures and the qrels are read; the engine aligns
         # what they read.  A plain qrels file is read with Arrow too, so that nothing on this
-        # path imports pandas (0.2-0.3 s)
+        # path imports pandas
         from ..io.files import run_file_arguments
         from ..io.reader import RunFileReader
         runs = RunFileReader(run_file_arguments(args.runs), os.cpu_count() or 1)

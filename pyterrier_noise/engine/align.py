@@ -205,7 +205,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
 
     # duplicates within one ranking are an error (as in trec_eval)
     if len(counts) * n_vocab < 2 ** 31:
-        key = seg.astype(np.int32)   # a narrower sort is about twice as fast
+        key = seg.astype(np.int32)   # a narrower sort moves half the bytes
         key *= n_vocab
         key += doc
     else:
@@ -385,8 +385,8 @@ class AlignedRuns:
             # Run files are read by threads of this process (decompression and Arrow's parser
             # release the GIL) while the qrels are read, then aligned in one piece: faster than
             # forked chunks, which each parsed their files and sent their arrays back through a
-            # pipe.  (Aligning chunks of runs in threads too took more CPU time and about 120 MB
-            # more memory on TREC-COVID, for no gain in wall time on a loaded machine.)
+            # pipe.  (Aligning chunks of runs in threads too took more CPU time and more memory,
+            # for no gain in wall time on a loaded machine.)
             try:
                 parts = _run_chunks([(names, reader, True)], table, ties, keep_docnos, include_unjudged,
                                     n_jobs, topics_from_runs)
@@ -550,7 +550,7 @@ class AlignedRuns:
         return self._cache[key]
 
     def _sparse(self, data: np.ndarray) -> "sp.csr_matrix":
-        import scipy.sparse as sp   # on first use: scipy takes about 0.1 s to import
+        import scipy.sparse as sp   # on first use: scipy is slow to import
         j = self.judged_positions()
         return sp.csr_matrix((data, j["jidx"], j["indptr"]), shape=(self.n_segments, len(self.table)))
 
