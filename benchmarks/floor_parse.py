@@ -6,7 +6,7 @@ dictionary-encoded, rank and score as numbers), ``os.cpu_count()`` files at a ti
 (decompression and parsing release the GIL), and turns the columns into numpy arrays.  Whatever
 ``pyterrier-noise eval`` does beyond this is its own cost (benchmarks/w1_process.py compares them).
 
-With ``--tuned`` the floor reads as ``pyterrier-noise eval``'s reader does (pyterrier_noise.io.arrow):
+With ``--tuned`` the floor reads as ``pyterrier-noise eval``'s reader does (pyterrier_noise.io.reader):
 ISA-L's gzip decoder (the ``isal`` package) instead of Arrow's zlib, each file parsed in one block
 with qid and docno as plain strings, then encoded once for all files.  The plain floor is the one
 issue 19 defines; the tuned one shows what is left of the command's own cost once reading is as

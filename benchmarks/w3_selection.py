@@ -155,8 +155,8 @@ def main() -> int:
         # during the run nor at exit, with glibc keeping freed memory for reuse (see docs/selection.md)
         gc.disable()
         sys.path.insert(0, str(ROOT))
-        from pyterrier_noise.cli.eval import _batch_memory
-        _batch_memory()   # as the select command tunes its memory, before numpy and pyarrow are imported
+        from pyterrier_noise.cli._process import batch_memory
+        batch_memory()   # as the select command tunes its memory, before numpy and pyarrow are imported
         result = ours(METHODS[:1] if "--only-c" in sys.argv[1:] else METHODS)
         result["modules"] = sorted(m for m in ("pandas", "scipy", "matplotlib", "pyterrier") if m in sys.modules)
         print(json.dumps(result), flush=True)

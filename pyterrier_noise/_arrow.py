@@ -1,6 +1,6 @@
 """Numbers between Arrow and numpy without pandas.
 
-``pyarrow.Array.to_numpy`` imports pandas (0.2-0.3 s) even for a plain float column; the command
+``pyarrow.Array.to_numpy`` imports pandas (slow to import) even for a plain float column; the command
 line's evaluation path never needs pandas otherwise, so it views the arrays' buffers directly."""
 from __future__ import annotations
 

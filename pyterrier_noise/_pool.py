@@ -16,9 +16,9 @@ import os
 import signal
 import sys
 import threading
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
-__all__ = ["worker_pool", "fork_available"]
+__all__ = ["worker_pool", "worker_state", "fork_available"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -29,8 +29,22 @@ def fork_available() -> bool:
     return "fork" in mp.get_all_start_methods()
 
 
-def _die_with_parent(parent: int, init: Callable | None, args: tuple) -> None:
-    """Worker initializer: be killed with the parent, leave SIGINT to it, then the caller's own init."""
+#: in a worker process, the ``state`` its pool was opened with (set once as the worker starts;
+#: never set in the process that opens the pool)
+_STATE: list = []
+
+
+def worker_state() -> Any:
+    """In a worker of :func:`worker_pool`, the ``state`` the pool was opened with: what the tasks
+    share (inherited copy-on-write where workers are forked), passed explicitly by the caller."""
+    if not _STATE:
+        raise RuntimeError("worker_state(): not in a worker of a pool opened with a state")
+    return _STATE[0]
+
+
+def _die_with_parent(parent: int, init: Callable | None, args: tuple, state: tuple = ()) -> None:
+    """Worker initializer: be killed with the parent, leave SIGINT to it, keep the pool's state,
+    then the caller's own init."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
@@ -42,6 +56,7 @@ def _die_with_parent(parent: int, init: Callable | None, args: tuple) -> None:
             pass
     if os.getppid() != parent:   # the parent died before prctl took effect
         os._exit(1)
+    _STATE[:] = state
     if init is not None:
         init(*args)
 
@@ -61,10 +76,13 @@ def _end_with_workers(signum: int, frame) -> None:
 
 @contextlib.contextmanager
 def worker_pool(processes: int, initializer: Callable | None = None,
-                initargs: tuple = ()) -> Iterator:
+                initargs: tuple = (), state: Any = None) -> Iterator:
     """A ``multiprocessing`` pool of forked workers that die with this process.
 
-    Use as ``with worker_pool(2) as pool: pool.map(f, items)``.  On leaving the block (normally,
+    Use as ``with worker_pool(2) as pool: pool.map(f, items)``.  ``state`` (when not None) is given
+    to every worker as it starts, where the tasks find it with :func:`worker_state`: forked workers
+    inherit it copy-on-write, so that large inputs are not sent with every task and nothing is kept
+    in module state of the process that opens the pool.  On leaving the block (normally,
     by an exception or SIGINT) the workers are terminated and joined; SIGTERM kills them and then
     ends this process as SIGTERM's default action does; SIGKILL of this process kills them through
     the kernel (Linux).
@@ -79,7 +97,8 @@ def worker_pool(processes: int, initializer: Callable | None = None,
     old_term = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
     pool = None
     try:
-        pool = ctx.Pool(processes, initializer=_die_with_parent, initargs=(os.getpid(), initializer, initargs))
+        pool = ctx.Pool(processes, initializer=_die_with_parent,
+                        initargs=(os.getpid(), initializer, initargs, () if state is None else (state,)))
         _OPEN.append(pool)
         if main:
             signal.signal(signal.SIGTERM, _end_with_workers)

@@ -292,3 +292,21 @@ def test_kept_fractional_labels_stay_graded_downstream():
     with pytest.warns(pn.CoercionWarning, match="2 fractional label"):
         trunc = pn.evaluate({"r": run}, q, ["RBP(p=0.5,max_rel=2)"])
     assert trunc["value"].iloc[0] == pytest.approx(0.25, abs=1e-15)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "crc", "trailing"])
+def test_damaged_gzip_is_named_by_both_readers(tmp_path, damage):
+    """One byte reader for both readers: a gzip file that cannot be inflated is an error naming the
+    file in the validating reader, and left to it (None) by the fast one; zero padding after the
+    last member is skipped, as gzip skips it."""
+    from pyterrier_noise.io import read_arrow_run
+    data = gzip.compress(RUN.encode())
+    data = {"truncated": data[:-12], "crc": data[:-8] + bytes([data[-8] ^ 1]) + data[-7:],
+            "trailing": data + b"garbage"}[damage]
+    p = write(tmp_path, "r.gz", data)
+    with pytest.raises(InputError, match=r"r\.gz: looks like gzip but cannot be decompressed"):
+        read_trec_run(p)
+    assert read_arrow_run(p) is None
+    padded = write(tmp_path, "padded.gz", gzip.compress(RUN.encode()) + b"\0" * 16)
+    assert read_trec_run(padded).equals(read_trec_run(write(tmp_path, "plain", RUN)))
+    assert read_arrow_run(padded) is not None

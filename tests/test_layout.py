@@ -149,6 +149,33 @@ def test_command_line_concerns_stay_in_cli():
     assert not bad, "\n".join(bad)
 
 
+def test_process_tuning_only_in_cli_process():
+    """The garbage collector, malloc and the process's environment are set in cli/_process.py only."""
+    bad = []
+    for path in MODULES:
+        rel = path.relative_to(PKG)
+        if rel.as_posix() == "cli/_process.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if {"gc", "ctypes"} & {n.split(".")[0] for n in names} and rel.as_posix() != "_pool.py":
+                    bad.append(f"{rel}:{node.lineno} imports gc or ctypes")
+            if isinstance(node, ast.Attribute) and node.attr == "mallopt":
+                bad.append(f"{rel}:{node.lineno} calls mallopt")
+            if isinstance(node, ast.Attribute) and node.attr in ("putenv", "unsetenv"):
+                bad.append(f"{rel}:{node.lineno} changes the environment")
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) and \
+                    getattr(node.value, "attr", "") == "environ":
+                bad.append(f"{rel}:{node.lineno} changes os.environ")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in ("setdefault", "update", "pop", "clear") and \
+                    "environ" in (getattr(node.func.value, "attr", ""), getattr(node.func.value, "id", "")):
+                bad.append(f"{rel}:{node.lineno} changes os.environ")
+    assert not bad, "\n".join(bad)
+
+
 def test_every_public_name_resolves_at_the_top_and_in_its_subpackage():
     missing = []
     for sub in pn.SUBPACKAGES:

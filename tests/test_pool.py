@@ -34,6 +34,20 @@ def test_pool_maps_in_order():
         assert pool.map(abs, range(-5, 5), chunksize=1) == [abs(i) for i in range(-5, 5)]
 
 
+def _item_of_state(i: int) -> int:
+    from pyterrier_noise._pool import worker_state
+    return worker_state()[i]
+
+
+def test_workers_are_given_the_state_the_pool_was_opened_with():
+    from pyterrier_noise._pool import worker_state
+    state = [i * i for i in range(50)]
+    with worker_pool(2, state=state) as pool:
+        assert pool.map(_item_of_state, range(50), chunksize=5) == state
+    with pytest.raises(RuntimeError, match="not in a worker"):
+        worker_state()   # the process that opened the pool keeps nothing
+
+
 @pytest.mark.skipif(not LINUX, reason="PR_SET_PDEATHSIG is Linux's")
 def test_workers_ask_to_be_killed_with_their_parent():
     with worker_pool(2) as pool:

@@ -131,7 +131,7 @@ def test_evaluate_of_files_equals_evaluate_of_frames(tmp_path):
 
 def test_reading_run_files_does_not_import_pandas():
     # the command line starts reading before pandas is imported (it overlaps the reading)
-    code = ("import sys; import pyterrier_noise.io as io; from pyterrier_noise.io.arrow import RunFileReader; "
+    code = ("import sys; import pyterrier_noise.io as io; from pyterrier_noise.io.reader import RunFileReader; "
             "from pyterrier_noise.io.files import run_file_arguments; print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -19,7 +19,7 @@ from pyterrier_noise._arrow import numbers
 from pyterrier_noise._warnings import CoercionWarning
 from pyterrier_noise.engine import AlignedRuns, JudgmentTable
 from pyterrier_noise.io import read_arrow_qrels, write_trec_qrels, write_trec_run
-from pyterrier_noise.io import arrow as io_arrow
+from pyterrier_noise.io import reader as io_reader
 from pyterrier_noise.selection import JudgmentSelector
 from pyterrier_noise.selection.contributions import _by_row
 
@@ -97,15 +97,15 @@ def test_selection_from_files_and_a_table_imports_no_pandas(tmp_path):
 def test_codes_in_two_halves_are_the_codes_of_one_pass(monkeypatch, split):
     # strings only in the second half, only in the first, in both, and repeated: the joined codes
     # and dictionary are those of one dictionary_encode over every file (order of first appearance)
-    monkeypatch.setattr(io_arrow, "_SPLIT_ROWS", split)
+    monkeypatch.setattr(io_reader, "_SPLIT_ROWS", split)
     words = [["a", "b", "a"], ["c", "b"], ["d", "a", "e"], ["e", "f", "c", "g"], ["b"]]
     tables = [pa.table({"docno": pa.array(w, type=pa.string())}) for w in words]
-    codes, dictionary = io_arrow._all_codes(tables, ["docno"])[0]
+    codes, dictionary = io_reader._all_codes(tables, ["docno"])[0]
     flat = [x for w in words for x in w]
     want = list(dict.fromkeys(flat))
     assert dictionary.to_pylist() == want
     assert [want[c] for c in codes] == flat
-    one_pass = io_arrow._codes(tables, "docno")
+    one_pass = io_reader._codes(tables, "docno")
     assert np.array_equal(codes, one_pass[0]) and codes.dtype == one_pass[0].dtype
 
 

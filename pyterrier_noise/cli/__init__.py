@@ -22,11 +22,6 @@ COMMANDS = {
     "versions": "versions", "llm-judge": "llm_judge",
 }
 
-#: commands that, run as a program, run without garbage collections (bounded runs that leave
-#: almost no cyclic garbage; their speed benchmarks W1 and W3 run them so)
-WITHOUT_GC = ("eval", "select")
-
-
 def _version() -> str:
     from .. import __version__
     return __version__
@@ -54,12 +49,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser(command)
     args = parser.parse_args(argv)
     args.argv = argv   # the command as typed: the reports name the command that made them
-    if as_program and command in WITHOUT_GC:
-        # a bounded run that leaves almost no cyclic garbage: no garbage collections, neither while
-        # pandas and numpy are imported nor at exit (about 0.1-0.2 s; see docs/selection.md)
-        import gc
-        gc.disable()
+    from ._process import tuned
+    with tuned(command, as_program):   # gc, malloc and environment: before the handler imports numpy
+        return _run(parser, argv, args, as_program)
 
+
+def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, as_program: bool) -> int:
+    """The command's handler, its errors as one line each and its exit status."""
     from .._validation import InputError
     from .._warnings import CoercionWarning
     old_format = warnings.formatwarning
@@ -95,9 +91,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .._output import discard_temporaries
         discard_temporaries()   # a run that failed keeps nothing half-written
         warnings.formatwarning = old_format
-        if as_program and command in WITHOUT_GC:
-            import gc
-            gc.freeze()   # outputs written and closed: Python's exit would still collect everything
 
 
 if __name__ == "__main__":

@@ -92,8 +92,8 @@ def _fmt(x: float) -> str:
 
 def _fmt_column(values) -> list:
     """:func:`_fmt` over a column: Python's ``repr`` (the shortest round-trip text, numpy's float64
-    text too: tests/test_pool.py checks them equal on random bit patterns) is about twice as fast
-    as numpy's conversion to text."""
+    text too: tests/test_pool.py checks them equal on random bit patterns) is cheaper than numpy's
+    conversion to text."""
     import numpy as np
     return ["" if x != x else repr(x) for x in np.asarray(values, dtype=np.float64).tolist()]
 
@@ -114,38 +114,7 @@ def _tsv_lines(res) -> str:
     return "\n".join(map("\t".join, zip(*cols))) + "\n"
 
 
-def _batch_memory() -> None:
-    """Tune this process's memory for one large batch job (a command, never the library).
-
-    Reading and aligning millions of ranked documents allocates and frees many arrays of tens of
-    megabytes.  By default glibc hands each one back to the system and numpy asks for transparent
-    huge pages, so every new array is fresh memory the kernel zeroes: on TREC-COVID round 1 about a
-    third of ``eval``'s CPU time.  Here freed memory stays with the process for reuse (glibc's
-    mmap and trim thresholds at 1 GiB) and numpy's huge-page advice is off (when numpy is not yet
-    imported).  Arrow allocates through the same malloc (its system pool, when pyarrow is not yet
-    imported) rather than its own mimalloc pool, so that the pages of the parsed tables, once
-    freed, are reused by numpy's arrays instead of new pages: the peak memory of the TREC-COVID
-    ``eval`` falls by about 130 MB.  Elsewhere than glibc this does nothing."""
-    import os
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    if "pyarrow" not in sys.modules:
-        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):   # not glibc
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    mallopt(m_mmap_threshold, 1 << 30)
-    mallopt(m_trim_threshold, 1 << 30)
-
-
 def _cmd_eval(args: argparse.Namespace) -> int:
-    _batch_memory()
     import os
     from pathlib import Path
 
@@ -156,7 +125,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         # start reading the run files in threads at once (inflated while numpy and pyarrow are
         # imported, then parsed), while the measures and the qrels are read; the engine aligns
         # what they read.  A plain qrels file is read with Arrow too, so that nothing on this
-        # path imports pandas (0.2-0.3 s)
+        # path imports pandas
         from ..io.files import run_file_arguments
         from ..io.reader import RunFileReader
         runs = RunFileReader(run_file_arguments(args.runs), os.cpu_count() or 1)

@@ -52,7 +52,7 @@ def _read_pooled(path: str) -> Any:
     import pandas as pd
 
     from .._validation import InputError
-    from ..io.files import read_text_file
+    from ..io.reader import read_text_file
     data = read_text_file(path)
     if data[:2] == b"\x1f\x8b":
         import gzip

@@ -62,11 +62,9 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     from .._validation import InputError, check_int
     from ..experiments import robustness_experiment
     from ..io import read_qrels, read_runs, run_file_arguments, run_name
-    from .eval import _batch_memory
     from .perturb import _model_from_args, check_model_options
 
     check_model_options(args)
-    _batch_memory()
     directory = OutputDirectory(args.out, "robustness", force=args.force)
     qrels = read_qrels(args.qrels)
     runs: Any
@@ -132,16 +130,16 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     return 0
 
 
-#: the result the forked workers save: inherited through fork, never pickled (it holds every replicate)
-_PENDING: Any = None
-
 #: processes that draw the plots while this one builds the report page and writes the tables
 SAVE_WORKERS = 2
 
 
 def _save_in_worker(task: tuple[str, str]) -> str:
+    """Save one plot of the result the pool was opened with (inherited through fork, never pickled:
+    it holds every replicate)."""
+    from .._pool import worker_state
     stage, name = task
-    _PENDING.save(stage, plots=True, progress=False, only=[name])
+    worker_state().save(stage, plots=True, progress=False, only=[name])
     return name
 
 
@@ -151,7 +149,6 @@ def _save_and_report(res: Any, stage: Any, title: str, command: str, progress: b
     the time) are drawn by :data:`SAVE_WORKERS` forked workers, the costly ones first, while this
     process builds the page and writes the tables; else one after the other.  The files are the
     same either way."""
-    global _PENDING
     from .._pool import fork_available, worker_pool
     from .._progress import progress_bar, stderr_is_terminal
     from ..report import build_report
@@ -167,19 +164,15 @@ def _save_and_report(res: Any, stage: Any, title: str, command: str, progress: b
     # the box plots of every system's replicate means take longest: they go first, so that the
     # workers finish together
     plots.sort(key=lambda n: not n.startswith("distributions-"))
-    _PENDING = res
-    try:
-        with worker_pool(min(SAVE_WORKERS, len(plots)) or 1) as pool:
-            jobs = pool.imap_unordered(_save_in_worker, [(str(stage), n) for n in plots], chunksize=1)
-            html = page()
-            bar = progress_bar(total=len(tables) + len(plots), desc="writing tables and plots", unit="file",
-                               enabled=progress and stderr_is_terminal())
-            for name in tables:
-                res.save(stage, plots=False, progress=False, only=[name])
-                bar.update(1)
-            for _ in jobs:
-                bar.update(1)
-            bar.close()
-    finally:
-        _PENDING = None
+    with worker_pool(min(SAVE_WORKERS, len(plots)) or 1, state=res) as pool:
+        jobs = pool.imap_unordered(_save_in_worker, [(str(stage), n) for n in plots], chunksize=1)
+        html = page()
+        bar = progress_bar(total=len(tables) + len(plots), desc="writing tables and plots", unit="file",
+                           enabled=progress and stderr_is_terminal())
+        for name in tables:
+            res.save(stage, plots=False, progress=False, only=[name])
+            bar.update(1)
+        for _ in jobs:
+            bar.update(1)
+        bar.close()
     return html

@@ -50,8 +50,6 @@ def _read_pool_runs(value: str | None) -> list[str] | None:
 def _cmd_select(args: argparse.Namespace) -> int:
     import os
 
-    from .eval import _batch_memory
-    _batch_memory()   # before numpy and pyarrow are imported: freed memory is reused, not zeroed again
     from .._output import OutputDirectory
     from .._validation import InputError
     from ..io.files import run_file_arguments

@@ -34,8 +34,8 @@ def _named_qrels(text: str) -> tuple[str, str]:
 
 
 def _tsv(frame: Any) -> bytes:
-    """A frame as tab-separated text through Arrow's CSV writer (pandas' is about 10x slower on the
-    400,000 rows of pairs.tsv for 143 runs and 10 versions): floats at full precision, NaN empty."""
+    """A frame as tab-separated text through Arrow's CSV writer (pandas' is much slower on the
+    many rows of pairs.tsv): floats at full precision, NaN empty."""
     import io
 
     import pyarrow as pa
@@ -87,9 +87,7 @@ def _cmd_versions(args: argparse.Namespace) -> int:
     from .._validation import InputError, check_int
     from ..io.files import run_file_arguments
     from ..io.reader import RunFileReader
-    from .eval import _batch_memory
 
-    _batch_memory()
     directory = OutputDirectory(args.out, "versions", force=args.force)
     names = [n for n, _ in args.qrels]
     if len(set(names)) != len(names):

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .._pool import fork_available, worker_pool
+from .._pool import fork_available, worker_pool, worker_state
 from .._validation import InputError, announce
 from ..io import RunFileReader, list_run_files, run_file_columns, run_name
 from .kernels import Labels
@@ -66,9 +66,6 @@ def are_run_paths(runs) -> bool:
 # ----------------------------------------------------------------------------------------------
 # alignment of a chunk of runs (runs are independent, so chunks can go to separate processes)
 
-_FORK_STATE: dict = {}
-
-
 def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool, include_unjudged: bool,
                 n_threads: int = 1, topics_from_runs: bool = False) -> list:
     """Align each job (names, frames or files) and return the parts in order; this process takes
@@ -76,16 +73,13 @@ def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool
     integer arrays.  A single job reads its files ``n_threads`` at a time."""
     if len(jobs) == 1:
         return [_align_chunk(*jobs[0], table, ties, keep_docnos, include_unjudged, n_threads, topics_from_runs)]
-    _FORK_STATE.update(jobs=jobs, table=table, ties=ties)
-    try:
-        # this process aligns the first chunk itself while the workers align the others: one
-        # fork and one transfer fewer than a worker per chunk
-        with worker_pool(len(jobs) - 1) as pool:   # workers die with this process, even by SIGKILL
-            pending = pool.map_async(_align_job, range(1, len(jobs)), chunksize=1)
-            first = _align_chunk(*jobs[0], table, ties, False, False)
-            parts = [first, *pending.get()]
-    finally:
-        _FORK_STATE.clear()
+    # this process aligns the first chunk itself while the workers align the others: one fork and
+    # one transfer fewer than a worker per chunk.  The workers are given the jobs, the table and
+    # the tie policy as they start (forked: inherited, not sent), the tasks only a job's number
+    with worker_pool(len(jobs) - 1, state=(jobs, table, ties)) as pool:   # workers die with this process
+        pending = pool.map_async(_align_job, range(1, len(jobs)), chunksize=1)
+        first = _align_chunk(*jobs[0], table, ties, False, False)
+        parts = [first, *pending.get()]
     first["table"] = None
     for part in parts[1:]:   # what _align_job left out of the transfer
         part["jidx"] = part["jidx"].astype(np.int64)
@@ -98,11 +92,11 @@ def _align_job(i: int) -> dict:
     """One chunk in a worker; only what the parent cannot rebuild is sent back through the pipe:
     judgment rows as int32 (the table has fewer than 2**31 rows) and no tie groups when every
     position is its own group (then they are ``pos`` and ``pos + 1``)."""
-    names, items, are_files = _FORK_STATE["jobs"][i]
-    ties = _FORK_STATE["ties"]
-    part = _align_chunk(names, items, are_files, _FORK_STATE["table"], ties, False, False)
+    jobs, table, ties = worker_state()   # what _run_chunks opened the pool with
+    names, items, are_files = jobs[i]
+    part = _align_chunk(names, items, are_files, table, ties, False, False)
     part["table"] = None  # unchanged without include_unjudged: the parent has it
-    if len(_FORK_STATE["table"]) < 2 ** 31 - 1:
+    if len(table) < 2 ** 31 - 1:
         part["jidx"] = part["jidx"].astype(np.int32)
     if ties not in GROUPED_POLICIES:
         part["gstart"] = part["gend"] = None
@@ -211,7 +205,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
 
     # duplicates within one ranking are an error (as in trec_eval)
     if len(counts) * n_vocab < 2 ** 31:
-        key = seg.astype(np.int32)   # a narrower sort is about twice as fast
+        key = seg.astype(np.int32)   # a narrower sort moves half the bytes
         key *= n_vocab
         key += doc
     else:
@@ -391,8 +385,8 @@ class AlignedRuns:
             # Run files are read by threads of this process (decompression and Arrow's parser
             # release the GIL) while the qrels are read, then aligned in one piece: faster than
             # forked chunks, which each parsed their files and sent their arrays back through a
-            # pipe.  (Aligning chunks of runs in threads too took more CPU time and about 120 MB
-            # more memory on TREC-COVID, for no gain in wall time on a loaded machine.)
+            # pipe.  (Aligning chunks of runs in threads too took more CPU time and more memory,
+            # for no gain in wall time on a loaded machine.)
             try:
                 parts = _run_chunks([(names, reader, True)], table, ties, keep_docnos, include_unjudged,
                                     n_jobs, topics_from_runs)
@@ -556,7 +550,7 @@ class AlignedRuns:
         return self._cache[key]
 
     def _sparse(self, data: np.ndarray) -> "sp.csr_matrix":
-        import scipy.sparse as sp   # on first use: scipy takes about 0.1 s to import
+        import scipy.sparse as sp   # on first use: scipy is slow to import
         j = self.judged_positions()
         return sp.csr_matrix((data, j["jidx"], j["indptr"]), shape=(self.n_segments, len(self.table)))
 

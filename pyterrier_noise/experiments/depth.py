@@ -352,7 +352,7 @@ def _movement_rows(measure: str, s: np.ndarray, resid: np.ndarray, depths: list[
         def tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
             if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
                 return float("nan"), float("nan")
-            from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+            from scipy import stats as _st   # on first use: scipy.stats is slow to import
             kt = _st.kendalltau(x, y)
             return float(kt.statistic), float(kt.pvalue)
 

@@ -297,7 +297,7 @@ def _match(label: str, ref: np.ndarray, rbp: np.ndarray, res: np.ndarray, grid: 
                                         "mean_residual": res_t})
         v = ok_t
         if v.sum() >= 2 and np.ptp(n_rel[v]) > 0 and np.ptp(phi_t[v]) > 0:
-            from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+            from scipy import stats as _st   # on first use: scipy.stats is slow to import
             kt = _st.kendalltau(n_rel[v], phi_t[v])
             tau_rp, p_rp = float(kt.statistic), float(kt.pvalue)
         else:

@@ -1,12 +1,14 @@
 """Readers and writers of runs and qrels (TREC files, frames, ir_measures / ir_datasets objects).
 
 Modules: :mod:`.frames` (normalising and validating frames), :mod:`.files` (run files by name,
-unread), :mod:`.trec` (TREC text files), :mod:`.reader` (run files read in threads: :class:`RunFileReader`), :mod:`.arrow` (the fast parser of run files the engine uses),
-:mod:`.datasets` (qrels from ir_datasets ids and objects) and :mod:`.read` (``read_qrels`` /
-``read_run`` / ``read_runs`` over every input form).
+unread), :mod:`.reader` (the one reader of a file's bytes, and Arrow's parse of plain TREC files into
+columns, in threads: :class:`RunFileReader`, the engine's reader), :mod:`.trec` (the validating reader
+of TREC text files, which names the offending line, and the writers), :mod:`.datasets` (qrels from
+ir_datasets ids and objects) and :mod:`.read` (``read_qrels`` / ``read_run`` / ``read_runs`` over
+every input form).
 
 Names are imported on first use (PEP 562), so that listing run files and starting to read them
-(:mod:`.files`, :mod:`.arrow`) does not wait for pandas.
+(:mod:`.files`, :mod:`.reader`) does not wait for pandas.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ _NAMES = {
     "PathLike": "files", "TREC_RUN_FIELDS": "files", "run_name": "files", "list_run_files": "files",
     "run_file_arguments": "files",
     "read_trec_run": "trec", "read_trec_qrels": "trec", "write_trec_run": "trec", "write_trec_qrels": "trec",
-    "read_arrow_run": "arrow", "read_arrow_qrels": "arrow", "run_file_columns": "arrow", "RunFileReader": "reader",
+    "read_arrow_run": "reader", "read_arrow_qrels": "reader", "run_file_columns": "reader", "RunFileReader": "reader",
     "RunsInput": "read", "QrelsInput": "read", "read_qrels": "read", "read_run": "read", "read_runs": "read",
     "read_run_arguments": "read",
     "CHEAP_COLUMNS": "cheap", "read_cheap_qrels": "cheap",

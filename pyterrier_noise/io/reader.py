@@ -1,59 +1,393 @@
-"""Run files being read: their bytes (inflated by ISA-L's gzip decoder) and
-:class:`RunFileReader`, which reads them in threads from the moment it is made.
+"""The reader of TREC run and qrels files: a file's bytes (refused early when not text, inflated by
+ISA-L's gzip decoder) and, for plain single-delimiter files, Arrow's CSV parse of them into columns
+(no pandas); anything irregular is left to :mod:`.trec`'s validating reader, which names the line.
 
-Only the standard library at import (and ``isal`` when a file is inflated): a command makes its
-reader before numpy and pyarrow are imported, so that the files are inflated while they are
-(:mod:`.arrow` parses them)."""
+:class:`RunFileReader` reads run files in threads from the moment it is made (decompression and
+Arrow's parser release the GIL); :func:`run_file_columns` gives the columns of run files,
+:func:`read_arrow_run` one file's table and :func:`read_arrow_qrels` a qrels file's arrays.
+
+Only the standard library at import (numpy and pyarrow when a file is parsed, ``isal`` when one is
+inflated): a command makes its reader before numpy and pyarrow are imported, so that the files are
+inflated while they are.
+"""
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from .files import PathLike
+from .._validation import InputError, announce
+from .files import TREC_RUN_FIELDS, PathLike
 
-__all__ = ["RunFileReader"]
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+__all__ = ["read_text_file", "file_bytes", "read_arrow_run", "parse_arrow_run", "read_arrow_qrels",
+           "run_file_columns", "RunFileReader"]
+
+#: how much of a file is looked at before it is read whole: a text file of lines has a line break
+#: and no NUL byte in its first MiB
+HEAD_BYTES = 1 << 20
+#: of a gzip file, the first 16 KiB inflated are looked at (a small part of a run file, so that
+#: looking costs little next to inflating it whole)
+GZIP_HEAD_BYTES = 1 << 14
+
+#: ranks at or beyond this are not exact integers in float64 (the parser reads them as floats)
+_RANK_LIMIT = 2.0 ** 53
+
+#: the largest block Arrow's CSV reader takes (a file larger than this is parsed in several)
+_MAX_BLOCK = (1 << 31) - 1
+
+#: rows of a string column below which it is encoded in one piece (the threads would not pay)
+_SPLIT_ROWS = 1_000_000
 
 
-def _file_bytes(path: PathLike) -> bytes | None:
-    """A TREC file's bytes, decompressed when they start with gzip's magic bytes (whatever the
-    file's name), or None when it cannot be read or inflated (the validating reader says why)."""
-    from .._validation import InputError
-    from .files import read_text_file
+# --------------------------------------------------------------------------------------------
+# a file's bytes
+
+def _head_problem(head: bytes, full: bool, limit: int = HEAD_BYTES) -> str | None:
+    """Why the first bytes of a file (inflated when gzip) are not those of a text file of lines."""
+    nul = head.find(b"\0")
+    if nul >= 0:
+        line = head.count(b"\n", 0, nul) + 1
+        col = nul - head.rfind(b"\n", 0, nul)
+        return (f"line {line}: a NUL byte at character {col}: a binary file, not a text file of lines "
+                "(TREC files are text; a field cannot hold NUL)")
+    if full and b"\n" not in head and b"\r" not in head:
+        size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB (inflated)"
+        return f"no line break in its first {size}: not a text file of lines"
+    return None
+
+
+def read_text_file(path: PathLike) -> bytes:
+    """The bytes of a text input file (a run, qrels or table; gzip left compressed), refused with an
+    :class:`InputError` before it is read whole when it is not a regular file (a device such as
+    ``/dev/zero``, a FIFO), or when its first MiB (for gzip, its first 16 KiB inflated) holds a NUL
+    byte or no line break: a mistaken argument never fills the memory."""
+    import stat
+    import zlib
+    path = Path(path)
     try:
-        data = read_text_file(path)   # a device or a binary file: refused by the validating reader
-    except InputError:
-        return None
-    return _gunzip(data) if data[:2] == b"\x1f\x8b" else data
+        mode = os.stat(path).st_mode   # before opening: opening a FIFO would wait for a writer
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(mode):
+            kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+                "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "not a regular file"
+            raise InputError(f"{path}: is {kind}, not a file to read (expected a text file)")
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+            text, full, limit = head, len(head) == HEAD_BYTES, HEAD_BYTES
+            if head[:2] == b"\x1f\x8b":
+                limit = GZIP_HEAD_BYTES
+                try:
+                    text = zlib.decompressobj(31).decompress(head, limit)
+                    full = len(text) == limit
+                except zlib.error:
+                    text = b""   # the reader says what is wrong with the gzip data
+            problem = _head_problem(text, full, limit)
+            if problem:
+                raise InputError(f"{path} {problem}" if problem.startswith("line") else f"{path}: {problem}")
+            if len(head) < HEAD_BYTES:
+                return head
+            f.seek(0)
+            return f.read()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
-def _gunzip(data: bytes) -> bytes | None:
-    """The decompressed bytes of gzip data (every member of a multi-member file, as ``gzip``
-    reads them), or None when it cannot be decompressed (the validating reader says why).
+def file_bytes(path: PathLike) -> bytes:
+    """A TREC file's bytes (:func:`read_text_file`), inflated when they start with gzip's magic bytes
+    (whatever the file's name; every member of a multi-member file, as ``gzip`` reads them); an
+    :class:`InputError` when the file cannot be read or inflated.
 
-    Intel's ISA-L (the ``isal`` package, as in xopen and cutadapt) inflates about twice as fast
-    as zlib, which Arrow's gzip codec uses, and releases the GIL like it: on TREC-COVID round 1
-    decompression is about 0.3 s of CPU instead of 0.6 s (benchmarks/w1_process.py).  Without
-    ``isal``, Arrow's codec (zlib) decompresses."""
+    Intel's ISA-L (the ``isal`` package, as in xopen and cutadapt) inflates faster than zlib and
+    releases the GIL like it, so files are inflated in threads.  Without ``isal``, the standard
+    library's ``gzip`` inflates."""
+    data = read_text_file(path)   # a device or a binary file: refused before it is read whole
+    if data[:2] != b"\x1f\x8b":
+        return data
+    why = _gunzip_problem(data)
+    if isinstance(why, str):
+        raise InputError(f"{path}: looks like gzip but cannot be decompressed ({why})")
+    return why
+
+
+def _gunzip_problem(data: bytes) -> bytes | str:
+    """The inflated bytes of gzip data, or why they cannot be inflated."""
     try:
         from isal import isal_zlib
     except ImportError:   # pragma: no cover - isal is a dependency; a platform without its wheel
-        import pyarrow as pa
+        import gzip
+        import zlib
         try:
-            with pa.input_stream(pa.py_buffer(data), compression="gzip") as stream:
-                return stream.read()
-        except (OSError, EOFError, pa.ArrowException):
-            return None
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            return str(exc)
     parts = []
     try:
         while data:
             member = isal_zlib.decompressobj(31)   # 31: a gzip header and trailer
             parts.append(member.decompress(data))
             if not member.eof:
-                return None   # truncated
+                return "the data ends before the end of the gzip stream"
             data = member.unused_data.lstrip(b"\0")   # the next member (zero padding skipped, as gzip does)
-    except isal_zlib.error:
-        return None
+    except isal_zlib.error as exc:
+        return str(exc)
     return b"".join(parts)
+
+
+def _bytes_or_none(path: PathLike) -> bytes | None:
+    """:func:`file_bytes`, or None where it would raise: the validating reader then says why."""
+    try:
+        return file_bytes(path)
+    except InputError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# ranks (shared with the validating reader)
+
+def rank_problem(rank: np.ndarray) -> np.ndarray:
+    """Rows whose rank is not a whole number in [0, 2**53)."""
+    import numpy as np
+    return (rank < 0) | (rank >= _RANK_LIMIT) | (rank != np.floor(rank))
+
+
+def rank_offset(path: PathLike, rank: np.ndarray, qid) -> int:
+    """1 for a file of 1-based ranks (TREC's convention), 0 for one whose ranks start at 0 (as
+    ``pt.io.write_results`` writes PyTerrier frames): those are read as 0-based, announced with
+    the number of rankings that start at 0."""
+    import numpy as np
+    zero = rank == 0
+    if not zero.any():
+        return 1
+    q = np.asarray(qid)[zero]
+    _, first = np.unique(q.astype(str), return_index=True)
+    starts = q[np.sort(first)]   # in order of first appearance
+    announce(f"{path}: ranks start at 0 in {len(starts)} ranking(s) (e.g. qid {str(starts[0])!r}): read as "
+             f"0-based ranks, as pt.io.write_results writes them (TREC files are 1-based)", stacklevel=4)
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# Arrow's parse of a file's bytes
+
+def read_arrow_run(path: PathLike) -> pa.Table | None:
+    """One TREC run file (plain or gzip) as an Arrow table of qid, docno, rank, score, or None when
+    it is not a plain single-delimiter run with finite numbers (the caller then uses the validating
+    pandas reader, which names the offending line).  Decompression (by the gzip magic bytes,
+    whatever the file's name) and parsing release the GIL, so several files are read at once in
+    threads.  The qid and docno columns are plain strings (:func:`run_file_columns` encodes them
+    for all files at once)."""
+    return parse_arrow_run(_bytes_or_none(path))
+
+
+def parse_arrow_run(data: bytes | None) -> pa.Table | None:
+    """:func:`read_arrow_run` of a run file's bytes, already inflated (None: not read)."""
+    if data is None:
+        return None
+    delim = _delimiter(data, len(TREC_RUN_FIELDS))
+    if delim is None:
+        return None
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from .._arrow import numbers
+    # one block for the whole file (one chunk per column, nothing to merge afterwards), and the
+    # strings kept plain: encoded once for all files together (_columns_of_tables), which with
+    # one block per file costs less than encoding them while parsing
+    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
+                                  column_types={"qid": pa.string(), "docno": pa.string(),
+                                                "rank": pa.float64(), "score": pa.float64()})
+    t = _parse(data, delim, TREC_RUN_FIELDS, convert)
+    if t is None:
+        return None
+    rank = numbers(t.column("rank"))
+    if rank_problem(rank).any() or not np.isfinite(numbers(t.column("score"))).all():
+        return None   # the pandas reader names the line
+    return t
+
+
+def _delimiter(data: bytes, n_fields: int) -> str | None:
+    """The one delimiter (tab or space) of a TREC file's lines, judged by its first line, or None
+    for a file the validating reader must read (a NUL byte, mixed or repeated whitespace)."""
+    if b"\0" in data:
+        return None   # a NUL byte: the pandas reader names its line
+    first = data[: data.find(b"\n")] if b"\n" in data else data
+    if first.count(b"\t") == n_fields - 1 and b" " not in first.strip():
+        # spaces elsewhere separate fields too (trec_eval splits at any whitespace): the validating
+        # reader reads the file so and says so
+        return "\t" if b" " not in data else None
+    if first.count(b" ") == n_fields - 1 and b"\t" not in first and all(first.strip().split(b" ")):
+        return " " if b"\t" not in data else None
+    return None
+
+
+def _parse(data: bytes, delim: str, names: list[str], convert: pcsv.ConvertOptions) -> pa.Table | None:
+    """Arrow's CSV parse of a whole file in one block (one chunk per column: nothing to merge
+    afterwards), or None when a line does not fit (the validating reader names it)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    read = pcsv.ReadOptions(column_names=names, use_threads=False,
+                            block_size=min(max(len(data) + 1, 1 << 20), _MAX_BLOCK))
+    try:
+        t = pcsv.read_csv(pa.py_buffer(data), read_options=read,
+                          parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False), convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if t.num_rows == 0 or any(t.column(c).null_count for c in t.column_names):
+        return None
+    return t.combine_chunks()   # one chunk already, unless the file is larger than one block
+
+
+def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np.ndarray] | None:
+    """A TREC qrels file (``qid iter docno label``, plain or gzip) as ``(qids, docnos, labels)``
+    (two Arrow string arrays and a float64 array, in file order; for
+    :meth:`~pyterrier_noise.engine.JudgmentTable.from_arrays`), read without pandas, or None
+    whenever the validating reader (:func:`~pyterrier_noise.io.read_qrels`) has anything to say:
+    an irregular line, a label that is not a whole number, a negative label, or a (qid, docno)
+    judged twice.  What it returns is then exactly what ``read_qrels`` gives (labels as floats)."""
+    data = _bytes_or_none(path)
+    if data is None:
+        return None
+    delim = _delimiter(data, 4)
+    if delim is None and b"\t" in data and b" " in data:
+        return None   # tabs and spaces: the validating reader says how it splits the fields
+    if delim is None and b"\0" not in data:
+        # fields separated by runs of whitespace (TREC-COVID's qrels have two spaces before the
+        # docno): one space each, as the validating reader's whitespace split sees them
+        import re
+        data = re.sub(rb"[ \t]+", b" ", data)
+        delim = _delimiter(data, 4)
+    if delim is None:
+        return None
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from .._arrow import numbers
+    convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "label"],
+                                  column_types={"qid": pa.string(), "docno": pa.string(), "label": pa.float64()})
+    t = _parse(data, delim, ["qid", "iter", "docno", "label"], convert)
+    if t is None:
+        return None
+    label = numbers(t.column("label"))
+    if not np.isfinite(label).all() or (label < 0).any() or (label >= 2.0 ** 53).any() or \
+            (label != np.floor(label)).any():
+        return None
+    qcodes, quniq = _codes([t], "qid")
+    dcodes, duniq = _codes([t], "docno")
+    key = np.sort(qcodes.astype(np.int64) * len(duniq) + dcodes)
+    if (key[1:] == key[:-1]).any():
+        return None   # judged twice: read_qrels keeps the last and says so
+    return t.column("qid").chunk(0), t.column("docno").chunk(0), label.astype(np.float64)
+
+
+# --------------------------------------------------------------------------------------------
+# the columns of many run files
+
+def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1, arrow_docnos: bool = False) -> tuple | None:
+    """The runs of TREC run files as flat columns, read with Arrow's CSV parser, whose strings never
+    become Python objects (dictionary-encoded instead), ``n_threads`` files at a time.
+
+    Returns ``(run index, qid codes, qids, docno codes, docnos, score, rank)``: per line the index
+    of its file in ``paths``, codes into the distinct qid and docno strings (object arrays; the
+    docnos as a ``pyarrow.StringArray`` with ``arrow_docnos=True``), the score and the 0-based
+    rank; or None where a file is not a plain single-delimiter TREC run with finite numbers (then
+    read it with :func:`~pyterrier_noise.io.read_trec_run`, which names the offending line)."""
+    return RunFileReader(paths, n_threads).columns(arrow_docnos)
+
+
+def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bool) -> tuple | None:
+    """:func:`run_file_columns` of the tables :func:`read_arrow_run` read from ``paths``."""
+    if any(t is None for t in tables):
+        return None
+    import numpy as np
+
+    from .._arrow import numbers
+    # (read_arrow_run checked every file's numbers: finite scores, whole ranks)
+    lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
+    score = np.concatenate([numbers(t.column("score")) for t in tables])
+    run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
+    (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"))
+    quniq = np.asarray(quniq.to_pylist(), dtype=object)
+    if not arrow_docnos:
+        duniq = np.asarray(duniq.to_pylist(), dtype=object)
+    # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
+    # as 0-based, announced as read_trec_run announces it.  One check and one conversion per
+    # file, straight into the output (no full-size temporaries).
+    rank = np.empty(len(run_idx), dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        file_rank = numbers(tables[k].column("rank"))
+        rank[a:b] = file_rank   # whole numbers below 2**53: exact in int64, as astype gives them
+        offset = rank_offset(paths[k], file_rank, quniq[qcodes[a:b]]) if (file_rank == 0).any() else 1
+        if offset:
+            rank[a:b] -= offset
+    return run_idx, qcodes, quniq, dcodes, duniq, score, rank
+
+
+def _codes(tables: list, name: str) -> tuple[np.ndarray, pa.Array]:
+    """(code of every row, distinct strings in order of first appearance) of a string column over
+    all the tables: one hash pass over every file's strings together (Arrow's
+    ``dictionary_encode``), whose strings never become Python objects."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc   # here, after the files have started reading
+
+    from .._arrow import numbers
+    encoded = pc.dictionary_encode(pa.chunked_array([t.column(name).chunk(0) for t in tables]))
+    chunks = encoded.chunks
+    codes = np.concatenate([numbers(c.indices) for c in chunks])   # a writable copy, even of one chunk
+    return codes, chunks[-1].dictionary   # the chunks' codes count into the last chunk's dictionary
+
+
+def _all_codes(tables: list, names: Sequence[str]) -> list[tuple[np.ndarray, pa.Array]]:
+    """:func:`_codes` of each named column, the same codes and dictionaries, computed on every core:
+    Arrow's hash pass releases the GIL but runs on one thread, so each long column is encoded in two
+    halves of the files at once, and the halves' dictionaries are joined in order of first
+    appearance (the second half's codes renumbered through one lookup of its dictionary)."""
+    rows = sum(t.num_rows for t in tables)
+    if len(tables) < 2 or rows < _SPLIT_ROWS or (os.cpu_count() or 1) < 2:
+        return [_codes(tables, name) for name in names]
+    from concurrent.futures import ThreadPoolExecutor
+    half = _half(tables)
+    with ThreadPoolExecutor(2) as pool:
+        jobs = [(pool.submit(_codes, tables[:half], name), pool.submit(_codes, tables[half:], name))
+                for name in names]
+        return [_joined(a.result(), b.result()) for a, b in jobs]
+
+
+def _half(tables: list) -> int:
+    """The number of tables in the first half, by rows."""
+    import numpy as np
+    cum = np.cumsum([t.num_rows for t in tables])
+    return int(min(max(np.searchsorted(cum, cum[-1] / 2), 1), len(tables) - 1))
+
+
+def _joined(first: tuple[np.ndarray, pa.Array], second: tuple[np.ndarray, pa.Array]) -> tuple[np.ndarray, pa.Array]:
+    """The codes and dictionary of two consecutive parts encoded apart, as if encoded together:
+    the second part's strings the first lacks come after the first's, in their order."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .._arrow import int64_array, numbers
+    codes1, dict1 = first
+    codes2, dict2 = second
+    where = numbers(pc.index_in(dict2, value_set=dict1), null=-1).astype(np.int64)   # -1: not in the first
+    new = np.flatnonzero(where < 0)
+    where[new] = len(dict1) + np.arange(len(new))
+    dictionary = pa.concat_arrays([dict1, dict2.take(int64_array(new))]) if len(new) else dict1
+    return np.concatenate([codes1, where.astype(codes1.dtype)[codes2]]), dictionary
 
 
 class RunFileReader:
@@ -85,13 +419,13 @@ class RunFileReader:
         if n_threads > 1 and len(self.paths) > 1:
             from concurrent.futures import ThreadPoolExecutor
             self._pool = ThreadPoolExecutor(min(n_threads, len(self.paths)))
-            # the files are inflated while pyarrow and numpy are imported (0.1-0.2 s on one core,
-            # the other idle otherwise); then each inflated file is parsed, and the files not yet
-            # started are read, inflated and parsed one task each, in turn
-            inflating = [self._pool.submit(_file_bytes, p) for p in self.paths]
-            from .arrow import parse_arrow_run, read_arrow_run
+            # the files are inflated while pyarrow and numpy are imported (by this thread, the
+            # parser's modules: one core would be idle otherwise); then each inflated file is
+            # parsed, and the files not yet started are read, inflated and parsed one task each
+            inflating = [self._pool.submit(_bytes_or_none, p) for p in self.paths]
+            _import_parser()
             self._pending = [self._pool.submit(read_arrow_run, p) if f.cancel() else
-                             self._pool.submit(_parse_inflated, parse_arrow_run, f)
+                             self._pool.submit(_parse_inflated, f)
                              for p, f in zip(self.paths, inflating)]
 
     def __len__(self) -> int:
@@ -100,7 +434,6 @@ class RunFileReader:
 
     def _tables(self) -> list:
         if self._pending is None:
-            from .arrow import read_arrow_run
             return [read_arrow_run(p) for p in self.paths]
         try:
             return [f.result() for f in self._pending]
@@ -118,7 +451,6 @@ class RunFileReader:
         """The columns of :func:`run_file_columns` (computed once; later calls return them again,
         the docnos converted to the form asked for, unless ``keep=False`` handed them over).  The
         parsed tables are freed once their columns are made."""
-        from .arrow import _columns_of_tables
         if not self._cache:
             self._cache[arrow_docnos] = _columns_of_tables(self.paths, self._tables(), arrow_docnos)
         if arrow_docnos not in self._cache:
@@ -142,7 +474,16 @@ class RunFileReader:
         self._pending = None
 
 
+def _import_parser() -> None:
+    """Import what parsing a file needs (numpy, pyarrow and its CSV reader), in the calling thread."""
+    import numpy  # noqa: F401
+    import pyarrow  # noqa: F401
+    import pyarrow.csv  # noqa: F401
 
-def _parse_inflated(parse: Callable[[bytes | None], Any], inflating: Any) -> Any:
-    """``parse`` of a file's bytes once the future inflating them has them."""
-    return parse(inflating.result())
+    from .._arrow import numbers  # noqa: F401
+
+
+def _parse_inflated(inflating: Any) -> Any:
+    """:func:`parse_arrow_run` of a file's bytes once the future inflating them has them."""
+    return parse_arrow_run(inflating.result())
+

@@ -12,7 +12,6 @@ import gzip
 import io
 import os
 import re
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -21,20 +20,16 @@ import pandas as pd
 from .._validation import InputError, announce
 from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, _clean_qrels, _clean_run
 
-from .files import TREC_RUN_FIELDS, PathLike, _rank_offset, _rank_problem, list_run_files, run_file_arguments, run_name  # noqa: F401
-from .files import read_text_file
+from .files import TREC_RUN_FIELDS, PathLike, list_run_files, run_file_arguments, run_name  # noqa: F401
+from .reader import file_bytes, rank_offset, rank_problem
 
 
 # --------------------------------------------------------------------------------------------
 # file helpers
 
 def _read_bytes(path: Path) -> bytes:
-    raw = read_text_file(path)   # a device, or a binary head, refused before the whole file is read
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{path}: looks like gzip but cannot be decompressed ({exc})") from None
+    """A TREC file's bytes (inflated; :func:`~.reader.file_bytes`), refused at its first NUL byte."""
+    raw = file_bytes(path)   # a device, or a binary head, refused before the whole file is read
     nul = raw.find(b"\0")   # one memchr: trec_eval's C strings would end a field there
     if nul >= 0:
         line, col = _position(raw, nul)
@@ -165,14 +160,14 @@ def read_trec_run(path: PathLike) -> pd.DataFrame:
         what="a TREC run line 'qid Q0 docno rank score tag'", numeric={3: "rank", 4: "score"})
     df = df[RUN_COLUMNS]
     rank = df["rank"].to_numpy()
-    bad = _rank_problem(rank)
+    bad = rank_problem(rank)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         lineno = _line_of_row(data, i)
         tok = next(f for n, _, f in _lines(data) if n == lineno)[3].decode()
         raise InputError(f"{path} line {lineno}: rank {tok!r} is not a whole number between 0 and 2**53 "
                          f"({int(bad.sum())} such line(s))")
-    df["rank"] = rank.astype(np.int64) - _rank_offset(path, rank, df["qid"].to_numpy())
+    df["rank"] = rank.astype(np.int64) - rank_offset(path, rank, df["qid"].to_numpy())
     df.attrs[SOURCE_KEY] = str(path)
     return df
 

@@ -24,10 +24,10 @@ def _logistic_newton(g: np.ndarray, x: np.ndarray, y: np.ndarray, n_groups: int,
     Newton-Raphson (= IRLS for the logit link), vectorised over groups: each iteration is a few
     ``bincount`` sums over the rows and a closed-form 2 x 2 solve per group.  Written here because
     statsmodels fits one design at a time: one Logit per topic is a Python loop per topic, and one
-    block-diagonal GLM costs an SVD of an (observations x 2 groups) matrix per iteration (1.7 s for
-    80 topic models of 100 documents here, against milliseconds).  The estimates and Wald standard
-    errors equal statsmodels' ``Logit`` fitted group by group (tested).  Returns the parameters
-    (G, 2), their covariance (G, 2, 2) (inverse Fisher information) and a convergence flag per group.
+    block-diagonal GLM costs an SVD of an (observations x 2 groups) matrix per iteration.  The
+    estimates and Wald standard errors equal statsmodels' ``Logit`` fitted group by group (tested).
+    Returns the parameters (G, 2), their covariance (G, 2, 2) (inverse Fisher information) and a
+    convergence flag per group.
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.log(rate / (1.0 - rate))

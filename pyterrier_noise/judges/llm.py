@@ -198,7 +198,7 @@ class LabelCache:
             self._conn.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL: a committed answer survives the process being killed (the resume's case);
             # only a power loss can drop the last few, which are then asked again.  FULL would add an
-            # fsync per answer (0.4-6 ms here, most of the judge's overhead per request)
+            # fsync per answer, most of the judge's own work per request
             self._conn.execute("PRAGMA synchronous=NORMAL")
             with self._conn:
                 self._conn.execute(

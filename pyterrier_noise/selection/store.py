@@ -72,8 +72,8 @@ def _sorted_codes(uniq: Any, codes: np.ndarray) -> tuple[list[str], np.ndarray]:
 
 
 def release_arrow_memory() -> None:
-    """Give back to the system what Arrow's allocator keeps after parsing the run files (about
-    200 MB for the 143 TREC-COVID runs, all of it free), before the next phase allocates."""
+    """Give back to the system what Arrow's allocator keeps, free, after parsing the run files,
+    before the next phase allocates."""
     import pyarrow as pa
     pa.default_memory_pool().release_unused()
 
@@ -258,9 +258,9 @@ def _strings(u8: np.ndarray, n: int) -> np.ndarray:
 
 def _npz(compress: bool = True, **arrays: Any) -> bytes:
     """``numpy.savez_compressed`` of the arrays (an ``.npz`` that ``numpy.load`` reads, no pickle),
-    at zlib's fastest level: a few times faster on the runs of a TREC track (3.5 million lines: about
-    2 s instead of 7) for a blob about a tenth larger; ``compress=False``: ``numpy.savez`` (stored,
-    read without decompressing: what is read at every reopening)."""
+    at zlib's fastest level, for a blob a little larger than at the default level;
+    ``compress=False``: ``numpy.savez`` (stored, read without decompressing: what is read at every
+    reopening)."""
     import zipfile
     buf = io.BytesIO()
     method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED

@@ -193,7 +193,7 @@ def kendall_tau(x: object, y: object, variant: Literal["a", "b"] = "b",
         raise InputError(f"variant must be 'a' or 'b'; got {variant!r}")
     xs, ys = _aligned_scores(x, y, kind)
     if xs.ndim == 1:
-        from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+        from scipy import stats as _st   # on first use: scipy.stats is slow to import
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")          # constant input: scipy warns, returns NaN
             tau_b = float(_st.kendalltau(xs, ys, variant="b").statistic)
@@ -272,7 +272,7 @@ def spearman(x: object, y: object, method: Literal["pearson", "shortcut"] = "pea
     if method not in ("pearson", "shortcut"):
         raise InputError(f"method must be 'pearson' or 'shortcut'; got {method!r}")
     xs, ys = _aligned_scores(x, y, kind)
-    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+    from scipy import stats as _st   # on first use: scipy.stats is slow to import
     rx = _st.rankdata(xs, axis=-1)
     ry = _st.rankdata(ys, axis=-1)
     if method == "shortcut":

@@ -54,7 +54,7 @@ def mean_ci(scores: object, confidence: float = 0.95, method: Literal["t", "boot
         raise InputError(f"axis {axis} is out of range for scores with {x.ndim} dimension(s)")
     if x.shape[axis] < 2:
         raise InputError(f"a confidence interval needs at least 2 topics, got {x.shape[axis]}")
-    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+    from scipy import stats as _st   # on first use: scipy.stats is slow to import
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if method == "t":

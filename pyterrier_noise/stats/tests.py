@@ -90,7 +90,7 @@ def _make_design(test: str, n_topics: int, n_resamples: int,
 
 def _p_t(d: np.ndarray, alternative: str) -> np.ndarray:
     # ttest_rel(a, b) is ttest_1samp(a - b, 0): scipy computes it exactly this way.
-    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+    from scipy import stats as _st   # on first use: scipy.stats is slow to import
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(_st.ttest_1samp(d, 0.0, axis=-1, alternative=alternative).pvalue)
@@ -117,7 +117,7 @@ def _wilcoxon_method(d: np.ndarray) -> str:
 
 
 def _p_wilcoxon(d: np.ndarray, alternative: str, zero_method: str) -> np.ndarray:
-    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+    from scipy import stats as _st   # on first use: scipy.stats is slow to import
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", UserWarning)
@@ -132,7 +132,7 @@ def _p_sign(d: np.ndarray, alternative: str) -> np.ndarray:
     # The sign test is scipy.stats.binomtest(n_pos, n_pos + n_neg, 0.5), which is scalar-only;
     # with p = 0.5 its tails are the binomial cdf/sf, which scipy.stats.binom evaluates for
     # every pair and replicate at once. Zero differences are dropped, as binomtest users do.
-    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+    from scipy import stats as _st   # on first use: scipy.stats is slow to import
     n_pos = (d > 0).sum(axis=-1)
     n = n_pos + (d < 0).sum(axis=-1)
     lower = _st.binom.cdf(n_pos, n, 0.5)     # P(X <= n_pos)

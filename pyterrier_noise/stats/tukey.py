@@ -18,7 +18,7 @@ _SR_GRID = 129        # otherwise exact on this many grid points, then interpola
 def _studentized_range_sf(q: np.ndarray, k: int, df: float) -> np.ndarray:
     """Survival function of the studentized range, fast for many q values.
 
-    ``scipy.stats.studentized_range.sf`` integrates numerically (about 10 ms per value), so
+    ``scipy.stats.studentized_range.sf`` integrates numerically for every value, so
     for more than 128 values it is evaluated exactly on a 129-point grid over [0, max q] and
     interpolated monotonically (PCHIP) in log space (absolute error about 1e-5).
     """
@@ -29,7 +29,7 @@ def _studentized_range_sf(q: np.ndarray, k: int, df: float) -> np.ndarray:
     if not ok.any():
         return out
     qv = q[ok]
-    from scipy import stats as _st   # on first use: importing scipy.stats takes about 0.5 s
+    from scipy import stats as _st   # on first use: scipy.stats is slow to import
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if qv.size <= _SR_EXACT_MAX:

@@ -28,8 +28,8 @@ INST_MAX_ORDERINGS = MAX_ARRANGEMENTS
 
 
 def zeta(s, q):
-    """Hurwitz zeta (``scipy.special.zeta``), imported on first use: importing scipy.special takes
-    about 0.2 s, and only the exact (infinite) tails of INSQ and INST need it."""
+    """Hurwitz zeta (``scipy.special.zeta``), imported on first use: scipy.special is slow to
+    import, and only the exact (infinite) tails of INSQ and INST need it."""
     from scipy.special import zeta as hurwitz
     return hurwitz(s, q)
 
@@ -81,8 +81,8 @@ def inst_utility(G: np.ndarray, spec: "MeasureSpec", n_run: np.ndarray, bound: s
 
 #: elements (depth x segments x versions) of one chunk of INST's dense C/W/L arrays: the recurrence
 #: runs over a thousand segments at a time, so its memory does not grow with the number of rankings.
-#: A million (8 MB arrays) rather than four: on TREC-COVID W1 the bounds take about a quarter less
-#: time and the process about 70 MB less memory (new pages are slow to fault in), same values
+#: A million (8 MB arrays) rather than more: smaller arrays reuse the pages already faulted in
+#: (new pages are slow to fault in), with the same values
 INST_CHUNK_ELEMENTS = 1_000_000
 
 

@@ -158,7 +158,7 @@ def before_in_segment(grp: dict, per_group: np.ndarray) -> np.ndarray:
 
 def harmonic(n: np.ndarray) -> np.ndarray:
     """Harmonic numbers H_n = psi(n + 1) + gamma (H_0 = 0), accurate for any n >= 0."""
-    from scipy.special import digamma   # on first use: scipy.special takes about 0.1 s to import
+    from scipy.special import digamma   # on first use: scipy.special is slow to import
     return digamma(np.asarray(n, dtype=np.float64) + 1.0) + np.euler_gamma
 
 
