@@ -3,7 +3,6 @@ Sec. 5 and Tables 2-5)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -67,17 +66,6 @@ class SimulationResult:
     per_query: dict = field(default_factory=dict, repr=False)
     selector: Any = field(default=None, repr=False)
     stopped: str | None = None
-
-    def report(self, path: str | Path, title: str | None = None) -> Path:
-        """Write an interactive, self-contained HTML report of this simulation to ``path`` (a file,
-        or a directory that gets ``report.html``): the judging curves, each run's RBP range at the
-        last checkpoint and the summary table, with what to conclude (:mod:`pyterrier_noise.report`).
-        Returns the path written."""
-        from ..report import build_report
-        from ..report.sections import write
-        page = build_report(title or f"Judging simulation: {self.method}", selection=self)
-        return write(page, path)
-
 
 def separation(per_query: Mapping[str, np.ndarray], alpha: float = 0.05, significance: bool = True) -> dict[str, float]:
     """How well a group of runs is separated (Moffat et al. 2007, Sec. 5 and Table 5).
