@@ -34,6 +34,8 @@ from scipy import sparse
 
 from .._validation import InputError
 from ..engine import MeasureSpec
+from ._common import measure_gains
+from ._pooled import MIN_DESIGN_DF, _quad_argmin, _quad_value
 from .design import GoldSample, ht_covariance, ht_df
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,7 +92,6 @@ class _Parts:
 
     def __init__(self, study: "CheapStudy", spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray,
                  sample: GoldSample, calibrate: bool = True) -> None:
-        from .estimators import measure_gains
         R, T = study.n_runs, study.n_topics
         rows, pi = sample.rows, sample.pi
         if gold.shape != rows.shape:
@@ -283,7 +284,6 @@ def linearised_methods(study: "CheapStudy", parts: Any, sample: GoldSample, meth
     replaces the design-based variance where that rests on fewer than ``MIN_DESIGN_DF`` effective
     terms.  PPI++'s ``lam`` minimises the linearised variance at the PPI point, per system and pair.
     Writes ``systems``, ``pairs``, ``df`` and ``tv`` as the linear measures' are; returns PPI++'s ``lam``."""
-    from .estimators import MIN_DESIGN_DF, _quad_argmin, _quad_value
     R, P, T = study.n_runs, len(study.i), study.n_topics
     i, j = study.i, study.j
     lam_out = None

@@ -13,6 +13,13 @@ from .base import JudgmentPerturbation
 from .stream import _Rows, _Stream
 
 
+def _is_calibration(matrix: Any) -> bool:
+    """A :class:`~pyterrier_noise.correction.JudgeCalibration`, known by what it gives (the judges
+    sit below the correction, which builds on them): its ``matrix``, ``labels`` and ``counts``."""
+    return not isinstance(matrix, (pd.DataFrame, np.ndarray)) and all(
+        hasattr(matrix, a) for a in ("matrix", "labels", "counts"))
+
+
 class ConfusionJudge(JudgmentPerturbation):
     """A judge given by a confusion matrix ``J[g, b] = P(observed label b | true label g)``.
 
@@ -29,9 +36,8 @@ class ConfusionJudge(JudgmentPerturbation):
     def __init__(self, matrix: Any, labels: Sequence[float] | None = None, *, sample_matrix: bool = False,
                  seed: int | None = 0) -> None:
         super().__init__(seed)
-        from ..correction import JudgeCalibration   # lazily: correction is not needed otherwise
         self._counts = None
-        if isinstance(matrix, JudgeCalibration):
+        if _is_calibration(matrix):
             if labels is not None:
                 raise InputError("labels come from the calibration; do not pass labels with a JudgeCalibration")
             labels = matrix.labels
