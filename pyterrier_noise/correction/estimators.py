@@ -256,9 +256,9 @@ class CheapStudy:
         self._A_rows: dict[MeasureSpec, sparse.csr_matrix] = {}
         self._A_dense: dict[MeasureSpec, np.ndarray] = {}
         self._pair_products: dict[MeasureSpec, sparse.csr_matrix] = {}
-        self._W_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # nDCG: DCG's weights, per segment
-        self._D_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # ... and per run
-        self._ratio_cache: dict = {}
+        self.W_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # nDCG: DCG's weights, per segment
+        self.D_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # ... and per run
+        self.ratio_cache: dict = {}
         for spec in self.specs:
             if spec.component != "value" or spec.family not in LINEAR_FAMILIES + RATIO_FAMILIES:
                 continue
@@ -266,8 +266,8 @@ class CheapStudy:
             W = sparse.csr_matrix((w, (j["seg"], j["jidx"])), shape=(aligned.n_segments, len(table)))
             if spec.family in RATIO_FAMILIES:
                 run_of_seg = np.repeat(np.arange(self.n_runs), self.n_topics)
-                self._W_ratio[spec] = W.tocsc()
-                self._D_ratio[spec] = (sparse.csr_matrix((np.ones(aligned.n_segments), (
+                self.W_ratio[spec] = W.tocsc()
+                self.D_ratio[spec] = (sparse.csr_matrix((np.ones(aligned.n_segments), (
                     run_of_seg, np.arange(aligned.n_segments)))) @ W).tocsr()
                 continue
             self._W[spec] = W.tocsc()
@@ -286,11 +286,11 @@ class CheapStudy:
 
     def importance(self, spec: MeasureSpec | None = None) -> np.ndarray:
         """Total rank weight of each cheap-judged pair over the runs (for the sampling designs)."""
-        specs = [spec] if spec is not None else list(self._A) + list(self._D_ratio)
+        specs = [spec] if spec is not None else list(self._A) + list(self.D_ratio)
         if not specs:
             return np.ones(len(self.aligned.table))
         return sum(np.asarray(self._A[s].sum(axis=0)).ravel() if s in self._A else
-                   np.asarray(self._D_ratio[s].sum(axis=0)).ravel() / self.n_topics for s in specs)
+                   np.asarray(self.D_ratio[s].sum(axis=0)).ravel() / self.n_topics for s in specs)
 
     def _pairs(self, x: np.ndarray) -> np.ndarray:
         return x[self.i] - x[self.j]
@@ -361,7 +361,7 @@ class CheapStudy:
         if linear and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv,
                                       soft)
-        if spec in self._W_ratio and any(m in methods for m in ("gold", "ppi", "ppi++")):
+        if spec in self.W_ratio and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = ndcg_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if spec.family in AP_FAMILIES and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = ap_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)

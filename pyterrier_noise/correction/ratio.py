@@ -96,7 +96,7 @@ class _Parts:
         rows, pi = sample.rows, sample.pi
         if gold.shape != rows.shape:
             raise InputError(f"gold labels must be one per sampled pair ({len(rows)}), got shape {gold.shape}")
-        W = study._W_ratio[spec]                                  # (runs x topics, table rows)
+        W = study.W_ratio[spec]                                  # (runs x topics, table rows)
         g_all = measure_gains(cheap, spec)
         gy, gh = measure_gains(gold, spec), g_all[rows]
         self.v = v = np.unique(np.concatenate([g_all[g_all > 0], gy[gy > 0]]))[::-1]
@@ -167,7 +167,7 @@ def _aggregates(study: "CheapStudy", spec: MeasureSpec, s_all: np.ndarray) -> di
     """Population sums of the runs' rank weights per (topic, stratum): ``W1, W2`` ``(R, T, H)``, the pairs'
     cross products ``X`` ``(P, T, H)`` and the counts ``n`` ``(T, H)`` (kept per design)."""
     key = (spec, s_all.tobytes())
-    cache = study._ratio_cache
+    cache = study.ratio_cache
     if key in cache:
         return cache[key]
     R, T = study.n_runs, study.n_topics
@@ -175,7 +175,7 @@ def _aggregates(study: "CheapStudy", spec: MeasureSpec, s_all: np.ndarray) -> di
     N = len(s_all)
     cell = study.row_topic * H + s_all
     onehot = sparse.csr_matrix((np.ones(N), (np.arange(N), cell)), shape=(N, T * H))
-    D = study._D_ratio[spec]                                          # (R, N) sparse rank weights
+    D = study.D_ratio[spec]                                          # (R, N) sparse rank weights
     W1 = np.asarray((D @ onehot).todense()).reshape(R, T, H)
     W2 = np.asarray((D.multiply(D) @ onehot).todense()).reshape(R, T, H)
     P = len(study.i)

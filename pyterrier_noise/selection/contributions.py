@@ -124,10 +124,7 @@ def _contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Co
     """Built once per (alignment, p, pool runs) and kept in the alignment's cache, so that several
     selectors (methods) on one alignment share it."""
     key = ("selection-contributions", float(p), pool_mask.tobytes())
-    hit = aligned._cache.get(key)
-    if hit is None:
-        hit = aligned._cache[key] = _build_contributions(aligned, p, pool_mask)
-    return hit
+    return aligned.cached(key, lambda: _build_contributions(aligned, p, pool_mask))
 
 
 def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -135,9 +132,10 @@ def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     at ``ptr[j]:ptr[j+1]``, segments ascending within a row (i.e. run order, the topic being fixed),
     and each entry's segment and 0-based rank.  Independent of ``p`` and of the pool runs; kept in the
     alignment's cache (a judging session stores it, so that reopening needs no sort)."""
-    hit = aligned._cache.get("selection-by-row")
-    if hit is not None:
-        return hit
+    return aligned.cached("selection-by-row", lambda: _group_by_row(aligned))
+
+
+def _group_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_seg, T = aligned.n_segments, aligned.n_topics
     J = len(aligned.table)
     jidx = aligned.jidx
@@ -167,8 +165,7 @@ def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             other.result()
     else:
         fill(range(T))
-    hit = aligned._cache["selection-by-row"] = (ptr, segs, pos)
-    return hit
+    return ptr, segs, pos
 
 
 class _RowGrouping:
