@@ -10,7 +10,7 @@ import pandas as pd
 from .._validation import InputError
 from ._common import _rate, _warn
 from .base import JudgmentPerturbation
-from .stream import _Rows, _Stream
+from .stream import Rows, Stream
 
 
 def _is_calibration(matrix: Any) -> bool:
@@ -101,7 +101,7 @@ class ConfusionJudge(JudgmentPerturbation):
         return {"labels": self.labels.tolist(), "matrix": np.round(self.matrix, 6).tolist(),
                 "sample_matrix": self.sample_matrix}
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         judged = ~np.isnan(L)
         g = np.searchsorted(self.labels, np.where(judged, L, self.labels[0]))
         g = np.minimum(g, len(self.labels) - 1)

@@ -24,7 +24,7 @@ def _empty_table(topics: Sequence[str]) -> JudgmentTable:
     return JudgmentTable.from_arrays(empty, empty, np.zeros(0), list(topics))
 
 
-def _aligned_for(runs: Any, qrels: pd.DataFrame | JudgmentTable | None, topics: Sequence[str] | None = None,
+def aligned_for(runs: Any, qrels: pd.DataFrame | JudgmentTable | None, topics: Sequence[str] | None = None,
                  ties: str = "trec_eval") -> AlignedRuns:
     """Align runs to qrels (or to nothing; or a :class:`JudgmentTable`, which needs no pandas) with a
     table row for every retrieved document; the topics are those the runs answer unless given.  Run files (a directory, a file or a list of them) go
@@ -120,14 +120,14 @@ class _Contributions:
     candidate: np.ndarray   # (J,) bool: retrieved by at least one pool run
 
 
-def _contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
+def cached_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
     """Built once per (alignment, p, pool runs) and kept in the alignment's cache, so that several
     selectors (methods) on one alignment share it."""
     key = ("selection-contributions", float(p), pool_mask.tobytes())
     return aligned.cached(key, lambda: _build_contributions(aligned, p, pool_mask))
 
 
-def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def positions_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The positions of ``aligned`` grouped by table row: ``(ptr, seg, pos)`` with row ``j``'s entries
     at ``ptr[j]:ptr[j+1]``, segments ascending within a row (i.e. run order, the topic being fixed),
     and each entry's segment and 0-based rank.  Independent of ``p`` and of the pool runs; kept in the
@@ -199,7 +199,7 @@ class _RowGrouping:
 def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
     n_seg = aligned.n_segments
     J = len(aligned.table)
-    ptr, segs, pos = _by_row(aligned)
+    ptr, segs, pos = positions_by_row(aligned)
     # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
     vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
     # the run of each entry from a table over segments (a lookup is cheaper than 10^6+ divisions)
