@@ -267,11 +267,12 @@ def test_no_import_cycle_between_modules():
 
 
 def test_no_import_cycle_between_subpackages():
-    """Subpackages of one layer may import each other, but never both ways (type-only imports count)."""
+    """Subpackages of one layer may import each other, but never both ways (type-only imports count;
+    the top-level package, the lazy face of them all, is left out)."""
     graph: dict[str, dict[str, int]] = {}
     for module, deps in _graph(typing=True).items():
         for dep, line in deps.items():
-            if _subpackage(dep) != _subpackage(module):
+            if "" != _subpackage(dep) != _subpackage(module) != "":
                 graph.setdefault(_subpackage(module), {}).setdefault(_subpackage(dep), line)
     parts = _cycles(graph)
     assert not parts, f"subpackages importing each other: {parts}"
