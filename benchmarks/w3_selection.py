@@ -68,11 +68,11 @@ def ours(methods: tuple = METHODS) -> dict:
     from pyterrier_noise.engine import JudgmentTable
     from pyterrier_noise.io import read_arrow_qrels
     from pyterrier_noise.selection import JudgmentSelector
-    from pyterrier_noise.selection.contributions import _aligned_for
+    from pyterrier_noise.selection.contributions import aligned_for
     t0 = time.perf_counter()
     qrels = JudgmentTable.from_arrays(*read_arrow_qrels(DATA / "qrels-rnd1.txt"))
     t1 = time.perf_counter()
-    aligned = _aligned_for(reading, qrels)
+    aligned = aligned_for(reading, qrels)
     reading.forget()
     t2 = time.perf_counter()
     # the reading overlaps the imports and the qrels: "read and align runs" is what is left of it

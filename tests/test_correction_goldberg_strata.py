@@ -28,7 +28,7 @@ from pyterrier_noise._warnings import CorrectionWarning
 from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, corrected_from_mass
 from pyterrier_noise.correction.design import post_stratify
 from pyterrier_noise.correction.estimates import (calibration_bootstrap_var, corrected_from_strata,
-                                                  _calibration_terms)
+                                                  calibration_terms)
 from pyterrier_noise.correction.estimators import goldberg_strata_fit, measure_gains
 from pyterrier_noise.correction.judge_fit import rank_strata
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
@@ -274,7 +274,7 @@ def test_cheap_experiment_passes_the_rank_bins():
 def test_parametric_bootstrap_matches_the_delta_method_with_large_calibrations():
     """Goldberg et al.'s Alg 1 and their Eq 7 agree to first order: with 20,000 pairs per grade the
     bootstrap calibration variance (4,000 draws, seed 0) is within 5% of the delta-method terms
-    (computed here by ``_calibration_terms``, the graded Eq 7) for two strata."""
+    (computed here by ``calibration_terms``, the graded Eq 7) for two strata."""
     counts = np.stack([J_TOP, J_DEEP]) * 20_000.0
     v = np.array([0.0, 1.0, 2.0])
     mass_mean = np.array([[[0.3, 0.4, 0.3], [0.5, 0.3, 0.2]], [[0.1, 0.2, 0.1], [0.2, 0.1, 0.0]]])   # (2 runs, 2 strata, L)
@@ -282,7 +282,7 @@ def test_parametric_bootstrap_matches_the_delta_method_with_large_calibrations()
     J = counts / counts.sum(axis=-1, keepdims=True)
     w = np.linalg.solve(J, v[None, :, None].repeat(2, 0))[..., 0]                    # (S, L)
     mu = np.linalg.solve(np.swapaxes(J, -1, -2), mass_mean[..., None])[..., 0]          # (runs, S, L)
-    delta = _calibration_terms(J, counts.sum(axis=-1), mu[..., :, None] * w[:, None, :]).sum(axis=(-2, -1))
+    delta = calibration_terms(J, counts.sum(axis=-1), mu[..., :, None] * w[:, None, :]).sum(axis=(-2, -1))
     np.testing.assert_allclose(boot, delta, rtol=0.05)
 
 

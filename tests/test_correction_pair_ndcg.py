@@ -182,7 +182,7 @@ def test_pooled_variance_brute_force():
     est = study.estimate(cheap, gold[smp.rows], smp, methods=("ppi",))[NDCG3]
     parts = _Parts(study, NDCG3, cheap, gold[smp.rows], smp)
     _, _, point = parts.influence(1.0)
-    D = study._D_ratio[NDCG3].toarray()
+    D = study.D_ratio[NDCG3].toarray()
     topic = study.row_topic
     G = parts.G
     r = np.zeros((len(smp), G + 1))

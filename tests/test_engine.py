@@ -343,11 +343,11 @@ def _write_runs(runs: dict, d, sep: str = " ") -> None:
 
 
 def test_unique_inverse_equals_numpy_on_both_paths():
-    from pyterrier_noise.engine.align import _unique_inverse
+    from pyterrier_noise.engine.keys import unique_inverse
     rng = np.random.default_rng(3)
     for key_range, n in ((50, 1000), (10 ** 9, 1000), (1 << 20, 0)):   # dense, sort-based, empty
         keys = rng.integers(0, key_range, n)
-        uniq, inv = _unique_inverse(keys, key_range)
+        uniq, inv = unique_inverse(keys, key_range)
         ref_u, ref_i = np.unique(keys, return_inverse=True)
         np.testing.assert_array_equal(uniq, ref_u)
         np.testing.assert_array_equal(inv, ref_i.reshape(-1))

@@ -1,7 +1,8 @@
 """The house rules of LAYOUT.md, checked on the package's own source (AST), and the public API.
 
-One concern per module (no module over 800 lines), no import cycle, no private name imported across
-subpackages, argparse and printing only in ``cli/``, no global matplotlib or warnings state changed
+One concern per module (no module over 800 lines), LAYOUT.md's layers and no import cycle at any level
+(function-local imports included), no private name imported or private attribute read across
+modules, argparse and printing only in ``cli/``, no global matplotlib or warnings state changed
 by library code, a lazy top-level package whose public names all resolve (also at ``pt.noise``).
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Iterable
 
 import pytest
 
@@ -20,7 +22,44 @@ import pyterrier_noise as pn
 PKG = Path(pn.__file__).resolve().parent
 MODULES = sorted(p for p in PKG.rglob("*.py"))
 MAX_LINES = 800
-SHARED_HELPERS = {"_validation", "_warnings", "_progress", "_plot"}
+
+# The layers of LAYOUT.md, from the bottom: a module imports only from its own layer or a lower one.
+# The top-level private helpers sit at the bottom (they import nothing of the package but each other);
+# synthetic.py makes collections from the standard library and numpy alone, a source of data like io.
+# Subpackages of one layer may import each other, as long as the subpackages' import graph stays a DAG
+# (test_no_import_cycle_between_subpackages).  The top-level package is the lazy face of every layer.
+LAYERS = (
+    ("_vocab", "_validation", "_warnings", "_lazy", "_progress", "_plot", "_output", "_arrow", "_pool"),
+    ("io", "synthetic"),
+    ("engine",),
+    ("measures", "stats"),
+    ("judges", "ties"),
+    ("experiments", "selection", "correction", "crowd"),
+    ("report", "web", "reproduce"),
+    ("cli", "__main__"),
+)
+LAYER = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+
+# Work under way elsewhere, to be emptied when it lands: (module, private name) it still imports or
+# reads.  The judging session parts into a store and a loop, the selector's queue becomes a component
+# it owns, robustness_experiment parts into steps:
+AWAITING_SESSION_SPLIT = {
+    ("selection/selector.py", "_QueueWeights"), ("selection/session.py", "_replay"),
+    *(("selection/session.py", n) for n in (
+        "_FORMAT", "_SCHEMA", "_check_selector_settings", "_fingerprint_canonical", "_normalise_config", "_now",
+        "_pack_aligned", "_pack_qrels", "_pack_runs", "_unpack_aligned", "_unpack_qrels", "_unpack_run_columns",
+        "_unpack_runs")),
+    ("experiments/robustness.py", "_baseline_index"), ("experiments/robustness.py", "_start"),
+    ("experiments/robustness.py", "_finish"),
+}
+# the seed is checked once, in _validation.py:
+AWAITING_ONE_SEED_CHECK = {("judges/base.py", "_check_seed"), ("judges/disagreement.py", "_check_seed"),
+                           ("judges/sampling.py", "_check_seed")}
+FOR_NOW = AWAITING_SESSION_SPLIT | AWAITING_ONE_SEED_CHECK
+# private names of other libraries, used where they have no public form
+FOREIGN_PRIVATE = {"_actions", "_SubParsersAction", "_HelpAction", "_VersionAction",    # argparse's parser tree
+                   "_qrels_dlc",                                                        # ir_datasets' qrels file
+                   "_replace", "_asdict", "_fields", "_make", "_getframe", "_exit"}    # namedtuple, sys, os
 
 
 def _dotted(path: Path) -> str:
@@ -31,9 +70,16 @@ def _dotted(path: Path) -> str:
     return ".".join(parts)
 
 
+KNOWN = {_dotted(p) for p in MODULES}
+
+
 def _subpackage(dotted: str) -> str:
     parts = dotted.split(".")
     return parts[1] if len(parts) > 1 else ""
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 def _resolve(module: str, is_package: bool, level: int, name: str | None) -> str:
@@ -43,19 +89,86 @@ def _resolve(module: str, is_package: bool, level: int, name: str | None) -> str
     return ".".join(base + ([name] if name else []))
 
 
-def _imports(path: Path, top_level_only: bool):
-    """(target module, imported names, line) of every package-internal import of one file."""
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:``: read by type checkers, never run."""
+    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body for n in ast.walk(stmt)}
+
+
+def _imports(path: Path, typing: bool = True):
+    """(target module, imported names, line) of every package-internal import of one file, at module
+    level and inside functions alike (a lazy import is still a dependency); with ``typing`` also those
+    under ``if TYPE_CHECKING:``."""
     tree = ast.parse(path.read_text())
     me, is_pkg = _dotted(path), path.name == "__init__.py"
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
-    for node in nodes:
-        if isinstance(node, ast.If) and top_level_only:   # `if TYPE_CHECKING:` blocks are not imports at run time
+    skip = set() if typing else _type_checking_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
             continue
         if isinstance(node, ast.ImportFrom) and node.level > 0:
-            target = _resolve(me, is_pkg, node.level, node.module)
-            yield target, [a.name for a in node.names], node.lineno
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pyterrier_noise"):
+            yield _resolve(me, is_pkg, node.level, node.module), [a.name for a in node.names], node.lineno
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pyterrier_noise":
             yield node.module, [a.name for a in node.names], node.lineno
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "pyterrier_noise":
+                    yield alias.name, [], node.lineno
+
+
+def _imported_modules(target: str, names: list[str]) -> list[tuple[str, list[str]]]:
+    """``from target import names`` as (module, names taken from it): ``from pkg import mod`` imports the
+    module ``pkg.mod``, ``from mod import f`` takes ``f`` from ``mod``."""
+    mods = [(f"{target}.{n}", []) for n in names if f"{target}.{n}" in KNOWN]
+    rest = [n for n in names if f"{target}.{n}" not in KNOWN]
+    return mods + ([(target, rest)] if rest or not names else [])
+
+
+def _graph(typing: bool = True) -> dict[str, dict[str, int]]:
+    """module -> {imported module: line}.  A module importing its own package (``from . import x``: the
+    package is loaded before its modules anyway) is not an edge."""
+    graph: dict[str, dict[str, int]] = {}
+    for path in MODULES:
+        me = _dotted(path)
+        deps = graph.setdefault(me, {})
+        for target, names, line in _imports(path, typing):
+            for module, _ in _imported_modules(target, names):
+                if module in KNOWN and module != me and not me.startswith(module + "."):
+                    deps.setdefault(module, line)
+    return graph
+
+
+def _cycles(graph: dict[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected parts of more than one node (Tarjan): each holds at least one cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    parts: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while not part or part[-1] != v:
+                part.append(stack.pop())
+            if len(part) > 1:
+                parts.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return parts
+
+
+def _cycle_report(parts: list[list[str]], graph: dict[str, dict[str, int]]) -> list[str]:
+    return ["  " + "; ".join(f"{a} -> {b} (line {line})" for a in part for b, line in graph[a].items() if b in part)
+            for part in parts]
 
 
 def test_no_module_over_the_size_limit():
@@ -63,56 +176,113 @@ def test_no_module_over_the_size_limit():
     assert not long, f"modules over {MAX_LINES} lines (one concern per module): {long}"
 
 
-def test_no_private_name_crosses_a_subpackage():
+def _helper_of(me: str, module: str) -> bool | None:
+    """None if ``module`` is public; else whether it is a private helper module ``me`` may use: one of its
+    own package (or of a package above it: the top-level helpers serve every subpackage)."""
+    parts = module.split(".")
+    first = next((k for k, part in enumerate(parts) if _private(part)), None)
+    if first is None:
+        return None
+    home = ".".join(parts[:first])
+    return me == home or me.startswith(home + ".")
+
+
+def test_no_private_name_imported_from_another_module():
+    """A ``_name`` is private to its module: no other module imports it, unless it comes from a private
+    helper module (``_common.py``, ``_validation.py``) of the importer's own package, and no module
+    imports another package's private helper module."""
     bad = []
     for path in MODULES:
-        me = _subpackage(_dotted(path))
-        for target, names, line in _imports(path, top_level_only=False):
-            there = _subpackage(target)
-            if there in SHARED_HELPERS or there == me:
+        me, rel = _dotted(path), str(path.relative_to(PKG))
+        for target, names, line in _imports(path):
+            for module, taken in _imported_modules(target, names):
+                own = _helper_of(me, module)
+                private = [n for n in taken if _private(n) and (rel, n) not in FOR_NOW]
+                if own is False:
+                    bad.append(f"{rel}:{line} imports the private module {module}")
+                elif own is None and private:
+                    bad.append(f"{rel}:{line} imports {private} from {module}")
+    assert not bad, "\n".join(bad)
+
+
+def _own_attributes(tree: ast.AST) -> set[str]:
+    """Private attribute names a module defines on its classes: methods and class attributes, names in
+    ``__slots__``, and ``self._x`` / ``cls._x`` assigned in a method."""
+    own: set[str] = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                own.add(stmt.name)
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+                stmt, ast.AnnAssign) else []
+            own |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if isinstance(stmt, ast.Assign) and any(getattr(t, "id", "") == "__slots__" for t in stmt.targets):
+                own |= {c.value for c in ast.walk(stmt.value) if isinstance(c, ast.Constant)
+                        and isinstance(c.value, str)}
+        for node in ast.walk(cls):
+            targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
+                       if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+            own |= {a.attr for t in targets for a in ast.walk(t) if isinstance(a, ast.Attribute)
+                    and isinstance(a.value, ast.Name) and a.value.id in ("self", "cls")}
+    return own
+
+
+def test_no_private_attribute_read_across_modules():
+    """``obj._x`` only where ``_x`` belongs: on ``self``, ``cls`` or ``super()``, or a private attribute
+    that a class of the same module defines (another instance of it, a class attribute).  Another
+    module's object is read through a public accessor (as private imports are forbidden)."""
+    bad = []
+    for path in MODULES:
+        rel = str(path.relative_to(PKG))
+        tree = ast.parse(path.read_text())
+        own = _own_attributes(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or not _private(node.attr) or node.attr in own:
                 continue
-            if target == "pyterrier_noise" and set(names) <= SHARED_HELPERS | {"__version__"}:
+            v = node.value
+            if (isinstance(v, ast.Name) and v.id in ("self", "cls")) or (
+                    isinstance(v, ast.Call) and getattr(v.func, "id", "") == "super"):
                 continue
-            private = [n for n in names if n.startswith("_") and n != "__version__"]
-            private += [target] if any(part.startswith("_") for part in target.split(".")[2:]) else []
-            if private:
-                bad.append(f"{path.relative_to(PKG)}:{line} imports {private} from {target}")
+            if node.attr in FOREIGN_PRIVATE or (rel, node.attr) in FOR_NOW:
+                continue
+            bad.append(f"{rel}:{node.lineno} reads {ast.unparse(node)}")
     assert not bad, "\n".join(bad)
 
 
 def test_no_import_cycle_between_modules():
-    """Module-level imports form a DAG (imports inside functions are allowed to be lazy)."""
-    graph: dict[str, set[str]] = {}
-    known = {_dotted(p) for p in MODULES}
-    for path in MODULES:
-        me = _dotted(path)
-        deps = graph.setdefault(me, set())
-        for target, names, _ in _imports(path, top_level_only=True):
-            for cand in [f"{target}.{n}" for n in names] + [target]:
-                if cand in known and cand != me:
-                    deps.add(cand)
-                    break
-    # a package's __init__ importing its own modules is the face of the package, not a cycle
-    seen, stack, cycles = set(), [], []
+    """The modules' import graph is a DAG: imports inside functions count (a lazy import that closes a
+    cycle only hides it); imports under ``if TYPE_CHECKING:`` never run and do not."""
+    graph = _graph(typing=False)
+    parts = list(_cycles(graph))
+    assert not parts, "import cycles:\n" + "\n".join(_cycle_report(parts, graph))
 
-    def visit(node):
-        if node in stack:
-            cycles.append(stack[stack.index(node):] + [node])
-            return
-        if node in seen:
-            return
-        seen.add(node)
-        stack.append(node)
-        for d in graph.get(node, ()):
-            if node.startswith(d + ".") :       # a module importing its own package's __init__
-                continue
-            visit(d)
-        stack.pop()
 
-    for n in sorted(graph):
-        visit(n)
-    real = [c for c in cycles if not all(x.endswith("__init__") for x in c)]
-    assert not real, f"import cycles: {real}"
+def test_no_import_cycle_between_subpackages():
+    """Subpackages of one layer may import each other, but never both ways (type-only imports count;
+    the top-level package, the lazy face of them all, is left out)."""
+    graph: dict[str, dict[str, int]] = {}
+    for module, deps in _graph(typing=True).items():
+        for dep, line in deps.items():
+            if "" != _subpackage(dep) != _subpackage(module) != "":
+                graph.setdefault(_subpackage(module), {}).setdefault(_subpackage(dep), line)
+    parts = _cycles(graph)
+    assert not parts, f"subpackages importing each other: {parts}"
+
+
+def test_each_layer_imports_only_its_own_or_lower():
+    """LAYOUT.md's layers, type-only imports included: the report imports the capabilities, never the
+    other way round; the engine knows no measure, the judges no experiment."""
+    assert {_subpackage(m) for m in KNOWN} - {""} <= set(LAYER), "a module outside LAYERS: place it"
+    bad = []
+    for module, deps in sorted(_graph(typing=True).items()):
+        me = _subpackage(module)
+        if not me:                 # the top-level package: the lazy face of every layer
+            continue
+        for dep, line in deps.items():
+            there = _subpackage(dep)
+            if there and LAYER[there] > LAYER[me]:
+                bad.append(f"{module}:{line} imports {dep} (layer {LAYER[there]} above {LAYER[me]})")
+    assert not bad, "\n".join(bad)
 
 
 def _calls(tree: ast.AST):

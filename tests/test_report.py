@@ -191,21 +191,23 @@ def test_select_and_ties_write_reports(small_files, tmp_path):
 
 
 def test_result_objects_write_reports(tmp_path):
+    """The report takes the results of the capabilities (they do not know the report)."""
     from pyterrier_noise.experiments import robustness_experiment
     from pyterrier_noise.judges import RandomFlips
+    from pyterrier_noise.report import build_report
     from pyterrier_noise.selection import simulate
     from pyterrier_noise.synthetic import make_collection
     from pyterrier_noise.ties import tie_stats
     c = make_collection(n_topics=6, n_systems=5, seed=2)
     res = robustness_experiment(c.runs, None, c.qrels, ["AP"], RandomFlips(tpr=0.9, fpr=0.1), n_replicates=4)
-    path = res.report(tmp_path)
+    path = build_report("robustness", robustness=res).write(tmp_path)
     assert path == tmp_path / "report.html" and "rank-intervals-ap" in path.read_text()
     sim = simulate(c.runs, c.qrels, method="A", checkpoints=[50, 100])
-    page = sim.report(tmp_path / "sim.html").read_text()
+    page = build_report("simulation", selection=sim).write(tmp_path / "sim.html").read_text()
     assert "Method A" in page and "selection-ranges" in page
     from pyterrier_noise.ties import TieBanding
     runs = pd.concat([TieBanding(2)(r).assign(name=n) for n, r in c.runs.items()], ignore_index=True)
-    page = tie_stats(runs).report(tmp_path / "ties.html").read_text()
+    page = build_report("ties", tie_stats=tie_stats(runs)).write(tmp_path / "ties.html").read_text()
     assert "tie-shares" in page
 
 

@@ -116,9 +116,9 @@ def test_the_stored_alignment_round_trips(coll):
     # the blob keeps the positions grouped by table row; unpacking scatters them back into segment
     # order: the same arrays as the alignment that was stored, and the same contributions
     import numpy as np
-    from pyterrier_noise.selection.contributions import _aligned_for, _contributions
+    from pyterrier_noise.selection.contributions import aligned_for, cached_contributions
     from pyterrier_noise.selection.store import _pack_aligned, _unpack_aligned
-    a = _aligned_for(coll.runs, coll.true_qrels.iloc[::3])
+    a = aligned_for(coll.runs, coll.true_qrels.iloc[::3])
     b = _unpack_aligned(_pack_aligned(a))
     for name in ("seg_len", "seg_start", "pos", "jidx", "group_start", "group_end"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
@@ -126,7 +126,7 @@ def test_the_stored_alignment_round_trips(coll):
     import pandas as pd
     pd.testing.assert_frame_equal(a.table.frame, b.table.frame, check_dtype=False)   # str vs object columns
     mask = np.ones(a.n_runs, dtype=bool)
-    ca, cb = _contributions(a, 0.8, mask), _contributions(b, 0.8, mask)
+    ca, cb = cached_contributions(a, 0.8, mask), cached_contributions(b, 0.8, mask)
     for name in ("all_ptr", "all_seg", "all_run", "all_c", "all_pos", "candidate"):
         assert np.array_equal(getattr(ca, name), getattr(cb, name)), name
 

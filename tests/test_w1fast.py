@@ -11,14 +11,14 @@ import pyarrow as pa
 import pytest
 
 from pyterrier_noise.engine import AlignedRuns, JudgmentTable, MeasureSpec
-from pyterrier_noise.engine.align import _doc_vocabulary
+from pyterrier_noise.engine.keys import doc_vocabulary
 from pyterrier_noise.io import run_file_columns
 
 
 def _vocab(duniq, jdoc):
     """(code of each run docno, code of each judged docno, vocabulary in code order); the codes
     of the judged-only docnos are reached through the judged codes (their slots may differ)."""
-    rank_of, jcode, docnos = _doc_vocabulary(duniq, np.asarray(jdoc, dtype=object))
+    rank_of, jcode, docnos = doc_vocabulary(duniq, np.asarray(jdoc, dtype=object))
     return rank_of[:len(duniq)], jcode, docnos()
 
 

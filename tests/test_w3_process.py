@@ -21,7 +21,7 @@ from pyterrier_noise.engine import AlignedRuns, JudgmentTable
 from pyterrier_noise.io import read_arrow_qrels, write_trec_qrels, write_trec_run
 from pyterrier_noise.io import reader as io_reader
 from pyterrier_noise.selection import JudgmentSelector
-from pyterrier_noise.selection.contributions import _by_row
+from pyterrier_noise.selection.contributions import positions_by_row
 
 
 def _files(tmp_path, seed: int):
@@ -140,20 +140,20 @@ def test_rows_grouped_per_topic_equal_the_stable_argsort(n_docs, big):
     qrels = pd.DataFrame({"qid": ["q1", "q3"], "docno": ["d1", "d2"], "label": [1, 0]})
     aligned = AlignedRuns.build(frames, qrels, include_unjudged=True, topics=["q1", "q2", "q3", "q4"],
                                 on_topic_mismatch="ignore")
-    got = _by_row(aligned)
+    got = positions_by_row(aligned)
     want = _grouping_brute_force(aligned)
     for g, w in zip(got, want):
         assert np.array_equal(g, w)
 
 
 def test_rows_grouped_on_trec_covid_equal_the_stable_argsort(covid):
-    from pyterrier_noise.selection.contributions import _aligned_for
+    from pyterrier_noise.selection.contributions import aligned_for
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoercionWarning)     # one run's 0-based ranks
         qrels = JudgmentTable.from_arrays(*read_arrow_qrels(covid / "qrels-rnd1.txt"))
-        aligned = _aligned_for(covid / "runs", qrels)
+        aligned = aligned_for(covid / "runs", qrels)
     assert aligned.n_topics == 30 and len(aligned.jidx) > 100_000   # the threaded path
-    for g, w in zip(_by_row(aligned), _grouping_brute_force(aligned)):
+    for g, w in zip(positions_by_row(aligned), _grouping_brute_force(aligned)):
         assert np.array_equal(g, w)
 
 

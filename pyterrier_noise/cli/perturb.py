@@ -103,7 +103,7 @@ def check_model_options(args: argparse.Namespace) -> None:
                          "probabilities); remove it, or give --weighting relative")
 
 
-def _model_from_args(args: argparse.Namespace) -> Any:
+def model_from_args(args: argparse.Namespace) -> Any:
     """The judge-error model (a :class:`~pyterrier_noise.judges.JudgmentPerturbation`) the options ask for."""
     from .._validation import InputError
     from ..judges import (JUDGES, ConfusionJudge, FlipRateModel, MetarankLogisticModel, PoolDepthReduction,
@@ -171,7 +171,7 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
     judged = len(read_qrels(args.qrels))
     check_memory(f"--replicates {n:,}", 2 * 8 * judged * n,
                  f"{judged:,} judgments x {n:,} replicates, a label and a code of 8 bytes each")
-    model = _model_from_args(args)
+    model = model_from_args(args)
     reps = model.replicates(args.qrels, n, start=args.start)
     out = Path(args.out)
     with directory.staging() as stage:

@@ -62,7 +62,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     from .._validation import InputError, check_int
     from ..experiments import robustness_experiment
     from ..io import read_qrels, read_runs, run_file_arguments, run_name
-    from .perturb import _model_from_args, check_model_options
+    from .perturb import model_from_args, check_model_options
 
     check_model_options(args)
     directory = OutputDirectory(args.out, "robustness", force=args.force)
@@ -88,7 +88,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     margs.ties = args.ties or "trec_eval"
     if margs.runs is None:
         margs.runs = runs
-    model = _model_from_args(margs)
+    model = model_from_args(margs)
     n = check_int("--replicates", args.replicates, 1)
     from .._validation import check_memory
     topics = qrels["qid"].nunique()

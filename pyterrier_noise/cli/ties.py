@@ -135,9 +135,8 @@ def _cmd_ties(args: argparse.Namespace) -> int:
     if args.report:
         from ..report import build_report
         from ..report.words import command_line
-        from ..report.sections import write
         page = build_report(f"Ties in {len(ts.runs)} runs ({args.precision})", tie_stats=ts, command=command_line(getattr(args, "argv", None)))
-        written = write(page, args.report)
+        written = page.write(args.report)
         print(f"Report: {written} (open it in a browser; it works offline)", file=sys.stderr)
     table = {"summary": ts.summary.rename_axis("kind").reset_index(), "runs": ts.runs, "topics": ts.topics,
              "sizes": ts.group_sizes}[args.level]

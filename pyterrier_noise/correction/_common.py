@@ -1,16 +1,21 @@
 """Helpers shared by the correction modules: warnings that point at the user's call, the normal
-quantiles of the intervals and tests, and the deprecated keyword of the replicate count."""
+quantiles of the intervals and tests, the deprecated keyword of the replicate count, and the gain
+of each label for a measure."""
 from __future__ import annotations
 
 import sys
 import warnings
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 from scipy import stats
 
 from .._validation import announce, check_choice, check_int
 from .._warnings import CorrectionWarning, deprecated
+from ..engine import gains
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..engine import MeasureSpec
 
 SeedLike = Union[int, np.random.Generator, None]
 
@@ -82,3 +87,11 @@ def _p_value(z: float, alternative: str) -> float:
     if alternative == "greater":
         return float(stats.norm.sf(z))
     return float(stats.norm.cdf(z))
+
+
+def measure_gains(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
+    """The engine's gain of each label for a measure (graded for DCG / nDCG, else ``label >= rel``)."""
+    labels = np.asarray(labels, dtype=np.float64)
+    if spec.family in ("DCG", "nDCG"):
+        return np.where(np.isnan(labels), 0.0, np.maximum(labels, 0.0))
+    return gains(labels, spec)

@@ -57,7 +57,8 @@ from scipy import sparse
 
 from .._validation import InputError
 from ..engine import MeasureSpec
-from ._common import _warn
+from ._common import _warn, measure_gains
+from ._pooled import _residual_moments, _stratum_cross_moments, _unbiased_mean_products
 from .design import GoldSample
 from .ratio import linearised_methods
 
@@ -128,7 +129,6 @@ class _APParts:
 
     def __init__(self, study: "CheapStudy", spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray,
                  sample: GoldSample, calibrate: bool = True) -> None:
-        from .estimators import measure_gains
         R, T = study.n_runs, study.n_topics
         rows, pi = sample.rows, np.asarray(sample.pi, dtype=np.float64)
         if gold.shape != rows.shape:
@@ -216,7 +216,6 @@ def _pooled_ap_quadratics(parts: _APParts, point: dict, sample: GoldSample, stud
     degrees of freedom: the linear measures' model (Cochran 1977, Eq 5.6) with two known weights per
     pair, ``a_y`` for its gold label and ``a_f`` for its prediction, independent within a stratum of the
     (gold, prediction) pair, whose moments are pooled over the stratum's sampled pairs."""
-    from .estimators import _residual_moments, _stratum_cross_moments, _unbiased_mean_products
     Ay, Af, s_all = point["Ay"], point["Af"], sample.stratum_all
     R, i, j = parts.R, study.i, study.j
     H = int(s_all.max()) + 1

@@ -252,11 +252,29 @@ class JudgeCalibration:
         return pd.Series(self._n_gold, index=pd.Index(self._labels, name="gold"), name="n")
 
     @property
+    def J(self) -> np.ndarray:  # noqa: N802
+        """:attr:`matrix` as an ``(L, L)`` array (rows: gold label, columns: bronze label); not to be
+        modified."""
+        return self._J
+
+    @property
+    def J_inv(self) -> np.ndarray:  # noqa: N802
+        """The inverse of :attr:`J`, which turns bronze-label masses into gold-label ones (Goldberg
+        et al. 2017, Eq 14); not to be modified."""
+        return self._Jinv
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the labels are numbers (then they are their own gains by default)."""
+        return self._numeric
+
+    @property
     def n_pairs(self) -> int:
         """Total number of calibration pairs."""
         return int(self._counts.sum())
 
-    def _require_binary(self, what: str) -> None:
+    def require_binary(self, what: str) -> None:
+        """Raise an :class:`InputError` naming ``what`` unless the calibration is binary."""
         if self.n_labels != 2:
             raise InputError(f"{what} is defined for binary calibrations only; this one has "
                              f"{self.n_labels} labels {self._labels}")
@@ -264,13 +282,13 @@ class JudgeCalibration:
     @property
     def tpr(self) -> float:
         """``m_JR = P(bronze relevant | gold relevant)`` (binary only; Goldberg et al. 2017, Table 1)."""
-        self._require_binary("tpr")
+        self.require_binary("tpr")
         return float(self._J[1, 1])
 
     @property
     def tnr(self) -> float:
         """``m_JN = P(bronze non-relevant | gold non-relevant)`` (binary only)."""
-        self._require_binary("tnr")
+        self.require_binary("tnr")
         return float(self._J[0, 0])
 
     @property
@@ -378,9 +396,7 @@ class JudgeCalibration:
         fresh entropy.
         """
         n_draws = check_int("n_draws", n_draws, 1)
-        return self._draw(n_draws, np.random.default_rng(seed))
-
-    def _draw(self, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+        rng = np.random.default_rng(seed)     # a Generator given as seed is used as it is
         draws = rng.multinomial(self._n_gold, self._J, size=(n_draws, self.n_labels))
         return draws / self._n_gold[:, None]
 
@@ -404,7 +420,9 @@ class JudgeCalibration:
         return other is self or (isinstance(other, JudgeCalibration) and other._labels == self._labels
                                  and np.array_equal(other._counts, self._counts))
 
-    def _check_usable(self) -> None:
+    def check_usable(self) -> None:
+        """Warn (:class:`CorrectionWarning`) when the bronze judge is too close to random, or worse
+        than random, for a correction to be reliable."""
         sd = self.sd_D
         ratio = abs(self.D) / sd if sd > 0 else float("inf")
         if ratio < _NEAR_RANDOM_Z:
@@ -420,7 +438,7 @@ class JudgeCalibration:
         return f"JudgeCalibration(counts gold -> bronze {{{body}}}, labels={self._labels}, D={self.D:.4f})"
 
 
-def _calibration_arg(calibration: Any) -> JudgeCalibration:
+def calibration_arg(calibration: Any) -> JudgeCalibration:
     if not isinstance(calibration, JudgeCalibration):
         raise InputError(f"calibration must be a JudgeCalibration (e.g. JudgeCalibration.from_pairs(...)), "
                          f"got {type(calibration).__name__}")

@@ -14,7 +14,7 @@ from scipy import stats
 
 from .._validation import InputError, check_choice, check_probability
 from ._common import SeedLike, _n_replicates, _p_value, _warn, _z
-from .estimates import SE_METHODS, CorrectedEstimate, _calibration_terms, _draw_thetas
+from .estimates import SE_METHODS, CorrectedEstimate, calibration_terms, draw_thetas
 
 __all__ = ["Comparison", "compare"]
 
@@ -92,24 +92,24 @@ def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
     if paired is True and not can_pair:
         raise InputError("paired=True needs per-query values of both systems over the same qids")
     paired_b = bool(can_pair if paired == "auto" else paired)
-    ddof = a._ddof
+    ddof = a.ddof
     diff = a.value - b.value
 
     if paired_b:
         order = a.per_query.index
         b_pos = b.per_query.index.get_indexer(order)
-        b_mass = b._mass[b_pos]
+        b_mass = b.mass[b_pos]
         pa, pb = a.per_query.to_numpy(), b.per_query.to_numpy()[b_pos]
         query_var = float(np.var(pa - pb, ddof=ddof) / len(pa))
     else:
-        b_mass = b._mass
+        b_mass = b.mass
         query_var = a.var_terms["query"] + b.var_terms["query"]
-    J = a.calibration._J
+    J = a.calibration.J
     if calibration == "shared":
-        mu_a = a.calibration._Jinv.T @ a._mass_mean
-        mu_b = b.calibration._Jinv.T @ b._mass_mean
+        mu_a = a.calibration.J_inv.T @ a.mass_mean
+        mu_b = b.calibration.J_inv.T @ b.mass_mean
         g = mu_a[:, None] * a.corrected_gains[None, :] - mu_b[:, None] * b.corrected_gains[None, :]
-        calib_var = float(_calibration_terms(J, a.calibration._n_gold.astype(np.float64), g).sum())
+        calib_var = float(calibration_terms(J, a.calibration.n_gold.to_numpy(np.float64), g).sum())
     else:
         calib_var = sum(v for k, v in a.var_terms.items() if k != "query") + \
             sum(v for k, v in b.var_terms.items() if k != "query")
@@ -119,8 +119,8 @@ def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
         rng = np.random.default_rng(seed)
         b_boot = b
         if paired_b:
-            b_boot = dataclasses.replace(b, _mass=b_mass)
-        (ta, tb), valid = _draw_thetas([a, b_boot], n_replicates, rng, shared=calibration == "shared",
+            b_boot = dataclasses.replace(b, mass=b_mass)
+        (ta, tb), valid = draw_thetas([a, b_boot], n_replicates, rng, shared=calibration == "shared",
                                        paired=paired_b)
         n_invalid = int((~valid).sum())
         if n_invalid:
@@ -140,10 +140,10 @@ def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
         naive_se = float(np.std(na - nb, ddof=1) / np.sqrt(len(na)))
         naive_stat, naive_df, naive_p, test = float(res.statistic), float(res.df), float(res.pvalue), "paired t"
     else:
-        va = a._naive_sd ** 2 / a.n_queries
-        vb = b._naive_sd ** 2 / b.n_queries
+        va = a.naive_sd ** 2 / a.n_queries
+        vb = b.naive_sd ** 2 / b.n_queries
         naive_se = float(np.sqrt(va + vb))
-        res = stats.ttest_ind_from_stats(a.naive_value, a._naive_sd, a.n_queries, b.naive_value, b._naive_sd,
+        res = stats.ttest_ind_from_stats(a.naive_value, a.naive_sd, a.n_queries, b.naive_value, b.naive_sd,
                                          b.n_queries, equal_var=False, alternative=alternative)
         # Welch-Satterthwaite df (the paper's Eq 9 text prints n_b - 1 twice: a typo, notes A3)
         naive_df = float((va + vb) ** 2 / (va ** 2 / (a.n_queries - 1) + vb ** 2 / (b.n_queries - 1))) \

@@ -19,8 +19,8 @@ import pandas as pd
 from .._validation import InputError, check_choice, check_int, check_probability
 from ..engine import MeasureSpec, position_weights, rbp_weights
 from ._common import _BOOT_CELLS, _SINGULAR_DET, SeedLike, _check_ddof, _n_replicates, _warn, _z
-from .calibration import JudgeCalibration, _calibration_arg
-from .ranked import _label_positions
+from .calibration import JudgeCalibration, calibration_arg
+from .ranked import label_positions
 
 __all__ = ["label_mass", "MassCorrection", "corrected_from_mass", "corrected_from_strata", "CorrectedEstimate",
            "corrected_metric", "corrected_precision", "corrected_dcg", "corrected_rbp"]
@@ -31,7 +31,7 @@ SE_METHODS = ("delta", "bootstrap")
 # ------------------------------------------------------------------------------------------------
 # array kernels (batched over leading axes: systems, simulations, bootstrap replicates)
 
-def _calibration_terms(J: np.ndarray, n_gold: np.ndarray, g: np.ndarray) -> np.ndarray:
+def calibration_terms(J: np.ndarray, n_gold: np.ndarray, g: np.ndarray) -> np.ndarray:
     """``Var_{b ~ J[j]}(g[j, b]) / n_j`` for each gold row ``j`` (multinomial row covariance).
 
     ``g[..., j, b]`` is the gradient of the estimate with respect to ``J[j, b]`` up to sign.
@@ -41,12 +41,12 @@ def _calibration_terms(J: np.ndarray, n_gold: np.ndarray, g: np.ndarray) -> np.n
     return np.maximum(var, 0.0) / n_gold
 
 
-def _mu(J: np.ndarray, mass_mean: np.ndarray) -> np.ndarray:
+def gold_mass(J: np.ndarray, mass_mean: np.ndarray) -> np.ndarray:
     """``mu = J^-T cbar``: the estimated gold-label mass (Eq 17 applied to the mean label mass)."""
     return np.linalg.solve(np.swapaxes(J, -1, -2), mass_mean[..., None])[..., 0]
 
 
-def _solve_w(J: np.ndarray, v: np.ndarray) -> np.ndarray:
+def corrected_weights(J: np.ndarray, v: np.ndarray) -> np.ndarray:
     vb = np.broadcast_to(v, J.shape[:-1])
     return np.linalg.solve(J, vb[..., None])[..., 0]
 
@@ -118,14 +118,14 @@ def corrected_from_mass(mass: Any, counts: Any, gains: Any, *, ddof: int = 1) ->
         raise InputError("every gold label needs at least one calibration pair (a row of counts sums to 0)")
     J = cnt / n_gold[..., None]
     try:
-        w = _solve_w(J, v)
-        mu = _mu(J, c.mean(axis=-2))
+        w = corrected_weights(J, v)
+        mu = gold_mass(J, c.mean(axis=-2))
     except np.linalg.LinAlgError:
         raise InputError("a calibration matrix in counts is singular: the corrected metric is undefined") from None
     per_query = np.einsum("...ql,...l->...q", c, w)
     value = per_query.mean(axis=-1)
     query_var = per_query.var(axis=-1, ddof=ddof) / n
-    calib = _calibration_terms(J, n_gold, mu[..., :, None] * w[..., None, :])
+    calib = calibration_terms(J, n_gold, mu[..., :, None] * w[..., None, :])
     se = np.sqrt(query_var + calib.sum(axis=-1))
     return MassCorrection(value, se, per_query, query_var, calib)
 
@@ -175,7 +175,7 @@ def calibration_bootstrap_var(mass_mean: Any, counts: Any, gains: Any, *, n_repl
     det_hat = np.sign(np.linalg.det(J))
     det = np.linalg.det(draws)
     valid = ((np.sign(det) == det_hat) & (np.abs(det) > _SINGULAR_DET)).all(axis=-1)          # (B,)
-    w = _solve_w(np.where(valid[:, None, None, None], draws, np.eye(J.shape[-1])), v)          # (B, S, L)
+    w = corrected_weights(np.where(valid[:, None, None, None], draws, np.eye(J.shape[-1])), v)          # (B, S, L)
     theta = np.einsum("...sl,bsl->...b", m, w[valid])
     return theta.var(axis=-1, ddof=1)
 
@@ -191,7 +191,11 @@ class CorrectedEstimate:
     ``naive_value`` / ``naive_se`` are the uncorrected (bronze) mean and ``s / sqrt(n)``.
     ``var_terms`` splits the delta-method variance into the query-sampling term and one
     calibration term per gold label.  ``per_query`` holds corrected per-topic values; they average
-    to ``value`` but individually are not confined to the metric's range.
+    to ``value`` but individually are not confined to the metric's range.  ``mass`` (topics x
+    labels, or None for a binary summary) and ``mass_mean`` are the bronze-label masses the
+    estimate comes from, ``naive_sd`` the standard deviation of the naive per-topic values and
+    ``ddof`` the degrees of freedom removed from the query variance: what
+    :func:`~pyterrier_noise.correction.compare` needs to compare two estimates.
     """
 
     measure: str
@@ -212,15 +216,15 @@ class CorrectedEstimate:
     n_invalid_replicates: int = 0
     alpha: float = 0.05
     gains: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    _mass: np.ndarray | None = field(default=None, repr=False)
-    _mass_mean: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
-    _naive_sd: float = field(default=float("nan"), repr=False)
-    _ddof: int = field(default=1, repr=False)
+    mass: np.ndarray | None = field(default=None, repr=False)
+    mass_mean: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    naive_sd: float = field(default=float("nan"), repr=False)
+    ddof: int = field(default=1, repr=False)
 
     @property
     def corrected_gains(self) -> np.ndarray:
         """``w = J^-1 v`` used for this estimate."""
-        return self.calibration._Jinv @ self.gains
+        return self.calibration.J_inv @ self.gains
 
     def to_series(self) -> pd.Series:
         """The scalar fields as a Series (handy for building tables)."""
@@ -246,8 +250,8 @@ def _topic_means(masses: list[np.ndarray], n_replicates: int, rng: np.random.Gen
 
 def _summary_means(est: CorrectedEstimate, n_replicates: int, rng: np.random.Generator) -> np.ndarray:
     """Topic-sampling draws for an estimate known only by its summary (binary; notes A11)."""
-    total = est._mass_mean.sum()
-    m = rng.normal(est.naive_value, est._naive_sd / np.sqrt(est.n_queries), size=n_replicates)
+    total = est.mass_mean.sum()
+    m = rng.normal(est.naive_value, est.naive_sd / np.sqrt(est.n_queries), size=n_replicates)
     return np.stack([total - m, m], axis=1)
 
 
@@ -259,7 +263,7 @@ def _valid_draws(J: np.ndarray, det_hat: float) -> tuple[np.ndarray, np.ndarray]
     return safe, valid
 
 
-def _draw_thetas(ests: list[CorrectedEstimate], n_replicates: int, rng: np.random.Generator,
+def draw_thetas(ests: list[CorrectedEstimate], n_replicates: int, rng: np.random.Generator,
                  shared: bool, paired: bool) -> tuple[list[np.ndarray], np.ndarray]:
     """Bootstrap replicates of each estimate: topics resampled, calibration redrawn (notes A5)."""
     cal_draws = []
@@ -267,23 +271,23 @@ def _draw_thetas(ests: list[CorrectedEstimate], n_replicates: int, rng: np.rando
         if shared and i > 0:
             cal_draws.append(cal_draws[0])
         else:
-            cal_draws.append(_valid_draws(est.calibration._draw(n_replicates, rng), est.calibration.D))
+            cal_draws.append(_valid_draws(est.calibration.sample_matrices(n_replicates, rng), est.calibration.D))
     if paired:
-        means = _topic_means([e._mass for e in ests], n_replicates, rng)
+        means = _topic_means([e.mass for e in ests], n_replicates, rng)
     else:
-        means = [(_topic_means([e._mass], n_replicates, rng)[0] if e._mass is not None
+        means = [(_topic_means([e.mass], n_replicates, rng)[0] if e.mass is not None
                   else _summary_means(e, n_replicates, rng))
                  for e in ests]
     valid = np.ones(n_replicates, dtype=bool)
     thetas = []
     for est, (J, ok), cbar in zip(ests, cal_draws, means):
-        w = _solve_w(J, est.gains)
+        w = corrected_weights(J, est.gains)
         thetas.append((cbar * w).sum(axis=1))
         valid &= ok
     return thetas, valid
 
 
-def _finish(measure: str, calibration: JudgeCalibration, v: np.ndarray, mass: np.ndarray | None,
+def finish_estimate(measure: str, calibration: JudgeCalibration, v: np.ndarray, mass: np.ndarray | None,
             qids: pd.Index | None, *, mass_mean: np.ndarray | None = None, naive_mean: float | None = None,
             naive_sd: float | None = None, n: int | None = None, se: str, n_replicates: int, seed: SeedLike,
             ddof: int, alpha: float) -> CorrectedEstimate:
@@ -291,9 +295,9 @@ def _finish(measure: str, calibration: JudgeCalibration, v: np.ndarray, mass: np
     check_choice("se", se, SE_METHODS)
     ddof = _check_ddof(ddof)
     alpha = check_probability("alpha", alpha)
-    calibration._check_usable()
-    J, n_gold = calibration._J, calibration._n_gold.astype(np.float64)
-    w = calibration._Jinv @ v
+    calibration.check_usable()
+    J, n_gold = calibration.J, calibration.n_gold.to_numpy(np.float64)
+    w = calibration.J_inv @ v
     per_query = naive_pq = None
     if mass is not None:
         n = mass.shape[0]
@@ -310,8 +314,8 @@ def _finish(measure: str, calibration: JudgeCalibration, v: np.ndarray, mass: np
     else:
         # binary summary: c_q = (S - M_q, M_q), so c_q . w = S w0 + M_q (w1 - w0)
         query_var = float((w[1] - w[0]) ** 2 * naive_sd ** 2 / n)
-    mu = calibration._Jinv.T @ mass_mean
-    calib = _calibration_terms(J, n_gold, mu[:, None] * w[None, :])
+    mu = calibration.J_inv.T @ mass_mean
+    calib = calibration_terms(J, n_gold, mu[:, None] * w[None, :])
     value = float(mass_mean @ w)
     delta_se = float(np.sqrt(query_var + calib.sum()))
     var_terms = {"query": query_var}
@@ -320,12 +324,12 @@ def _finish(measure: str, calibration: JudgeCalibration, v: np.ndarray, mass: np
         measure=measure, value=value, se=delta_se, ci_low=np.nan, ci_high=np.nan, se_method=se,
         naive_value=float(naive_mean), naive_se=float(naive_sd / np.sqrt(n)), n_queries=int(n),
         delta_se=delta_se, var_terms=var_terms, calibration=calibration, per_query=per_query,
-        naive_per_query=naive_pq, alpha=alpha, gains=v, _mass=mass, _mass_mean=mass_mean,
-        _naive_sd=float(naive_sd), _ddof=ddof)
+        naive_per_query=naive_pq, alpha=alpha, gains=v, mass=mass, mass_mean=mass_mean,
+        naive_sd=float(naive_sd), ddof=ddof)
     z = _z(alpha)
     if se == "bootstrap":
         rng = np.random.default_rng(seed)
-        (theta,), valid = _draw_thetas([est], n_replicates, rng, shared=False, paired=False)
+        (theta,), valid = draw_thetas([est], n_replicates, rng, shared=False, paired=False)
         est.n_invalid_replicates = int((~valid).sum())
         if est.n_invalid_replicates:
             _warn(f"{est.n_invalid_replicates} of {n_replicates} bootstrap draws of the calibration were singular or "
@@ -358,7 +362,7 @@ def _estimate(measure: str, calibration: JudgeCalibration, idx: np.ndarray, qids
     """Label mass = rank weights x one-hot label matrix, then the corrected estimate."""
     v = calibration.gain_vector(gains)
     mass = label_mass(idx, discount, calibration.n_labels)
-    return _finish(measure, calibration, v, mass, qids, **options)
+    return finish_estimate(measure, calibration, v, mass, qids, **options)
 
 
 def corrected_metric(run: Any, qrels: Any = None, *, calibration: JudgeCalibration, discount: Any,
@@ -389,11 +393,11 @@ def corrected_metric(run: Any, qrels: Any = None, *, calibration: JudgeCalibrati
     ``n_boot`` is a deprecated alias of ``n_replicates``.
     """
     n_replicates = _n_replicates(n_replicates, deprecated)
-    calibration = _calibration_arg(calibration)
+    calibration = calibration_arg(calibration)
     d = np.asarray(discount, dtype=np.float64)
     if d.ndim != 1 or d.size == 0 or not np.isfinite(d).all():
         raise InputError(f"discount must be a non-empty 1-d array of finite rank weights, got shape {d.shape}")
-    idx, qids = _label_positions(run, qrels, calibration, d.size, unjudged)
+    idx, qids = label_positions(run, qrels, calibration, d.size, unjudged)
     return _estimate(measure, calibration, idx, qids, d, gains, se=se, n_replicates=n_replicates, seed=seed,
                      ddof=ddof, alpha=alpha)
 
@@ -401,7 +405,7 @@ def corrected_metric(run: Any, qrels: Any = None, *, calibration: JudgeCalibrati
 def _threshold_gains(calibration: JudgeCalibration, gains: Any, rel: Any) -> Any:
     if gains is not None:
         return gains
-    if not calibration._numeric:
+    if not calibration.numeric:
         raise InputError(f"labels {calibration.labels} are not numbers: pass gains (a mapping label -> gain)")
     try:
         r = float(rel)
@@ -423,8 +427,8 @@ def corrected_precision(run: Any, qrels: Any = None, *, calibration: JudgeCalibr
     """
     n_replicates = _n_replicates(n_replicates, deprecated)
     cutoff = check_int("k", k, 1)
-    calibration = _calibration_arg(calibration)
-    idx, qids = _label_positions(run, qrels, calibration, cutoff, unjudged)
+    calibration = calibration_arg(calibration)
+    idx, qids = label_positions(run, qrels, calibration, cutoff, unjudged)
     d = position_weights(MeasureSpec("P", cutoff=cutoff), cutoff)
     return _estimate(f"P@{cutoff}", calibration, idx, qids, d, _threshold_gains(calibration, gains, rel), se=se,
                      n_replicates=n_replicates, seed=seed, ddof=ddof, alpha=alpha)
@@ -440,8 +444,8 @@ def corrected_dcg(run: Any, qrels: Any = None, *, calibration: JudgeCalibration,
     Gains default to the label values.  SE by the graded delta method or bootstrap.
     """
     n_replicates = _n_replicates(n_replicates, deprecated)
-    calibration = _calibration_arg(calibration)
-    idx, qids = _label_positions(run, qrels, calibration, k, unjudged)
+    calibration = calibration_arg(calibration)
+    idx, qids = label_positions(run, qrels, calibration, k, unjudged)
     cutoff = idx.shape[1]
     d = position_weights(MeasureSpec("DCG"), cutoff)
     name = f"DCG@{cutoff}" if k is not None else "DCG"
@@ -460,8 +464,8 @@ def corrected_rbp(run: Any, qrels: Any = None, *, calibration: JudgeCalibration,
     """
     n_replicates = _n_replicates(n_replicates, deprecated)
     p = check_probability("p", p)
-    calibration = _calibration_arg(calibration)
-    idx, qids = _label_positions(run, qrels, calibration, k, unjudged)
+    calibration = calibration_arg(calibration)
+    idx, qids = label_positions(run, qrels, calibration, k, unjudged)
     cutoff = idx.shape[1]
     d = rbp_weights(p, cutoff)
     name = f"RBP(p={p:g})" + (f"@{cutoff}" if k is not None else "")

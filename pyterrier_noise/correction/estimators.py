@@ -46,9 +46,11 @@ import numpy as np
 from scipy import sparse, stats
 
 from .._validation import InputError, check_choice, check_int
-from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
+from ..engine import AlignedRuns, MeasureSpec, position_weights
 from .design import GoldSample, ht_covariance, ht_df
-from ._common import _NEAR_RANDOM_Z, _det_sd, _warn
+from ._common import _NEAR_RANDOM_Z, _det_sd, _warn, measure_gains
+from ._pooled import (MIN_DESIGN_DF, _pooled_quadratics, _quad_argmin, _quad_value, _residual_moments,
+                      _stratum_cross_moments)
 from .estimates import calibration_bootstrap_var, corrected_from_strata
 from .judge_fit import rank_strata
 from .ratio import RATIO_FAMILIES, ndcg_pair_design
@@ -57,8 +59,6 @@ from .ap_pair import AP_FAMILIES, ap_pair_design
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES", "confusion_determinant_z"]
 
 METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
-#: below this many effective degrees of freedom the design-based variance is replaced by the pooled one
-MIN_DESIGN_DF = 30.0
 _CACHED_PAIRS = 2000     # up to this many pairs of runs, their rank-weight products are kept (sparse)
 LINEAR_FAMILIES = ("P", "DCG", "RBP")
 #: Goldberg et al.'s correction fitted within these rank bins by default (``[10]``: best rank 1-10, 11+)
@@ -89,14 +89,6 @@ class Estimates(NamedTuple):
         df = np.maximum(df, 1.0)        # 0: a variance estimate of 0, nothing to go on (the interval is a point)
         return np.where(np.isfinite(df), stats.t.ppf(1 - alpha / 2, np.where(np.isfinite(df), df, 1.0)),
                         stats.norm.ppf(1 - alpha / 2))
-
-
-def measure_gains(labels: np.ndarray, spec: MeasureSpec) -> np.ndarray:
-    """The engine's gain of each label for a measure (graded for DCG / nDCG, else ``label >= rel``)."""
-    labels = np.asarray(labels, dtype=np.float64)
-    if spec.family in ("DCG", "nDCG"):
-        return np.where(np.isnan(labels), 0.0, np.maximum(labels, 0.0))
-    return gains(labels, spec)
 
 
 def _nan(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -264,9 +256,9 @@ class CheapStudy:
         self._A_rows: dict[MeasureSpec, sparse.csr_matrix] = {}
         self._A_dense: dict[MeasureSpec, np.ndarray] = {}
         self._pair_products: dict[MeasureSpec, sparse.csr_matrix] = {}
-        self._W_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # nDCG: DCG's weights, per segment
-        self._D_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # ... and per run
-        self._ratio_cache: dict = {}
+        self.W_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # nDCG: DCG's weights, per segment
+        self.D_ratio: dict[MeasureSpec, sparse.csr_matrix] = {}     # ... and per run
+        self.ratio_cache: dict = {}
         for spec in self.specs:
             if spec.component != "value" or spec.family not in LINEAR_FAMILIES + RATIO_FAMILIES:
                 continue
@@ -274,8 +266,8 @@ class CheapStudy:
             W = sparse.csr_matrix((w, (j["seg"], j["jidx"])), shape=(aligned.n_segments, len(table)))
             if spec.family in RATIO_FAMILIES:
                 run_of_seg = np.repeat(np.arange(self.n_runs), self.n_topics)
-                self._W_ratio[spec] = W.tocsc()
-                self._D_ratio[spec] = (sparse.csr_matrix((np.ones(aligned.n_segments), (
+                self.W_ratio[spec] = W.tocsc()
+                self.D_ratio[spec] = (sparse.csr_matrix((np.ones(aligned.n_segments), (
                     run_of_seg, np.arange(aligned.n_segments)))) @ W).tocsr()
                 continue
             self._W[spec] = W.tocsc()
@@ -294,11 +286,11 @@ class CheapStudy:
 
     def importance(self, spec: MeasureSpec | None = None) -> np.ndarray:
         """Total rank weight of each cheap-judged pair over the runs (for the sampling designs)."""
-        specs = [spec] if spec is not None else list(self._A) + list(self._D_ratio)
+        specs = [spec] if spec is not None else list(self._A) + list(self.D_ratio)
         if not specs:
             return np.ones(len(self.aligned.table))
         return sum(np.asarray(self._A[s].sum(axis=0)).ravel() if s in self._A else
-                   np.asarray(self._D_ratio[s].sum(axis=0)).ravel() / self.n_topics for s in specs)
+                   np.asarray(self.D_ratio[s].sum(axis=0)).ravel() / self.n_topics for s in specs)
 
     def _pairs(self, x: np.ndarray) -> np.ndarray:
         return x[self.i] - x[self.j]
@@ -369,7 +361,7 @@ class CheapStudy:
         if linear and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = self._rectified(spec, naive, cheap, gold, sample, methods, scope, systems, pairs, df, tv,
                                       soft)
-        if spec in self._W_ratio and any(m in methods for m in ("gold", "ppi", "ppi++")):
+        if spec in self.W_ratio and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = ndcg_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
         if spec.family in AP_FAMILIES and any(m in methods for m in ("gold", "ppi", "ppi++")):
             lam_out = ap_pair_design(self, spec, cheap, gold, sample, methods, scope, systems, pairs, df, tv)
@@ -610,78 +602,6 @@ class CheapStudy:
                     target["goldberg"] = _nan(y.shape[0])
             out[spec] = Estimates(systems, pairs, self.i, self.j, lam_out, df)
         return out
-
-
-def _stratum_cross_moments(A: np.ndarray, s_all: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """``x[k, h]``: the mean over stratum ``h`` of the product of the weights of runs ``i[k]`` and ``j[k]``
-    (``A`` dense, runs x table rows), from one Gram matrix of the runs' weights per stratum."""
-    H = int(s_all.max()) + 1
-    sizes = np.bincount(s_all, minlength=H)
-    x = np.zeros((len(i), H))
-    order = np.argsort(s_all, kind="stable")
-    As = A[:, order]
-    bounds = np.r_[0, np.cumsum(sizes)]
-    for h in np.flatnonzero(sizes):
-        Ah = As[:, bounds[h]:bounds[h + 1]]
-        x[:, h] = (Ah @ Ah.T)[i, j] / sizes[h]
-    return x
-
-
-def _residual_moments(sample: GoldSample, gy: np.ndarray, gh: np.ndarray) -> dict:
-    """Per stratum of a stratified sample: the gold and cheap residuals' moments pooled over the stratum's
-    sampled pairs (``mom``), the variance factor ``N_h^2 (1 - f_h) / n_h * N_h / (N_h - 1)`` (``c``), the
-    sampling fraction ``f``, the sample sizes ``n`` and the pooled model's degrees of freedom ``df``."""
-    s_all, s = sample.stratum_all, sample.stratum
-    H = int(s_all.max()) + 1
-    Nh = np.bincount(s_all, minlength=H).astype(np.float64)
-    nh = np.bincount(s, minlength=H).astype(np.float64)
-    cnt = np.maximum(nh, 1.0)
-    mom = {k: np.bincount(s, weights=v, minlength=H) / cnt
-           for k, v in (("y", gy), ("h", gh), ("yy", gy * gy), ("yh", gy * gh), ("hh", gh * gh))}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c = np.where(nh > 0, Nh ** 2 * (1 - nh / Nh) / nh * np.where(Nh > 1, Nh / (Nh - 1), 1.0), 0.0)
-        f = np.where(Nh > 0, nh / Nh, 1.0)
-    return dict(mom=mom, c=c, f=f, n=nh, df=max(float(nh.sum() - (nh > 0).sum()), 1.0))
-
-
-def _unbiased_mean_products(pooled: dict) -> dict:
-    """Per stratum, unbiased estimates of the products of the population means of the gold and cheap
-    residuals (``yy``, ``yh``, ``hh``): ``xbar ybar - (1 - f_h) s_xy / n_h`` from the moments of
-    :func:`_residual_moments`."""
-    m, f, n = pooled["mom"], pooled["f"], pooled["n"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = np.where(n > 1, (1.0 - f) / (n - 1.0), 0.0)        # s^2 / n = (E[x^2] - xbar^2) / (n - 1)
-    return {key: m[u] * m[v] - k * (m[uv] - m[u] * m[v])
-            for key, u, v, uv in (("yy", "y", "y", "yy"), ("yh", "y", "h", "yh"), ("hh", "h", "h", "hh"))}
-
-
-def _pooled_quadratics(pooled: dict) -> tuple[np.ndarray, np.ndarray]:
-    """The pooled variance of the rectifier as a quadratic in ``lam``, ``a - 2 lam b + lam^2 c`` (columns
-    ``a, b, c``), for every system and every pair.
-
-    The model: within a stratum, each pair's residual ``g(gold) - lam g(cheap)`` is independent of its
-    rank weight ``w`` (known for every pair), so the stratum's population variance of ``w r`` is
-    ``E[w^2] E[r^2] - E[w]^2 E[r]^2`` and the variance of the Horvitz-Thompson total is
-    ``sum_h N_h^2 (1 - f_h) / n_h * N_h / (N_h - 1) * (E[w^2] E[r^2] - E[w]^2 E[r]^2)`` (Cochran 1977,
-    Eq 5.6).  ``E[r^2]`` is the stratum's sample mean of ``r^2`` and ``E[r]^2`` the unbiased estimate of
-    the squared population mean, ``rbar^2 - (1 - f_h) s_r^2 / n_h``; so where the rank weights are
-    constant within each stratum the estimate is the design-based (unbiased) one exactly."""
-    m, sq = pooled["mom"], _unbiased_mean_products(pooled)
-    out = []
-    for w1, w2 in ((pooled["w1"], pooled["w2"]), (pooled["d1"], pooled["d2"])):
-        coef = [((w2 * m[key] - w1 ** 2 * sq[key]) * pooled["c"]).sum(axis=1) for key in ("yy", "yh", "hh")]
-        out.append(np.stack(coef, axis=1))
-    return out[0], out[1]
-
-
-def _quad_value(q: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    return np.maximum(q[:, 0] - 2 * lam * q[:, 1] + lam ** 2 * q[:, 2], 0.0)
-
-
-def _quad_argmin(q: np.ndarray) -> np.ndarray:
-    """The ``lam`` in [0, 1] that minimises ``a - 2 lam b + lam^2 c``."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.clip(np.where(q[:, 2] > 0, q[:, 1] / q[:, 2], 0.0), 0.0, 1.0)
 
 
 def _ppi_lambda(y: np.ndarray, yh: np.ndarray, yall: np.ndarray, scope: str = "topics") -> np.ndarray:

@@ -15,8 +15,8 @@ import pandas as pd
 
 from .._validation import InputError, check_int, check_probability
 from ._common import SeedLike, _check_ddof, _n_replicates, _warn, _z
-from .calibration import JudgeCalibration, _calibration_arg
-from .estimates import CorrectedEstimate, _calibration_terms, _finish, _mu, _solve_w
+from .calibration import JudgeCalibration, calibration_arg
+from .estimates import CorrectedEstimate, calibration_terms, finish_estimate, gold_mass, corrected_weights
 
 __all__ = ["correct_per_query", "correct_summary", "correct_experiment"]
 
@@ -44,8 +44,8 @@ def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float
     ``n_boot`` is a deprecated alias of ``n_replicates``.
     """
     n_replicates = _n_replicates(n_replicates, deprecated)
-    calibration = _calibration_arg(calibration)
-    calibration._require_binary("correct_per_query")
+    calibration = calibration_arg(calibration)
+    calibration.require_binary("correct_per_query")
     s = _check_mass_total(mass)
     if isinstance(values, pd.Series):
         qids = pd.Index(values.index.astype(str), name="qid")
@@ -62,7 +62,7 @@ def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float
                          f"{x[i]!r} ({int(bad.sum())} such value(s)); set mass to the metric's maximum")
     x = np.clip(x, 0.0, s)
     m = np.stack([s - x, x], axis=1)
-    return _finish(measure, calibration, np.array([0.0, 1.0]), m, qids, se=se, n_replicates=n_replicates,
+    return finish_estimate(measure, calibration, np.array([0.0, 1.0]), m, qids, se=se, n_replicates=n_replicates,
                    seed=seed, ddof=ddof, alpha=alpha)
 
 
@@ -78,8 +78,8 @@ def correct_summary(mean: float, sd: float, n: int, calibration: JudgeCalibratio
     ``n_boot`` is a deprecated alias of ``n_replicates``.
     """
     n_replicates = _n_replicates(n_replicates, deprecated)
-    calibration = _calibration_arg(calibration)
-    calibration._require_binary("correct_summary")
+    calibration = calibration_arg(calibration)
+    calibration.require_binary("correct_summary")
     s = _check_mass_total(mass)
     n = check_int("n", n, 2)
     try:
@@ -90,7 +90,7 @@ def correct_summary(mean: float, sd: float, n: int, calibration: JudgeCalibratio
         raise InputError(f"mean must be in [0, mass={s:g}], got {mean!r}")
     if not (np.isfinite(sd) and sd >= 0):
         raise InputError(f"sd must be a non-negative number, got {sd!r}")
-    return _finish(measure, calibration, np.array([0.0, 1.0]), None, None, mass_mean=np.array([s - mean, mean]),
+    return finish_estimate(measure, calibration, np.array([0.0, 1.0]), None, None, mass_mean=np.array([s - mean, mean]),
                    naive_mean=mean, naive_sd=sd, n=n, se=se, n_replicates=n_replicates, seed=seed, ddof=1,
                    alpha=alpha)
 
@@ -160,12 +160,12 @@ def correct_experiment(perquery: pd.DataFrame, calibration: JudgeCalibration | M
         if missing_names:
             raise InputError(f"calibration has no entry for system(s) {missing_names}; pass one calibration or a "
                              f"mapping with every name in column 'name'")
-        cals = {n: _calibration_arg(calibration[n]) for n in names}
+        cals = {n: calibration_arg(calibration[n]) for n in names}
     else:
-        cal = _calibration_arg(calibration)
+        cal = calibration_arg(calibration)
         cals = {n: cal for n in names}
     for n, c in cals.items():
-        c._require_binary(f"correct_experiment (system {n!r})")
+        c.require_binary(f"correct_experiment (system {n!r})")
     s_row = df["measure"].map(totals).to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values) | (values < -1e-12) | (values > s_row + 1e-12)
     if bad.any():
@@ -179,7 +179,7 @@ def correct_experiment(perquery: pd.DataFrame, calibration: JudgeCalibration | M
     dd = df["name"].map({n: c.D for n, c in cals.items()}).to_numpy()
     if per_query_values:
         for c in {id(c): c for c in cals.values()}.values():
-            c._check_usable()
+            c.check_usable()
         out = perquery.copy()
         out["corrected"] = (values - s_row * (1.0 - tnr)) / dd     # Eq 14 per topic: (M - S (1 - m_JN)) / D
         return out
@@ -189,14 +189,14 @@ def correct_experiment(perquery: pd.DataFrame, calibration: JudgeCalibration | M
         row = agg[agg["n_queries"] <= ddof].iloc[0]
         raise InputError(f"system {row['name']!r}, measure {row['measure']!r}: need more than {ddof} topic(s)")
     S = agg["measure"].map(totals).to_numpy(dtype=np.float64)
-    J = np.stack([cals[n]._J for n in agg["name"]])
-    n_gold = np.stack([cals[n]._n_gold for n in agg["name"]]).astype(np.float64)
+    J = np.stack([cals[n].J for n in agg["name"]])
+    n_gold = np.stack([cals[n].n_gold.to_numpy(np.float64) for n in agg["name"]])
     m = agg["naive"].to_numpy()
     n = agg["n_queries"].to_numpy(dtype=np.float64)
     mass_mean = np.stack([S - m, m], axis=1)
-    w = _solve_w(J, np.array([0.0, 1.0]))
-    mu = _mu(J, mass_mean)
-    calib = _calibration_terms(J, n_gold, mu[:, :, None] * w[:, None, :]).sum(axis=1)
+    w = corrected_weights(J, np.array([0.0, 1.0]))
+    mu = gold_mass(J, mass_mean)
+    calib = calibration_terms(J, n_gold, mu[:, :, None] * w[:, None, :]).sum(axis=1)
     query_var = (w[:, 1] - w[:, 0]) ** 2 * agg["sd"].to_numpy() ** 2 / n
     corrected = (mass_mean * w).sum(axis=1)
     se = np.sqrt(query_var + calib)
@@ -208,7 +208,7 @@ def correct_experiment(perquery: pd.DataFrame, calibration: JudgeCalibration | M
     agg["ci_high"] = corrected + z * se
     agg["D"] = [cals[x].D for x in agg["name"]]
     for c in {id(c): c for c in cals.values()}.values():
-        c._check_usable()
+        c.check_usable()
     out_of_range = (corrected < -1e-12) | (corrected > S + 1e-12)
     if out_of_range.any():
         r = agg[out_of_range].iloc[0]

@@ -111,7 +111,7 @@ def _labels_from_run(run: Any, qrels: Any, calibration: JudgeCalibration, cutoff
     return matrix, pd.Index(aligned.topics, name="qid")
 
 
-def _label_positions(run: Any, qrels: Any, calibration: JudgeCalibration, cutoff: int | None,
+def label_positions(run: Any, qrels: Any, calibration: JudgeCalibration, cutoff: int | None,
                     unjudged: str) -> tuple[np.ndarray, pd.Index]:
     """Label positions ``(topics, cutoff)`` and the qids: a run (frame or TREC file) with qrels, ranked
     by the engine, or a label matrix alone.  ``cutoff=None``: the longest ranking."""

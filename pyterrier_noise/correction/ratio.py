@@ -34,6 +34,8 @@ from scipy import sparse
 
 from .._validation import InputError
 from ..engine import MeasureSpec
+from ._common import measure_gains
+from ._pooled import MIN_DESIGN_DF, _quad_argmin, _quad_value
 from .design import GoldSample, ht_covariance, ht_df
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,12 +92,11 @@ class _Parts:
 
     def __init__(self, study: "CheapStudy", spec: MeasureSpec, cheap: np.ndarray, gold: np.ndarray,
                  sample: GoldSample, calibrate: bool = True) -> None:
-        from .estimators import measure_gains
         R, T = study.n_runs, study.n_topics
         rows, pi = sample.rows, sample.pi
         if gold.shape != rows.shape:
             raise InputError(f"gold labels must be one per sampled pair ({len(rows)}), got shape {gold.shape}")
-        W = study._W_ratio[spec]                                  # (runs x topics, table rows)
+        W = study.W_ratio[spec]                                  # (runs x topics, table rows)
         g_all = measure_gains(cheap, spec)
         gy, gh = measure_gains(gold, spec), g_all[rows]
         self.v = v = np.unique(np.concatenate([g_all[g_all > 0], gy[gy > 0]]))[::-1]
@@ -166,7 +167,7 @@ def _aggregates(study: "CheapStudy", spec: MeasureSpec, s_all: np.ndarray) -> di
     """Population sums of the runs' rank weights per (topic, stratum): ``W1, W2`` ``(R, T, H)``, the pairs'
     cross products ``X`` ``(P, T, H)`` and the counts ``n`` ``(T, H)`` (kept per design)."""
     key = (spec, s_all.tobytes())
-    cache = study._ratio_cache
+    cache = study.ratio_cache
     if key in cache:
         return cache[key]
     R, T = study.n_runs, study.n_topics
@@ -174,7 +175,7 @@ def _aggregates(study: "CheapStudy", spec: MeasureSpec, s_all: np.ndarray) -> di
     N = len(s_all)
     cell = study.row_topic * H + s_all
     onehot = sparse.csr_matrix((np.ones(N), (np.arange(N), cell)), shape=(N, T * H))
-    D = study._D_ratio[spec]                                          # (R, N) sparse rank weights
+    D = study.D_ratio[spec]                                          # (R, N) sparse rank weights
     W1 = np.asarray((D @ onehot).todense()).reshape(R, T, H)
     W2 = np.asarray((D.multiply(D) @ onehot).todense()).reshape(R, T, H)
     P = len(study.i)
@@ -283,7 +284,6 @@ def linearised_methods(study: "CheapStudy", parts: Any, sample: GoldSample, meth
     replaces the design-based variance where that rests on fewer than ``MIN_DESIGN_DF`` effective
     terms.  PPI++'s ``lam`` minimises the linearised variance at the PPI point, per system and pair.
     Writes ``systems``, ``pairs``, ``df`` and ``tv`` as the linear measures' are; returns PPI++'s ``lam``."""
-    from .estimators import MIN_DESIGN_DF, _quad_argmin, _quad_value
     R, P, T = study.n_runs, len(study.i), study.n_topics
     i, j = study.i, study.j
     lam_out = None

@@ -47,8 +47,8 @@ from .kernels import Labels
 from .kernels.common import suffix_sums
 from .registry import kernel_for
 from .spec import GROUPED_POLICIES, TIE_POLICIES, MeasureSpec
-from .keys import _doc_vocabulary, _lookup, _unique_inverse, _with_unjudged_rows  # noqa: F401
-from .table import JudgmentTable, _natural_sort
+from .keys import doc_vocabulary, lookup, with_unjudged_rows
+from .table import JudgmentTable, natural_sort
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -142,7 +142,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
     del cols   # the caller's columns stay; this chunk's own are freed as soon as they are used
     if topics_from_runs:
-        table = table.with_topics(_natural_sort([str(q) for q in quniq]))
+        table = table.with_topics(natural_sort([str(q) for q in quniq]))
 
     n_topics = len(table.topics)
     n_rows = len(run_idx)
@@ -174,7 +174,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     # documents: one vocabulary over these runs and the judgments, codes in docno (byte) order so
     # that trec_eval's tie-break (docno descending) is a comparison of integer codes
     jdoc = table.docno_arrow if table.docno_arrow is not None else table.docno
-    rank_of, jdoc_code, sorted_docnos = _doc_vocabulary(duniq, jdoc)
+    rank_of, jdoc_code, sorted_docnos = doc_vocabulary(duniq, jdoc)
     n_vocab = len(rank_of)
     doc = rank_of.astype(np.int32 if n_vocab < 2 ** 31 else np.int64)[dcodes]
     del dcodes
@@ -260,13 +260,13 @@ def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.nda
     pkey += doc
     jkey = (table.topic_index * n_vocab + jdoc_code).astype(key_t)
     if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
-        table, jidx = _with_unjudged_rows(table, jkey, pkey, n_vocab, sorted_docnos())
+        table, jidx = with_unjudged_rows(table, jkey, pkey, n_vocab, sorted_docnos())
         return jidx, table
     judged_doc = np.zeros(n_vocab, dtype=bool)
     judged_doc[jdoc_code] = True
     cand = np.flatnonzero(judged_doc[doc])
     jidx = np.full(len(seg), -1, dtype=np.int64)
-    jidx[cand] = _lookup(jkey, pkey[cand], n_topics * n_vocab)
+    jidx[cand] = lookup(jkey, pkey[cand], n_topics * n_vocab)
     return jidx, table
 
 

@@ -17,7 +17,7 @@ def _dense_keys(key_range: int, n: int) -> bool:
     return key_range <= max(4 * n, 1 << 20)
 
 
-def _lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None) -> np.ndarray:
+def lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None) -> np.ndarray:
     """Row of each query key in ``keys`` (unique), or -1; binary search over sorted keys, or, for
     non-negative keys below a ``key_range`` that is small next to the number of queries, one
     dense table of rows (no search at all)."""
@@ -38,7 +38,7 @@ def _lookup(keys: np.ndarray, queries: np.ndarray, key_range: int | None = None)
     return np.where(hit, loc, -1)
 
 
-def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "Callable[[], np.ndarray]"]:
+def doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "Callable[[], np.ndarray]"]:
     """One vocabulary over the runs' distinct docnos ``duniq`` (an object array, or a pyarrow
     string array straight from the reader) and the judged docnos ``jdoc``, numbered in docno
     order so that trec_eval's tie-break (docno descending) is a comparison of integer codes.
@@ -66,7 +66,7 @@ def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "C
         try:
             judged = pa.array(jdoc, type=pa.string())
         except (pa.ArrowTypeError, pa.ArrowInvalid):   # docnos that are not all str: compare as numpy does
-            return _doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
+            return doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
     extra = pc.unique(judged.filter(pc.invert(pc.is_in(judged, value_set=duniq))))
     vocab = pa.concat_arrays([duniq.cast(pa.string()), extra])
     order = numbers(pc.sort_indices(vocab))
@@ -76,7 +76,7 @@ def _doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "C
     return rank_of, jdoc_code, lambda: np.asarray(vocab.take(int64_array(order)).to_pylist(), dtype=object)
 
 
-def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
+def unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(keys, return_inverse=True)`` for non-negative integer keys below ``key_range``.
 
     Where the range is small next to the number of keys (aligned positions: topics x vocabulary
@@ -93,7 +93,7 @@ def _unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.nd
     return uniq, inverse.reshape(-1)
 
 
-def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarray, n_vocab: int,
+def with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarray, n_vocab: int,
                         docnos: np.ndarray) -> tuple["JudgmentTable", np.ndarray]:
     """The table grown by a row (label NaN) for every retrieved (topic, document) it lacks, and the
     row of every position in it.
@@ -102,7 +102,7 @@ def _with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarr
     positions) with codes in docno order, so the sorted distinct keys are the grown table's rows in
     (topic, docno) order, as :meth:`JudgmentTable._from_frame` orders them, found with integer
     operations only (no string sort or hashing); ``docnos`` is the vocabulary in code order."""
-    keys, inverse = _unique_inverse(np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
+    keys, inverse = unique_inverse(np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
     labels = np.full(len(keys), np.nan)
     labels[inverse[:len(jkey)]] = table.labels
     topic_index, doc = np.divmod(keys, n_vocab)

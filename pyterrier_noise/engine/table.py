@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
 
-def _natural_sort(values: Sequence[str]) -> list[str]:
+def natural_sort(values: Sequence[str]) -> list[str]:
     """Numeric order for numeric qids (as trec_eval and rbp_eval print them), else lexicographic."""
     vals = list(values)
     if all(v.isdigit() for v in vals):
@@ -64,7 +64,7 @@ def qrels_topics(qrels) -> list[str] | None:
     if declared is None:
         return None
     col = "qid" if "qid" in qrels.columns else "query_id"
-    return _natural_sort(set(str(t) for t in declared) | set(qrels[col].astype(str).unique()))
+    return natural_sort(set(str(t) for t in declared) | set(qrels[col].astype(str).unique()))
 
 
 class JudgmentTable:
@@ -202,7 +202,7 @@ def _order(qid: np.ndarray, docno: np.ndarray, topics: Sequence[str] | None) -> 
     that order; first row of each topic) of judgments given as qid and docno object arrays."""
     qids = qid.tolist()
     if topics is None:
-        topics = _natural_sort(list(dict.fromkeys(qids)))
+        topics = natural_sort(list(dict.fromkeys(qids)))
     topics = list(topics)
     order = {t: i for i, t in enumerate(topics)}
     # one dict lookup per row, iterated in C (map over a builtin), not in Python bytecode

@@ -95,7 +95,7 @@ def plot_distributions(result: "RobustnessResult", measure: Any = None, ax: Any 
     order of their unperturbed score, with the unperturbed score as a black dot (Rashidi et al.
     2023 Fig. 6's question, per system).  ``top=k`` shows the best k systems and one grey box
     of every replicate mean of the others.  Returns the matplotlib Figure."""
-    m = result._measure(measure)
+    m = result.measure(measure)
     if kind not in ("box", "violin"):
         raise InputError(f"kind must be 'box' or 'violin', got {kind!r}")
     S = len(result.names)
@@ -137,7 +137,7 @@ def plot_ranks(result: "RobustnessResult", measure: Any = None, ax: Any = None, 
     """True rank of the system observed at each rank, over the replicates (purple box per
     observed rank, grey identity line; Rashidi et al. 2023 Figs 7-9).  ``top=k`` shows the first
     k observed ranks.  Integer rank ticks.  Returns the Figure."""
-    m = result._measure(measure)
+    m = result.measure(measure)
     S = len(result.names)
     k = _plot.check_top(top, S) or S
     fig, ax = _target(ax, min(k, 60))

@@ -253,7 +253,9 @@ class RobustnessResult:
                "p_given_observed": self.p_given_observed, "baseline": self.baseline, "labels": self.labels}
         return {k: v for k, v in out.items() if v is not None}
 
-    def _measure(self, measure: Any) -> str:
+    def measure(self, measure: Any = None) -> str:
+        """The label of ``measure`` (a measure object or any spelling of one of :attr:`measures`;
+        ``None``: the first) in this result's frames and dicts."""
         if measure is None:
             return self.measures[0]
         label = measure if measure in self.measures else measure_label(measure)
@@ -264,7 +266,7 @@ class RobustnessResult:
     def perquery_frame(self, measures: Sequence[Any] | None = None) -> pd.DataFrame:
         """Every per-(system, topic, replicate) value as a frame ``name, qid, measure, replicate,
         value, true`` (``true``: the value under the unperturbed qrels)."""
-        labels = self.measures if measures is None else [self._measure(m) for m in measures]
+        labels = self.measures if measures is None else [self.measure(m) for m in measures]
         if any(m not in self.values for m in labels):
             raise InputError("the per-topic replicate values are not kept: pass perquery=True to "
                              "robustness_experiment")
@@ -282,7 +284,7 @@ class RobustnessResult:
         default; ``low=0, high=0.01`` is Fig. 14's filter.  The mapped p is the one-sided p, on
         the true qrels, of "the pair's observed winner is better": near 0 the
         truth confirms the observation, above 0.5 it reverses it."""
-        m = self._measure(measure)
+        m = self.measure(measure)
         if m not in self.p_observed:
             raise InputError("this result was built with keep_pvalues=False: the per-replicate p-values "
                              "are not kept; rerun with keep_pvalues=True")
@@ -349,17 +351,6 @@ class RobustnessResult:
                    save: str | Path | None = None) -> Any:
         """:func:`~pyterrier_noise.experiments.plot_ranks` of this result (returns the Figure)."""
         return plot_ranks(self, measure, ax=ax, top=top, save=save)
-
-    def report(self, path: str | Path, measures: Sequence[Any] | None = None, title: str | None = None) -> Path:
-        """Write an interactive, self-contained HTML report of this result to ``path`` (a file, or
-        a directory that gets ``report.html``): ranking agreement, the fate of significance
-        conclusions, and per measure each run's replicate distribution and rank interval, with
-        what to conclude (:mod:`pyterrier_noise.report`).  Returns the path written."""
-        from ..report import Report, robustness_section
-        from ..report.sections import write
-        labels = None if measures is None else [self._measure(m) for m in measures]
-        page = Report(title or f"Robustness of {len(self.names)} runs over {self.params['n_replicates']} replicates")
-        return write(robustness_section(page, self, labels), path)
 
     def __repr__(self) -> str:
         head = (f"RobustnessResult({len(self.names)} systems, {len(self.topics)} topics, "

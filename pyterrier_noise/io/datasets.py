@@ -10,12 +10,12 @@ from typing import Any
 import pandas as pd
 
 from .._validation import InputError
-from .frames import _clean_qrels, _namedtuples_to_frame
+from .frames import clean_qrels, namedtuples_to_frame
 
 __all__: list[str] = []
 
 
-def _dataset_id(text: Any) -> str | None:
+def irds_dataset_id(text: Any) -> str | None:
     """The ir_datasets id named by ``text``: ``"irds:NAME"``, or ``"NAME"`` when it is registered
     (asked only for a path that does not exist), else None."""
     text = os.fspath(text)
@@ -69,7 +69,7 @@ def _name_of(dataset: Any) -> str:
     return type(dataset).__name__
 
 
-def _read_irds(dataset: Any, fractional: str) -> pd.DataFrame:
+def read_irds(dataset: Any, fractional: str) -> pd.DataFrame:
     """Qrels of an ir_datasets dataset (or id) as a validated ``qid, docno, label`` frame."""
     if isinstance(dataset, str):
         if importlib.util.find_spec("ir_datasets") is None:
@@ -86,7 +86,7 @@ def _read_irds(dataset: Any, fractional: str) -> pd.DataFrame:
     if hasattr(dataset, "has_qrels") and not dataset.has_qrels():
         raise InputError(f"ir_datasets {name}: this dataset provides no qrels")
     try:
-        frame = _namedtuples_to_frame(dataset.qrels_iter(), "qrels")
+        frame = namedtuples_to_frame(dataset.qrels_iter(), "qrels")
     except InputError:
         raise
     except Exception as exc:   # noqa: BLE001 -- a download or file error: say what is needed and where
@@ -97,4 +97,4 @@ def _read_irds(dataset: Any, fractional: str) -> pd.DataFrame:
             f"ir_datasets {name}: the qrels are not available offline ({type(exc).__name__}: {exc}); "
             f"{need}. Put the file there (ir_datasets' home is {home}; set IR_DATASETS_HOME to use "
             f"another directory), or run once with network access to download it") from None
-    return _clean_qrels(frame, f"ir_datasets {name} qrels", fractional)
+    return clean_qrels(frame, f"ir_datasets {name} qrels", fractional)

@@ -97,7 +97,7 @@ def _fractional_labels(labels: np.ndarray, fractional: str, source: str, locate)
     return labels
 
 
-def _clean_qrels(df: pd.DataFrame, source: str, fractional: str = "truncate", locate=None) -> pd.DataFrame:
+def clean_qrels(df: pd.DataFrame, source: str, fractional: str = "truncate", locate=None) -> pd.DataFrame:
     """``qid, docno, label`` with labels as int64 when every label is a whole number (as pytrec_eval
     and ``pt.Experiment`` need), float64 only when fractional labels are kept.
 
@@ -142,11 +142,11 @@ def _clean_qrels(df: pd.DataFrame, source: str, fractional: str = "truncate", lo
 SOURCE_KEY = "pyterrier_noise_source"
 
 
-def _frame_source(df: pd.DataFrame, default: str) -> str:
+def frame_source(df: pd.DataFrame, default: str) -> str:
     return str(df.attrs.get(SOURCE_KEY) or df.attrs.get("source") or default)
 
 
-def _clean_run(df: pd.DataFrame, source: str) -> pd.DataFrame:
+def clean_run(df: pd.DataFrame, source: str) -> pd.DataFrame:
     """Validate a run frame (always: the checks are vectorised and cost one pass per column, so a
     frame is never trusted because of where it came from)."""
     df = _rename(df, _RUN_ALIASES)
@@ -171,7 +171,7 @@ def _clean_run(df: pd.DataFrame, source: str) -> pd.DataFrame:
     return out
 
 
-def _namedtuples_to_frame(items: Iterable, kind: str) -> pd.DataFrame:
+def namedtuples_to_frame(items: Iterable, kind: str) -> pd.DataFrame:
     rows = list(items)
     if not rows:
         return pd.DataFrame(columns=QRELS_COLUMNS if kind == "qrels" else RUN_COLUMNS)
@@ -187,6 +187,6 @@ def _namedtuples_to_frame(items: Iterable, kind: str) -> pd.DataFrame:
     return df
 
 
-def _dict_of_dicts(d: Mapping, value_col: str) -> pd.DataFrame:
+def dict_of_dicts(d: Mapping, value_col: str) -> pd.DataFrame:
     records = [(str(q), str(doc), v) for q, docs in d.items() for doc, v in docs.items()]
     return pd.DataFrame.from_records(records, columns=["qid", "docno", value_col])

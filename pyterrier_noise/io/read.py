@@ -31,9 +31,9 @@ from typing import Any
 import pandas as pd
 
 from .._validation import InputError
-from .datasets import _dataset_id, _read_irds
-from .frames import _clean_qrels, _clean_run, _dict_of_dicts, _frame_source, _namedtuples_to_frame
-from .trec import _read_run_files, list_run_files, read_trec_qrels, read_trec_run, run_file_arguments, run_name
+from .datasets import irds_dataset_id, read_irds
+from .frames import clean_qrels, clean_run, dict_of_dicts, frame_source, namedtuples_to_frame
+from .trec import read_run_files, list_run_files, read_trec_qrels, read_trec_run, run_file_arguments, run_name
 
 RunsInput = Any  # a frame, a path, a directory, a list of those, or a mapping name -> any of those
 QrelsInput = Any
@@ -64,26 +64,26 @@ def read_qrels(source: QrelsInput, fractional: str | None = None) -> pd.DataFram
     if isinstance(source, pd.DataFrame):
         if fractional is None:
             fractional = source.attrs.get("fractional", "truncate")
-        return _clean_qrels(source, str(source.attrs.get("source", "qrels frame")), fractional)
+        return clean_qrels(source, str(source.attrs.get("source", "qrels frame")), fractional)
     fractional = "truncate" if fractional is None else fractional
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():
             raise InputError(f"{path}: is a directory, expected a qrels file")
-        dataset_id = _dataset_id(source) if not path.exists() else None
+        dataset_id = irds_dataset_id(source) if not path.exists() else None
         if dataset_id is not None:
-            return _read_irds(dataset_id, fractional)
+            return read_irds(dataset_id, fractional)
         return read_trec_qrels(path, fractional)
     if hasattr(source, "irds_ref"):  # a PyTerrier dataset backed by ir_datasets
-        return _read_irds(source.irds_ref(), fractional)
+        return read_irds(source.irds_ref(), fractional)
     if hasattr(source, "qrels_iter"):  # an ir_datasets dataset
-        return _read_irds(source, fractional)
+        return read_irds(source, fractional)
     if hasattr(source, "get_qrels"):  # a PyTerrier dataset
         return read_qrels(source.get_qrels(), fractional)
     if isinstance(source, Mapping):
-        return _clean_qrels(_dict_of_dicts(source, "label"), "qrels dict", fractional)
+        return clean_qrels(dict_of_dicts(source, "label"), "qrels dict", fractional)
     if isinstance(source, Iterable):
-        return _clean_qrels(_namedtuples_to_frame(source, "qrels"), "qrels iterable", fractional)
+        return clean_qrels(namedtuples_to_frame(source, "qrels"), "qrels iterable", fractional)
     raise InputError(f"cannot read qrels from {type(source).__name__}; expected a frame, a TREC file, "
                      f"an ir_datasets dataset or id, a PyTerrier dataset or an iterable of Qrel namedtuples")
 
@@ -94,16 +94,16 @@ def read_run(source: Any, name: str | None = None) -> pd.DataFrame:
     Returns a PyTerrier frame ``qid, docno, score, rank`` (``rank`` 0-based).
     """
     if isinstance(source, pd.DataFrame):
-        return _clean_run(source, name or _frame_source(source, "run frame"))
+        return clean_run(source, name or frame_source(source, "run frame"))
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():
             raise InputError(f"{path}: is a directory; use read_runs() for a directory of runs")
         return read_trec_run(path)
     if isinstance(source, Mapping):
-        return _clean_run(_dict_of_dicts(source, "score"), name or "run dict")
+        return clean_run(dict_of_dicts(source, "score"), name or "run dict")
     if isinstance(source, Iterable):
-        return _clean_run(_namedtuples_to_frame(source, "run"), name or "run iterable")
+        return clean_run(namedtuples_to_frame(source, "run"), name or "run iterable")
     raise InputError(f"cannot read a run from {type(source).__name__}; expected a frame or a TREC run file")
 
 
@@ -125,7 +125,7 @@ def read_runs(source: RunsInput, n_jobs: int | None = None) -> dict[str, pd.Data
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():
-            return _read_run_files(list_run_files(path), n_jobs)
+            return read_run_files(list_run_files(path), n_jobs)
         return {run_name(path): read_trec_run(path)}
     if isinstance(source, Iterable):
         items = list(source)
@@ -134,7 +134,7 @@ def read_runs(source: RunsInput, n_jobs: int | None = None) -> dict[str, pd.Data
             for x in items:
                 p = Path(x)
                 files.extend(list_run_files(p) if p.is_dir() else [p])
-            return _read_run_files(files, n_jobs)
+            return read_run_files(files, n_jobs)
         return {f"run{i}": read_run(x, name=f"run{i}") for i, x in enumerate(items)}
     raise InputError(f"cannot read runs from {type(source).__name__}")
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, announce
-from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, _clean_qrels, _clean_run
+from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, clean_qrels, clean_run
 
 from .files import TREC_RUN_FIELDS, PathLike, list_run_files, run_file_arguments, run_name  # noqa: F401
 from .reader import file_bytes, rank_offset, rank_problem
@@ -186,7 +186,7 @@ def read_trec_qrels(path: PathLike, fractional: str = "truncate") -> pd.DataFram
         data, path, names=["qid", "iter", "docno", "label"], usecols=[0, 2, 3],
         dtype={"qid": str, "iter": str, "docno": str, "label": np.float64},
         what="a TREC qrels line 'qid iter docno label'", numeric={3: "label"})
-    return _clean_qrels(df[QRELS_COLUMNS], str(path), fractional,
+    return clean_qrels(df[QRELS_COLUMNS], str(path), fractional,
                         locate=lambda i: f"line {_line_of_row(data, i)}")
 
 
@@ -194,7 +194,7 @@ def read_trec_qrels(path: PathLike, fractional: str = "truncate") -> pd.DataFram
 # run files
 
 
-def _read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataFrame]:
+def read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataFrame]:
     names = [run_name(p) for p in files]
     dup = pd.Index(names)[pd.Index(names).duplicated()]
     if len(dup):
@@ -211,7 +211,7 @@ def _read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataF
 
 def write_trec_run(run: pd.DataFrame, path: PathLike, tag: str = "pyterrier_noise") -> None:
     """Write a PyTerrier results frame as a TREC run file (1-based ranks; gzip if the name ends in .gz)."""
-    run = _clean_run(run, str(path))
+    run = clean_run(run, str(path))
     order = np.lexsort((run["rank"].to_numpy(), run["qid"].to_numpy()))
     r = run.iloc[order]
     text = "".join(f"{q} Q0 {d} {k + 1} {s!r} {tag}\n" for q, d, k, s in

@@ -12,7 +12,7 @@ from .._validation import InputError, check_int
 from ..engine import JudgmentTable
 from ._common import _as_table, _is_integral, _label_column, _replicates_arg
 from .replicates import ReplicateSet
-from .stream import _check_seed, _Rows, _Stream
+from .stream import _check_seed, Rows, Stream
 
 
 class JudgmentPerturbation(pt.Transformer):
@@ -43,7 +43,7 @@ class JudgmentPerturbation(pt.Transformer):
 
     # -- what subclasses implement ------------------------------------------------------------
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         """Labels of the judged rows (m, 1) or (m, n) -> replicate labels, broadcastable to (m, n)."""
         raise NotImplementedError
 
@@ -78,8 +78,8 @@ class JudgmentPerturbation(pt.Transformer):
     def _sample(self, table: JudgmentTable, n: Any, ss: np.random.SeedSequence, start: Any) -> np.ndarray:
         n = check_int("n (number of replicates)", n, 1)
         start = check_int("start", start, 0)
-        rows = _Rows(table)
-        stream = _Stream(ss, len(rows), start, n)
+        rows = Rows(table)
+        stream = Stream(ss, len(rows), start, n)
         sub = self._perturb(rows, rows.labels[:, None], stream)
         if len(rows) == len(table):
             if sub.shape == (len(table), n):
@@ -166,7 +166,7 @@ class Chain(JudgmentPerturbation):
     def __repr__(self) -> str:
         return " >> ".join(repr(s) for s in self.stages) + f" (chain seed={self.seed})"
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         for k, stage in enumerate(self.stages):
             L = stage._perturb(rows, L, stream.child(k))
         return L

@@ -10,7 +10,14 @@ import pandas as pd
 from .._validation import InputError
 from ._common import _rate, _warn
 from .base import JudgmentPerturbation
-from .stream import _Rows, _Stream
+from .stream import Rows, Stream
+
+
+def _is_calibration(matrix: Any) -> bool:
+    """A :class:`~pyterrier_noise.correction.JudgeCalibration`, known by what it gives (the judges
+    sit below the correction, which builds on them): its ``matrix``, ``labels`` and ``counts``."""
+    return not isinstance(matrix, (pd.DataFrame, np.ndarray)) and all(
+        hasattr(matrix, a) for a in ("matrix", "labels", "counts"))
 
 
 class ConfusionJudge(JudgmentPerturbation):
@@ -29,9 +36,8 @@ class ConfusionJudge(JudgmentPerturbation):
     def __init__(self, matrix: Any, labels: Sequence[float] | None = None, *, sample_matrix: bool = False,
                  seed: int | None = 0) -> None:
         super().__init__(seed)
-        from ..correction import JudgeCalibration   # lazily: correction is not needed otherwise
         self._counts = None
-        if isinstance(matrix, JudgeCalibration):
+        if _is_calibration(matrix):
             if labels is not None:
                 raise InputError("labels come from the calibration; do not pass labels with a JudgeCalibration")
             labels = matrix.labels
@@ -95,7 +101,7 @@ class ConfusionJudge(JudgmentPerturbation):
         return {"labels": self.labels.tolist(), "matrix": np.round(self.matrix, 6).tolist(),
                 "sample_matrix": self.sample_matrix}
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         judged = ~np.isnan(L)
         g = np.searchsorted(self.labels, np.where(judged, L, self.labels[0]))
         g = np.minimum(g, len(self.labels) - 1)

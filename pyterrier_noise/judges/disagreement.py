@@ -13,8 +13,8 @@ from ..engine import JudgmentTable
 from ..io import read_qrels
 from ._common import _binary_labels, _check_can_act, _label_column, _rate, _relabel, _warn
 from .base import JudgmentPerturbation
-from .metaap import META_AP_DEPTH, _MetaAP
-from .stream import _check_seed, _Rows, _Stream
+from .metaap import META_AP_DEPTH, MetaAP
+from .stream import _check_seed, Rows, Stream
 
 
 def _logistic_newton(g: np.ndarray, x: np.ndarray, y: np.ndarray, n_groups: int, rate: np.ndarray,
@@ -107,7 +107,7 @@ class _DisagreementModel(JudgmentPerturbation):
             raise InputError(f"{type(self).__name__} has not been fitted: call .fit(original_qrels, "
                              f"alternative_qrels) first")
 
-    def _row_params(self, rows: _Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _row_params(self, rows: Rows) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(b0, b1, const) each (m, 2) and step (m, 2, 4): the model of each row's topic for A = 0 and A = 1."""
         self._require_fit()
         n = len(rows)
@@ -127,7 +127,7 @@ class _DisagreementModel(JudgmentPerturbation):
             step[known] = self._step[t[known]]
         return b0, b1, const, step
 
-    def _p_relevant_rows(self, rows: _Rows) -> np.ndarray:
+    def _p_relevant_rows(self, rows: Rows) -> np.ndarray:
         """(m, 2): P(B = 1 | A = 0) and P(B = 1 | A = 1) for each row."""
         b0, b1, const, step = self._row_params(rows)
         if self._uses_metarank():
@@ -139,7 +139,7 @@ class _DisagreementModel(JudgmentPerturbation):
         """The qrels (a frame or table) with ``p_relevant``: P(the simulated assessor says relevant)
         given each original judgment (Webber et al. 2012, Eq. 1 / the flip-rate model)."""
         table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels)
-        rows = _Rows(table)
+        rows = Rows(table)
         p = self._p_relevant_rows(rows)
         out = table.frame.copy()
         col = np.full(len(table), np.nan)
@@ -147,7 +147,7 @@ class _DisagreementModel(JudgmentPerturbation):
         out["p_relevant"] = col
         return out
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         p = self._p_relevant_rows(rows)
         _check_can_act(L, self.rel, type(self).__name__, "its false negatives (P(B = 0 | A = 1))",
                        "its false positives (P(B = 1 | A = 0))")
@@ -269,7 +269,7 @@ class MetarankLogisticModel(_DisagreementModel):
         super().__init__(scope, rel, off_label, on_label, seed)
         self.improper = check_choice("improper", improper, ("step", "rate", "universal"))
         self.alpha = _rate("alpha", alpha)
-        self._meta = _MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel", predictor)
+        self._meta = MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel", predictor)
         self.coefficients_: pd.DataFrame | None = None
         self.universal_: pd.DataFrame | None = None
 
@@ -468,7 +468,7 @@ def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: str 
         inside = np.ones(len(frame), dtype=bool)
     m = None
     if runs is not None or metarank is not None:
-        m = _MetaAP(runs, metarank, depth, ties, "sample_for_dual_assessment").for_table(table)
+        m = MetaAP(runs, metarank, depth, ties, "sample_for_dual_assessment").for_table(table)
     elif strategy == "even":
         raise InputError("strategy='even' stratifies by metarank: give runs or metarank")
     relevant = table.labels >= rel

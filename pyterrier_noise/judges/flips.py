@@ -13,9 +13,9 @@ from .._validation import InputError, check_choice, check_number
 from ..engine import JudgmentTable
 from ._common import _as_table, _binarise, _binary_labels, _check_can_act, _rate, _relabel, _warn
 from .base import JudgmentPerturbation
-from .metaap import META_AP_DEPTH, _MetaAP
-from .sampling import _inclusion
-from .stream import _Rows, _Stream
+from .metaap import META_AP_DEPTH, MetaAP
+from .sampling import inclusion
+from .stream import Rows, Stream
 
 #: Kinds of judges of Rashidi, Zobel & Moffat (2023) as (discriminability d', bias)
 #: ``smart_neutral`` is the paper's main setting (TPR 0.93, FPR 0.07), ``extreme`` its low-TPR case
@@ -138,7 +138,7 @@ class RandomFlips(_RateModel):
     def _params(self) -> dict[str, Any]:
         return {"tpr": self.tpr, "fpr": self.fpr, "rel": self.rel}
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         self._check_can_act(L)
         U = stream.uniforms()
         with np.errstate(invalid="ignore"):
@@ -196,7 +196,7 @@ class RankBiasedFlips(_RateModel):
             self.tpr = self.fpr = None
         self.betas = self._check_betas(betas)
         self.rel, self.off_label, self.on_label = _binary_labels(rel, off_label, on_label)
-        self._meta = _MetaAP(runs, meta_ap, depth, ties, "RankBiasedFlips")
+        self._meta = MetaAP(runs, meta_ap, depth, ties, "RankBiasedFlips")
         self.depth = self._meta.depth
 
     @staticmethod
@@ -232,12 +232,12 @@ class RankBiasedFlips(_RateModel):
         """P(the replicate calls each judgment relevant), for the table's own labels: the keep
         probability of relevant and the flip-on probability of non-relevant judgments."""
         table = _as_table(table)
-        rows = _Rows(table)
+        rows = Rows(table)
         out = np.full(len(table), np.nan)
         out[rows.rows] = self._p_relevant(rows, rows.labels[:, None])[:, 0]
         return out
 
-    def _p_relevant(self, rows: _Rows, L: np.ndarray) -> np.ndarray:
+    def _p_relevant(self, rows: Rows, L: np.ndarray) -> np.ndarray:
         w1, w0 = self._weights(self._meta.for_table(rows.table)[rows.rows])
         w1, w0 = w1[:, None], w0[:, None]
         with np.errstate(invalid="ignore"):
@@ -249,11 +249,11 @@ class RankBiasedFlips(_RateModel):
         with np.errstate(invalid="ignore", divide="ignore"):
             wbar1 = rows.topic_sum(np.where(relevant, w1, 0.0)) / rows.topic_sum(relevant)
             wbar0 = rows.topic_sum(np.where(nonrel, w0, 0.0)) / rows.topic_sum(nonrel)
-        keep = _inclusion(w1, wbar1[rows.topic_index], self.tpr)      # retained relevant (q1')
-        flip_on = _inclusion(w0, wbar0[rows.topic_index], self.fpr)   # flipped on (q0')
+        keep = inclusion(w1, wbar1[rows.topic_index], self.tpr)      # retained relevant (q1')
+        flip_on = inclusion(w0, wbar0[rows.topic_index], self.fpr)   # flipped on (q0')
         return np.where(relevant, keep, flip_on)
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         self._check_can_act(L)
         p = self._p_relevant(rows, L)
         U = stream.uniforms()

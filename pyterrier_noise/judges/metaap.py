@@ -55,7 +55,7 @@ def _inverse_rank_table(depth: int) -> np.ndarray:
     return np.append(depth - np.arange(1, depth + 1, dtype=np.float64), 0.0)
 
 
-def _aligned_for(runs: Any, table: JudgmentTable, ties: str) -> AlignedRuns:
+def aligned_for(runs: Any, table: JudgmentTable, ties: str) -> AlignedRuns:
     """The runs aligned to ``table`` (an AlignedRuns on the same rows is used as it is)."""
     if isinstance(runs, AlignedRuns):
         if _same_rows(runs.table, table):
@@ -65,7 +65,7 @@ def _aligned_for(runs: Any, table: JudgmentTable, ties: str) -> AlignedRuns:
     return AlignedRuns.build(runs, table, ties=ties, on_topic_mismatch="ignore")
 
 
-class _MetaAP:
+class MetaAP:
     """Mean meta-AP of every row of a judgment table, from runs or from a given frame (cached)."""
 
     def __init__(self, runs: Any, metarank: Any, depth: int, ties: str, what: str,
@@ -116,7 +116,7 @@ class _MetaAP:
                          f"metarank frame and count as retrieved by no run (meta-AP 0)")
             values = np.where(missing, 0.0, self.frame.to_numpy()[np.maximum(loc, 0)])
         else:
-            aligned = _aligned_for(self.runs, table, self.ties)
+            aligned = aligned_for(self.runs, table, self.ties)
             rows, pos = judged_in_top(aligned, self.depth, self.what)
             scheme, agg = PREDICTORS[self.predictor]
             weights = (_meta_ap_table if scheme == "meta_ap" else _inverse_rank_table)(self.depth)[pos]
@@ -165,7 +165,7 @@ def meta_ap(runs: Any, docs: Any = None, depth: int = META_AP_DEPTH, ties: str =
         table = JudgmentTable.from_qrels(frame)
     else:
         table = JudgmentTable.from_qrels(read_qrels(docs))
-    values = _MetaAP(runs, None, depth, ties, "meta_ap").for_table(table)
+    values = MetaAP(runs, None, depth, ties, "meta_ap").for_table(table)
     out = table.frame[["qid", "docno"]].copy()
     out["meta_ap"] = values
     if keep_positive:
@@ -208,7 +208,7 @@ def metarank(runs: Any, docs: Any = None, predictor: str = "meta_ap", depth: int
     frame = pd.DataFrame({"qid": frame["qid"].astype(str).to_numpy(), "docno": frame["docno"].astype(str).to_numpy(),
                           "label": 0.0})
     table = JudgmentTable.from_qrels(frame)
-    values = _MetaAP(runs, None, depth, ties, "metarank", predictor).for_table(table)
+    values = MetaAP(runs, None, depth, ties, "metarank", predictor).for_table(table)
     out = table.frame[["qid", "docno"]].copy()
     out["metarank"] = values
     if keep_positive:

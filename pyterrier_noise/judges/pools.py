@@ -12,8 +12,8 @@ from ..io import read_runs
 from ._common import _as_table, _rate, _warn
 from .base import JudgmentPerturbation
 from ..engine.pools import judged_in_top
-from .metaap import RUN_ORDERS, _aligned_for
-from .stream import _Rows, _Stream
+from .metaap import RUN_ORDERS, aligned_for
+from .stream import Rows, Stream
 
 
 class _KeepsTopics:
@@ -65,7 +65,7 @@ class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
         table = _as_table(table)
         if self._cache is not None and self._cache[0] is table:
             return self._cache[1]
-        aligned = _aligned_for(self.runs, table, self.ties)
+        aligned = aligned_for(self.runs, table, self.ties)
         rows, _ = judged_in_top(aligned, self.depth, "PoolDepthReduction")
         mask = np.zeros(len(table), dtype=bool)
         mask[rows] = True
@@ -79,7 +79,7 @@ class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
         self._cache = (table, mask)
         return mask
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         keep = self.in_pool(rows.table)[rows.rows]
         return np.where(keep[:, None], L, np.nan)
 
@@ -100,7 +100,7 @@ class RandomRemoval(_KeepsTopics, JudgmentPerturbation):
     def _params(self) -> dict[str, Any]:
         return {"fraction": self.fraction, "exact": self.exact}
 
-    def _perturb(self, rows: _Rows, L: np.ndarray, stream: _Stream) -> np.ndarray:
+    def _perturb(self, rows: Rows, L: np.ndarray, stream: Stream) -> np.ndarray:
         U = stream.uniforms()
         judged = np.broadcast_to(~np.isnan(L), U.shape)
         if not self.exact:
@@ -124,7 +124,7 @@ def deeply_judged_runs(runs: Any, qrels: Any, depth: int = 50, ties: str = "trec
     """
     depth = check_int("depth", depth, 1)
     table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels)
-    aligned = _aligned_for(runs, table, check_choice("ties", ties, RUN_ORDERS))
+    aligned = aligned_for(runs, table, check_choice("ties", ties, RUN_ORDERS))
     seg = np.repeat(np.arange(aligned.n_segments), aligned.seg_len)
     top_judged = (aligned.pos < depth) & (aligned.jidx >= 0)
     judged = np.bincount(seg[top_judged], minlength=aligned.n_segments).reshape(aligned.n_runs, aligned.n_topics)

@@ -14,7 +14,7 @@ from .._validation import InputError, check_int, check_number
 from .._warnings import deprecated
 from ..engine import JudgmentTable
 from ._common import _is_integral, _label_column, _warn
-from .stream import _Rows
+from .stream import Rows
 
 
 @dataclass(eq=False)
@@ -132,7 +132,7 @@ class ReplicateSet:
                 "n_judged": ~np.isnan(L), "n_relevant": new_rel,
                 "n_relevant_original": np.broadcast_to(((base >= rel) & ~np.isnan(base))[:, None], L.shape)}
         if by_topic:
-            rows = _Rows(self.table.with_labels(np.zeros(len(self.table))))
+            rows = Rows(self.table.with_labels(np.zeros(len(self.table))))
             sums = {k: rows.topic_sum(v) for k, v in cols.items()}  # (T, n)
             qid = np.repeat(np.asarray(self.table.topics, dtype=object), self.n_replicates)
             rep = np.tile(np.arange(self.start, self.start + self.n_replicates), len(self.table.topics))

@@ -9,7 +9,7 @@ from .._validation import InputError, check_number
 from .stream import _check_seed
 
 
-def _inclusion(w: np.ndarray, wbar: np.ndarray, rho: float | np.ndarray) -> np.ndarray:
+def inclusion(w: np.ndarray, wbar: np.ndarray, rho: float | np.ndarray) -> np.ndarray:
     """Closed form of the paper's weighted_subset, broadcast over arrays.
 
     ``pi = w rho / wbar`` if ``wbar >= rho`` (proportional branch), else
@@ -50,7 +50,7 @@ def inclusion_probabilities(weights: Any, n_target: float) -> np.ndarray:
         return np.zeros(n)
     if target >= n:
         return np.ones(n)
-    return _inclusion(w, w.mean(), target / n)
+    return inclusion(w, w.mean(), target / n)
 
 
 def weighted_subset(weights: Any, n_target: float, seed: int | None = 0) -> np.ndarray:

@@ -39,7 +39,7 @@ def _check_seed(seed: Any) -> int | None:
 
 
 @dataclass(frozen=True)
-class _Stream:
+class Stream:
     """Uniforms for ``n`` replicates starting at replicate ``start``, ``m`` per replicate."""
 
     seed: np.random.SeedSequence
@@ -55,7 +55,7 @@ class _Stream:
         u = np.random.Generator(bits).random((self.n, self.m))
         return np.ascontiguousarray(u.T)
 
-    def child(self, k: int) -> "_Stream":
+    def child(self, k: int) -> "Stream":
         s = self.seed
         return replace(self, seed=np.random.SeedSequence(s.entropy, spawn_key=tuple(s.spawn_key) + (k,),
                                                          pool_size=s.pool_size))
@@ -64,7 +64,7 @@ class _Stream:
         return np.random.Generator(np.random.PCG64(self.seed))
 
 
-class _Rows:
+class Rows:
     """The judged rows of a table (those a model perturbs), with per-topic reductions."""
 
     def __init__(self, table: JudgmentTable) -> None:

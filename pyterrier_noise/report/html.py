@@ -1,5 +1,5 @@
-"""Self-contained, interactive HTML reports (``pyterrier-noise report``, the demo, and the
-``report()`` methods of the results).
+"""Self-contained, interactive HTML reports (``pyterrier-noise report``, the demo, and
+:func:`~pyterrier_noise.report.build_report` of the results).
 
 A :class:`Report` collects sections of text, conclusions, tables and figures and writes ONE HTML
 file that works offline: Plotly's JavaScript is embedded in the page (no CDN), so the interactive
@@ -20,7 +20,7 @@ import io
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -248,25 +248,14 @@ class Report:
                 f"<footer>{provenance(self.command)}</footer><script>{_JS}</script></body></html>\n")
 
     def write(self, path: str | Path) -> Path:
-        """Write the page to ``path`` (under a temporary name, then renamed into place)."""
+        """Write the page to ``path``, a file or a directory that gets ``report.html`` (under a
+        temporary name, then renamed into place).  Returns the path written."""
         from .._output import atomic_write
         path = Path(path)
+        if path.suffix.lower() not in (".html", ".htm"):
+            path = path / "report.html"
         path.parent.mkdir(parents=True, exist_ok=True)
         return atomic_write(path, self.html().encode("utf-8"))
 
 
-def write_report(out: str | Path, scores: pd.DataFrame, highlight: Sequence[str] = (),
-                 report: Report | None = None, title: str = "pyterrier-noise report",
-                 command: str | None = None) -> Path:
-    """Write ``out/report.html`` for a frame of mean scores (index: system; columns include
-    ``RBP(p=0.8)`` and ``RBP residual``), appending to ``report`` if one was started: the
-    interactive RBP ranges with what they mean, and the sortable table of scores."""
-    from .sections import scores_section
-    report = report or Report(title)
-    if command is not None:
-        report.command = command
-    scores_section(report, scores, highlight=highlight)
-    return report.write(Path(out) / "report.html")
-
-
-__all__ = ["Report", "write_report", "plot_rbp_ranges"]
+__all__ = ["Report", "plot_rbp_ranges"]

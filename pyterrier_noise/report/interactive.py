@@ -64,7 +64,7 @@ def replicate_distributions(result: Any, measure: str) -> Any:
     """Each run's mean score over the replicates (purple box) and under the unperturbed qrels
     (black dot), runs by unperturbed score (Rashidi, Zobel & Moffat 2023)."""
     import plotly.graph_objects as go
-    m = result._measure(measure)
+    m = result.measure(measure)
     M0, M = result.true[m].mean(axis=1), result.means[m]
     order = np.argsort(-M0, kind="stable")
     names = np.asarray(result.names, dtype=object)[order]
@@ -97,7 +97,7 @@ def rank_intervals(result: Any, measure: str) -> Any:
     """Each run's rank under the unperturbed qrels (x) against its median rank over the replicates,
     with the range holding 95% of them (Rashidi, Zobel & Moffat 2023, Figs 7-9 per run)."""
     import plotly.graph_objects as go
-    m = result._measure(measure)
+    m = result.measure(measure)
     s = result.systems[result.systems["measure"] == m].sort_values("true_rank", kind="stable")
     x = s["true_rank"].to_numpy(float)
     med, lo, hi = (s[c].to_numpy(float) for c in ("rank_median", "rank_q2.5", "rank_q97.5"))

@@ -345,9 +345,14 @@ def build_report(title: str, *, scores: pd.DataFrame | None = None, highlight: S
     return report
 
 
-def write(report: Report, path: str | Path) -> Path:
-    """Write ``report`` to ``path`` (a file, or a directory that gets ``report.html``)."""
-    path = Path(path)
-    if path.suffix.lower() not in (".html", ".htm"):
-        path = path / "report.html"
-    return report.write(path)
+def write_report(out: str | Path, scores: pd.DataFrame, highlight: Sequence[str] = (),
+                 report: Report | None = None, title: str = "pyterrier-noise report",
+                 command: str | None = None) -> Path:
+    """Write ``out/report.html`` for a frame of mean scores (index: system; columns include
+    ``RBP(p=0.8)`` and ``RBP residual``), appending to ``report`` if one was started: the
+    interactive RBP ranges with what they mean, and the sortable table of scores."""
+    report = report or Report(title)
+    if command is not None:
+        report.command = command
+    scores_section(report, scores, highlight=highlight)
+    return report.write(Path(out) / "report.html")

@@ -24,7 +24,7 @@ def _empty_table(topics: Sequence[str]) -> JudgmentTable:
     return JudgmentTable.from_arrays(empty, empty, np.zeros(0), list(topics))
 
 
-def _aligned_for(runs: Any, qrels: pd.DataFrame | JudgmentTable | None, topics: Sequence[str] | None = None,
+def aligned_for(runs: Any, qrels: pd.DataFrame | JudgmentTable | None, topics: Sequence[str] | None = None,
                  ties: str = "trec_eval") -> AlignedRuns:
     """Align runs to qrels (or to nothing; or a :class:`JudgmentTable`, which needs no pandas) with a
     table row for every retrieved document; the topics are those the runs answer unless given.  Run files (a directory, a file or a list of them) go
@@ -120,24 +120,22 @@ class _Contributions:
     candidate: np.ndarray   # (J,) bool: retrieved by at least one pool run
 
 
-def _contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
+def cached_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
     """Built once per (alignment, p, pool runs) and kept in the alignment's cache, so that several
     selectors (methods) on one alignment share it."""
     key = ("selection-contributions", float(p), pool_mask.tobytes())
-    hit = aligned._cache.get(key)
-    if hit is None:
-        hit = aligned._cache[key] = _build_contributions(aligned, p, pool_mask)
-    return hit
+    return aligned.cached(key, lambda: _build_contributions(aligned, p, pool_mask))
 
 
-def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def positions_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The positions of ``aligned`` grouped by table row: ``(ptr, seg, pos)`` with row ``j``'s entries
     at ``ptr[j]:ptr[j+1]``, segments ascending within a row (i.e. run order, the topic being fixed),
     and each entry's segment and 0-based rank.  Independent of ``p`` and of the pool runs; kept in the
     alignment's cache (a judging session stores it, so that reopening needs no sort)."""
-    hit = aligned._cache.get("selection-by-row")
-    if hit is not None:
-        return hit
+    return aligned.cached("selection-by-row", lambda: _group_by_row(aligned))
+
+
+def _group_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_seg, T = aligned.n_segments, aligned.n_topics
     J = len(aligned.table)
     jidx = aligned.jidx
@@ -167,8 +165,7 @@ def _by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             other.result()
     else:
         fill(range(T))
-    hit = aligned._cache["selection-by-row"] = (ptr, segs, pos)
-    return hit
+    return ptr, segs, pos
 
 
 class _RowGrouping:
@@ -202,7 +199,7 @@ class _RowGrouping:
 def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:
     n_seg = aligned.n_segments
     J = len(aligned.table)
-    ptr, segs, pos = _by_row(aligned)
+    ptr, segs, pos = positions_by_row(aligned)
     # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
     vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
     # the run of each entry from a table over segments (a lookup is cheaper than 10^6+ divisions)

@@ -36,7 +36,7 @@ class QuitJudging(Exception):
     """Raised by an oracle to end :meth:`JudgingSession.run` cleanly (every judgment so far is saved)."""
 
 
-def _check_label(value: Any, what: str) -> float:
+def check_label(value: Any, what: str) -> float:
     """A label must be a finite real number (bool and numpy numbers are accepted)."""
     if isinstance(value, (bool, np.bool_)):
         value = int(value)
@@ -93,7 +93,7 @@ class QrelsOracle(Oracle):
         q = read_qrels(qrels)
         self.qrels = q
         self.missing = missing
-        self.nonrel_label = _check_label(nonrel_label, "argument 'nonrel_label'")
+        self.nonrel_label = check_label(nonrel_label, "argument 'nonrel_label'")
         # one hash lookup per question; the table is built once, at C speed
         self._labels: dict[tuple[str, str], float] = dict(
             zip(zip(q["qid"].tolist(), q["docno"].tolist()), q["label"].astype(float).tolist()))
@@ -170,7 +170,7 @@ class NoisyOracle(Oracle):
                  fpr: float | None = None, confusion: Any = None, labels: Sequence[float] | None = None,
                  rel: float | None = None, on_label: float | None = None, off_label: float | None = None,
                  seed: int | None = None, documents: Any = None) -> None:
-        self.oracle = _as_oracle(oracle)
+        self.oracle = as_oracle(oracle)
         given_model = None
         if model is not None:
             if tpr is not None or fpr is not None or confusion is not None:
@@ -192,9 +192,9 @@ class NoisyOracle(Oracle):
         if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
             raise InputError(f"argument 'seed': expected a non-negative integer, got {seed!r}")
         self.seed = int(seed)
-        self.rel = _check_label(1 if rel is None else rel, "argument 'rel'")
-        self.on_label = self.rel if on_label is None else _check_label(on_label, "argument 'on_label'")
-        self.off_label = _check_label(0 if off_label is None else off_label, "argument 'off_label'")
+        self.rel = check_label(1 if rel is None else rel, "argument 'rel'")
+        self.on_label = self.rel if on_label is None else check_label(on_label, "argument 'on_label'")
+        self.off_label = check_label(0 if off_label is None else off_label, "argument 'off_label'")
         if given_model is None and confusion is None and (
                 self.rel <= 0 or not 0 <= self.off_label < self.rel or self.on_label < self.rel):
             raise InputError(f"NoisyOracle: expected rel > 0, 0 <= off_label < rel <= on_label (a flip crosses the "
@@ -277,7 +277,7 @@ class NoisyOracle(Oracle):
             return q
         # another oracle: ask it once about every document of the table (None: unjudged)
         truth = [self.oracle.judge(q, d) for q, d in zip(extra["qid"].tolist(), extra["docno"].tolist())]
-        lab = np.array([np.nan if y is None else _check_label(y, f"wrapped oracle, qid {q!r} docno {d!r}")
+        lab = np.array([np.nan if y is None else check_label(y, f"wrapped oracle, qid {q!r} docno {d!r}")
                         for y, q, d in zip(truth, extra["qid"], extra["docno"])], dtype=np.float64)
         return extra.assign(label=lab)[~np.isnan(lab)].reset_index(drop=True)
 
@@ -303,7 +303,7 @@ class NoisyOracle(Oracle):
         true = self.oracle.judge(qid, docno, **context)
         if true is None:
             return None
-        _check_label(true, f"wrapped oracle, qid {qid!r} docno {docno!r}")
+        check_label(true, f"wrapped oracle, qid {qid!r} docno {docno!r}")
         self._draw()
         y = self._noisy.get((str(qid), str(docno)))
         if y is None:
@@ -373,7 +373,7 @@ def _confusion(confusion: Any, labels: Sequence[float] | None) -> tuple[np.ndarr
                          f"must sum to 1 (rows = true labels, columns = observed labels)")
     if labels is None:
         labels = list(range(m.shape[0]))
-    lab = np.array([_check_label(v, "argument 'labels'") for v in labels], dtype=np.float64)
+    lab = np.array([check_label(v, "argument 'labels'") for v in labels], dtype=np.float64)
     if lab.size != m.shape[0]:
         raise InputError(f"argument 'labels': the matrix is {m.shape[0]} x {m.shape[0]} but {lab.size} labels "
                          f"were given")
@@ -428,14 +428,14 @@ class CallableOracle(Oracle):
         value = self.fn(qid, docno)
         if value is None:
             return None
-        return _check_label(value, f"oracle {getattr(self.fn, '__name__', self.fn)!r} for qid {qid!r} "
+        return check_label(value, f"oracle {getattr(self.fn, '__name__', self.fn)!r} for qid {qid!r} "
                                    f"docno {docno!r}")
 
     def __repr__(self) -> str:
         return f"CallableOracle({getattr(self.fn, '__name__', self.fn)!r})"
 
 
-def _as_oracle(oracle: Any) -> Oracle:
+def as_oracle(oracle: Any) -> Oracle:
     if isinstance(oracle, Oracle):
         return oracle
     if callable(oracle):
@@ -444,11 +444,11 @@ def _as_oracle(oracle: Any) -> Oracle:
                      f"got {oracle!r}")
 
 
-def _fmt_label(v: float) -> str:
+def format_label(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
-def _oracle_diff(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") -> str:
+def oracle_diff(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") -> str:
     """What differs between two oracle identities, in words."""
     names = {"qrels": "the qrels (fingerprint)", "missing": "the missing policy", "nonrel_label": "the label of "
              "unjudged documents", "model": "the noise model", "seed": "the noise seed", "kind": "the kind of oracle"}
@@ -458,7 +458,7 @@ def _oracle_diff(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") 
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
-            out.append(_oracle_diff(a, b, prefix + "the underlying oracle's "))
+            out.append(oracle_diff(a, b, prefix + "the underlying oracle's "))
             continue
         if key == "qrels":
             a, b = (str(x)[:12] + "..." if x else x for x in (a, b))

@@ -40,9 +40,9 @@ import numpy as np
 
 from .._validation import InputError, announce, check_choice, check_probability, is_frame
 from ..engine import AlignedRuns, JudgmentTable
-from .contributions import _aligned_for, _contributions
+from .contributions import aligned_for, cached_contributions
 from .oracles import NoisyOracle
-from .ranges import _bounds_arrays, _bounds_frame, _gain_fn, _system_frame
+from .ranges import gain_fn, judged_ranges, ranges_frame, system_ranges
 from .stopping import StopRule
 from .weights import _QueueWeights
 
@@ -116,7 +116,7 @@ class JudgmentSelector(_QueueWeights):
         if max_rel is not None and not max_rel > 0:
             raise InputError(f"argument 'max_rel': expected a positive number, got {max_rel!r}")
         self.rel, self.max_rel = float(rel), (None if max_rel is None else float(max_rel))
-        self._gain = _gain_fn(self.rel, self.max_rel, self.p)
+        self._gain = gain_fn(self.rel, self.max_rel, self.p)
         if isinstance(head_size, bool) or not isinstance(head_size, (int, np.integer)) or head_size < 1:
             raise InputError(f"argument 'head_size': expected an integer >= 1, got {head_size!r}")
         self.head_size = int(head_size)
@@ -132,7 +132,7 @@ class JudgmentSelector(_QueueWeights):
                                  f"or 'given' (one position per document), got ties={runs.ties!r}")
             self.aligned = runs
         else:
-            self.aligned = _aligned_for(runs, init, ties=ties)
+            self.aligned = aligned_for(runs, init, ties=ties)
         a = self.aligned
         self.run_names = list(a.run_names)
         self.topics = list(a.topics)
@@ -163,7 +163,7 @@ class JudgmentSelector(_QueueWeights):
             pool_mask = np.isin(np.asarray(self.run_names, dtype=object), np.asarray(names, dtype=object))
             self.pool_runs = [n for n in self.run_names if n in set(names)]
         self._pool_mask = pool_mask
-        self._contrib = _contributions(a, self.p, pool_mask)
+        self._contrib = cached_contributions(a, self.p, pool_mask)
 
         # per-topic quota
         self._quota = np.full(T, np.iinfo(np.int64).max, dtype=np.int64)
@@ -413,7 +413,7 @@ class JudgmentSelector(_QueueWeights):
         if is_frame(oracle) or isinstance(oracle, JudgmentTable):
             cached = self._oracle_cache
             if cached is None or cached[0] is not oracle:
-                self._oracle_cache = cached = (oracle, _labels_for(self, oracle))
+                self._oracle_cache = cached = (oracle, labels_for(self, oracle))
             labels = cached[1]
         elif not callable(oracle):
             raise InputError(f"argument 'oracle': expected qrels (a DataFrame or JudgmentTable) or a callable "
@@ -549,14 +549,14 @@ class JudgmentSelector(_QueueWeights):
         when nothing is judged) per run and topic at persistence ``p`` (default: the selection p).
         Moffat, Webber & Zobel 2007, Sec. 2."""
         p = self.p if p is None else check_probability("p", p)
-        return _bounds_frame(self, p)
+        return ranges_frame(self._ranges(p), self.run_names, self.topics)
 
     def bounds_arrays(self, p: float | None = None) -> dict[str, np.ndarray]:
         """:meth:`bounds` as ``(n_runs, n_topics)`` arrays (runs in :attr:`run_names` order, topics
         in :attr:`topics` order): ``base``, ``residual``, ``upper`` and ``projected``, without a
         frame (and without pandas).  Moffat, Webber & Zobel 2007, Sec. 2."""
         p = self.p if p is None else check_probability("p", p)
-        res = _bounds_arrays(self, [p])[p]
+        res = self._ranges(p)
         return {"base": res["base"], "residual": res["residual"], "upper": res["base"] + res["residual"],
                 "projected": res["projected"]}
 
@@ -564,7 +564,15 @@ class JudgmentSelector(_QueueWeights):
         """Per-run means over topics of :meth:`bounds` (projected: a topic with nothing judged
         counts its midpoint base + residual/2)."""
         p = self.p if p is None else check_probability("p", p)
-        return _system_frame(self, p)
+        return system_ranges(self._ranges(p), self.run_names)
+
+    def running_totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """The judged RBP base and the judged mass per run and topic, ``(n_runs, n_topics)`` at the
+        selection p, as kept up to date while labels are recorded (what a :class:`StopRule` reads)."""
+        return self._base.reshape(self._S, self._T), self._mass.reshape(self._S, self._T)
+
+    def _ranges(self, p: float) -> dict[str, np.ndarray]:
+        return judged_ranges(self._contrib, self._judged, self._labels, self._gain, (self._S, self._T), [p])[p]
 
     def judged_qrels(self, include_initial: bool = True) -> pd.DataFrame:
         """The judgments as a ``qid, docno, label`` frame: initial qrels first, then in judgment order."""
@@ -689,7 +697,7 @@ class JudgmentSelector(_QueueWeights):
 
 
 
-def _labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
+def labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
     """Labels of the selector's table rows from qrels, a frame (validated by ``read_qrels``) or a
     :class:`~pyterrier_noise.engine.JudgmentTable` (NaN where the qrels have none)."""
     out = np.full(sel._J, np.nan)

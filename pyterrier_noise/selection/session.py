@@ -42,7 +42,7 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import InputError
 from ..io import read_qrels, run_name, write_trec_qrels
-from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label, _oracle_diff
+from .oracles import Label, NoisyOracle, Oracle, QuitJudging, as_oracle, check_label, format_label, oracle_diff
 from .durable import backup as _backup, check_integrity, damaged_message, publish, recover as _recover
 from .stopping import StopRule
 from .store import (_FORMAT, _SCHEMA, DEFAULTS, SessionError, SessionLockedError, _check_selector_settings,
@@ -277,8 +277,8 @@ class JudgingSession:
         if self._factory is _default_factory:
             # the selector aligns the files themselves (the stored copy holds the same rows); its
             # alignment is stored so that reopening needs neither parsing nor aligning
-            from .contributions import _aligned_for
-            aligned = _aligned_for((names, cols) if cols is not None else files if files is not None
+            from .contributions import aligned_for
+            aligned = aligned_for((names, cols) if cols is not None else files if files is not None
                                    else _unpack_runs(blob), init, ties=cfg["ties"])
             del cols   # the rows are in the blob and the alignment: the columns go before the selector is built
             aligned_blob = _pack_aligned(aligned)
@@ -404,8 +404,8 @@ class JudgingSession:
     def _aligned_selector(self, runs: Any) -> tuple[Any, bytes]:
         """The default selector over ``runs`` (files, frames, or ``(names, columns)`` of files read
         by :func:`read_run_columns`) and its alignment as a blob."""
-        from .contributions import _aligned_for
-        aligned = _aligned_for(runs, self.initial_qrels, ties=self.config["ties"])
+        from .contributions import aligned_for
+        aligned = aligned_for(runs, self.initial_qrels, ties=self.config["ties"])
         runs = None
         return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config), _pack_aligned(aligned)
 
@@ -548,7 +548,7 @@ class JudgingSession:
         q, d = str(qid), str(docno)
         done = self._handled.get((q, d))
         if done is not None:
-            what = "judged (label %s)" % _fmt_label(done[2]) if done[1] == "judge" else "bypassed"
+            what = "judged (label %s)" % format_label(done[2]) if done[1] == "judge" else "bypassed"
             raise SessionError(f"qid {q!r} docno {d!r} was already {what} at step {done[0]}; a document is "
                                f"judged once")
         if (q, d) not in self._pending:
@@ -559,7 +559,7 @@ class JudgingSession:
     def record(self, qid: str, docno: str, label: float, notes: dict[str, str] | None = None) -> JudgingEvent:
         """Record a judgment of a served document (and ``notes``, :meth:`note`), in one transaction."""
         q, d, w = self._take(qid, docno)
-        lab = _check_label(label, f"label for qid {q!r} docno {d!r}")
+        lab = check_label(label, f"label for qid {q!r} docno {d!r}")
         self._step(lambda sel: sel.record(q, d, lab))  # validates before it changes anything
         self._notes = [("note:" + str(k), str(v)) for k, v in (notes or {}).items()]
         return self._commit_or_break("judge", q, d, lab, w)
@@ -638,7 +638,7 @@ class JudgingSession:
         session may use another.
         """
         self._check_usable()
-        oracle = _as_oracle(oracle)
+        oracle = as_oracle(oracle)
         if stop is not None and not isinstance(stop, StopRule):
             raise InputError(f"argument 'stop': expected a StopRule, got {type(stop).__name__}")
         for name, v in (("budget", budget), ("max_steps", max_steps)):
@@ -709,7 +709,7 @@ class JudgingSession:
             return
         stored = json.loads(row[0])
         if stored != json.loads(json.dumps(ident, sort_keys=True)):
-            raise SessionError(f"{self.path}: this session was judged by another oracle: {_oracle_diff(stored, ident)}; "
+            raise SessionError(f"{self.path}: this session was judged by another oracle: {oracle_diff(stored, ident)}; "
                                f"a session keeps one oracle -- run with the same one, or start a new session "
                                f"file with this session's judgments as initial qrels (export them with "
                                f"export_qrels / judge --export)")

@@ -3,7 +3,6 @@ Sec. 5 and Tables 2-5)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -11,10 +10,10 @@ import numpy as np
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_probability
 from ..engine import AlignedRuns, MeasureSpec
-from .contributions import _aligned_for
+from .contributions import aligned_for
 from ..engine.ranges import midpoint_where_undefined as _proj_fallback
-from .ranges import _bounds_arrays
-from .selector import METHODS, JudgmentSelector, _labels_for
+from .ranges import gain_fn
+from .selector import METHODS, JudgmentSelector, labels_for
 from .stopping import StopRule
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,17 +66,6 @@ class SimulationResult:
     per_query: dict = field(default_factory=dict, repr=False)
     selector: Any = field(default=None, repr=False)
     stopped: str | None = None
-
-    def report(self, path: str | Path, title: str | None = None) -> Path:
-        """Write an interactive, self-contained HTML report of this simulation to ``path`` (a file,
-        or a directory that gets ``report.html``): the judging curves, each run's RBP range at the
-        last checkpoint and the summary table, with what to conclude (:mod:`pyterrier_noise.report`).
-        Returns the path written."""
-        from ..report import build_report
-        from ..report.sections import write
-        page = build_report(title or f"Judging simulation: {self.method}", selection=self)
-        return write(page, path)
-
 
 def separation(per_query: Mapping[str, np.ndarray], alpha: float = 0.05, significance: bool = True) -> dict[str, float]:
     """How well a group of runs is separated (Moffat et al. 2007, Sec. 5 and Table 5).
@@ -206,7 +194,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
         oracle_q = read_qrels(oracle_or_qrels)
     ref_q = read_qrels(reference_qrels) if reference_qrels is not None else oracle_q
 
-    aligned = runs if isinstance(runs, AlignedRuns) else _aligned_for(runs, ref_q)
+    aligned = runs if isinstance(runs, AlignedRuns) else aligned_for(runs, ref_q)
     if oracle_q is not None:
         per_topic_quota = unknown_topic_quota(aligned.topics, oracle_q["qid"], per_topic_quota, unknown_topics,
                                               "simulate")
@@ -220,7 +208,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     top = np.arange(S)
     if ref_q is not None:
         spec, _ = to_spec(reference_measure) if not isinstance(reference_measure, MeasureSpec) else (reference_measure, None)
-        ref_labels = _labels_for(sel, ref_q)
+        ref_labels = labels_for(sel, ref_q)
         ref_scores = aligned.evaluate([spec], ref_labels)[spec][:, :, 0].mean(axis=1)
         reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
         n_top = max(2, int(round(S * top_fraction)))
@@ -232,7 +220,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     oracle = oracle_fn if oracle_fn is not None else oracle_q
     bar = progress_bar(total=cps[-1], desc=f"select {method}", unit="judgment", enabled=bool(progress))
     summary, systems, counts, per_query = [], [], [], {}
-    gain = sel._gain
+    gain = gain_fn(sel.rel, sel.max_rel, sel.p)      # the selector's gain of a label
     for cp in cps:
         while sel.n_judged < cp:
             before = sel.n_judged
@@ -242,7 +230,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
                 break
             bar.update(sel.n_judged - before)
         # measure
-        arrays = _bounds_arrays(sel, p_eval)
+        arrays = {p: sel.bounds_arrays(p) for p in p_eval}
         judged = sel.history["label"].to_numpy(dtype=np.float64)
         n_rel = int((gain(judged) > 0).sum()) if len(judged) else 0
         handled = sel.n_judged + len(sel.bypassed)
@@ -293,7 +281,7 @@ def compare_methods(runs: Any, qrels: Any, methods: Sequence[str] = METHODS, che
     from ..io import read_qrels
     q = read_qrels(qrels)
     ref = kwargs.get("reference_qrels")
-    aligned = _aligned_for(runs, read_qrels(ref) if ref is not None else q)
+    aligned = aligned_for(runs, read_qrels(ref) if ref is not None else q)
     results = {m: simulate(aligned, q, method=m, checkpoints=checkpoints, **kwargs) for m in methods}
     return pd.concat([r.summary for r in results.values()], ignore_index=True), results
 

@@ -330,13 +330,13 @@ def _pack_aligned(a: AlignedRuns) -> bytes:
     lengths, the positions grouped by table row (segment and rank of each: what the selector's
     contributions are built from, so reopening needs no sort), and the table's docnos, topics and
     labels."""
-    from .contributions import _by_row
+    from .contributions import positions_by_row
     seg_start = a.seg_start[:-1].astype(a.pos.dtype, copy=False)
     if not (a.group_start is a.pos or np.array_equal(a.group_start, a.pos)) or \
             not (a.group_end - a.pos == 1).all() or \
             not np.array_equal(a.pos, np.arange(len(a.pos), dtype=a.pos.dtype) - np.repeat(seg_start, a.seg_len)):
         raise SessionError("internal: the selector's alignment has tie groups; it cannot be stored")
-    ptr, segs, pos = _by_row(a)
+    ptr, segs, pos = positions_by_row(a)
     t = a.table
     return _npz(compress=False, format=_u8([_ALIGNED_FORMAT]), names=_u8(a.run_names), n_names=len(a.run_names),
                 ties=_u8([a.ties]), topics=_u8(t.topics), n_topics=len(t.topics),
@@ -389,7 +389,7 @@ def _unpack_aligned(blob: bytes) -> AlignedRuns:
     jidx[seg_start[segs] + rpos] = np.repeat(np.arange(len(table), dtype=np.int64), row_len)
     names = [str(x) for x in _strings(z["names"], int(z["n_names"]))]
     a = AlignedRuns(names, table, bytes(z["ties"]).decode("utf-8"), seg_len, seg_start, pos, jidx, pos, pos + 1, None)
-    a._cache["selection-by-row"] = (ptr, segs, rpos)
+    a.cached("selection-by-row", lambda: (ptr, segs, rpos))    # the grouping by row, stored: no sort
     return a
 
 

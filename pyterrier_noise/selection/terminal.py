@@ -13,7 +13,7 @@ from typing import Any, Optional, TextIO, Union
 import pandas as pd
 
 from .._validation import InputError
-from .oracles import Label, Oracle, QuitJudging, _check_label, _fmt_label
+from .oracles import Label, Oracle, QuitJudging, check_label, format_label
 
 __all__ = ["TerminalOracle", "read_topics_file", "read_docs_file"]
 
@@ -43,11 +43,11 @@ class TerminalOracle(Oracle):
                  input_fn: Callable[[str], str] | None = None, output: TextIO | None = None) -> None:
         if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence) or len(labels) == 0:
             raise InputError(f"argument 'labels': expected a non-empty sequence of numbers, got {labels!r}")
-        labs = [_check_label(v, "argument 'labels'") for v in labels]
+        labs = [check_label(v, "argument 'labels'") for v in labels]
         if len(set(labs)) != len(labs):
             raise InputError(f"argument 'labels': the labels must be distinct, got {list(labels)}")
         self.labels = labs
-        self._answers = {_fmt_label(v): v for v in labs}
+        self._answers = {format_label(v): v for v in labs}
         self.topics = _topic_texts(topics)
         if text is not None and not (isinstance(text, Mapping) or callable(text)):
             raise InputError(f"argument 'text': expected a mapping docno -> text or a function fn(docno), got {text!r}")

@@ -38,7 +38,7 @@ _BLOCK_ELEMENTS = 1 << 22
 # ---------------------------------------------------------------------------------------------
 # input handling for orderings
 
-def _is_numeric(arr: np.ndarray) -> bool:
+def is_numeric(arr: np.ndarray) -> bool:
     return arr.dtype.kind in "biuf"
 
 
@@ -62,7 +62,7 @@ def _kind_of(x: object, kind: str) -> str:
         return kind
     if isinstance(x, pd.Series):
         return "scores"
-    return "scores" if _is_numeric(np.asarray(x)) else "ranking"
+    return "scores" if is_numeric(np.asarray(x)) else "ranking"
 
 
 def _aligned_scores(x: object, y: object, kind: str, xname: str = "x",
@@ -135,7 +135,7 @@ def _positions(scores: np.ndarray) -> np.ndarray:
     return pos
 
 
-def _pair_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def pair_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(C - D, pairs tied in x, pairs tied in y, n0) along the last axis, for any batch.
 
     O(n^2) pair signs, processed in row blocks; used where scipy.stats.kendalltau (1-D only)
@@ -203,7 +203,7 @@ def kendall_tau(x: object, y: object, variant: Literal["a", "b"] = "b",
         n0 = n * (n - 1) // 2
         den = (n0 - _tied_pairs(xs)) * (n0 - _tied_pairs(ys))
         return 0.0 if den == 0 else tau_b * math.sqrt(den) / n0
-    s, t1, t2, n0 = _pair_counts(xs, ys)
+    s, t1, t2, n0 = pair_counts(xs, ys)
     if variant == "a":
         return s / n0
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -192,7 +192,7 @@ def degradation_test(orig: object, changed: object, delta: float = 0.01, test: T
 _QUADRANTS = ("both", "neither", "gained", "lost", "reversed")
 
 
-def _quadrant_codes(p_orig: object, p_new: object, alpha: float, inclusive: bool,
+def quadrant_codes(p_orig: object, p_new: object, alpha: float, inclusive: bool,
                     diff_orig: object = None, diff_new: object = None) -> np.ndarray:
     """Per-element code 0..4 into ``_QUADRANTS`` (4 only when directions are given)."""
     po = np.asarray(p_orig, dtype=float)
@@ -237,7 +237,7 @@ def pvalue_quadrants(p_orig: object, p_new: object, alpha: float = 0.05, inclusi
     Returns:
         Frame indexed by quadrant with columns ``count`` and ``fraction``.
     """
-    codes = _quadrant_codes(p_orig, p_new, alpha, inclusive, diff_orig, diff_new)
+    codes = quadrant_codes(p_orig, p_new, alpha, inclusive, diff_orig, diff_new)
     labels = _QUADRANTS if diff_orig is not None else _QUADRANTS[:4]
     counts = np.bincount(codes.ravel(), minlength=len(_QUADRANTS))[:len(labels)]
     total = max(int(codes.size), 1)

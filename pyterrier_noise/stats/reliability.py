@@ -18,9 +18,9 @@ import pandas as pd
 
 from .._validation import InputError
 from ._checks import _alpha, _float_array
-from .agreement import _is_numeric, _pair_counts
+from .agreement import is_numeric, pair_counts
 from .multiple import Correction, significant
-from .perquery import _quadrant_codes
+from .perquery import quadrant_codes
 from .tests import Alternative, Test, all_pairs
 
 __all__ = [
@@ -95,7 +95,7 @@ def krippendorff_alpha(data: object,
                              f"{list(cat.categories[:3])!r}") from None
         if level == "ratio" and (values < 0).any():
             raise InputError(f"ratio alpha needs non-negative values; found {values.min()!r}")
-    if level == "ordinal" and categories is None and not _is_numeric(np.asarray(cat.categories)):
+    if level == "ordinal" and categories is None and not is_numeric(np.asarray(cat.categories)):
         raise InputError("ordinal alpha on labels needs categories= giving their order "
                          f"(found {list(cat.categories)!r})")
     unit = np.repeat(np.arange(n_units), arr.shape[1])[~missing]
@@ -266,7 +266,7 @@ def consistent_discrimination(scores: object, versions: Sequence | None = None,
     sys_names = _names(names, n_sys, "names")
     i, j, p = all_pairs(arr, test=test, n_resamples=n_resamples, seed=seed)
     order = np.broadcast_to(np.arange(n_ver, dtype=float), p.shape)
-    s, _, tied_p, n0 = _pair_counts(order, p)
+    s, _, tied_p, n0 = pair_counts(order, p)
     with np.errstate(divide="ignore", invalid="ignore"):
         tau = s / np.sqrt(n0 * (n0 - tied_p))
     sig = np.asarray(significant(p, alpha, inclusive))
@@ -338,7 +338,7 @@ def discrimination_agreement(test_scores: object, reference_scores: object,
     diff_t = means_t[i] - means_t[j]                                   # pairs x versions
     diff_r = np.broadcast_to((means_r[i] - means_r[j])[:, None], diff_t.shape)
     p_ref_b = np.broadcast_to(p_ref[:, None], p_test.shape)
-    codes = _quadrant_codes(p_ref_b, p_test, alpha, inclusive,
+    codes = quadrant_codes(p_ref_b, p_test, alpha, inclusive,
                             diff_r if check_direction else None,
                             diff_t if check_direction else None)
     outcome = np.array(["TP", "TN", "FP", "FN", "FP"], dtype=object)[codes]

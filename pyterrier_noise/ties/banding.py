@@ -38,7 +38,7 @@ BAND_ORDER_ALIASES = {"rank": "given", "score": "trec_eval"}
 # ------------------------------------------------------------------------------------------------
 # parameters
 
-def _exact_rho(rho: RhoLike) -> Fraction:
+def exact_rho(rho: RhoLike) -> Fraction:
     """``rho`` as an exact fraction: ``1.1`` -> 11/10 (via its shortest decimal string, not its
     binary value 1.100000000000000088...), ``"3/2"`` -> 3/2."""
     try:
@@ -105,7 +105,7 @@ def rho_label(r: Fraction) -> str:
 # bands
 
 @lru_cache(maxsize=128)
-def _band_starts(r: Fraction, depth: int) -> np.ndarray:
+def band_starts(r: Fraction, depth: int) -> np.ndarray:
     """1-based start ranks of the bands that begin at or before ``depth`` (read-only array)."""
     if r == 1:
         starts = np.arange(1, depth + 1, dtype=np.int64)
@@ -146,9 +146,9 @@ def band_boundaries(rho: RhoLike, depth: int) -> np.ndarray:
     Raises:
         InputError: if ``rho < 1`` or is not a number, or ``depth`` is not a positive integer.
     """
-    r = _exact_rho(rho)
+    r = exact_rho(rho)
     depth = _check_depth(depth)
-    starts = _band_starts(r, depth)
+    starts = band_starts(r, depth)
     ends = np.append(starts[1:] - 1, depth)
     return np.column_stack([starts, ends])
 
@@ -162,7 +162,7 @@ def first_multi_doc_band(rho: RhoLike) -> tuple[int, int] | None:
     is rank-safe to depth ``b_v - 1``.  Returns ``None`` for ``rho = 1`` (no band ever has two
     documents).
     """
-    r = _exact_rho(rho)
+    r = exact_rho(rho)
     if r == 1:
         return None
     b = 1 + math.floor(1 / (r - 1))
@@ -201,10 +201,10 @@ def worst_case_delta_rbp(rho: RhoLike, p: float | None = None, depth: int = 1000
         p: RBP persistence in (0, 1) (the thesis's ``phi``; ``phi=`` is a deprecated alias).
         depth: length of the ranking.
     """
-    r = _exact_rho(rho)
+    r = exact_rho(rho)
     p = check_probability("p", _persistence(p, phi))
     depth = _check_depth(depth)
-    starts = _band_starts(r, depth)
+    starts = band_starts(r, depth)
     lengths = np.diff(np.append(starts, depth + 1))
     band = np.repeat(np.arange(len(starts)), lengths)            # band of each position
     pos = np.arange(depth, dtype=np.float64)                       # 0-based positions
@@ -234,7 +234,7 @@ def worst_case_table(rhos: Sequence[RhoLike] = (1.1, 1.2, 1.4, 1.7, 2.0),
         ps = phis
     rows = []
     for rho in rhos:  # a handful of table rows
-        r = _exact_rho(rho)
+        r = exact_rho(rho)
         row: dict = {"rho": rho_label(r), "delta_rr": worst_case_delta_rr(r)}
         for p in ps:
             row[f"delta_rbp(p={p})"] = worst_case_delta_rbp(r, p, depth)

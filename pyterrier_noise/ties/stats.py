@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -45,15 +44,6 @@ class TieStats:
     runs: pd.DataFrame
     group_sizes: pd.DataFrame
     summary: pd.DataFrame
-
-    def report(self, path: str | Path, title: str | None = None) -> Path:
-        """Write an interactive, self-contained HTML report of these tie statistics to ``path`` (a
-        file, or a directory that gets ``report.html``): the share of tied documents per run, the
-        Table 3.2 summary and the per-run table (:mod:`pyterrier_noise.report`).  Returns the path."""
-        from ..report import build_report
-        from ..report.sections import write
-        return write(build_report(title or f"Ties in {len(self.runs)} runs", tie_stats=self), path)
-
 
 def _gmean_by(values: pd.Series, keys: list) -> pd.Series:
     """Geometric mean per group, ignoring NaN (scipy.stats.gmean has no groupby form)."""

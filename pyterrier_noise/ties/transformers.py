@@ -32,7 +32,7 @@ from .._validation import InputError, check_choice
 from .._warnings import deprecated
 from ._frames import (_check_unique, _codes, _docno_codes, _empty, _finish, _numeric, _order_keys, _positions,
                       _validate)
-from .banding import RhoLike, _band_starts, _exact_rho, band_order, rho_label
+from .banding import RhoLike, band_starts, exact_rho, band_order, rho_label
 from .rounding import round_scores
 from .stats import PRECISIONS
 
@@ -84,7 +84,7 @@ class TieBanding(pt.Transformer):
 
     @rho.setter
     def rho(self, value: RhoLike) -> None:
-        self._rho = _exact_rho(value)
+        self._rho = exact_rho(value)
 
     def __repr__(self) -> str:
         return f"TieBanding(rho={rho_label(self._rho)}" + ("" if self.by == "given" else f", by={self.by!r}") + ")"
@@ -103,7 +103,7 @@ class TieBanding(pt.Transformer):
         pos = _positions(_codes(inp["qid"])[perm])
         n_max = int(pos.max()) + 1
         # position -> band map, built once up to the longest ranking (bands depend only on position)
-        starts = _band_starts(self._rho, n_max)
+        starts = band_starts(self._rho, n_max)
         band_of = np.repeat(np.arange(1, len(starts) + 1, dtype=np.int64), np.diff(np.append(starts, n_max + 1)))
         band = band_of[pos]
         return _finish(inp, perm, pos, score=1.0 / band, band=band)

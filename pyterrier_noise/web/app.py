@@ -39,7 +39,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
 from .. import __version__
 from . import auth
 from .docs import highlight, query_terms
-from .leases import Refused, _fmt
+from .leases import Refused, format_label
 from .server import ServeConfig, ServerState, open_server
 
 __all__ = ["create_app", "AccessLog", "Throttle"]
@@ -56,7 +56,7 @@ HEADERS = [(b"content-security-policy", b"default-src 'none'; script-src 'self';
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
                           undefined=jinja2.StrictUndefined)
 _env.filters["num"] = lambda v, d=4: "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{d}f}"
-_env.filters["label"] = lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else _fmt(v)
+_env.filters["label"] = lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else format_label(v)
 
 
 def _page(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
@@ -606,7 +606,7 @@ async def export_qrels(request: Request) -> Response:
     if isinstance(who, Response):
         return who
     q = _state(request).dispatcher.qrels()
-    lines = [f"{r.qid} 0 {r.docno} {_fmt(r.label)}" for r in q.itertuples(index=False)]
+    lines = [f"{r.qid} 0 {r.docno} {format_label(r.label)}" for r in q.itertuples(index=False)]
     return PlainTextResponse("\n".join(lines) + ("\n" if lines else ""),
                              headers={"content-disposition": 'attachment; filename="judged-qrels.txt"'})
 
@@ -617,7 +617,7 @@ async def export_log(request: Request) -> Response:
         return who
     buf = io.StringIO()
     log = _state(request).dispatcher.log()
-    log["label"] = [_fmt(v) for v in log["label"]]      # as the scale writes them: 2, not 2.0
+    log["label"] = [format_label(v) for v in log["label"]]      # as the scale writes them: 2, not 2.0
     log.to_csv(buf, sep="\t", index=False)
     return PlainTextResponse(buf.getvalue(), media_type="text/tab-separated-values",
                              headers={"content-disposition": 'attachment; filename="judging-log.tsv"'})

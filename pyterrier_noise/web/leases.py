@@ -85,7 +85,7 @@ def parse_scale(text: str | list) -> list[tuple[float, str]]:
             raise WebError(f"labels: expected numbers such as 0,1,2 (optionally 0:name), got {item!r}") from None
         if not math.isfinite(v):
             raise WebError(f"labels: expected finite numbers, got {item!r}")
-        out.append((v, str(name).strip() or _fmt(v)))
+        out.append((v, str(name).strip() or format_label(v)))
     if len(out) < 2 or len({v for v, _ in out}) != len(out):
         raise WebError(f"labels: expected at least two distinct labels, got {text!r}")
     return out
@@ -97,7 +97,8 @@ def _natural(text: str) -> list:
     return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|\D+", str(text))]
 
 
-def _fmt(v: float) -> str:
+def format_label(v: float) -> str:
+    """A label as the scale writes it: ``2``, not ``2.0``."""
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
@@ -308,7 +309,7 @@ class Dispatcher:
             v = math.nan
         if v not in self.labels:
             raise Refused(422, f"label {label!r} is not on this session's scale "
-                               f"({', '.join(_fmt(x) for x, _ in self.scale)}); nothing was recorded")
+                               f"({', '.join(format_label(x) for x, _ in self.scale)}); nothing was recorded")
         return v
 
     def judge(self, name: str, nonce: str, qid: str, docno: str, label: Any) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .docs import Collection, open_collection
-from .leases import PAIR, Dispatcher, parse_scale, _fmt
+from .leases import PAIR, Dispatcher, parse_scale, format_label
 from .store import ServerLock, WebError, WebStore, companion_path, sqlite_message
 
 __all__ = ["ServeConfig", "ServerState", "open_server", "DEFAULT_LABELS"]
@@ -115,7 +115,7 @@ def _scale(store: WebStore, labels: str | None) -> list[tuple[float, str]]:
     if stored is None:
         store.set_meta("labels", text)
     elif [v for v, _ in parse_scale(json.loads(stored))] != [v for v, _ in scale]:
-        old = ", ".join(_fmt(v) for v, _ in parse_scale(json.loads(stored)))
+        old = ", ".join(format_label(v) for v, _ in parse_scale(json.loads(stored)))
         raise WebError(f"--labels: this session is judged on the scale {old}; a session keeps its scale "
                        f"(leave --labels out, or start a new session)")
     else:
