@@ -13,12 +13,12 @@ import pytest
 
 matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted((ROOT / "docs").glob("*.md"))
+PAGES = sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "docs" / "evidence").glob("*.md"))
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
 @pytest.mark.filterwarnings("ignore")
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT / "docs")) for p in PAGES])
 def test_docs_examples_run(page, tmp_path, monkeypatch, capsys):
     blocks = BLOCK.findall(page.read_text())
     if not blocks:

@@ -18,5 +18,6 @@ def test_mkdocs_builds_strict(tmp_path):
     assert (tmp_path / "site" / "index.html").exists()
     # every page on disk is in the navigation (a new page must be listed in mkdocs.yml)
     nav = (ROOT / "mkdocs.yml").read_text()
-    missing = [p.name for p in (ROOT / "docs").glob("*.md") if p.name not in nav]
+    missing = [str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md")
+               if str(p.relative_to(ROOT / "docs")) not in nav]
     assert not missing, f"docs pages missing from mkdocs.yml nav: {missing}"
