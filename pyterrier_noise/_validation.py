@@ -8,10 +8,9 @@ changed: nothing is silently dropped.
 from __future__ import annotations
 
 import sys
-import warnings
 from typing import TYPE_CHECKING, Any
 
-from ._warnings import CoercionWarning
+from ._warnings import CoercionWarning, warn
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,9 +44,10 @@ def is_frame(x: Any) -> bool:
     return pd is not None and isinstance(x, pd.DataFrame)
 
 
-def announce(message: str, stacklevel: int = 3) -> None:
-    """Emit a :class:`CoercionWarning` (used whenever input is changed rather than rejected)."""
-    warnings.warn(message, CoercionWarning, stacklevel=stacklevel)
+def announce(message: str) -> None:
+    """Emit a :class:`CoercionWarning` (used whenever input is changed rather than rejected), blamed on
+    the user's line."""
+    warn(message, CoercionWarning)
 
 
 def finite_array(name: str, x, what: str = "numeric scores") -> "np.ndarray":

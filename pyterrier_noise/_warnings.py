@@ -5,6 +5,9 @@
 """
 from __future__ import annotations
 
+import inspect
+import os
+import re
 import warnings
 
 
@@ -28,3 +31,32 @@ def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
     """Warn that ``old`` is a deprecated alias of ``new`` (kept for one release)."""
     warnings.warn(f"{old} is deprecated; use {new} (the old name goes in the next release)",
                   DeprecationWarning, stacklevel=stacklevel)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the standard library's thread and process runners, through which package code can be called
+_RUNNERS = tuple(os.sep + os.path.join(*p) for p in (("concurrent", "futures"), ("multiprocessing",),
+                                                      ("threading.py",)))
+
+
+def _internal(filename: str) -> bool:
+    return filename.startswith(_PACKAGE) or any(r in filename for r in _RUNNERS)
+
+
+def warn(message: str, category: type[Warning] = NoiseWarning) -> None:
+    """Emit ``message`` blamed on the user's line: the first frame outside the package (and outside the
+    standard library's thread and process runners), so that ``warnings``' location and its
+    once-per-location filters name the user's call, not a worker of the package."""
+    frame, level = inspect.currentframe(), 1
+    while frame is not None and _internal(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level if frame is not None else 2)
+
+
+def warning_kind(message: str) -> str:
+    """What makes two warnings the same kind: the message without a leading file name, quoted values
+    and numbers (``'runs/a.gz: ranks start at 0 in 3 ranking(s)'`` and ``'runs/b.gz: ranks start at 0
+    in 30 ranking(s)'`` are one kind)."""
+    text = re.sub(r"^\S*[/\\.]\S*?: ", "", message.strip())
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'...'", text)
+    return re.sub(r"\d+(?:[.,]\d+)*", "#", text)

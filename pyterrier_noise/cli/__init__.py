@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import contextlib
 import warnings
 from typing import Sequence
 
@@ -60,9 +61,8 @@ def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, 
     from .._warnings import CoercionWarning
     old_format = warnings.formatwarning
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), once_per_kind():
             warnings.simplefilter("always", CoercionWarning)
-            warnings.formatwarning = lambda msg, cat, *a, **k: f"pyterrier-noise: warning: {msg}\n"
             try:
                 from ._outputs import check_args
                 check_args(parser, argv, args)
@@ -91,6 +91,31 @@ def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, 
         from .._output import discard_temporaries
         discard_temporaries()   # a run that failed keeps nothing half-written
         warnings.formatwarning = old_format
+
+
+@contextlib.contextmanager
+def once_per_kind():
+    """Each kind of warning (:func:`~pyterrier_noise._warnings.warning_kind`) printed once, when it first
+    comes, as one line on stderr; at the end, one line per kind that came again, with its count."""
+    from .._warnings import warning_kind
+    seen: dict = {}
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        key = (category, warning_kind(text))
+        if key not in seen:
+            print(f"pyterrier-noise: warning: {text}", file=sys.stderr)
+            seen[key] = [text, 0]
+        seen[key][1] += 1
+
+    warnings.showwarning = show   # restored by the enclosing catch_warnings
+    try:
+        yield
+    finally:
+        for text, count in seen.values():
+            if count > 1:
+                short = text if len(text) <= 80 else text[:77] + "..."
+                print(f"pyterrier-noise: warning: {count} warnings like \"{short}\" in all", file=sys.stderr)
 
 
 if __name__ == "__main__":

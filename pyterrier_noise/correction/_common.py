@@ -3,15 +3,13 @@ quantiles of the intervals and tests, the deprecated keyword of the replicate co
 of each label for a measure."""
 from __future__ import annotations
 
-import sys
-import warnings
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 from scipy import stats
 
 from .._validation import announce, check_choice, check_int
-from .._warnings import CorrectionWarning, deprecated
+from .._warnings import CorrectionWarning, deprecated, warn
 from ..engine import gains
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,7 +22,6 @@ _MAX_COND = 1e12            # condition number above this: the correction is num
 _NEAR_RANDOM_Z = 2.0        # warn when D / sd(D) < 2
 _BOOT_CELLS = 2_000_000     # topic-resampling weights per chunk (replicates x topics)
 
-_PACKAGE = __name__.rpartition(".")[0]     # pyterrier_noise.correction
 
 
 def _det_sd(J: np.ndarray, n_rows: np.ndarray, det: float, J_inv: np.ndarray) -> float:
@@ -37,22 +34,12 @@ def _det_sd(J: np.ndarray, n_rows: np.ndarray, det: float, J_inv: np.ndarray) ->
     return float(np.sqrt(np.maximum(var, 0.0).sum()))
 
 
-def _stacklevel(start: int) -> int:
-    """Stack level of the first frame outside this subpackage (so warnings point at the user's call)."""
-    frame = sys._getframe(2)            # the caller of _warn / _announce
-    level = start
-    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_PACKAGE):
-        frame = frame.f_back
-        level += 1
-    return level
-
-
 def _warn(message: str) -> None:
-    warnings.warn(message, CorrectionWarning, stacklevel=_stacklevel(2))
+    warn(message, CorrectionWarning)
 
 
 def _announce(message: str) -> None:
-    announce(message, stacklevel=_stacklevel(3))
+    announce(message)
 
 
 def _py(x: Any) -> Any:

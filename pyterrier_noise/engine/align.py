@@ -498,7 +498,7 @@ class AlignedRuns:
         if messages:
             if mode == "error":
                 raise InputError("; ".join(messages))
-            announce("; ".join(messages), stacklevel=5)
+            announce("; ".join(messages))
 
     # -- basic properties ---------------------------------------------------------------------
 

@@ -301,7 +301,7 @@ def _on_topics(runs: dict[str, pd.DataFrame], topics: set, evaluated: set, mode:
                f"evaluated (e.g. qid {example[0]!r} of system {example[1]!r}; {systems} system(s) affected)")
         if mode == "error":
             raise InputError(msg)
-        announce(msg, stacklevel=4)
+        announce(msg)
     return out
 
 

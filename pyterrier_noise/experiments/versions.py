@@ -96,7 +96,7 @@ def _evaluated_topics(judged: dict[str, list[str]], reference: str, topics: pd.D
                f"{len(evaluated)} topic(s) all versions judge")
         if mode == "error":
             raise InputError(msg)
-        announce(msg, stacklevel=4)
+        announce(msg)
     if len(evaluated) < 2:
         raise InputError(f"paired tests over topics need at least 2 topics judged in every version, got {evaluated}")
     return evaluated

@@ -92,7 +92,7 @@ def _fractional_labels(labels: np.ndarray, fractional: str, source: str, locate)
         i = int(np.flatnonzero(frac)[0])
         announce(f"{source}: {int(frac.sum())} fractional label(s) truncated toward zero as trec_eval "
                  f"reads them (first at {locate(i)}: {float(labels[i])!r} -> {np.trunc(labels[i]):g}); "
-                 f"read_qrels(..., fractional='keep') keeps them as graded gains", stacklevel=5)
+                 f"read_qrels(..., fractional='keep') keeps them as graded gains")
         labels = np.trunc(labels)
     return labels
 

@@ -160,19 +160,37 @@ def rank_problem(rank: np.ndarray) -> np.ndarray:
     return (rank < 0) | (rank >= _RANK_LIMIT) | (rank != np.floor(rank))
 
 
+def zero_based(rank: np.ndarray, qid) -> np.ndarray:
+    """The rankings (qids, in order of first appearance) whose ranks start at 0."""
+    import numpy as np
+    zero = rank == 0
+    if not zero.any():
+        return np.zeros(0, dtype=object)
+    q = np.asarray(qid)[zero]
+    _, first = np.unique(q.astype(str), return_index=True)
+    return q[np.sort(first)]
+
+
+def announce_zero_based(files: list[tuple[PathLike, np.ndarray]]) -> None:
+    """One warning for every file whose ranks start at 0 (``(path, rankings starting at 0)`` each)."""
+    if not files:
+        return
+    path, starts = files[0]
+    total = sum(len(s) for _, s in files)
+    q = str(starts[0])
+    where = (f"{path}: ranks start at 0 in {total} ranking(s) (e.g. qid {q!r})" if len(files) == 1 else
+             f"ranks start at 0 in {len(files)} run files ({total} rankings; e.g. {path}, qid {q!r})")
+    announce(f"{where}: read as 0-based ranks, as pt.io.write_results writes them (TREC files are 1-based)")
+
+
 def rank_offset(path: PathLike, rank: np.ndarray, qid) -> int:
     """1 for a file of 1-based ranks (TREC's convention), 0 for one whose ranks start at 0 (as
     ``pt.io.write_results`` writes PyTerrier frames): those are read as 0-based, announced with
     the number of rankings that start at 0."""
-    import numpy as np
-    zero = rank == 0
-    if not zero.any():
+    starts = zero_based(rank, qid)
+    if not len(starts):
         return 1
-    q = np.asarray(qid)[zero]
-    _, first = np.unique(q.astype(str), return_index=True)
-    starts = q[np.sort(first)]   # in order of first appearance
-    announce(f"{path}: ranks start at 0 in {len(starts)} ranking(s) (e.g. qid {str(starts[0])!r}): read as "
-             f"0-based ranks, as pt.io.write_results writes them (TREC files are 1-based)", stacklevel=4)
+    announce_zero_based([(path, starts)])
     return 0
 
 
@@ -326,12 +344,16 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     # file, straight into the output (no full-size temporaries).
     rank = np.empty(len(run_idx), dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(lengths)])
+    zero_files = []
     for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
         file_rank = numbers(tables[k].column("rank"))
         rank[a:b] = file_rank   # whole numbers below 2**53: exact in int64, as astype gives them
-        offset = rank_offset(paths[k], file_rank, quniq[qcodes[a:b]]) if (file_rank == 0).any() else 1
-        if offset:
-            rank[a:b] -= offset
+        starts = zero_based(file_rank, quniq[qcodes[a:b]]) if (file_rank == 0).any() else ()
+        if len(starts):
+            zero_files.append((paths[k], starts))
+        else:
+            rank[a:b] -= 1
+    announce_zero_based(zero_files)   # one warning for all the files, not one per file
     return run_idx, qcodes, quniq, dcodes, duniq, score, rank
 
 

@@ -110,7 +110,7 @@ def _announce_mixed(data: bytes, path: Path) -> None:
     if len(lines):
         announce(f"{path}: {len(lines)} line(s) mix tabs and spaces (e.g. line {int(lines[0]) + 1}): read as trec_eval "
                  "reads them, every run of spaces and tabs separating two fields (so an identifier with a leading "
-                 "or trailing space or tab loses it)", stacklevel=5)
+                 "or trailing space or tab loses it)")
 
 
 def _parse_table(data: bytes, path: Path, names: list[str], usecols: list[int], dtype: dict,

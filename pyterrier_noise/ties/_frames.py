@@ -38,7 +38,7 @@ def _numeric(inp: pd.DataFrame, col: str, context: object) -> np.ndarray:
             raise InputError(f"{_label(context)}: {where(None, column=col, row=inp.index[i])} (qid "
                              f"{inp['qid'].iloc[i]!r}): expected a number, got {s.iloc[i]!r}")
         announce(f"{_label(context)}: column {col!r} held text; converted it to numbers "
-                 f"({int(s.notna().sum())} values changed)", stacklevel=4)
+                 f"({int(s.notna().sum())} values changed)")
         s = conv
     v = s.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(v)

@@ -1,0 +1,57 @@
+"""Warnings are quiet and say where: each kind once per command with a count, blamed on the user's line."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from pyterrier_noise import CoercionWarning
+from pyterrier_noise._warnings import warning_kind
+from pyterrier_noise.cli import main, once_per_kind
+from pyterrier_noise.io import read_runs
+
+
+def _zero_based_runs(tmp_path, n_runs=4):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"{q} 0 d{d} {d % 2}\n" for q in (1, 2) for d in range(5)))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for r in range(n_runs):
+        (runs / f"run{r}").write_text("".join(f"{q} Q0 d{d} {d} {10 - d - r * 0.1} run{r}\n"
+                                              for q in (1, 2) for d in range(5)))
+    return qrels, runs
+
+
+def test_warning_kind_ignores_file_names_numbers_and_quoted_values():
+    a = "runs/a.gz: ranks start at 0 in 3 ranking(s) (e.g. qid '1'): read as 0-based ranks"
+    b = "/x/runs/b.txt: ranks start at 0 in 30 ranking(s) (e.g. qid '907'): read as 0-based ranks"
+    assert warning_kind(a) == warning_kind(b)
+    assert warning_kind(a) != warning_kind("runs/a.gz: 2 duplicate judgment(s) for the same (qid, docno)")
+
+
+def test_eval_on_zero_based_runs_warns_once(tmp_path, capsys):
+    qrels, runs = _zero_based_runs(tmp_path)
+    assert main(["eval", str(qrels), str(runs), "-m", "AP"]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(err) == 1, err
+    assert "ranks start at 0 in 4 run files" in err[0] and "8 rankings" in err[0]
+
+
+def test_cli_prints_a_repeated_kind_once_with_its_count(capsys):
+    """The same kind five times: one line when it first comes, one count at the end; another kind once."""
+    with warnings.catch_warnings(), once_per_kind():
+        warnings.simplefilter("always")
+        for k in range(5):
+            warnings.warn(f"file{k}.txt: {k} odd line(s) skipped", CoercionWarning)
+        warnings.warn("something else entirely", CoercionWarning)
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == ["pyterrier-noise: warning: file0.txt: 0 odd line(s) skipped",
+                       "pyterrier-noise: warning: something else entirely"]
+    assert len(err) == 3 and err[2].startswith("pyterrier-noise: warning: 5 warnings like") and "file0.txt" in err[2]
+
+
+def test_a_reader_warning_is_blamed_on_the_callers_line(tmp_path):
+    _, runs = _zero_based_runs(tmp_path, n_runs=3)
+    with pytest.warns(CoercionWarning, match="ranks start at 0") as record:
+        read_runs(runs)
+    assert {w.filename for w in record} == {__file__}
