@@ -37,7 +37,7 @@ from .._progress import progress_bar
 from .._validation import InputError, check_probability
 from ..stats import CORRECTIONS, TESTS
 from ._analysis import CONCLUSIONS, Analysis
-from ._common import RBO_P, measure_label, renamed
+from ._common import RBO_P, measure_label
 from ._frame import check_frame_options, experiment_frame, styled
 from .plots import plot_distributions, plot_ranks
 
@@ -118,20 +118,18 @@ class RobustnessResult:
                     p_bands: Sequence[float] = DEFAULT_P_BANDS, n_resamples: int = 10_000,
                     labels: pd.DataFrame | None = None, perquery: bool = False,
                     round: int | Mapping[str, int] | None = None, highlight: str | None = None,
-                    progress: bool | None = None, keep_pvalues: bool = True, alpha: float | None = None,
-                    verbose: bool | None = None) -> "RobustnessResult":
+                    progress: bool | None = None, keep_pvalues: bool = True) -> "RobustnessResult":
         """Analyse per-topic values under the true labels (``(S, T)`` per measure) and under R
         replicates (``(S, T, R)``): the tables of Rashidi, Zobel & Moffat (2023, Sec. 4-5) and
         Webber et al. (2012, Sec. 3.3 and 4.5).  :func:`robustness_experiment` calls this; it is
         public for replicate values computed elsewhere.  ``rbo_p`` defaults to 0.9 (:data:`RBO_P`:
         Webber et al. 2010 put ~86% of RBO's weight on the top 10).  ``progress`` shows a bar over
-        the measures (``verbose=`` is its deprecated old name); ``correction_alpha`` is the
-        significance level (``alpha=`` is its deprecated old name); ``round`` and ``highlight``
-        shape :attr:`frame` as ``pt.Experiment``'s; ``keep_pvalues=False`` leaves out the
+        the measures; ``correction_alpha`` is the significance level (default 0.05); ``round``
+        and ``highlight`` shape :attr:`frame` as ``pt.Experiment``'s; ``keep_pvalues=False`` leaves out the
         ``(pairs, R)`` arrays ``p_observed``, ``p_true_mapped`` and ``observed_direction``.
         """
-        progress = bool(renamed("progress", progress, "verbose", verbose, default=False))
-        alpha = renamed("correction_alpha", correction_alpha, "alpha", alpha, default=0.05)
+        progress = bool(progress)
+        alpha = 0.05 if correction_alpha is None else correction_alpha
         names = [str(n) for n in names]
         topics = [str(t) for t in topics]
         measures = list(true)
