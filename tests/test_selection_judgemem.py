@@ -90,7 +90,7 @@ def test_replay_equals_recording_one_by_one(coll):
     for q, d, y in zip(h["qid"], h["docno"], h["label"]):
         one.record(q, d, y)
     fast = JudgmentSelector(coll.runs, method="C")
-    fast._replay(["judge"] * len(h), list(h["qid"]), list(h["docno"]), list(h["label"]), list(h["weight"]))
+    fast.replay(["judge"] * len(h), list(h["qid"]), list(h["docno"]), list(h["label"]), list(h["weight"]))
     assert fast.history.equals(sel.history)
     assert fast.propose(5) == one.propose(5) == sel.propose(5)
     assert (fast.labels() == one.labels()).sum() == (one.labels() == one.labels()).sum()   # NaN aside, equal

@@ -30,20 +30,20 @@ def _bounds_arrays(sel: Any, ps: Sequence[float]) -> dict[float, dict[str, np.nd
     the judged documents only: base = sum W(i) u_i over judged positions,
     residual = 1 - judged mass (the tail after the run included), projected = base / judged mass
     (NaN when nothing is judged).  Equal to the engine's RBP value / residual / projected."""
-    ct = sel._contrib
-    rows = np.flatnonzero(sel._judged)
+    ct = sel.contributions
+    rows = np.flatnonzero(sel.judged)
     lens = ct.all_ptr[rows + 1] - ct.all_ptr[rows]
     offs = np.zeros(len(rows), dtype=np.int64)
     np.cumsum(lens[:-1], out=offs[1:])
     idx = np.repeat(ct.all_ptr[rows] - offs, lens) + np.arange(int(lens.sum()))
     seg = ct.all_seg[idx]
-    gain = np.repeat(sel._gain(sel._labels[rows]), lens)
+    gain = np.repeat(sel.gain(sel.labels()[rows]), lens)
     pos = ct.all_pos[idx]
-    n_seg = sel._S * sel._T
+    n_seg = sel.n_runs * sel.n_topics
     out = {}
     for p in ps:
         r = ranges_from_judged(seg, pos, gain, n_seg, p)   # the engine's one home of the RBP ranges
-        shape = (sel._S, sel._T)
+        shape = (sel.n_runs, sel.n_topics)
         out[p] = {k: r[k].reshape(shape) for k in ("base", "residual", "projected")}
     return out
 
@@ -51,7 +51,7 @@ def _bounds_arrays(sel: Any, ps: Sequence[float]) -> dict[float, dict[str, np.nd
 def _bounds_frame(sel: Any, p: float) -> pd.DataFrame:
     import pandas as pd
     res = _bounds_arrays(sel, [p])[p]
-    S, T = sel._S, sel._T
+    S, T = sel.n_runs, sel.n_topics
     base, resid, proj = res["base"], res["residual"], res["projected"]
     return pd.DataFrame({"name": np.repeat(np.asarray(sel.run_names, dtype=object), T),
                          "qid": np.tile(np.asarray(sel.topics, dtype=object), S),
@@ -67,7 +67,7 @@ def _system_frame(sel: Any, p: float) -> pd.DataFrame:
     pandas' group means, grouped by run number."""
     import pandas as pd
     res = _bounds_arrays(sel, [p])[p]
-    S, T = sel._S, sel._T
+    S, T = sel.n_runs, sel.n_topics
     base, resid = res["base"].ravel(), res["residual"].ravel()
     cols = {"base": base, "residual": resid, "upper": base + resid,
             "projected": midpoint_where_undefined(base, resid, res["projected"].ravel())}

@@ -389,9 +389,9 @@ class JudgingSession:
                 # the stored copy of the runs: same runs, same row order, hence the same state
                 sel = self._factory(_unpack_runs(self._blob("runs")), initial_qrels=self.initial_qrels, **self.config)
             rows = self._conn.execute("SELECT action, qid, docno, label, weight FROM events ORDER BY seq").fetchall()
-            if hasattr(sel, "_replay"):   # JudgmentSelector: all rows looked up at once
+            if hasattr(sel, "replay"):   # JudgmentSelector: all rows looked up at once
                 if rows:
-                    sel._replay(*map(list, zip(*rows)))
+                    sel.replay(*map(list, zip(*rows)))
             else:
                 for action, qid, docno, label, _ in rows:
                     if action == "judge":

@@ -232,7 +232,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     oracle = oracle_fn if oracle_fn is not None else oracle_q
     bar = progress_bar(total=cps[-1], desc=f"select {method}", unit="judgment", enabled=bool(progress))
     summary, systems, counts, per_query = [], [], [], {}
-    gain = sel._gain
+    gain = sel.gain
     for cp in cps:
         while sel.n_judged < cp:
             before = sel.n_judged

@@ -50,9 +50,9 @@ class StopRule:
     def reason(self, selector: Any) -> str | None:
         """Why judging should stop now (a sentence), or None to go on; ``selector`` is a
         :class:`~pyterrier_noise.selection.JudgmentSelector`."""
-        S, T = selector._S, selector._T
-        base_q = selector._base.reshape(S, T)
-        mass_q = selector._mass.reshape(S, T)
+        S = selector.n_runs
+        base_q = selector.judged_base
+        mass_q = selector.judged_mass
         resid_q = np.maximum(1.0 - mass_q, 0.0)
         base, resid = base_q.mean(axis=1), resid_q.mean(axis=1)
         lead = np.lexsort((np.arange(S), -(base + resid / 2.0)))   # by midpoint, ties by run order
