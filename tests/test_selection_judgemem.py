@@ -117,9 +117,9 @@ def test_the_stored_alignment_round_trips(coll):
     # order: the same arrays as the alignment that was stored, and the same contributions
     import numpy as np
     from pyterrier_noise.selection.contributions import _aligned_for, _contributions
-    from pyterrier_noise.selection.store import _pack_aligned, _unpack_aligned
+    from pyterrier_noise.selection.store import pack_aligned, unpack_aligned
     a = _aligned_for(coll.runs, coll.true_qrels.iloc[::3])
-    b = _unpack_aligned(_pack_aligned(a))
+    b = unpack_aligned(pack_aligned(a))
     for name in ("seg_len", "seg_start", "pos", "jidx", "group_start", "group_end"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.run_names == b.run_names and a.topics == b.topics and a.ties == b.ties
