@@ -25,12 +25,10 @@ Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...``.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import numbers
 import os
-import secrets
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,14 +40,12 @@ import pandas as pd
 
 from .._progress import progress_bar
 from .._validation import InputError
-from ..io import read_qrels, run_name, write_trec_qrels
+from ..io import write_trec_qrels
 from .oracles import Label, NoisyOracle, Oracle, QuitJudging, _as_oracle, _check_label, _fmt_label, _oracle_diff
 from .durable import damaged_message, publish, recover as _recover
 from .stopping import StopRule
-from .store import (DEFAULTS, FORMAT, SCHEMA, SessionError, SessionStore, canonical_columns,
-                    canonical_runs, check_selector_settings, fingerprint_canonical, fingerprint_qrels,
-                    normalise_config, now_iso, pack_aligned, pack_qrels, pack_runs, read_run_columns, run_paths,
-                    unpack_qrels, unpack_run_columns, unpack_runs)
+from .store import SCHEMA, SessionError, SessionStore, canonical_runs, new_session, pack_aligned, pack_runs, \
+    unpack_run_columns, unpack_runs
 
 __all__ = ["JudgingSession", "JudgingEvent", "RunReport"]
 
@@ -202,65 +198,27 @@ class JudgingSession:
         its records."""
         if runs is None:
             raise SessionError(f"{self.path}: a new session needs the runs to select from (argument 'runs')")
-        quota_fn = given.get("per_topic_quota")
-        if callable(quota_fn):   # evaluated below, on the runs' topics
-            given = {k: v for k, v in given.items() if k != "per_topic_quota"}
-        cfg = normalise_config({**DEFAULTS, **given})
-        files = run_paths(runs)
-        if files is not None and not files:
-            raise InputError("argument 'runs': no run files given")
-        # run files are parsed once, by Arrow's reader (no frame, no Python object per line); the
-        # same columns give the stored copy, its fingerprint and the selector's alignment
-        cols = read_run_columns(files) if files is not None else None
-        if cols is not None:
-            canonical = canonical_columns([run_name(f) for f in files], cols)
-        else:
-            canonical = canonical_runs(runs if files is None else files)
-        if not canonical["names"]:
-            raise InputError("argument 'runs': no runs given")
-        if callable(quota_fn):
-            cfg = normalise_config({**cfg, "per_topic_quota": quota_fn(list(canonical["qid_u"]))})
-        fp = fingerprint_canonical(canonical)
-        blob = pack_runs(canonical)
-        names = list(canonical["names"])
-        del canonical
-        init = read_qrels(initial_qrels) if initial_qrels is not None else None
-        self.config = cfg
-        self.run_names = names
-        self.fingerprint = fp
-        self.initial_qrels = init
-        meta = {"format": FORMAT, "config": json.dumps(cfg, sort_keys=True), "run_names": json.dumps(self.run_names),
-                "runs_fingerprint": fp, "created": now_iso(), "package_version": _package_version(),
-                "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else "",
-                "creation_token": secrets.token_hex(16), "runs_blob_sha256": hashlib.sha256(blob).hexdigest()}
-        aligned_blob = None
+        align = None
         if self._factory is _default_factory:
             # the selector aligns the files themselves (the stored copy holds the same rows); its
             # alignment is stored so that reopening needs neither parsing nor aligning
             from .contributions import _aligned_for
-            aligned = _aligned_for((names, cols) if cols is not None else files if files is not None
-                                   else unpack_runs(blob), init, ties=cfg["ties"])
-            del cols   # the rows are in the blob and the alignment: the columns go before the selector is built
-            aligned_blob = pack_aligned(aligned)
-            meta["aligned_blob_sha256"] = hashlib.sha256(aligned_blob).hexdigest()
+            align = _aligned_for
+        new = new_session(runs, initial_qrels, given, align, _package_version())
+        self.config, self.run_names, self.fingerprint = new.config, new.run_names, new.fingerprint
+        self.initial_qrels = new.initial_qrels
+        if new.aligned is not None:
             # the selector is built on first use, after the file is written (the blobs are gone by
-            # then: the two never take memory at once); what it would refuse is refused here
-            check_selector_settings(cfg, names, aligned.topics)
-            self._fresh_aligned = aligned
-            del aligned
+            # then: the two never take memory at once)
+            self._fresh_aligned = new.aligned
         else:
-            self._selector = self._factory(unpack_runs(blob), initial_qrels=init, **cfg)
+            self._selector = self._factory(unpack_runs(new.blobs["runs"]), initial_qrels=new.initial_qrels,
+                                           **new.config)
+        meta, blobs = new.meta, new.blobs
+        del new
         self._token = meta["creation_token"]
         self._meta, self.session_id = meta, meta["creation_token"]   # the session's id: random, made at creation
-
-        def write(c: sqlite3.Connection) -> None:
-            blobs = {"runs": blob}
-            if aligned_blob is not None:
-                blobs["aligned"] = aligned_blob
-            if init is not None:
-                blobs["initial_qrels"] = pack_qrels(init)
-            SessionStore.initialise(c, meta, blobs)
-        return write
+        return lambda c: SessionStore.initialise(c, meta, blobs)
 
     def _publish_new(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> str | None:
         write = self._prepare(runs, initial_qrels, given)
@@ -273,42 +231,7 @@ class JudgingSession:
 
     def _reopen(self, meta: dict[str, str], runs: Any, initial_qrels: Any, given: dict[str, Any],
                 verify_blobs: bool = True) -> None:
-        cfg = {**DEFAULTS, **json.loads(meta["config"])}
-        stored_names = json.loads(meta["run_names"])
-        for key, value in given.items():
-            if key == "per_topic_quota" and callable(value):   # a function of the topics: used at creation only
-                continue
-            norm = normalise_config({**cfg, key: value})[key]
-            if norm != cfg[key]:
-                raise SessionError(f"{self.path}: the session was created with {key}={cfg[key]!r}, not {value!r}; "
-                                   f"a session keeps its settings (leave {key} out, or start a new session file)")
-        if runs is not None:
-            given_c = canonical_runs(runs)
-            fp = fingerprint_canonical(given_c)
-            given_names = list(given_c["names"])
-            del given_c
-            if fp != meta["runs_fingerprint"]:
-                extra = sorted(set(given_names) - set(stored_names))
-                lost = sorted(set(stored_names) - set(given_names))
-                detail = (f" (runs not in the session: {extra[:5]}; session runs not given: {lost[:5]})"
-                          if extra or lost else " (same run names, different rankings)")
-                raise SessionError(f"{self.path}: these runs are not the runs the session was created with{detail}; "
-                                   f"runs fingerprint {fp[:12]}... != stored {meta['runs_fingerprint'][:12]}... "
-                                   f"Reopen with the same runs, or without runs to use the stored copy")
-        # the stored runs and alignment are checked at open: damage is reported before any judging
-        for name, key in (("runs", "runs_blob_sha256"), ("alignment", "aligned_blob_sha256")):
-            want = meta.get(key) if verify_blobs else None
-            if want is not None and hashlib.sha256(self._store.blob(key.split("_")[0])).hexdigest() != want:
-                raise SessionError(damaged_message(self.path, f"the stored {name} do{'es' * (name != 'runs')} "
-                                                              f"not match {'its' if name != 'runs' else 'their'} checksum"))
-        init = None
-        if meta["initial_qrels_fingerprint"]:
-            init = unpack_qrels(self._store.blob("initial_qrels"))
-        if initial_qrels is not None:
-            fp = fingerprint_qrels(initial_qrels)
-            if fp != meta["initial_qrels_fingerprint"]:
-                raise SessionError(f"{self.path}: these initial qrels are not the ones the session was created with "
-                                   f"(leave initial_qrels out to use the stored copy)")
+        cfg, stored_names, init = self._store.check_reopen(meta, runs, initial_qrels, given, verify_blobs)
         self.config = cfg
         self.run_names = stored_names
         self.fingerprint = meta["runs_fingerprint"]

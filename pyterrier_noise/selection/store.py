@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import math
 import numbers
 import os
+import secrets
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from datetime import datetime, timezone
 from typing import Any
@@ -22,7 +25,8 @@ from ..engine import AlignedRuns, JudgmentTable, are_run_paths
 from ..io import list_run_files, read_qrels, read_runs, run_file_columns, run_name
 from .durable import SessionError, SessionLockedError, backup, check_integrity, damaged_message
 
-__all__ = ["SessionError", "SessionLockedError", "SessionStore", "fingerprint_runs", "fingerprint_qrels"]
+__all__ = ["SessionError", "SessionLockedError", "SessionStore", "NewSession", "new_session", "fingerprint_runs",
+           "fingerprint_qrels"]
 
 
 
@@ -550,6 +554,49 @@ class SessionStore:
         return self.connection.execute(
             "SELECT qid, docno, label FROM events WHERE action='judge' ORDER BY seq").fetchall()
 
+    def check_reopen(self, meta: Mapping[str, str], runs: Any, initial_qrels: Any, given: Mapping[str, Any],
+                     verify_blobs: bool = True) -> tuple[dict[str, Any], list[str], pd.DataFrame | None]:
+        """The stored settings, run names and initial qrels of the session ``meta`` describes, after
+        checking that what the caller gives (settings, runs, initial qrels) is what is stored and,
+        with ``verify_blobs``, that the stored runs and alignment match their checksums: damage is
+        reported before any judging."""
+        cfg = {**DEFAULTS, **json.loads(meta["config"])}
+        stored_names = json.loads(meta["run_names"])
+        for key, value in given.items():
+            if key == "per_topic_quota" and callable(value):   # a function of the topics: used at creation only
+                continue
+            norm = normalise_config({**cfg, key: value})[key]
+            if norm != cfg[key]:
+                raise SessionError(f"{self.path}: the session was created with {key}={cfg[key]!r}, not {value!r}; "
+                                   f"a session keeps its settings (leave {key} out, or start a new session file)")
+        if runs is not None:
+            given_c = canonical_runs(runs)
+            fp = fingerprint_canonical(given_c)
+            given_names = list(given_c["names"])
+            del given_c
+            if fp != meta["runs_fingerprint"]:
+                extra = sorted(set(given_names) - set(stored_names))
+                lost = sorted(set(stored_names) - set(given_names))
+                detail = (f" (runs not in the session: {extra[:5]}; session runs not given: {lost[:5]})"
+                          if extra or lost else " (same run names, different rankings)")
+                raise SessionError(f"{self.path}: these runs are not the runs the session was created with{detail}; "
+                                   f"runs fingerprint {fp[:12]}... != stored {meta['runs_fingerprint'][:12]}... "
+                                   f"Reopen with the same runs, or without runs to use the stored copy")
+        for name, key in (("runs", "runs_blob_sha256"), ("alignment", "aligned_blob_sha256")):
+            want = meta.get(key) if verify_blobs else None
+            if want is not None and hashlib.sha256(self.blob(key.split("_")[0])).hexdigest() != want:
+                raise SessionError(damaged_message(self.path, f"the stored {name} do{'es' * (name != 'runs')} "
+                                                              f"not match {'its' if name != 'runs' else 'their'} checksum"))
+        init = None
+        if meta["initial_qrels_fingerprint"]:
+            init = unpack_qrels(self.blob("initial_qrels"))
+        if initial_qrels is not None:
+            fp = fingerprint_qrels(initial_qrels)
+            if fp != meta["initial_qrels_fingerprint"]:
+                raise SessionError(f"{self.path}: these initial qrels are not the ones the session was created with "
+                                   f"(leave initial_qrels out to use the stored copy)")
+        return cfg, stored_names, init
+
     def served(self) -> list[tuple]:
         """Every document served, in order: ``(qid, docno, weight)``."""
         return self.connection.execute("SELECT qid, docno, weight FROM served ORDER BY id").fetchall()
@@ -590,6 +637,69 @@ class SessionStore:
     def backup(self, dest: Path) -> Path:
         """Copy the open file, every committed step included, to ``dest`` (SQLite's backup API)."""
         return backup(self.connection, self.path, Path(dest))
+
+
+@dataclass
+class NewSession:
+    """What a new session file will hold: its settings, run names, runs fingerprint and initial
+    qrels, the ``meta`` entries and the blobs (``runs``, ``aligned`` when the runs were aligned,
+    ``initial_qrels``), and the alignment itself."""
+
+    config: dict[str, Any]
+    run_names: list[str]
+    fingerprint: str
+    initial_qrels: pd.DataFrame | None
+    meta: dict[str, str]
+    blobs: dict[str, bytes]
+    aligned: AlignedRuns | None
+
+
+def new_session(runs: Any, initial_qrels: Any, given: Mapping[str, Any],
+                align: Callable[..., AlignedRuns] | None, package_version: str) -> NewSession:
+    """The records of a new session over ``runs``, checked (bad settings fail before anything is
+    written).  ``given``: the settings given (the rest are :data:`DEFAULTS`; ``per_topic_quota``
+    may be a function of the runs' sorted qids).  ``align(runs, initial_qrels, ties=...)``: the
+    selector's alignment, stored with the runs (None: not stored)."""
+    quota_fn = given.get("per_topic_quota")
+    if callable(quota_fn):   # evaluated below, on the runs' topics
+        given = {k: v for k, v in given.items() if k != "per_topic_quota"}
+    cfg = normalise_config({**DEFAULTS, **given})
+    files = run_paths(runs)
+    if files is not None and not files:
+        raise InputError("argument 'runs': no run files given")
+    # run files are parsed once, by Arrow's reader (no frame, no Python object per line); the
+    # same columns give the stored copy, its fingerprint and the selector's alignment
+    cols = read_run_columns(files) if files is not None else None
+    if cols is not None:
+        canonical = canonical_columns([run_name(f) for f in files], cols)
+    else:
+        canonical = canonical_runs(runs if files is None else files)
+    if not canonical["names"]:
+        raise InputError("argument 'runs': no runs given")
+    if callable(quota_fn):
+        cfg = normalise_config({**cfg, "per_topic_quota": quota_fn(list(canonical["qid_u"]))})
+    fp = fingerprint_canonical(canonical)
+    blob = pack_runs(canonical)
+    names = list(canonical["names"])
+    del canonical
+    init = read_qrels(initial_qrels) if initial_qrels is not None else None
+    meta = {"format": FORMAT, "config": json.dumps(cfg, sort_keys=True), "run_names": json.dumps(names),
+            "runs_fingerprint": fp, "created": now_iso(), "package_version": package_version,
+            "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else "",
+            "creation_token": secrets.token_hex(16), "runs_blob_sha256": hashlib.sha256(blob).hexdigest()}
+    blobs = {"runs": blob}
+    aligned = None
+    if align is not None:
+        aligned = align((names, cols) if cols is not None else files if files is not None else unpack_runs(blob),
+                        init, ties=cfg["ties"])
+        del cols   # the rows are in the blob and the alignment: the columns go before the selector is built
+        blobs["aligned"] = pack_aligned(aligned)
+        meta["aligned_blob_sha256"] = hashlib.sha256(blobs["aligned"]).hexdigest()
+        # what the selector would refuse is refused here
+        check_selector_settings(cfg, names, aligned.topics)
+    if init is not None:
+        blobs["initial_qrels"] = pack_qrels(init)
+    return NewSession(cfg, names, fp, init, meta, blobs, aligned)
 
 
 def _connect(path: Path, timeout: float) -> sqlite3.Connection:
