@@ -563,6 +563,11 @@ class JudgmentSelector:
 
     # -- evaluation ---------------------------------------------------------------------------
 
+    def labels_of(self, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
+        """Labels of every row of ``aligned.table`` from qrels (a frame, validated by ``read_qrels``,
+        or a :class:`~pyterrier_noise.engine.JudgmentTable`); NaN where the qrels have none."""
+        return _labels_for(self, qrels)
+
     def labels(self) -> np.ndarray:
         """Current label of every row of ``aligned.table`` (NaN = unjudged): a label version for
         :meth:`AlignedRuns.evaluate`."""

@@ -14,7 +14,7 @@ from ..engine import AlignedRuns, MeasureSpec
 from .contributions import _aligned_for
 from ..engine.ranges import midpoint_where_undefined as _proj_fallback
 from .ranges import _bounds_arrays
-from .selector import METHODS, JudgmentSelector, _labels_for
+from .selector import METHODS, JudgmentSelector
 from .stopping import StopRule
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -246,7 +246,7 @@ def _reference_group(sel: JudgmentSelector, ref_q: pd.DataFrame | None, referenc
                  "the top group is all runs")
         return None, np.arange(S)
     spec, _ = to_spec(reference_measure) if not isinstance(reference_measure, MeasureSpec) else (reference_measure, None)
-    ref_labels = _labels_for(sel, ref_q)
+    ref_labels = sel.labels_of(ref_q)
     ref_scores = aligned.evaluate([spec], ref_labels)[spec][:, :, 0].mean(axis=1)
     reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
     n_top = max(2, int(round(S * top_fraction)))
