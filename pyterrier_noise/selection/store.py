@@ -388,7 +388,7 @@ def unpack_aligned(blob: bytes) -> AlignedRuns:
     jidx[seg_start[segs] + rpos] = np.repeat(np.arange(len(table), dtype=np.int64), row_len)
     names = [str(x) for x in _strings(z["names"], int(z["n_names"]))]
     a = AlignedRuns(names, table, bytes(z["ties"]).decode("utf-8"), seg_len, seg_start, pos, jidx, pos, pos + 1, None)
-    a._cache["selection-by-row"] = (ptr, segs, rpos)
+    a.cached("selection-by-row", lambda: (ptr, segs, rpos))
     return a
 
 
