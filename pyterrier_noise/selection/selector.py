@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import InputError, announce, check_choice, check_probability, is_frame
 from ..engine import AlignedRuns, JudgmentTable
-from .contributions import _aligned_for, _Contributions, _contributions
+from .contributions import _aligned_for, _contributions
 from .oracles import NoisyOracle
 from .ranges import _bounds_arrays, _bounds_frame, _gain_fn, _system_frame
 from .stopping import StopRule
@@ -87,6 +87,10 @@ class JudgmentSelector:
     Replaying the same :meth:`record` / :meth:`bypass` calls in the same order into a new selector
     gives exactly the same subsequent proposals; :meth:`state_dict` stores those calls and
     :meth:`from_state` replays them.
+
+    The selector keeps the judgments (labels, judged RBP mass and base per run and topic, the
+    history); the documents still to judge and their weights are a
+    :class:`~pyterrier_noise.selection.weights.SelectionQueue` it owns and tells what changed.
     """
 
     def __init__(self, runs: Any, p: float = 0.8, method: str = "C", power: float = 3,
@@ -329,9 +333,11 @@ class JudgmentSelector:
         return self._T
 
     @property
-    def contributions(self) -> _Contributions:
+    def contributions(self) -> Any:
         """Each run's RBP contribution of every retrieved document at the selection ``p``, as
-        sparse rows over the aligned table's rows (built once per alignment, p and pool runs)."""
+        sparse rows over the aligned table's rows (built once per alignment, p and pool runs):
+        ``all_ptr``, ``all_seg``, ``all_run``, ``all_c``, ``all_pos`` over every run, ``pool``,
+        ``pool_run``, ``pool_pos`` over the pool runs, ``candidate`` (retrieved by a pool run)."""
         return self._contrib
 
     @property

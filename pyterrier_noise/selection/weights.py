@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from .contributions import _Contributions
-
 # relative slack when comparing a bound or a BLAS estimate with an exact weight: far above the
 # rounding error of a sum of a few hundred positive terms (~1e-13), far below any real difference
 _SLACK = 1e-9
@@ -35,6 +33,7 @@ class SelectionQueue:
     * :attr:`static`, :meth:`static_rows`, :meth:`all_weights` -- what ``queue()`` and
       ``weights()`` of the selector show.
 
+    ``contrib``: the selector's :attr:`~pyterrier_noise.selection.JudgmentSelector.contributions`.
     Rows are those of the aligned judgment table (``topic``: each row's topic index; ``tiekey``:
     its tie-break key; ``available``: the rows in the queue at the start, an array the queue then
     owns); ``pool_mask`` marks the runs that feed the pool; ``mass`` and ``base`` are the judged
@@ -45,7 +44,7 @@ class SelectionQueue:
     # rows of the Method A prefix a full rebuild of the head computes at least (speed only)
     _min_prefix = 8192
 
-    def __init__(self, contrib: _Contributions, topic: np.ndarray, tiekey: np.ndarray, available: np.ndarray,
+    def __init__(self, contrib: Any, topic: np.ndarray, tiekey: np.ndarray, available: np.ndarray,
                  pool_mask: np.ndarray, n_topics: int, *, p: float, method: str, power: float, residual_scope: str,
                  score_scope: str, tie_break: str, head_size: int, mass: np.ndarray, base: np.ndarray,
                  msum: np.ndarray, bsum: np.ndarray) -> None:
