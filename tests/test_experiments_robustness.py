@@ -429,7 +429,7 @@ def test_save_only_some_files_writes_the_same_bytes(noisy, tmp_path):
     ({"baseline": 99}, "baseline index 99 is out of range"),
     ({"test": "ztest"}, "test must be one of"),
     ({"correction": "sidak"}, "correction must be None or one of"),
-    ({"alpha": 1.5}, "alpha"),
+    ({"correction_alpha": 1.5}, "correction_alpha"),
     ({"ties": "random"}, "ties must be one of"),
     ({"perturbation": object()}, "sample_labels"),
 ])
@@ -509,14 +509,13 @@ def test_cli_rank_biased_uses_the_evaluated_runs(coll, tmp_path, capsys):
     assert len(labels) == 6 and labels["n_changed"].gt(0).all()
 
 
-def test_verbose_is_a_deprecated_alias_of_progress(small, noisy):
+def test_old_keywords_are_gone(small, noisy):
+    """``verbose=`` and ``alpha=`` were renamed ``progress=`` and ``correction_alpha=`` before any
+    release: the old names are not taken."""
     runs, qrels, topics = small
-    kw = dict(n_replicates=4, seed=3)
-    new = robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1), progress=False, **kw)
-    with pytest.warns(DeprecationWarning, match="verbose= is deprecated; use progress="):
-        old = robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1), verbose=False, **kw)
-    pd.testing.assert_frame_equal(new.pairs, old.pairs)
-    with pytest.warns(DeprecationWarning, match="verbose= is deprecated"):
+    with pytest.raises(TypeError, match="verbose"):
+        robustness_experiment(runs, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1), n_replicates=4, verbose=False)
+    with pytest.raises(TypeError, match="verbose"):
         RobustnessResult.from_arrays(noisy.true, noisy.values, noisy.names, noisy.topics, verbose=False)
     assert noisy.params["rbo_p"] == 0.9                          # the package's RBO persistence
 

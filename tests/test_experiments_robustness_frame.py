@@ -117,24 +117,18 @@ def test_labels_equal_evaluate_and_strings_as_given(small):
     np.testing.assert_array_equal(res.frame["map"], res.frame["AP"])   # pt.Experiment's trec_eval name
 
 
-def test_alpha_is_a_deprecated_alias_of_correction_alpha(small):
+def test_correction_alpha(small):
     runs, qrels, topics = small
     kw = dict(n_replicates=4, seed=3, baseline=0, correction="bonferroni")
     new = robustness_experiment(runs, topics, qrels, ["AP"], RandomFlips(0.9, 0.05), correction_alpha=0.01,
                                 perquery=True, **kw)   # perquery keeps the values from_arrays needs below
-    with pytest.warns(DeprecationWarning, match="alpha= is deprecated; use correction_alpha="):
-        old = robustness_experiment(runs, topics, qrels, ["AP"], RandomFlips(0.9, 0.05), alpha=0.01, **kw)
-    assert new.params["alpha"] == old.params["alpha"] == 0.01
-    pd.testing.assert_frame_equal(new.pairs, old.pairs)
-    pd.testing.assert_frame_equal(new.frame, old.frame)
-    with pytest.raises(InputError, match="give correction_alpha= only"):
-        robustness_experiment(runs, topics, qrels, ["AP"], RandomFlips(0.9, 0.05), alpha=0.01,
-                              correction_alpha=0.01, **kw)
+    assert new.params["alpha"] == 0.01
+    with pytest.raises(TypeError, match="alpha"):     # the old name, renamed before any release
+        robustness_experiment(runs, topics, qrels, ["AP"], RandomFlips(0.9, 0.05), alpha=0.01, **kw)
     with pytest.raises(InputError, match="correction_alpha"):
         robustness_experiment(runs, topics, qrels, ["AP"], RandomFlips(0.9, 0.05), correction_alpha=2, **kw)
-    with pytest.warns(DeprecationWarning, match="alpha= is deprecated"):
-        again = RobustnessResult.from_arrays(new.true, new.values, new.names, new.topics, baseline=0,
-                                             correction="bonferroni", alpha=0.01, seed=3)
+    again = RobustnessResult.from_arrays(new.true, new.values, new.names, new.topics, baseline=0,
+                                         correction="bonferroni", correction_alpha=0.01, seed=3)
     pd.testing.assert_frame_equal(again.pairs, new.pairs)
 
 

@@ -40,22 +40,10 @@ LAYERS = (
 )
 LAYER = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 
-# Work under way elsewhere, to be emptied when it lands: (module, private name) it still imports or
-# reads.  The judging session parts into a store and a loop, the selector's queue becomes a component
-# it owns, robustness_experiment parts into steps:
-AWAITING_SESSION_SPLIT = {
-    ("selection/selector.py", "_QueueWeights"), ("selection/session.py", "_replay"),
-    *(("selection/session.py", n) for n in (
-        "_FORMAT", "_SCHEMA", "_check_selector_settings", "_fingerprint_canonical", "_normalise_config", "_now",
-        "_pack_aligned", "_pack_qrels", "_pack_runs", "_unpack_aligned", "_unpack_qrels", "_unpack_run_columns",
-        "_unpack_runs")),
-    ("experiments/robustness.py", "_baseline_index"), ("experiments/robustness.py", "_start"),
-    ("experiments/robustness.py", "_finish"),
-}
 # the seed is checked once, in _validation.py:
 AWAITING_ONE_SEED_CHECK = {("judges/base.py", "_check_seed"), ("judges/disagreement.py", "_check_seed"),
                            ("judges/sampling.py", "_check_seed")}
-FOR_NOW = AWAITING_SESSION_SPLIT | AWAITING_ONE_SEED_CHECK
+FOR_NOW = AWAITING_ONE_SEED_CHECK
 # private names of other libraries, used where they have no public form
 FOREIGN_PRIVATE = {"_actions", "_SubParsersAction", "_HelpAction", "_VersionAction",    # argparse's parser tree
                    "_qrels_dlc",                                                        # ir_datasets' qrels file

@@ -761,9 +761,10 @@ def test_property_head_from_reserve_and_short_prefix_is_brute_force(seed, method
     labels = {(q, d): y for q, d, y in qrels.itertuples(index=False)}
     naive = Naive(runs, 0.8, method, residual_scope=scopes[0], score_scope=scopes[1])
     sel = JudgmentSelector(runs, method=method, residual_scope=scopes[0], score_scope=scopes[1], head_size=head)
-    sel._min_prefix = prefix
+    queue = sel._queue                   # the selector's SelectionQueue
+    queue._min_prefix = prefix
     calls = {"full": 0, "reserve": 0}
-    full, from_reserve = sel._refresh_full, sel._refresh_from_reserve
+    full, from_reserve = queue._refresh_full, queue._refresh_from_reserve
 
     def count_full(*a):
         calls["full"] += 1
@@ -773,7 +774,7 @@ def test_property_head_from_reserve_and_short_prefix_is_brute_force(seed, method
         out = from_reserve(*a)
         calls["reserve"] += out is not None
         return out
-    sel._refresh_full, sel._refresh_from_reserve = count_full, count_reserve
+    queue._refresh_full, queue._refresh_from_reserve = count_full, count_reserve
     for _ in range(40):
         w = naive.weights()
         (q, d, weight), = sel.propose()

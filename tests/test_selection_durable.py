@@ -249,13 +249,14 @@ _KILLED = """
 import os, signal, sys
 import pyterrier_noise.selection.session as session_mod
 import pyterrier_noise.selection.durable as durable
+import pyterrier_noise.selection.store as store_mod
 from pyterrier_noise.synthetic import make_collection
 from pyterrier_noise.selection import JudgingSession, QrelsOracle
 point = {point!r}
 def die(where):
     if where == point:
         os.kill(os.getpid(), signal.SIGKILL)
-real_publish, real_link, real_connect = session_mod.publish, durable.os.link, session_mod.JudgingSession._connect
+real_publish, real_link, real_connect = session_mod.publish, durable.os.link, store_mod._connect
 def publish(path, write):
     def w(c):
         die("before writing")
@@ -266,11 +267,11 @@ def link(a, b):
     die("before publishing")
     real_link(a, b)
     die("published, not opened")
-def connect(self, t):
-    c = real_connect(self, t)
+def connect(path, t):
+    c = real_connect(path, t)
     die("opened")
     return c
-session_mod.publish, durable.os.link, session_mod.JudgingSession._connect = publish, link, connect
+session_mod.publish, durable.os.link, store_mod._connect = publish, link, connect
 c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
 s = JudgingSession({path!r}, runs=c.runs, selector_factory=FakeSelector)
 s.run(QrelsOracle(c.true_qrels), budget=10, on_step=lambda e: die("step %d" % e.seq))

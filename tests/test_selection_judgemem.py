@@ -90,7 +90,7 @@ def test_replay_equals_recording_one_by_one(coll):
     for q, d, y in zip(h["qid"], h["docno"], h["label"]):
         one.record(q, d, y)
     fast = JudgmentSelector(coll.runs, method="C")
-    fast._replay(["judge"] * len(h), list(h["qid"]), list(h["docno"]), list(h["label"]), list(h["weight"]))
+    fast.replay(["judge"] * len(h), list(h["qid"]), list(h["docno"]), list(h["label"]), list(h["weight"]))
     assert fast.history.equals(sel.history)
     assert fast.propose(5) == one.propose(5) == sel.propose(5)
     assert (fast.labels() == one.labels()).sum() == (one.labels() == one.labels()).sum()   # NaN aside, equal
@@ -117,9 +117,9 @@ def test_the_stored_alignment_round_trips(coll):
     # order: the same arrays as the alignment that was stored, and the same contributions
     import numpy as np
     from pyterrier_noise.selection.contributions import aligned_for, cached_contributions
-    from pyterrier_noise.selection.store import _pack_aligned, _unpack_aligned
+    from pyterrier_noise.selection.store import pack_aligned, unpack_aligned
     a = aligned_for(coll.runs, coll.true_qrels.iloc[::3])
-    b = _unpack_aligned(_pack_aligned(a))
+    b = unpack_aligned(pack_aligned(a))
     for name in ("seg_len", "seg_start", "pos", "jidx", "group_start", "group_end"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.run_names == b.run_names and a.topics == b.topics and a.ties == b.ties

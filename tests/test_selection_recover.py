@@ -11,7 +11,7 @@ import pytest
 
 from pyterrier_noise.selection import SessionError
 from pyterrier_noise.selection.durable import readable_rows
-from pyterrier_noise.selection.store import _SCHEMA
+from pyterrier_noise.selection.store import SCHEMA
 
 COLUMNS = "seq, action, qid, docno, label, weight, time"
 
@@ -22,7 +22,7 @@ def _events_file(path, seqs):
     docno, not the time), so the page holding a row's record can be found by searching the bytes."""
     with closing(sqlite3.connect(str(path), isolation_level=None)) as c:
         c.execute("PRAGMA journal_mode=DELETE")
-        for stmt in _SCHEMA.strip().split(";"):
+        for stmt in SCHEMA.strip().split(";"):
             if stmt.strip():
                 c.execute(stmt)
         c.execute("BEGIN")

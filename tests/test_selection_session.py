@@ -314,7 +314,7 @@ def test_keyboard_interrupt_propagates_and_the_session_keeps_its_steps(tmp_path,
     assert s.n_judged == 5
     # an interrupt in the middle of committing a judgment: rolled back, passed on (not a
     # SessionError), and the session closed since its selector is ahead of the file
-    real, writes = s._write, {"n": 0}
+    real, writes = s._store.write, {"n": 0}   # the session file's one transaction per write
 
     def interrupted_write(fn):
         writes["n"] += 1
@@ -324,7 +324,7 @@ def test_keyboard_interrupt_propagates_and_the_session_keeps_its_steps(tmp_path,
                 raise KeyboardInterrupt
             return real(cut)
         return real(fn)
-    s._write = interrupted_write
+    s._store.write = interrupted_write
     with pytest.raises(KeyboardInterrupt):
         s.run(base, budget=8)
     assert s.closed
@@ -513,13 +513,13 @@ def test_each_step_is_committed_before_the_next_is_served(tmp_path, coll):
     with JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector) as s:
         def judge(q, d):
             # at each question, nothing is in flight and every earlier answer is in the file
-            assert not s._conn.in_transaction
-            seen.append(s._conn.execute("SELECT count(*) FROM events").fetchone()[0])
-            assert s._conn.execute("SELECT count(*) FROM served WHERE qid=? AND docno=?", (q, d)).fetchone()[0] == 1
+            assert not s._store.connection.in_transaction
+            seen.append(s._store.connection.execute("SELECT count(*) FROM events").fetchone()[0])
+            assert s._store.connection.execute("SELECT count(*) FROM served WHERE qid=? AND docno=?", (q, d)).fetchone()[0] == 1
             return qo.judge(q, d)
         s.run(judge, budget=8)
-        journal = s._conn.execute("PRAGMA journal_mode").fetchone()[0]
-        sync = s._conn.execute("PRAGMA synchronous").fetchone()[0]
+        journal = s._store.connection.execute("PRAGMA journal_mode").fetchone()[0]
+        sync = s._store.connection.execute("PRAGMA synchronous").fetchone()[0]
     assert seen == list(range(8))
     assert journal == "wal" and sync == 2  # FULL
 

@@ -17,7 +17,7 @@ with __import__("warnings").catch_warnings():
     __import__("warnings").simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
-from pyterrier_noise.selection import JudgingSession  # noqa: E402
+from pyterrier_noise.selection.store import SessionStore  # noqa: E402
 from pyterrier_noise.web import ServeConfig, WebError, companion_path, open_server  # noqa: E402
 
 from cli_helpers import run_cli  # noqa: E402
@@ -225,7 +225,7 @@ def test_a_failed_session_write_records_nothing_and_the_assessor_goes_on(tmp_pat
     coll = small_collection(tmp_path)
     toks = accounts(tmp_path / "judging.sqlite", "alice")
     app = make_app(tmp_path, coll)
-    real = JudgingSession._write
+    real = SessionStore.write                        # the session file: one transaction per write
     fail = {"on": False}
 
     def write(self, fn):
@@ -234,7 +234,7 @@ def test_a_failed_session_write_records_nothing_and_the_assessor_goes_on(tmp_pat
             if fail["on"]:
                 raise sqlite3.OperationalError("database or disk is full")
         return real(self, failing)
-    monkeypatch.setattr(JudgingSession, "_write", write)
+    monkeypatch.setattr(SessionStore, "write", write)
     with TestClient(app) as c:
         alice = User(c, toks["alice"])
         t = alice.task()

@@ -107,10 +107,24 @@ def ap_bounds(labels: Sequence[Any], n_relevant: int | None = None, *, n_unjudge
     R0 = float(n_relevant)
     m = float(n_unjudged_outside)
     current = const / R0 if R0 > 0 else 0.0
-    n_comp = 1 << u
+    values, lows = _completions(const, w, uj, R0, m)
+    shifts = np.arange(u)
+    i_lo, i_hi = int(np.argmin(lows)), int(np.argmax(values))
+    bits = lambda i: ((i >> shifts) & 1).astype(bool)  # noqa: E731
+    return APBounds(current=float(current), low=float(lows[i_lo]), high=float(values[i_hi]),
+                    low_completion=bits(i_lo), high_completion=bits(i_hi), values=values,
+                    unjudged_ranks=rank[unjudged].astype(np.int64))
+
+
+def _completions(const: float, w: np.ndarray, uj: np.ndarray, R0: float, m: float) -> tuple[np.ndarray, np.ndarray]:
+    """AP of every completion ``b`` of the ``u = len(uj)`` unjudged documents (completion ``i``:
+    bit ``j`` of ``i`` says whether the document at rank ``uj[j]`` is relevant), with R the known
+    relevant ``R0`` (``values``) and with the ``m`` unjudged documents outside the ranking relevant
+    too (``lows``); the completions are evaluated in blocks, as matrix operations."""
+    n_comp = 1 << len(uj)
     values = np.empty(n_comp)
     lows = np.empty(n_comp)
-    shifts = np.arange(u)
+    shifts = np.arange(len(uj))
     for start in range(0, n_comp, _ENUM_BLOCK):                   # blocks of completions, not one by one
         idx = np.arange(start, min(n_comp, start + _ENUM_BLOCK))
         B = ((idx[:, None] >> shifts[None, :]) & 1).astype(float)  # (block, u)
@@ -120,11 +134,7 @@ def ap_bounds(labels: Sequence[Any], n_relevant: int | None = None, *, n_unjudge
         values[idx] = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
         den_low = den + m
         lows[idx] = np.where(den_low > 0, num / np.where(den_low > 0, den_low, 1.0), 0.0)
-    i_lo, i_hi = int(np.argmin(lows)), int(np.argmax(values))
-    bits = lambda i: ((i >> shifts) & 1).astype(bool)  # noqa: E731
-    return APBounds(current=float(current), low=float(lows[i_lo]), high=float(values[i_hi]),
-                    low_completion=bits(i_lo), high_completion=bits(i_hi), values=values,
-                    unjudged_ranks=rank[unjudged].astype(np.int64))
+    return values, lows
 
 
 def _is_number(v: Any) -> bool:

@@ -433,36 +433,55 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
     labels = [lab for lab, _ in items]
     if len(set(labels)) != len(labels):
         raise InputError(f"measures must be distinct, got {labels}")
-    scored = np.arange(aligned.n_runs)
-    if reference_depth is None:
-        reference = aligned.label_matrix()
-        ref_label = "full"
-    else:
-        ref_depth = check_int("reference_depth", reference_depth, 1)
-        if ks.max() >= ref_depth:
-            raise InputError(f"depths must be below reference_depth={ref_depth}, got {list(ks)}")
-        deep = deeply_judged_runs(aligned, aligned.table, depth=ref_depth)
-        if len(deep) < 2:
-            raise InputError(f"reference_depth={ref_depth}: {len(deep)} of the {aligned.n_runs} runs have their top "
-                             f"{ref_depth} documents judged on every topic; the experiment needs at least 2")
-        if len(deep) < aligned.n_runs:
-            announce(f"reference_depth={ref_depth}: {aligned.n_runs - len(deep)} of {aligned.n_runs} runs are not "
-                     f"judged to depth {ref_depth} on every topic and are left out (scored and pooled: {len(deep)})")
-        scored = pd.Index(aligned.run_names).get_indexer(deep)
-        if pool_runs is None:
-            pool_runs = deep
-        reference = depth_labels(aligned, [ref_depth], pool_runs)
-        ref_label = f"k={ref_depth}"
+    scored, reference, ref_label, pool_runs = _reference(aligned, ks, reference_depth, pool_runs)
     L = np.concatenate([depth_labels(aligned, ks, pool_runs), reference], axis=1)     # (J, D + 1)
     res_spec = MeasureSpec("RBP", "residual", p=residual_p)
     out = aligned.evaluate(list(dict.fromkeys([s for _, s in items] + [res_spec])), L)
     scores = {lab: out[s][scored] for lab, s in items}
     residual = out[res_spec][scored]
     run_names = [aligned.run_names[i] for i in scored]
-    D = len(ks)
     versions = [f"k={d}" for d in ks] + [ref_label]
+    pool = _pool_table(aligned, L, ks, versions, rel, residual)
+    stat = dict(alpha=alpha, test=test, n_resamples=n_resamples, seed=seed)
+    disc = pd.DataFrame({lab: np.atleast_1d(discrimination_ratio(scores[lab], **stat))
+                         for lab in labels}, index=versions).T
+    disc.columns.name = "version"
+    agreement, consistency, movement = _agreement_tables(scores, residual, ks, run_names, stat)
+    return DepthExperiment(depths=[int(k) for k in ks], versions=versions, measures=labels,
+                           run_names=run_names, topics=list(aligned.topics), scores=scores,
+                           residual=residual, residual_p=residual_p, pool=pool, discrimination=disc,
+                           agreement=agreement, consistency=consistency,
+                           movement=movement, alpha=float(alpha), test=test,
+                           reference_depth=None if reference_depth is None else int(reference_depth))
 
-    # judgments per version
+
+def _reference(aligned: AlignedRuns, ks: np.ndarray, reference_depth: int | None,
+               pool_runs: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray, str, Sequence[str] | None]:
+    """The runs scored (indices), the reference labels ``(J, 1)``, the reference's version name
+    and the pool runs: the full qrels and every run, or with ``reference_depth`` the qrels reduced
+    to that depth's pool of the runs judged to that depth on every topic (Yang 2019, Sec. 4.6)."""
+    if reference_depth is None:
+        return np.arange(aligned.n_runs), aligned.label_matrix(), "full", pool_runs
+    ref_depth = check_int("reference_depth", reference_depth, 1)
+    if ks.max() >= ref_depth:
+        raise InputError(f"depths must be below reference_depth={ref_depth}, got {list(ks)}")
+    deep = deeply_judged_runs(aligned, aligned.table, depth=ref_depth)
+    if len(deep) < 2:
+        raise InputError(f"reference_depth={ref_depth}: {len(deep)} of the {aligned.n_runs} runs have their top "
+                         f"{ref_depth} documents judged on every topic; the experiment needs at least 2")
+    if len(deep) < aligned.n_runs:
+        announce(f"reference_depth={ref_depth}: {aligned.n_runs - len(deep)} of {aligned.n_runs} runs are not "
+                 f"judged to depth {ref_depth} on every topic and are left out (scored and pooled: {len(deep)})")
+    scored = pd.Index(aligned.run_names).get_indexer(deep)
+    if pool_runs is None:
+        pool_runs = deep
+    return scored, depth_labels(aligned, [ref_depth], pool_runs), f"k={ref_depth}", pool_runs
+
+
+def _pool_table(aligned: AlignedRuns, L: np.ndarray, ks: np.ndarray, versions: list[str], rel: float,
+                residual: np.ndarray) -> pd.DataFrame:
+    """Judgments per version: judged and relevant documents (in all and per topic), topics without
+    a relevant document and the mean RBP residual."""
     judged = ~np.isnan(L)
     with np.errstate(invalid="ignore"):
         relevant = judged & (L >= rel)
@@ -470,20 +489,21 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
     T = aligned.n_topics
     jt = _topic_counts(tix, judged, T)
     rt = _topic_counts(tix, relevant, T)
-    pool = pd.DataFrame({"version": versions, "depth": list(ks) + [np.nan],
+    return pd.DataFrame({"version": versions, "depth": list(ks) + [np.nan],
                          "judged": jt.sum(axis=0).astype(np.int64), "relevant": rt.sum(axis=0).astype(np.int64),
                          "judged_per_topic": jt.mean(axis=0), "relevant_per_topic": rt.mean(axis=0),
                          "topics_without_relevant": (rt == 0).sum(axis=0).astype(np.int64),
                          "mean_residual": residual.mean(axis=(0, 1))})
 
-    stat = dict(alpha=alpha, test=test, n_resamples=n_resamples, seed=seed)
-    disc = pd.DataFrame({lab: np.atleast_1d(discrimination_ratio(scores[lab], **stat))
-                         for lab in labels}, index=versions).T
-    disc.columns.name = "version"
 
+def _agreement_tables(scores: dict[str, np.ndarray], residual: np.ndarray, ks: np.ndarray, run_names: list[str],
+                      stat: dict) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame]:
+    """Per measure against the reference (the last version): the TP / FP / FN / TN counts per depth
+    (Yang 2019, Table 4.6), the consistency over the depths (Fig. 4.7; None with one depth) and
+    the score movement against the residual (Tables 4.7-4.8)."""
+    D = len(ks)
     agree_rows, cons_rows, move_rows = [], [], []
-    for lab in labels:
-        s = scores[lab]
+    for lab, s in scores.items():
         a = discrimination_agreement(s[:, :, :D], s[:, :, D], versions=list(ks), names=run_names,
                                      check_direction=True, **stat)
         counts = a.groupby(["version", "outcome"], observed=False).size().unstack("outcome") \
@@ -501,12 +521,7 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
             cons_rows.append(h)
         move_rows.extend(_movement_rows(lab, s, residual, list(ks)))
     consistency = pd.concat(cons_rows, ignore_index=True) if cons_rows else None
-    return DepthExperiment(depths=[int(k) for k in ks], versions=versions, measures=labels,
-                           run_names=run_names, topics=list(aligned.topics), scores=scores,
-                           residual=residual, residual_p=residual_p, pool=pool, discrimination=disc,
-                           agreement=pd.concat(agree_rows, ignore_index=True), consistency=consistency,
-                           movement=pd.DataFrame(move_rows), alpha=float(alpha), test=test,
-                           reference_depth=None if reference_depth is None else int(reference_depth))
+    return pd.concat(agree_rows, ignore_index=True), consistency, pd.DataFrame(move_rows)
 
 
 def _topic_counts(topic_index: np.ndarray, mask: np.ndarray, n_topics: int) -> np.ndarray:

@@ -37,7 +37,7 @@ from .._progress import progress_bar
 from .._validation import InputError, check_probability
 from ..stats import CORRECTIONS, TESTS
 from ._analysis import CONCLUSIONS, Analysis
-from ._common import RBO_P, measure_label, renamed
+from ._common import RBO_P, measure_label
 from ._frame import check_frame_options, experiment_frame, styled
 from .plots import plot_distributions, plot_ranks
 
@@ -118,20 +118,18 @@ class RobustnessResult:
                     p_bands: Sequence[float] = DEFAULT_P_BANDS, n_resamples: int = 10_000,
                     labels: pd.DataFrame | None = None, perquery: bool = False,
                     round: int | Mapping[str, int] | None = None, highlight: str | None = None,
-                    progress: bool | None = None, keep_pvalues: bool = True, alpha: float | None = None,
-                    verbose: bool | None = None) -> "RobustnessResult":
+                    progress: bool | None = None, keep_pvalues: bool = True) -> "RobustnessResult":
         """Analyse per-topic values under the true labels (``(S, T)`` per measure) and under R
         replicates (``(S, T, R)``): the tables of Rashidi, Zobel & Moffat (2023, Sec. 4-5) and
         Webber et al. (2012, Sec. 3.3 and 4.5).  :func:`robustness_experiment` calls this; it is
         public for replicate values computed elsewhere.  ``rbo_p`` defaults to 0.9 (:data:`RBO_P`:
         Webber et al. 2010 put ~86% of RBO's weight on the top 10).  ``progress`` shows a bar over
-        the measures (``verbose=`` is its deprecated old name); ``correction_alpha`` is the
-        significance level (``alpha=`` is its deprecated old name); ``round`` and ``highlight``
-        shape :attr:`frame` as ``pt.Experiment``'s; ``keep_pvalues=False`` leaves out the
+        the measures; ``correction_alpha`` is the significance level (default 0.05); ``round``
+        and ``highlight`` shape :attr:`frame` as ``pt.Experiment``'s; ``keep_pvalues=False`` leaves out the
         ``(pairs, R)`` arrays ``p_observed``, ``p_true_mapped`` and ``observed_direction``.
         """
-        progress = bool(renamed("progress", progress, "verbose", verbose, default=False))
-        alpha = renamed("correction_alpha", correction_alpha, "alpha", alpha, default=0.05)
+        progress = bool(progress)
+        alpha = 0.05 if correction_alpha is None else correction_alpha
         names = [str(n) for n in names]
         topics = [str(t) for t in topics]
         measures = list(true)
@@ -166,7 +164,7 @@ class RobustnessResult:
             tv[m], vv[m] = t_arr, v_arr
         if R < 1:
             raise InputError("values hold no replicates")
-        res, analysis = cls._start(names, topics, measures, R, baseline=baseline, test=test, correction=correction,
+        res, analysis = cls.start_analysis(names, topics, measures, R, baseline=baseline, test=test, correction=correction,
                                    correction_alpha=alpha, seed=seed, rbo_p=rbo_p, rbo_variant=rbo_variant,
                                    p_bands=p_bands, n_resamples=n_resamples, round=round, highlight=highlight,
                                    keep_values=False, keep_pvalues=keep_pvalues)
@@ -176,11 +174,11 @@ class RobustnessResult:
         for c0 in range(0, R, step):
             for m in measures:
                 analysis.add(m, np.concatenate([tv[m][:, :, None], vv[m][:, :, c0:c0 + step]], axis=2), c0)
-        res._finish(analysis, labels, perquery, progress)
+        res.finish_analysis(analysis, labels, perquery, progress)
         return res
 
     @classmethod
-    def _start(cls, names: list[str], topics: list[str], measures: list[str], R: int, *,
+    def start_analysis(cls, names: list[str], topics: list[str], measures: list[str], R: int, *,
                baseline: int | str | None, test: str, correction: str | None, correction_alpha: float,
                seed: int | None, rbo_p: float, rbo_variant: str, p_bands: Sequence[float], n_resamples: int,
                round: Any, highlight: str | None, keep_values: bool, keep_pvalues: bool
@@ -199,7 +197,7 @@ class RobustnessResult:
         bands = np.asarray(p_bands, dtype=np.float64)
         if bands.ndim != 1 or len(bands) < 2 or not (np.diff(bands) > 0).all() or bands[0] < 0 or bands[-1] > 1:
             raise InputError(f"p_bands must be at least two increasing edges within [0, 1], got {list(p_bands)}")
-        b_idx = _baseline_index(baseline, names)
+        b_idx = baseline_index(baseline, names)
         S = len(names)
         children = np.random.SeedSequence(seed).spawn(3)
         priority = np.random.default_rng(children[1]).permutation(S)
@@ -211,7 +209,7 @@ class RobustnessResult:
         res = cls(names, topics, measures, {}, {}, params)
         return res, Analysis(res, R, priority, design_seed, b_idx, keep_values, keep_pvalues)
 
-    def _finish(self, analysis: Analysis, labels: pd.DataFrame | None, perquery: bool, progress: bool) -> None:
+    def finish_analysis(self, analysis: Analysis, labels: pd.DataFrame | None, perquery: bool, progress: bool) -> None:
         self.labels = labels
         self._progress = progress
         bar = None
@@ -361,7 +359,7 @@ class RobustnessResult:
 
 
 
-def _baseline_index(baseline: int | str | None, names: list[str]) -> int | None:
+def baseline_index(baseline: int | str | None, names: list[str]) -> int | None:
     if baseline is None:
         return None
     if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):

@@ -18,7 +18,8 @@ from __future__ import annotations
 import inspect
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Mapping, Protocol, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,10 +30,10 @@ from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_
 from ..measures.evaluate import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
 from ..stats import CORRECTIONS, TESTS
-from ._common import RBO_P, interactive, measure_label, renamed, spec_and_ties
+from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
 from ._systems import as_run, run_systems
-from .result import DEFAULT_P_BANDS, RobustnessResult, _baseline_index, check_finite
+from .result import DEFAULT_P_BANDS, RobustnessResult, baseline_index, check_finite
 
 __all__ = ["PerturbationModel", "robustness_experiment", "RobustnessExperiment"]
 
@@ -58,8 +59,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                           progress: bool | None = None, ties: str | None = None, rbo_p: float = RBO_P,
                           rbo_variant: str = "ext", p_bands: Sequence[float] = DEFAULT_P_BANDS,
                           n_resamples: int = 10_000, chunk_size: int = 50, on_topic_mismatch: str = "warn",
-                          keep_pvalues: bool | None = None, alpha: float | None = None,
-                          verbose: bool | None = None) -> RobustnessResult:
+                          keep_pvalues: bool | None = None) -> RobustnessResult:
     """``pt.Experiment`` under judging error: evaluate every system on ``n_replicates`` perturbed
     versions of the qrels and report what holds (Rashidi, Zobel & Moffat 2023, Sec. 4-5; Webber,
     Chandar & Carterette 2012, Sec. 3.3 and 4.5).
@@ -88,15 +88,14 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             replicate over all pairs (``pairs``) and over the baseline comparisons (``baseline``).
         correction_alpha: significance level of every conclusion (``p < correction_alpha``; the
             frame's ``reject`` column is statsmodels' ``p_corrected <= correction_alpha``), default
-            0.05 (``alpha=`` is its deprecated old name).
+            0.05.
         perquery: also keep the per-(system, topic, replicate) values ``result.values`` and build
             the frame ``result.perquery`` (both grow with the replicates; without it only the
             per-replicate system means ``result.means`` and the tables are kept).
         round, highlight: as ``pt.Experiment``'s, for ``result.frame`` (decimals of the measure
             columns, an int or ``{measure: int}``) and its notebook rendering (``"bold"`` /
             ``"color"``: the best value of each measure column).
-        progress: progress bars over replicates and measures (``verbose=`` is its deprecated
-            old name).
+        progress: progress bars over replicates and measures.
         ties: tie policy for every measure (default: each measure's own, usually ``trec_eval``).
         rbo_p, rbo_variant: RBO persistence (0.9, :data:`RBO_P`: Webber et al. 2010 put ~86% of
             the weight on the top 10) and variant (``"ext"``; ``"trunc"`` is Rashidi et al.'s).
@@ -116,9 +115,14 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     Returns:
         A :class:`RobustnessResult`; ``result.frame`` (also its notebook / ``repr`` rendering) is
         the ``pt.Experiment``-shaped table with the robustness columns beside it.
+
+    The steps: the options are checked here, :func:`_prepare` reads the systems and the qrels and
+    aligns them, :func:`_replicate_chunks` samples and evaluates the replicates chunk by chunk and
+    :func:`_accumulate` feeds the chunks to the streamed analysis and the realised error rates.
+    The function is long only by this documentation of its ``pt.Experiment``-shaped arguments.
     """
-    progress = bool(renamed("progress", progress, "verbose", verbose, default=False)) and interactive()
-    correction_alpha = renamed("correction_alpha", correction_alpha, "alpha", alpha, default=0.05)
+    progress = bool(progress) and interactive()
+    correction_alpha = 0.05 if correction_alpha is None else correction_alpha
     if on_topic_mismatch not in ("warn", "error", "ignore"):
         raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
     n_replicates = check_int("n_replicates", n_replicates)
@@ -137,6 +141,36 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     check_frame_options(round, highlight)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise InputError(f"seed must be a non-negative integer or None, got {seed!r}")
+    labels, parsed = _measures(eval_metrics)
+    if topics is not None:
+        if not isinstance(topics, pd.DataFrame) or "qid" not in topics.columns:
+            raise InputError("topics must be a frame with a 'qid' column (e.g. dataset.get_topics())")
+    prep = _prepare(retr_systems, topics, qrels, names, baseline, labels, parsed, ties, on_topic_mismatch,
+                    progress)
+    names = prep.names
+    if keep_pvalues is None:
+        keep_pvalues = len(names) * (len(names) - 1) // 2 * n_replicates <= KEEP_PVALUES_MAX
+    # the analysis is streamed: each chunk of replicates is evaluated, reduced to what the tables
+    # need (system means, pair conclusions, p bands) and dropped
+    res, analysis = RobustnessResult.start_analysis(
+        list(names), list(prep.table.topics), labels, n_replicates, baseline=baseline, test=test,
+        correction=correction, correction_alpha=correction_alpha, seed=seed, rbo_p=rbo_p,
+        rbo_variant=rbo_variant, p_bands=p_bands, n_resamples=n_resamples, round=round, highlight=highlight,
+        keep_values=perquery, keep_pvalues=keep_pvalues)
+    rates = _RealisedRates(prep.table.labels, n_replicates)
+    chunks = _replicate_chunks(perturbation, prep, n_replicates, chunk_size, seed)
+    _accumulate(chunks, analysis, rates, n_replicates, len(labels), progress)
+    res.finish_analysis(analysis, rates.frame(), perquery, progress)
+    return res
+
+
+#: ``pt.Experiment``-style name for :func:`robustness_experiment`
+RobustnessExperiment = robustness_experiment
+
+
+def _measures(eval_metrics: Any) -> tuple[list[str], list[tuple[MeasureSpec, str]]]:
+    """Column labels and (engine spec, own tie policy) of the measures, checked: at least one, no
+    label twice."""
     metrics = list(eval_metrics) if not isinstance(eval_metrics, (str, bytes)) else [eval_metrics]
     if not metrics:
         raise InputError("eval_metrics is empty; give at least one measure, e.g. ['RBP(p=0.8)', 'AP']")
@@ -144,10 +178,48 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     if len(set(labels)) != len(labels):
         dup = pd.Index(labels)[pd.Index(labels).duplicated()][0]
         raise InputError(f"measure {dup!r} is given more than once")
-    parsed = [spec_and_ties(m) for m in metrics]
-    if topics is not None:
-        if not isinstance(topics, pd.DataFrame) or "qid" not in topics.columns:
-            raise InputError("topics must be a frame with a 'qid' column (e.g. dataset.get_topics())")
+    return labels, [spec_and_ties(m) for m in metrics]
+
+
+@dataclass
+class _Prepared:
+    """The systems read and aligned once: what every chunk of replicates is evaluated on."""
+
+    names: list[str]
+    table: JudgmentTable
+    #: one alignment per tie policy in use (normally one), all on ``table``
+    aligned: dict[str, AlignedRuns]
+    #: the measures (label, spec) evaluated under each tie policy
+    by_policy: dict[str, list[tuple[str, MeasureSpec]]]
+
+
+def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: Sequence[str] | None,
+             baseline: int | str | None, labels: list[str], parsed: list[tuple[MeasureSpec, str]],
+             ties: str | None, on_topic_mismatch: str, progress: bool) -> _Prepared:
+    """Read the systems and the qrels, build the judgment table over the evaluated topics and align
+    the runs to it once per tie policy."""
+    names, files, results = _read_systems(retr_systems, topics, names)
+    if len(names) < 2:
+        raise InputError(f"a robustness experiment needs at least 2 systems, got {len(names)}")
+    baseline_index(baseline, names)  # fail before the expensive part
+    table, wanted = _judgment_table(qrels, topics, on_topic_mismatch)
+    runs = files if files is not None else {name: as_run(res, name) for name, res in zip(names, results)}
+    if wanted is not None:
+        # rows on topics outside the topics frame are announced here; rows on topics of the
+        # topics frame without qrels were announced by _judgment_table
+        runs = _on_topics(runs, set(wanted), set(table.topics), on_topic_mismatch)
+    policies = [ties or own for _, own in parsed]
+    aligned = _align(runs, table, list(dict.fromkeys(policies)), on_topic_mismatch, progress)
+    by_policy: dict[str, list[tuple[str, MeasureSpec]]] = {}
+    for lab, (spec, _), pol in zip(labels, parsed, policies):
+        by_policy.setdefault(pol, []).append((lab, spec))
+    return _Prepared(list(names), table, aligned, by_policy)
+
+
+def _read_systems(retr_systems: Any, topics: pd.DataFrame | None,
+                  names: Sequence[str] | None) -> tuple[Sequence[str], list | None, list | None]:
+    """``(names, run files, None)`` for run files the engine reads itself, else ``(names, None,
+    results frames)`` of the systems run once on the topics."""
     files = None
     if are_run_paths(retr_systems):
         # run files go straight to the engine's Arrow reader (one reader, one pool); with a topics
@@ -156,14 +228,15 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         if topics is not None:
             retr_systems, files = read_runs(files), None
         else:
-            names = [run_name(f) for f in files]
-    if files is None:
-        names, results = run_systems(retr_systems, topics, names)
-    if len(names) < 2:
-        raise InputError(f"a robustness experiment needs at least 2 systems, got {len(names)}")
-    _baseline_index(baseline, names)  # fail before the expensive part
+            return [run_name(f) for f in files], files, None
+    names, results = run_systems(retr_systems, topics, names)
+    return names, None, results
 
-    # judgment table over the evaluated topics (those of the topics frame that have qrels)
+
+def _judgment_table(qrels: Any, topics: pd.DataFrame | None,
+                    on_topic_mismatch: str) -> tuple[JudgmentTable, np.ndarray | None]:
+    """The judgment table over the evaluated topics (those of the topics frame that have qrels)
+    and the topics frame's qids (None without one)."""
     q = read_qrels(qrels)
     wanted = None
     if topics is not None:
@@ -182,76 +255,102 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     table = JudgmentTable.from_qrels(q.reset_index(drop=True))
     if len(table.topics) < 2:
         raise InputError(f"paired tests over topics need at least 2 topics with qrels, got {table.topics}")
-    runs = files if files is not None else {name: as_run(res, name) for name, res in zip(names, results)}
-    if wanted is not None:
-        # rows on topics outside the topics frame are announced here; rows on topics of the
-        # topics frame without qrels were announced above
-        runs = _on_topics(runs, set(wanted), set(table.topics), on_topic_mismatch)
-    # align once per tie policy (normally one); all policies share the judgment table.  The
-    # alignment announces run topics without qrels and qrels topics a run does not answer (the
-    # policy of evaluate), once
-    policies = list(dict.fromkeys(ties or own for _, own in parsed))
+    return table, wanted
+
+
+def _align(runs: Any, table: JudgmentTable, policies: list[str], on_topic_mismatch: str,
+           progress: bool) -> dict[str, AlignedRuns]:
+    """The runs aligned once per tie policy (normally one); all policies share the judgment table.
+    The first alignment announces run topics without qrels and qrels topics a run does not answer
+    (the policy of evaluate), the others stay quiet."""
     status = progress_bar(total=len(policies), desc=f"aligning {len(runs)} runs", unit="alignment",
                           enabled=progress)
     aligned = {pol: AlignedRuns.build(runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0
                                       else "ignore") for k, pol in enumerate(policies)}
     status.update(len(policies))
     status.close()
-    policies = [ties or own for _, own in parsed]
-    if keep_pvalues is None:
-        keep_pvalues = len(names) * (len(names) - 1) // 2 * n_replicates <= KEEP_PVALUES_MAX
+    return aligned
 
-    by_policy: dict[str, list[tuple[str, MeasureSpec]]] = {}
-    for lab, (spec, _), pol in zip(labels, parsed, policies):
-        by_policy.setdefault(pol, []).append((lab, spec))
-    # the analysis is streamed: each chunk of replicates is evaluated, reduced to what the tables
-    # need (system means, pair conclusions, p bands) and dropped
-    res, analysis = RobustnessResult._start(
-        list(names), list(table.topics), labels, n_replicates, baseline=baseline, test=test,
-        correction=correction, correction_alpha=correction_alpha, seed=seed, rbo_p=rbo_p,
-        rbo_variant=rbo_variant, p_bands=p_bands, n_resamples=n_resamples, round=round, highlight=highlight,
-        keep_values=perquery, keep_pvalues=keep_pvalues)
 
+def _replicate_chunks(perturbation: PerturbationModel, prep: _Prepared, n_replicates: int, chunk_size: int,
+                      seed: int | None) -> Iterator[tuple[int, np.ndarray, dict[str, np.ndarray]]]:
+    """``(c0, L, values)`` for each chunk of replicates ``[c0, c0 + chunk_size)``: the sampled
+    labels ``L`` (``(J, c)``) and per measure the values ``(S, T, 1 + c)``, column 0 under the true
+    labels.
+
+    Models with ``start=`` (every model of pyterrier_noise.judges) draw replicates [c0, c1) alone,
+    identical to columns c0..c1-1 of one big call: chunks bound the memory and the result does
+    not depend on chunk_size; other models are sampled in one call.
+    """
+    table = prep.table
     y = table.labels
-    rel0 = y >= 1
-    nonrel0 = ~rel0 & ~np.isnan(y)
-    rates = {k: np.empty(n_replicates) for k in ("n_judged", "n_relevant", "n_changed", "tpr", "fpr")}
-    # models with ``start=`` (every model of pyterrier_noise.judges) draw replicates [c0, c1)
-    # alone, identical to columns c0..c1-1 of one big call: chunks bound the memory and the
-    # result does not depend on chunk_size; other models are sampled in one call
     by_start = _accepts_start(perturbation)
     L_all = None if by_start else _sample(perturbation, table, n_replicates, seed, None)
+    for c0 in range(0, n_replicates, chunk_size):
+        c1 = min(n_replicates, c0 + chunk_size)
+        L = _sample(perturbation, table, c1 - c0, seed, c0) if by_start else L_all[:, c0:c1]
+        # the true labels ride along as column 0 of every chunk: one kernel call gives the
+        # replicates and the truth through the same code path, so a replicate with the true
+        # labels gets bit-identical values (a one-column product would take another path)
+        chunk = {}
+        for pol, items in prep.by_policy.items():
+            out = prep.aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([y, L]))
+            for lab, spec in items:
+                v = finish_values(spec, out[spec])   # RBP projected: the midpoint where undefined
+                check_finite("true", lab, v[:, :, :1], prep.names, table.topics)
+                check_finite("values", lab, v[:, :, 1:], prep.names, table.topics)
+                chunk[lab] = v
+        yield c0, L, chunk
+
+
+class _RealisedRates:
+    """Realised error rates of each replicate, binary at label >= 1 (Rashidi et al. 2023 report
+    nominal rates only; the realised ones show what a model actually did): judged, relevant and
+    changed counts, true and false positive rates against the true labels ``y``."""
+
+    def __init__(self, y: np.ndarray, n_replicates: int):
+        self.y = y
+        self.rel0 = y >= 1
+        self.nonrel0 = ~self.rel0 & ~np.isnan(y)
+        self.n_replicates = n_replicates
+        self.rates = {k: np.empty(n_replicates) for k in ("n_judged", "n_relevant", "n_changed", "tpr", "fpr")}
+
+    def add(self, c0: int, L: np.ndarray) -> None:
+        """Count the replicates ``[c0, c0 + L.shape[1])`` of labels ``L``."""
+        c1 = c0 + L.shape[1]
+        rates, y, rel0, nonrel0 = self.rates, self.y, self.rel0, self.nonrel0
+        with np.errstate(invalid="ignore"):
+            rel = L >= 1
+            judged = ~np.isnan(L)
+            rates["n_judged"][c0:c1] = judged.sum(axis=0)
+            rates["n_relevant"][c0:c1] = rel.sum(axis=0)
+            rates["n_changed"][c0:c1] = ((L != y[:, None]) & (judged | ~np.isnan(y)[:, None])).sum(axis=0)
+            rates["tpr"][c0:c1] = _ratio_vec((rel & rel0[:, None]).sum(axis=0), rel0.sum())
+            rates["fpr"][c0:c1] = _ratio_vec((rel & nonrel0[:, None]).sum(axis=0), nonrel0.sum())
+
+    def frame(self) -> pd.DataFrame:
+        """One row per replicate: ``replicate``, the counts (int) and the rates."""
+        return pd.DataFrame({"replicate": np.arange(self.n_replicates),
+                             **{k: (v.astype(np.int64) if k.startswith("n_") else v)
+                                for k, v in self.rates.items()}})
+
+
+def _accumulate(chunks: Iterator[tuple[int, np.ndarray, dict[str, np.ndarray]]], analysis: Any,
+                rates: _RealisedRates, n_replicates: int, n_measures: int, progress: bool) -> None:
+    """Feed every chunk to the realised rates and to the streamed analysis.
+
+    The analysis of chunk k (one task per measure, in worker threads: numpy and scipy release the
+    GIL) overlaps the sampling and evaluation of chunk k + 1, which the generator ``chunks`` does
+    when asked for the next chunk; a measure's tasks never overlap, so the result does not depend
+    on the threads.
+    """
     bar = progress_bar(total=n_replicates, desc="robustness replicates", unit="replicate", enabled=progress)
-    # the analysis of chunk k (one task per measure, in worker threads: numpy and scipy release
-    # the GIL) overlaps the sampling and evaluation of chunk k + 1; a measure's tasks never overlap
-    pool = ThreadPoolExecutor(max_workers=max(1, min(len(labels), os.cpu_count() or 1)))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(n_measures, os.cpu_count() or 1)))
     pending: list[Any] = []
     done = 0
     try:
-        for c0 in range(0, n_replicates, chunk_size):
-            c1 = min(n_replicates, c0 + chunk_size)
-            L = _sample(perturbation, table, c1 - c0, seed, c0) if by_start else L_all[:, c0:c1]
-            # the true labels ride along as column 0 of every chunk: one kernel call gives the
-            # replicates and the truth through the same code path, so a replicate with the true
-            # labels gets bit-identical values (a one-column product would take another path)
-            chunk = {}
-            for pol, items in by_policy.items():
-                out = aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([y, L]))
-                for lab, spec in items:
-                    v = finish_values(spec, out[spec])   # RBP projected: the midpoint where undefined
-                    check_finite("true", lab, v[:, :, :1], names, table.topics)
-                    check_finite("values", lab, v[:, :, 1:], names, table.topics)
-                    chunk[lab] = v
-            # realised error rates of each replicate (binary at label >= 1; Rashidi et al. 2023
-            # report nominal rates only; the realised ones show what a model actually did)
-            with np.errstate(invalid="ignore"):
-                rel = L >= 1
-                judged = ~np.isnan(L)
-                rates["n_judged"][c0:c1] = judged.sum(axis=0)
-                rates["n_relevant"][c0:c1] = rel.sum(axis=0)
-                rates["n_changed"][c0:c1] = ((L != y[:, None]) & (judged | ~np.isnan(y)[:, None])).sum(axis=0)
-                rates["tpr"][c0:c1] = _ratio_vec((rel & rel0[:, None]).sum(axis=0), rel0.sum())
-                rates["fpr"][c0:c1] = _ratio_vec((rel & nonrel0[:, None]).sum(axis=0), nonrel0.sum())
+        for c0, L, chunk in chunks:
+            rates.add(c0, L)
             for f in pending:
                 f.result()
             bar.update(c0 - done)
@@ -263,15 +362,6 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
-    del L_all
-    label_frame = pd.DataFrame({"replicate": np.arange(n_replicates),
-                                **{k: (v.astype(np.int64) if k.startswith("n_") else v) for k, v in rates.items()}})
-    res._finish(analysis, label_frame, perquery, progress)
-    return res
-
-
-#: ``pt.Experiment``-style name for :func:`robustness_experiment`
-RobustnessExperiment = robustness_experiment
 
 
 def _ratio_vec(num: np.ndarray, den: float) -> np.ndarray:

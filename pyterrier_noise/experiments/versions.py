@@ -199,6 +199,9 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
 
     Returns:
         A :class:`VersionsResult`.
+
+    The function is long by this documentation and its option checks; the steps are
+    :func:`_evaluated_rows` and :func:`_evaluate_versions`.
     """
     progress = bool(progress) and interactive()
     if on_topic_mismatch not in ("warn", "error", "ignore"):
@@ -237,33 +240,10 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
     table, L = label_matrix(versions, evaluated, unjudged)
     table = table.with_labels(L[:, vnames.index(reference)])
     if isinstance(runs, dict):
-        # rows on topics already announced (judged in some versions only) or outside the topics
-        # frame are not evaluated; rows on topics no version judges are announced by the alignment
-        skip = set().union(*judged.values()) - set(evaluated)
-        if topics is not None:
-            wanted = set(topics["qid"].astype(str))
-            runs = {n: r[r["qid"].isin(wanted)].reset_index(drop=True) for n, r in runs.items()}
-        if skip:
-            runs = {n: r[~r["qid"].isin(skip)].reset_index(drop=True) for n, r in runs.items()}
+        runs = _evaluated_rows(runs, judged, evaluated, topics)
     policies = [ties or own for _, own in parsed]
-    bar = progress_bar(total=2 * len(set(policies)), desc=f"{len(names)} runs x {len(vnames)} versions",
-                       unit="step", enabled=progress)
-    values: dict[str, np.ndarray] = {}
-    aligned: dict[str, AlignedRuns] = {}
-    for k, pol in enumerate(dict.fromkeys(policies)):
-        aligned[pol] = AlignedRuns.build(runs, table, ties=pol,
-                                         on_topic_mismatch=on_topic_mismatch if k == 0 else "ignore")
-        bar.update(1)
-        items = [(lab, spec) for lab, (spec, _), p in zip(labels, parsed, policies) if p == pol]
-        out = aligned[pol].evaluate(dict.fromkeys(s for _, s in items), L)
-        for lab, spec in items:
-            v = out[spec]
-            if spec.component == "projected":
-                v = np.where(np.isnan(v), 0.5, v)
-            check_finite("version", lab, v, names, evaluated)
-            values[lab] = v
-        bar.update(1)
-    bar.close()
+    values = _evaluate_versions(runs, table, L, labels, parsed, policies, names, evaluated, len(vnames),
+                                on_topic_mismatch, progress)
     params = dict(baselines=[names[b] for b in bases], reference=reference, test=test, correction=correction,
                   correction_alpha=correction_alpha, unjudged=unjudged, ties=ties, top_k=top_k, rbo_p=rbo_p,
                   round=round, n_resamples=n_resamples, seed=seed, perquery=perquery,
@@ -277,6 +257,45 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
 
 #: ``pt.Experiment``-style name of :func:`versions_experiment`
 VersionsExperiment = versions_experiment
+
+
+def _evaluated_rows(runs: dict[str, pd.DataFrame], judged: Mapping[str, Any], evaluated: Sequence[str],
+                    topics: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
+    """The runs' rows on the evaluated topics: rows on topics already announced (judged in some
+    versions only) or outside the topics frame are not evaluated; rows on topics no version judges
+    are announced by the alignment."""
+    skip = set().union(*judged.values()) - set(evaluated)
+    if topics is not None:
+        wanted = set(topics["qid"].astype(str))
+        runs = {n: r[r["qid"].isin(wanted)].reset_index(drop=True) for n, r in runs.items()}
+    if skip:
+        runs = {n: r[~r["qid"].isin(skip)].reset_index(drop=True) for n, r in runs.items()}
+    return runs
+
+
+def _evaluate_versions(runs: Any, table: Any, L: np.ndarray, labels: list[str], parsed: list, policies: list[str],
+                       names: list[str], evaluated: Sequence[str], n_versions: int, on_topic_mismatch: str,
+                       progress: bool) -> dict[str, np.ndarray]:
+    """Every measure's ``(systems, topics, versions)`` values: the runs aligned once per tie
+    policy (the first alignment announces topic mismatches) and evaluated on the label matrix
+    ``L``; RBP projected is the midpoint where undefined."""
+    bar = progress_bar(total=2 * len(set(policies)), desc=f"{len(names)} runs x {n_versions} versions",
+                       unit="step", enabled=progress)
+    values: dict[str, np.ndarray] = {}
+    for k, pol in enumerate(dict.fromkeys(policies)):
+        aligned = AlignedRuns.build(runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0 else "ignore")
+        bar.update(1)
+        items = [(lab, spec) for lab, (spec, _), p in zip(labels, parsed, policies) if p == pol]
+        out = aligned.evaluate(dict.fromkeys(s for _, s in items), L)
+        for lab, spec in items:
+            v = out[spec]
+            if spec.component == "projected":
+                v = np.where(np.isnan(v), 0.5, v)
+            check_finite("version", lab, v, names, evaluated)
+            values[lab] = v
+        bar.update(1)
+    bar.close()
+    return values
 
 
 class VersionsResult:

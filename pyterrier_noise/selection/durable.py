@@ -9,9 +9,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .store import SessionError
+from .._validation import InputError
 
-__all__: list[str] = []
+__all__ = ["SessionError", "SessionLockedError"]
+
+
+class SessionError(InputError):
+    """A judging session cannot do what was asked (wrong file, other runs, a document not proposed...)."""
+
+
+class SessionLockedError(SessionError):
+    """Another process (or another open :class:`JudgingSession`) holds the session file."""
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -44,7 +44,7 @@ from .contributions import aligned_for, cached_contributions
 from .oracles import NoisyOracle
 from .ranges import gain_fn, judged_ranges, ranges_frame, system_ranges
 from .stopping import StopRule
-from .weights import _QueueWeights
+from .weights import SelectionQueue
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -60,7 +60,7 @@ _STATE_FORMAT = "pyterrier-noise/selection-state/1"
 # the selector
 
 
-class JudgmentSelector(_QueueWeights):
+class JudgmentSelector:
     """Choose the next documents to judge: pooling or Moffat, Webber & Zobel's Methods A, B, C.
 
     Moffat, Webber & Zobel 2007, Sec. 3-4.  ``runs``: ``{name: frame}``,
@@ -87,6 +87,10 @@ class JudgmentSelector(_QueueWeights):
     Replaying the same :meth:`record` / :meth:`bypass` calls in the same order into a new selector
     gives exactly the same subsequent proposals; :meth:`state_dict` stores those calls and
     :meth:`from_state` replays them.
+
+    The selector keeps the judgments (labels, judged RBP mass and base per run and topic, the
+    history); the documents still to judge and their weights are a
+    :class:`~pyterrier_noise.selection.weights.SelectionQueue` it owns and tells what changed.
     """
 
     def __init__(self, runs: Any, p: float = 0.8, method: str = "C", power: float = 3,
@@ -95,6 +99,9 @@ class JudgmentSelector(_QueueWeights):
                  pool_runs: Sequence[str] | None = None, per_topic_quota: int | Mapping[str, int] | None = None,
                  rel: float = 1.0, max_rel: float | None = None, ties: str = "trec_eval",
                  head_size: int = 256) -> None:
+        """Check the options, align the runs (:meth:`_align`), choose the pool runs and build their
+        contributions, set the quotas and tie keys, apply the initial qrels to an empty state and
+        start the queue (:class:`~pyterrier_noise.selection.weights.SelectionQueue`)."""
         self.p = check_probability("p", p)
         self.method = check_choice("method", method, METHODS)
         try:
@@ -126,6 +133,26 @@ class JudgmentSelector(_QueueWeights):
         if initial_qrels is not None:
             from ..io import read_qrels
             init = read_qrels(initial_qrels)
+        self._align(runs, init, ties)
+        self._pool_mask = self._pool_runs_mask(pool_runs)
+        self._contrib = cached_contributions(self.aligned, self.p, self._pool_mask)
+        self._quota = self._quotas(per_topic_quota)
+        self.per_topic_quota = per_topic_quota
+        # tie keys: the table is sorted by (topic, docno), so the row number is the (qid, docno) key
+        if self.tie_break == "random":
+            self._tiekey = np.random.default_rng(self.seed).permutation(self._J).astype(np.int64)
+        else:
+            self._tiekey = np.arange(self._J, dtype=np.int64)
+        self._empty_state()
+        if init is not None and len(init):
+            self._apply_initial(init)
+        self._queue = self._start_queue()
+
+    # -- construction steps -----------------------------------------------------------------------
+
+    def _align(self, runs: Any, init: pd.DataFrame | None, ties: str) -> None:
+        """The runs aligned to a judgment table (one row per retrieved (topic, document)) and the
+        lookups of its rows: topic index, qid, docno, each topic's first row."""
         if isinstance(runs, AlignedRuns):
             if runs.ties not in ("trec_eval", "given"):
                 raise InputError(f"argument 'runs': the selector needs AlignedRuns built with ties='trec_eval' "
@@ -136,64 +163,58 @@ class JudgmentSelector(_QueueWeights):
         a = self.aligned
         self.run_names = list(a.run_names)
         self.topics = list(a.topics)
-        S, T = a.n_runs, a.n_topics
-        self._S, self._T = S, T
+        self._S, self._T = a.n_runs, a.n_topics
         self._topic = a.table.topic_index.astype(np.int64)
         # the qid of a row is its topic's, and its docno the table's (no frame of 10^5+ strings is built)
         self._qid = np.asarray(self.topics, dtype=object)[self._topic]
         self._docno = a.table.docno
         self._topic_start = a.table.topic_start.astype(np.int64)
-        J = len(a.table)
-        self._J = J
+        self._J = len(a.table)
 
-        # pool runs
+    def _pool_runs_mask(self, pool_runs: Sequence[str] | None) -> np.ndarray:
+        """Which runs feed the pool (``(n_runs,)`` bool); sets :attr:`pool_runs`."""
         if pool_runs is None:
-            pool_mask = np.ones(S, dtype=bool)
             self.pool_runs = list(self.run_names)
+            return np.ones(self._S, dtype=bool)
+        if isinstance(pool_runs, str):
+            raise InputError("argument 'pool_runs': expected a list of run names, got a single string")
+        names = [str(x) for x in pool_runs]
+        unknown = [x for x in names if x not in set(self.run_names)]
+        if unknown:
+            raise InputError(f"argument 'pool_runs': {len(unknown)} name(s) are not runs, e.g. {unknown[0]!r} "
+                             f"(runs: {self.run_names[:5]}{' ...' if self._S > 5 else ''})")
+        if not names:
+            raise InputError("argument 'pool_runs': expected at least one run name, got none")
+        self.pool_runs = [n for n in self.run_names if n in set(names)]
+        return np.isin(np.asarray(self.run_names, dtype=object), np.asarray(names, dtype=object))
+
+    def _quotas(self, per_topic_quota: int | Mapping[str, int] | None) -> np.ndarray:
+        """The most new judgments each topic may take (``(n_topics,)``; int64 max: no quota)."""
+        quota = np.full(self._T, np.iinfo(np.int64).max, dtype=np.int64)
+        if per_topic_quota is None:
+            return quota
+        if isinstance(per_topic_quota, Mapping):
+            for q, n in per_topic_quota.items():
+                if str(q) not in set(self.topics):
+                    raise InputError(f"argument 'per_topic_quota': qid {q!r} is not a topic of the runs")
+                if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+                    raise InputError(f"argument 'per_topic_quota': qid {q!r}: expected an integer >= 0, got {n!r}")
+                quota[self.topics.index(str(q))] = int(n)
+        elif isinstance(per_topic_quota, bool) or not isinstance(per_topic_quota, (int, np.integer)) \
+                or per_topic_quota < 0:
+            raise InputError(f"argument 'per_topic_quota': expected an integer >= 0 or {{qid: n}}, "
+                             f"got {per_topic_quota!r}")
         else:
-            if isinstance(pool_runs, str):
-                raise InputError("argument 'pool_runs': expected a list of run names, got a single string")
-            names = [str(x) for x in pool_runs]
-            unknown = [x for x in names if x not in set(self.run_names)]
-            if unknown:
-                raise InputError(f"argument 'pool_runs': {len(unknown)} name(s) are not runs, e.g. {unknown[0]!r} "
-                                 f"(runs: {self.run_names[:5]}{' ...' if S > 5 else ''})")
-            if not names:
-                raise InputError("argument 'pool_runs': expected at least one run name, got none")
-            pool_mask = np.isin(np.asarray(self.run_names, dtype=object), np.asarray(names, dtype=object))
-            self.pool_runs = [n for n in self.run_names if n in set(names)]
-        self._pool_mask = pool_mask
-        self._contrib = cached_contributions(a, self.p, pool_mask)
+            quota[:] = int(per_topic_quota)
+        return quota
 
-        # per-topic quota
-        self._quota = np.full(T, np.iinfo(np.int64).max, dtype=np.int64)
-        if per_topic_quota is not None:
-            if isinstance(per_topic_quota, Mapping):
-                for q, n in per_topic_quota.items():
-                    if str(q) not in set(self.topics):
-                        raise InputError(f"argument 'per_topic_quota': qid {q!r} is not a topic of the runs")
-                    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-                        raise InputError(f"argument 'per_topic_quota': qid {q!r}: expected an integer >= 0, got {n!r}")
-                    self._quota[self.topics.index(str(q))] = int(n)
-            elif isinstance(per_topic_quota, bool) or not isinstance(per_topic_quota, (int, np.integer)) \
-                    or per_topic_quota < 0:
-                raise InputError(f"argument 'per_topic_quota': expected an integer >= 0 or {{qid: n}}, "
-                                 f"got {per_topic_quota!r}")
-            else:
-                self._quota[:] = int(per_topic_quota)
-        self.per_topic_quota = per_topic_quota
-
-        # tie keys: the table is sorted by (topic, docno), so the row number is the (qid, docno) key
-        if self.tie_break == "random":
-            self._tiekey = np.random.default_rng(self.seed).permutation(J).astype(np.int64)
-        else:
-            self._tiekey = np.arange(J, dtype=np.int64)
-
-        # state
+    def _empty_state(self) -> None:
+        """Nothing judged yet: labels, judged RBP mass and base per segment ``run * n_topics +
+        topic`` (and their sums per run), the history of calls."""
+        J, S, T = self._J, self._S, self._T
         self._labels = np.full(J, np.nan)
         self._judged = np.zeros(J, dtype=bool)
         self._bypassed = np.zeros(J, dtype=bool)
-        self._avail = self._contrib.candidate.copy()
         self._topic_count = np.zeros(T, dtype=np.int64)
         self._mass = np.zeros(S * T)
         self._base = np.zeros(S * T)
@@ -212,24 +233,19 @@ class JudgmentSelector(_QueueWeights):
         # the initial qrels on retrieved documents and on others (frames; None: there are none)
         self._initial: pd.DataFrame | None = None
         self._extra_initial: pd.DataFrame | None = None
+
+    def _start_queue(self) -> SelectionQueue:
+        """The queue of the documents a pool run retrieved, without the judged ones and the topics
+        whose quota is 0, weighted from the judged state."""
+        available = self._contrib.candidate.copy()
         for t in np.flatnonzero(self._quota == 0):
-            self._close_topic(int(t))
-
-        if init is not None and len(init):
-            self._apply_initial(init)
-
-        # weights
-        self._static_w: np.ndarray | None = None
-        self._order: np.ndarray | None = None
-        self._ptr = 0
-        self._head: dict | None = None
-        self._head_scale = 1
-        self._prefix = 0
-        self._hpos = np.full(J, -1, dtype=np.int64)
-        if self.method in ("pool", "A"):
-            self._build_static()
-        else:
-            self._init_factors()
+            available[self._topic_start[t]:self._topic_start[t + 1]] = False
+        available[self._judged] = False
+        return SelectionQueue(self._contrib, self._topic, self._tiekey, available, self._pool_mask, self._T,
+                              p=self.p, method=self.method, power=self.power,
+                              residual_scope=self.residual_scope, score_scope=self.score_scope,
+                              tie_break=self.tie_break, head_size=self.head_size, mass=self._mass,
+                              base=self._base, msum=self._msum, bsum=self._bsum)
 
     # -- initial judgments --------------------------------------------------------------------
 
@@ -247,7 +263,6 @@ class JudgmentSelector(_QueueWeights):
         self._initial = init[known].reset_index(drop=True)
         self._labels[rows] = labels
         self._judged[rows] = True
-        self._avail[rows] = False
         # judged mass and base of every segment, in one pass over the judged rows' positions
         ct = self._contrib
         lens = ct.all_ptr[rows + 1] - ct.all_ptr[rows]
@@ -308,6 +323,46 @@ class JudgmentSelector(_QueueWeights):
     # -- public API ---------------------------------------------------------------------------
 
     @property
+    def n_runs(self) -> int:
+        """Number of runs (all of them evaluated; :attr:`pool_runs` feed the queue)."""
+        return self._S
+
+    @property
+    def n_topics(self) -> int:
+        """Number of topics (:attr:`topics`)."""
+        return self._T
+
+    @property
+    def contributions(self) -> Any:
+        """Each run's RBP contribution of every retrieved document at the selection ``p``, as
+        sparse rows over the aligned table's rows (built once per alignment, p and pool runs):
+        ``all_ptr``, ``all_seg``, ``all_run``, ``all_c``, ``all_pos`` over every run, ``pool``,
+        ``pool_run``, ``pool_pos`` over the pool runs, ``candidate`` (retrieved by a pool run)."""
+        return self._contrib
+
+    @property
+    def judged(self) -> np.ndarray:
+        """``(J,)`` bool over ``aligned.table`` rows: judged (initial qrels included); a
+        read-only view."""
+        return _read_only(self._judged)
+
+    @property
+    def judged_mass(self) -> np.ndarray:
+        """``(n_runs, n_topics)``: the RBP weight at the selection ``p`` of each run's judged
+        documents (1 - residual); a read-only view, updated by every judgment."""
+        return _read_only(self._mass.reshape(self._S, self._T))
+
+    @property
+    def judged_base(self) -> np.ndarray:
+        """``(n_runs, n_topics)``: each run's RBP base at the selection ``p`` (the gain of its
+        judged documents); a read-only view, updated by every judgment."""
+        return _read_only(self._base.reshape(self._S, self._T))
+
+    def gain(self, labels: np.ndarray) -> np.ndarray:
+        """Gain in [0, 1] of labels, as the selector counts them (``rel``, ``max_rel``)."""
+        return self._gain(labels)
+
+    @property
     def n_judged(self) -> int:
         """Number of judgments recorded by this selector (initial qrels not counted)."""
         return len(self._hist_row)
@@ -343,10 +398,7 @@ class JudgmentSelector(_QueueWeights):
             rows, w = self._best(k)
 
     def _best(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        if self._order is not None:
-            rows = self._propose_static(n)
-            return rows, self._static_w[rows]
-        return self._propose_dynamic(n)
+        return self._queue.best(n)
 
     def record(self, qid: Any, docno: Any, label: float) -> None:
         """Record a judgment: updates the residual and base of the runs that retrieved the document
@@ -363,8 +415,8 @@ class JudgmentSelector(_QueueWeights):
             raise InputError(f"qid {qid!r}, docno {docno!r}: already judged (label {self._labels[j]!r})")
         self._record_row(j, y, self._last_prop.get(j))
 
-    def _replay(self, actions: Sequence[str], qids: Sequence[str], docnos: Sequence[str],
-                labels: Sequence[float], weights: Sequence[float | None]) -> None:
+    def replay(self, actions: Sequence[str], qids: Sequence[str], docnos: Sequence[str],
+               labels: Sequence[float], weights: Sequence[float | None]) -> None:
         """Apply a session's committed steps in order (``"judge"`` or ``"bypass"``): the rows are
         looked up at once and each judgment keeps the weight it was served at, so reopening a long
         session costs a few array updates per step, not a lookup and an exact weight each."""
@@ -474,24 +526,10 @@ class JudgmentSelector(_QueueWeights):
         self._remove(j)
 
     def _remove(self, j: int) -> None:
-        self._avail[j] = False
-        h = self._head
-        if h is not None:
-            k = h["hpos"][j]
-            if k >= 0:
-                h["C"][k] = 0.0
-                h["U"][k] = 0.0
-                h["w"][k] = 0.0
+        self._queue.remove(j)
 
     def _close_topic(self, t: int) -> None:
-        a, b = self._topic_start[t], self._topic_start[t + 1]
-        self._avail[a:b] = False
-        h = getattr(self, "_head", None)
-        if h is not None:
-            x, y = h["block"][t], h["block"][t + 1]
-            h["C"][x:y] = 0.0
-            h["U"][x:y] = 0.0
-            h["w"][x:y] = 0.0
+        self._queue.close(t, self._topic_start[t], self._topic_start[t + 1])
 
     def _record_row(self, j: int, label: float, weight: float | None) -> None:
         ct = self._contrib
@@ -505,7 +543,7 @@ class JudgmentSelector(_QueueWeights):
         else:
             gain = min(max(label, 0.0), self.max_rel) / self.max_rel
         if weight is None:
-            weight = self._weight_now(j)
+            weight = self._queue.weight_now(j)
         # a run retrieves a document at most once per topic, so the fancy-indexed updates are safe
         self._mass[segs] += c
         self._msum[runs] += c
@@ -525,19 +563,16 @@ class JudgmentSelector(_QueueWeights):
         if self._last_prop:
             self._last_prop.pop(j, None)
         self._remove(j)
-        if self._order is None:
-            self._update_factors(t, segs, runs)
+        self._queue.judged(t, segs, runs, self._mass, self._base, self._msum, self._bsum)
         if self._topic_count[t] >= self._quota[t]:
             self._close_topic(t)
 
-    def _weight_now(self, j: int) -> float:
-        if not self._contrib.candidate[j]:
-            return 0.0
-        if self._static_w is not None:
-            return float(self._static_w[j])
-        return float(self._exact(np.asarray([j]))[0])
-
     # -- evaluation ---------------------------------------------------------------------------
+
+    def labels_of(self, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
+        """Labels of every row of ``aligned.table`` from qrels (a frame, validated by ``read_qrels``,
+        or a :class:`~pyterrier_noise.engine.JudgmentTable`); NaN where the qrels have none."""
+        return labels_for(self, qrels)
 
     def labels(self) -> np.ndarray:
         """Current label of every row of ``aligned.table`` (NaN = unjudged): a label version for
@@ -565,11 +600,6 @@ class JudgmentSelector(_QueueWeights):
         counts its midpoint base + residual/2)."""
         p = self.p if p is None else check_probability("p", p)
         return system_ranges(self._ranges(p), self.run_names)
-
-    def running_totals(self) -> tuple[np.ndarray, np.ndarray]:
-        """The judged RBP base and the judged mass per run and topic, ``(n_runs, n_topics)`` at the
-        selection p, as kept up to date while labels are recorded (what a :class:`StopRule` reads)."""
-        return self._base.reshape(self._S, self._T), self._mass.reshape(self._S, self._T)
 
     def _ranges(self, p: float) -> dict[str, np.ndarray]:
         return judged_ranges(self._contrib, self._judged, self._labels, self._gain, (self._S, self._T), [p])[p]
@@ -614,32 +644,25 @@ class JudgmentSelector(_QueueWeights):
         Sec. 3): every document still in the queue, within what each topic's quota
         leaves, as ``qid, docno, weight`` (pooling also ``depth``: the best 1-based rank a pool run
         gives the document).  Methods B and C have no static queue: use :meth:`propose`."""
-        if self._order is None:
+        if not self._queue.static:
             raise InputError(f"queue(): method {self.method!r} has no static queue (its weights change as "
                              f"documents are judged); use propose()")
         import pandas as pd
-        order = self._order[self._avail[self._order]]
+        order, static_w, static_depth = self._queue.static_rows()
         topic = self._topic[order]
         rank = pd.Series(topic).groupby(topic).cumcount().to_numpy()   # rank within the topic
         rows = order[rank < (self._quota - self._topic_count)[topic]]
         out = {"qid": self._qid[rows], "docno": self._docno[rows]}
         if self.method == "pool":
-            out["depth"] = self._static_depth[rows] + 1
-        out["weight"] = self._static_w[rows]
+            out["depth"] = static_depth[rows] + 1
+        out["weight"] = static_w[rows]
         return pd.DataFrame(out)
 
     def weights(self) -> pd.DataFrame:
         """Current weight of every document still in the queue (qid, docno, weight), best first."""
         import pandas as pd
-        if self._static_w is not None:
-            w = self._static_w
-            rows = self._order[self._avail[self._order]]
-            return pd.DataFrame({"qid": self._qid[rows], "docno": self._docno[rows], "weight": w[rows]})
-        v = self._contrib.pool @ self._factor_flat()
-        rows = np.flatnonzero(self._avail)
-        order = np.lexsort((self._tiekey[rows], -v[rows]))
-        rows = rows[order]
-        return pd.DataFrame({"qid": self._qid[rows], "docno": self._docno[rows], "weight": v[rows]})
+        rows, w = self._queue.all_weights()
+        return pd.DataFrame({"qid": self._qid[rows], "docno": self._docno[rows], "weight": w})
 
     # -- state --------------------------------------------------------------------------------
 
@@ -697,10 +720,16 @@ class JudgmentSelector(_QueueWeights):
 
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
     """Labels of the selector's table rows from qrels, a frame (validated by ``read_qrels``) or a
     :class:`~pyterrier_noise.engine.JudgmentTable` (NaN where the qrels have none)."""
-    out = np.full(sel._J, np.nan)
+    out = np.full(len(sel.aligned.table), np.nan)
     if isinstance(qrels, JudgmentTable):
         qids, docnos, labels = np.asarray(qrels.topics, dtype=object)[qrels.topic_index], qrels.docno, qrels.labels
     else:

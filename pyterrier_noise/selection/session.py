@@ -5,7 +5,8 @@ judgments", Sec. 3-4: a
 selector (pooling, Methods A, B, C; :class:`pyterrier_noise.selection.JudgmentSelector`) proposes
 the unjudged ``(qid, docno)`` with the highest weight, an oracle (:mod:`.oracles`,
 :mod:`.terminal`) labels it, the label is recorded and the weights are updated.  This module makes
-the loop durable; :mod:`.store` holds the file's schema, fingerprints and blobs.
+the loop durable; :mod:`.store` holds the session file (:class:`~.store.SessionStore`: its
+records, blobs and the replay of the records), fingerprints and blobs.
 
 :class:`JudgingSession` keeps a selector in a SQLite file (standard library ``sqlite3``, WAL
 journal, ``synchronous=FULL``).  The file records the configuration, the runs (and a SHA-256
@@ -24,12 +25,10 @@ Command line: ``pyterrier-noise judge --session FILE.sqlite --method C RUN...``.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import numbers
 import os
-import secrets
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,14 +40,12 @@ import pandas as pd
 
 from .._progress import progress_bar
 from .._validation import InputError
-from ..io import read_qrels, run_name, write_trec_qrels
+from ..io import write_trec_qrels
 from .oracles import Label, NoisyOracle, Oracle, QuitJudging, as_oracle, check_label, format_label, oracle_diff
-from .durable import backup as _backup, check_integrity, damaged_message, publish, recover as _recover
+from .durable import damaged_message, publish, recover as _recover
 from .stopping import StopRule
-from .store import (_FORMAT, _SCHEMA, DEFAULTS, SessionError, SessionLockedError, _check_selector_settings,
-                    _fingerprint_canonical, _normalise_config, _now, _pack_aligned, _pack_qrels, _pack_runs,
-                    _unpack_aligned, _unpack_qrels, _unpack_run_columns, _unpack_runs, canonical_columns,
-                    canonical_runs, fingerprint_qrels, read_run_columns, run_paths)
+from .store import SCHEMA, SessionError, SessionStore, canonical_runs, new_session, pack_aligned, pack_runs, \
+    unpack_run_columns, unpack_runs
 
 __all__ = ["JudgingSession", "JudgingEvent", "RunReport"]
 
@@ -144,7 +141,7 @@ class JudgingSession:
                  "ties": ties}
         given = {k: v for k, v in given.items() if v is not None}
         self._factory = selector_factory or _default_factory
-        self._conn: sqlite3.Connection | None = None
+        self._store: SessionStore | None = None
         self._selector: Any = None
         self._fresh_aligned: Any = None   # a new session's alignment, until its selector is built
         self._docs: pd.DataFrame | None = None
@@ -169,11 +166,10 @@ class JudgingSession:
                 # built complete under a temporary name, then published without clobbering: a process
                 # that loses a creation race opens the winner's file like any other, and deletes nothing
                 token = self._publish_new(runs, initial_qrels, given)
-            self._conn = self._connect(float(lock_timeout))
-            check_integrity(self._conn, self.path)
-            meta = self._read_meta()
+            self._store = SessionStore.open(self.path, float(lock_timeout))
+            meta = self._store.read_meta()
             if meta is None:
-                if self.path.stat().st_size > 0 and self._has_tables():
+                if self.path.stat().st_size > 0 and self._store.has_tables():
                     raise SessionError(f"{self.path}: is a SQLite database but not a pyterrier-noise judging session")
                 if not create:
                     raise SessionError(f"{self.path}: the file holds no session (pass create=True to start one)")
@@ -196,121 +192,33 @@ class JudgingSession:
 
     # -- opening -------------------------------------------------------------------------
 
-    def _connect(self, timeout: float) -> sqlite3.Connection:
-        try:
-            conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise SessionError(f"{self.path}: cannot open the session file ({exc})") from None
-        try:
-            # EXCLUSIVE locking mode: the first write lock is kept until close, so one process (one
-            # session object) holds the file; the operating system drops it if the process dies.
-            conn.execute("PRAGMA locking_mode=EXCLUSIVE")
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise SessionError(f"{self.path}: SQLite refused the WAL journal (journal_mode={mode})")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("BEGIN IMMEDIATE")  # take the lock now, not at the first judgment
-            conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise SessionLockedError(
-                    f"{self.path}: the session is open in another process or another JudgingSession (SQLite "
-                    f"lock); close it first -- two judges writing one session would diverge") from None
-            raise SessionError(f"{self.path}: cannot use the session file ({exc})") from None
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise SessionError(f"{self.path}: not a judging session file ({exc})") from None
-        return conn
-
-    def _has_tables(self) -> bool:
-        return self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
-
-    def _read_meta(self) -> dict[str, str] | None:
-        has = self._conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()[0]
-        if not has:
-            return None
-        meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
-        if meta.get("format") != _FORMAT:
-            raise SessionError(f"{self.path}: not a pyterrier-noise judging session (format {meta.get('format')!r}, "
-                               f"expected {_FORMAT!r})")
-        return meta
-
     def _prepare(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> Callable[[sqlite3.Connection], None]:
         """Validate a new session (bad settings fail before anything is written), build its selector
         from the copy that is stored, exactly as a reopened session will, and return the writer of
         its records."""
         if runs is None:
             raise SessionError(f"{self.path}: a new session needs the runs to select from (argument 'runs')")
-        quota_fn = given.get("per_topic_quota")
-        if callable(quota_fn):   # evaluated below, on the runs' topics
-            given = {k: v for k, v in given.items() if k != "per_topic_quota"}
-        cfg = _normalise_config({**DEFAULTS, **given})
-        files = run_paths(runs)
-        if files is not None and not files:
-            raise InputError("argument 'runs': no run files given")
-        # run files are parsed once, by Arrow's reader (no frame, no Python object per line); the
-        # same columns give the stored copy, its fingerprint and the selector's alignment
-        cols = read_run_columns(files) if files is not None else None
-        if cols is not None:
-            canonical = canonical_columns([run_name(f) for f in files], cols)
-        else:
-            canonical = canonical_runs(runs if files is None else files)
-        if not canonical["names"]:
-            raise InputError("argument 'runs': no runs given")
-        if callable(quota_fn):
-            cfg = _normalise_config({**cfg, "per_topic_quota": quota_fn(list(canonical["qid_u"]))})
-        fp = _fingerprint_canonical(canonical)
-        blob = _pack_runs(canonical)
-        names = list(canonical["names"])
-        del canonical
-        init = read_qrels(initial_qrels) if initial_qrels is not None else None
-        self.config = cfg
-        self.run_names = names
-        self.fingerprint = fp
-        self.initial_qrels = init
-        meta = {"format": _FORMAT, "config": json.dumps(cfg, sort_keys=True), "run_names": json.dumps(self.run_names),
-                "runs_fingerprint": fp, "created": _now(), "package_version": _package_version(),
-                "initial_qrels_fingerprint": fingerprint_qrels(init) if init is not None else "",
-                "creation_token": secrets.token_hex(16), "runs_blob_sha256": hashlib.sha256(blob).hexdigest()}
-        aligned_blob = None
+        align = None
         if self._factory is _default_factory:
             # the selector aligns the files themselves (the stored copy holds the same rows); its
             # alignment is stored so that reopening needs neither parsing nor aligning
             from .contributions import aligned_for
-            aligned = aligned_for((names, cols) if cols is not None else files if files is not None
-                                   else _unpack_runs(blob), init, ties=cfg["ties"])
-            del cols   # the rows are in the blob and the alignment: the columns go before the selector is built
-            aligned_blob = _pack_aligned(aligned)
-            meta["aligned_blob_sha256"] = hashlib.sha256(aligned_blob).hexdigest()
+            align = aligned_for
+        new = new_session(runs, initial_qrels, given, align, _package_version())
+        self.config, self.run_names, self.fingerprint = new.config, new.run_names, new.fingerprint
+        self.initial_qrels = new.initial_qrels
+        if new.aligned is not None:
             # the selector is built on first use, after the file is written (the blobs are gone by
-            # then: the two never take memory at once); what it would refuse is refused here
-            _check_selector_settings(cfg, names, aligned.topics)
-            self._fresh_aligned = aligned
-            del aligned
+            # then: the two never take memory at once)
+            self._fresh_aligned = new.aligned
         else:
-            self._selector = self._factory(_unpack_runs(blob), initial_qrels=init, **cfg)
+            self._selector = self._factory(unpack_runs(new.blobs["runs"]), initial_qrels=new.initial_qrels,
+                                           **new.config)
+        meta, blobs = new.meta, new.blobs
+        del new
         self._token = meta["creation_token"]
         self._meta, self.session_id = meta, meta["creation_token"]   # the session's id: random, made at creation
-
-        def write(c: sqlite3.Connection) -> None:
-            c.execute("BEGIN IMMEDIATE")
-            try:
-                for stmt in _SCHEMA.strip().split(";"):
-                    if stmt.strip():
-                        c.execute(stmt)
-                c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
-                c.execute("INSERT INTO blobs(name, data) VALUES ('runs', ?)", (blob,))
-                if aligned_blob is not None:
-                    c.execute("INSERT INTO blobs(name, data) VALUES ('aligned', ?)", (aligned_blob,))
-                if init is not None:
-                    c.execute("INSERT INTO blobs(name, data) VALUES ('initial_qrels', ?)", (_pack_qrels(init),))
-                c.execute("COMMIT")
-            except BaseException:
-                if c.in_transaction:
-                    c.execute("ROLLBACK")
-                raise
-        return write
+        return lambda c: SessionStore.initialise(c, meta, blobs)
 
     def _publish_new(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> str | None:
         write = self._prepare(runs, initial_qrels, given)
@@ -319,60 +227,24 @@ class JudgingSession:
         return self._token if done else None
 
     def _create(self, runs: Any, initial_qrels: Any, given: dict[str, Any]) -> None:
-        self._prepare(runs, initial_qrels, given)(self._conn)
+        self._prepare(runs, initial_qrels, given)(self._store.connection)
 
     def _reopen(self, meta: dict[str, str], runs: Any, initial_qrels: Any, given: dict[str, Any],
                 verify_blobs: bool = True) -> None:
-        cfg = {**DEFAULTS, **json.loads(meta["config"])}
-        stored_names = json.loads(meta["run_names"])
-        for key, value in given.items():
-            if key == "per_topic_quota" and callable(value):   # a function of the topics: used at creation only
-                continue
-            norm = _normalise_config({**cfg, key: value})[key]
-            if norm != cfg[key]:
-                raise SessionError(f"{self.path}: the session was created with {key}={cfg[key]!r}, not {value!r}; "
-                                   f"a session keeps its settings (leave {key} out, or start a new session file)")
-        if runs is not None:
-            given_c = canonical_runs(runs)
-            fp = _fingerprint_canonical(given_c)
-            given_names = list(given_c["names"])
-            del given_c
-            if fp != meta["runs_fingerprint"]:
-                extra = sorted(set(given_names) - set(stored_names))
-                lost = sorted(set(stored_names) - set(given_names))
-                detail = (f" (runs not in the session: {extra[:5]}; session runs not given: {lost[:5]})"
-                          if extra or lost else " (same run names, different rankings)")
-                raise SessionError(f"{self.path}: these runs are not the runs the session was created with{detail}; "
-                                   f"runs fingerprint {fp[:12]}... != stored {meta['runs_fingerprint'][:12]}... "
-                                   f"Reopen with the same runs, or without runs to use the stored copy")
-        # the stored runs and alignment are checked at open: damage is reported before any judging
-        for name, key in (("runs", "runs_blob_sha256"), ("alignment", "aligned_blob_sha256")):
-            want = meta.get(key) if verify_blobs else None
-            if want is not None and hashlib.sha256(self._blob(key.split("_")[0])).hexdigest() != want:
-                raise SessionError(damaged_message(self.path, f"the stored {name} do{'es' * (name != 'runs')} "
-                                                              f"not match {'its' if name != 'runs' else 'their'} checksum"))
-        init = None
-        if meta["initial_qrels_fingerprint"]:
-            init = _unpack_qrels(self._blob("initial_qrels"))
-        if initial_qrels is not None:
-            fp = fingerprint_qrels(initial_qrels)
-            if fp != meta["initial_qrels_fingerprint"]:
-                raise SessionError(f"{self.path}: these initial qrels are not the ones the session was created with "
-                                   f"(leave initial_qrels out to use the stored copy)")
+        cfg, stored_names, init = self._store.check_reopen(meta, runs, initial_qrels, given, verify_blobs)
         self.config = cfg
         self.run_names = stored_names
         self.fingerprint = meta["runs_fingerprint"]
         self.session_id = meta.get("creation_token") or f"{self.fingerprint}@{meta.get('created', '')}"
         self.initial_qrels = init
         self._meta = meta
-        for seq, action, qid, docno, label in self._conn.execute(
-                "SELECT seq, action, qid, docno, label FROM events ORDER BY seq"):
+        for seq, action, qid, docno, label, _, _ in self._store.events():
             if action == "judge":
                 self._n_judged += 1
             else:
                 self._n_bypassed += 1
             self._handled[(qid, docno)] = (seq, action, label)
-        for qid, docno, weight in self._conn.execute("SELECT qid, docno, weight FROM served ORDER BY id"):
+        for qid, docno, weight in self._store.served():
             if (qid, docno) not in self._handled:
                 self._pending[(qid, docno)] = weight
 
@@ -387,17 +259,9 @@ class JudgingSession:
                 sel = self._stored_selector()
             else:
                 # the stored copy of the runs: same runs, same row order, hence the same state
-                sel = self._factory(_unpack_runs(self._blob("runs")), initial_qrels=self.initial_qrels, **self.config)
-            rows = self._conn.execute("SELECT action, qid, docno, label, weight FROM events ORDER BY seq").fetchall()
-            if hasattr(sel, "_replay"):   # JudgmentSelector: all rows looked up at once
-                if rows:
-                    sel._replay(*map(list, zip(*rows)))
-            else:
-                for action, qid, docno, label, _ in rows:
-                    if action == "judge":
-                        sel.record(qid, docno, label)
-                    else:
-                        sel.bypass(qid, docno)
+                sel = self._factory(unpack_runs(self._store.blob("runs")), initial_qrels=self.initial_qrels,
+                                    **self.config)
+            self._store.replay(sel)
             self._selector = sel
         return self._selector
 
@@ -407,7 +271,7 @@ class JudgingSession:
         from .contributions import aligned_for
         aligned = aligned_for(runs, self.initial_qrels, ties=self.config["ties"])
         runs = None
-        return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config), _pack_aligned(aligned)
+        return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config), pack_aligned(aligned)
 
     def _stored_selector(self) -> Any:
         """The default selector over the stored alignment; a session written before alignments were
@@ -415,42 +279,26 @@ class JudgingSession:
         if self._fresh_aligned is not None:   # a new session: the alignment it just stored
             aligned, self._fresh_aligned = self._fresh_aligned, None
             return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config)
-        want = self._meta.get("aligned_blob_sha256")
-        row = self._conn.execute("SELECT data FROM blobs WHERE name='aligned'").fetchone() if want else None
-        if row is not None:
-            if hashlib.sha256(row[0]).hexdigest() != want:
-                raise SessionError(damaged_message(self.path, "the stored alignment does not match its checksum"))
-            return _default_factory(_unpack_aligned(row[0]), initial_qrels=self.initial_qrels, **self.config)
-        sel, blob = self._aligned_selector(_unpack_run_columns(self._blob("runs")))   # columns, not frames
-        sha = hashlib.sha256(blob).hexdigest()
-        self._write(lambda c: (c.execute("INSERT OR REPLACE INTO blobs(name, data) VALUES ('aligned', ?)", (blob,)),
-                               c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('aligned_blob_sha256', ?)",
-                                         (sha,))))
-        self._meta["aligned_blob_sha256"] = sha
+        aligned = self._store.stored_alignment(self._meta.get("aligned_blob_sha256"))
+        if aligned is not None:
+            return _default_factory(aligned, initial_qrels=self.initial_qrels, **self.config)
+        sel, blob = self._aligned_selector(unpack_run_columns(self._store.blob("runs")))   # columns, not frames
+        self._meta["aligned_blob_sha256"] = self._store.add_alignment(blob)
         return sel
 
     def _documents(self) -> pd.DataFrame:
         """Every ``(qid, docno)`` the stored runs retrieved (cached): the table a NoisyOracle draws over."""
         if self._docs is None:
-            runs = _unpack_runs(self._blob("runs"))
+            runs = unpack_runs(self._store.blob("runs"))
             both = pd.concat([r[["qid", "docno"]] for r in runs.values()], ignore_index=True)
             self._docs = both.drop_duplicates(ignore_index=True)
         return self._docs
-
-    def _blob(self, name: str) -> bytes:
-        try:
-            row = self._conn.execute("SELECT data FROM blobs WHERE name=?", (name,)).fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise SessionError(damaged_message(self.path, str(exc))) from None
-        if row is None:
-            raise SessionError(damaged_message(self.path, f"no {name!r} stored"))
-        return row[0]
 
     def backup(self, path: PathLike) -> Path:
         """Copy the session, with every committed judgment, to a new file ``path`` through SQLite's
         online backup API (safe while the session is open; ``path`` must not exist)."""
         self._check_open()
-        return _backup(self._conn, self.path, Path(path))
+        return self._store.backup(Path(path))
 
     @staticmethod
     def recover(path: PathLike, new_path: PathLike, runs: Any = None) -> dict[str, int]:
@@ -459,13 +307,13 @@ class JudgingSession:
         initial qrels and every readable judgment and bypass in order.  Returns the counts
         ``{"events": copied, "unreadable": skipped}``; open ``new_path`` to go on judging."""
         def blob() -> bytes:
-            return _pack_runs(canonical_runs(runs))
-        return _recover(Path(path), Path(new_path), _SCHEMA, blob if runs is not None else None)
+            return pack_runs(canonical_runs(runs))
+        return _recover(Path(path), Path(new_path), SCHEMA, blob if runs is not None else None)
 
     # -- state ---------------------------------------------------------------------------
 
     def _check_usable(self) -> None:
-        if self._conn is None:
+        if self.closed:
             raise SessionError(f"{self.path}: the session is closed; open it again with JudgingSession(path)")
         if self.write_error is not None:
             raise SessionError(f"{self.path}: a write failed earlier ({self.write_error}); every judgment before it is "
@@ -488,7 +336,7 @@ class JudgingSession:
 
     @property
     def closed(self) -> bool:
-        return self._conn is None
+        return self._store is None or self._store.closed
 
     def handled(self, qid: str, docno: str) -> tuple[int, str, float] | None:
         """``(seq, action, label)`` of a recorded judgment or bypass of ``(qid, docno)``, else None."""
@@ -498,10 +346,8 @@ class JudgingSession:
         """A note another tool keeps in the session file (the judging server's pairing); ``value`` writes it."""
         self._check_open()
         if value is not None:
-            self._write(lambda c: c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                                            ("note:" + key, value)))
-        row = self._conn.execute("SELECT value FROM meta WHERE key=?", ("note:" + key,)).fetchone()
-        return None if row is None else row[0]
+            self._store.set_meta("note:" + key, value)
+        return self._store.meta_value("note:" + key)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -521,10 +367,7 @@ class JudgingSession:
                 raise SessionError(f"the selector proposed qid {q!r} docno {d!r}, which the session has already "
                                    f"{self._handled[(q, d)][1]}d; the selector's state does not match the records")
         if new:
-            now = _now()
-            self._write(lambda c: c.executemany(
-                "INSERT INTO served(qid, docno, weight, time) VALUES (?, ?, ?, ?)",
-                [(q, d, w, now) for q, d, w in new]))
+            self._store.serve(new)
             for q, d, w in new:
                 self._pending[(q, d)] = w
         return props
@@ -594,10 +437,7 @@ class JudgingSession:
     def _commit(self, action: str, q: str, d: str, label: float, weight: float) -> JudgingEvent:
         seq = self._n_judged + self._n_bypassed + 1
         rows, self._notes = self._notes, []     # record()'s notes: in the step's transaction
-        self._write(lambda c: (c.execute(
-            "INSERT INTO events(seq, action, qid, docno, label, weight, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (seq, action, q, d, None if action == "bypass" else label, weight, _now())),
-            c.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", rows)))
+        self._store.commit_step(seq, action, q, d, label, weight, rows)
         del self._pending[(q, d)]
         self._handled[(q, d)] = (seq, action, label)
         if action == "judge":
@@ -605,23 +445,6 @@ class JudgingSession:
         else:
             self._n_bypassed += 1
         return JudgingEvent(seq, action, q, d, label, weight)
-
-    def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> None:
-        c = self._conn
-        try:
-            c.execute("BEGIN IMMEDIATE")
-            fn(c)
-            c.execute("COMMIT")
-        except BaseException as exc:
-            try:
-                if c.in_transaction:
-                    c.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            if not isinstance(exc, Exception):   # KeyboardInterrupt, SystemExit: rolled back, then passed on
-                raise
-            raise SessionError(f"{self.path}: could not save the step ({exc}); every earlier step is saved -- "
-                               f"open the session again to continue") from exc
 
     def run(self, oracle: Oracle | Callable[[str, str], Label], budget: int | None = None, *,
             max_steps: int | None = None, progress: bool = False,
@@ -702,12 +525,11 @@ class JudgingSession:
         ident = oracle.identity() if hasattr(oracle, "identity") else None
         if ident is None:
             return
-        row = self._conn.execute("SELECT value FROM meta WHERE key='oracle'").fetchone()
+        row = self._store.meta_value("oracle")
         if row is None:
-            text = json.dumps(ident, sort_keys=True)
-            self._write(lambda c: c.execute("INSERT INTO meta(key, value) VALUES ('oracle', ?)", (text,)))
+            self._store.set_meta("oracle", json.dumps(ident, sort_keys=True), replace=False)
             return
-        stored = json.loads(row[0])
+        stored = json.loads(row)
         if stored != json.loads(json.dumps(ident, sort_keys=True)):
             raise SessionError(f"{self.path}: this session was judged by another oracle: {oracle_diff(stored, ident)}; "
                                f"a session keeps one oracle -- run with the same one, or start a new session "
@@ -720,9 +542,7 @@ class JudgingSession:
     def history(self) -> pd.DataFrame:
         """Every committed step in order: ``seq, action, qid, docno, label, weight, time``."""
         self._check_open()
-        rows = self._conn.execute(
-            "SELECT seq, action, qid, docno, label, weight, time FROM events ORDER BY seq").fetchall()
-        h = pd.DataFrame(rows, columns=["seq", "action", "qid", "docno", "label", "weight", "time"])
+        h = pd.DataFrame(self._store.events(), columns=["seq", "action", "qid", "docno", "label", "weight", "time"])
         h["label"] = h["label"].astype(np.float64)
         h["weight"] = h["weight"].astype(np.float64)
         return h
@@ -730,8 +550,7 @@ class JudgingSession:
     def judged_qrels(self, include_initial: bool = True) -> pd.DataFrame:
         """The judgments as qrels ``qid, docno, label``: the initial qrels first, then the session's in order."""
         self._check_open()
-        rows = self._conn.execute("SELECT qid, docno, label FROM events WHERE action='judge' ORDER BY seq").fetchall()
-        q = pd.DataFrame(rows, columns=["qid", "docno", "label"]).astype({"label": np.float64})
+        q = pd.DataFrame(self._store.judgments(), columns=["qid", "docno", "label"]).astype({"label": np.float64})
         if include_initial and self.initial_qrels is not None:
             q = pd.concat([self.initial_qrels[["qid", "docno", "label"]], q], ignore_index=True)
         return q
@@ -758,7 +577,7 @@ class JudgingSession:
     # -- lifetime ------------------------------------------------------------------------
 
     def _check_open(self) -> None:
-        if self._conn is None:
+        if self.closed:
             raise SessionError(f"{self.path}: the session is closed; open it again with JudgingSession(path)")
 
     def close(self) -> None:
@@ -766,11 +585,8 @@ class JudgingSession:
         self._close_quietly()
 
     def _close_quietly(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> "JudgingSession":
         return self
@@ -779,11 +595,11 @@ class JudgingSession:
         self.close()
 
     def __repr__(self) -> str:
-        if self._conn is None and not hasattr(self, "config"):
+        if self.closed and not hasattr(self, "config"):
             return f"JudgingSession({str(self.path)!r}, not open)"
         return (f"JudgingSession({str(self.path)!r}, method={self.config['method']!r}, p={self.config['p']}, "
                 f"{len(self.run_names)} runs, {self._n_judged} judged, {self._n_bypassed} bypassed"
-                f"{', closed' if self._conn is None else ''})")
+                f"{', closed' if self.closed else ''})")
 
 
 def _package_version() -> str:

@@ -12,8 +12,8 @@ from .._validation import InputError, announce, check_choice, check_probability
 from ..engine import AlignedRuns, MeasureSpec
 from .contributions import aligned_for
 from ..engine.ranges import midpoint_where_undefined as _proj_fallback
-from .ranges import gain_fn
-from .selector import METHODS, JudgmentSelector, labels_for
+from .ranges import judged_ranges
+from .selector import METHODS, JudgmentSelector
 from .stopping import StopRule
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,6 +66,7 @@ class SimulationResult:
     per_query: dict = field(default_factory=dict, repr=False)
     selector: Any = field(default=None, repr=False)
     stopped: str | None = None
+
 
 def separation(per_query: Mapping[str, np.ndarray], alpha: float = 0.05, significance: bool = True) -> dict[str, float]:
     """How well a group of runs is separated (Moffat et al. 2007, Sec. 5 and Table 5).
@@ -174,7 +175,6 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     """
     import pandas as pd
     from ..io import read_qrels
-    from ..measures import to_spec   # here: the measures load ir_measures
     check_choice("missing", missing, ("nonrel", "bypass"))
     check_choice("unknown_topics", unknown_topics, ("skip", "judge"))
     cps = _checkpoints(checkpoints)
@@ -201,54 +201,16 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     sel = JudgmentSelector(aligned, p=p_select, method=method, power=power, residual_scope=residual_scope,
                            score_scope=score_scope, batch_size=batch_size, tie_break=tie_break, seed=seed,
                            pool_runs=pool_runs, per_topic_quota=per_topic_quota, rel=rel, max_rel=max_rel)
-    S = aligned.n_runs
-
-    # the reference ranking of the runs and the top group
-    reference = None
-    top = np.arange(S)
-    if ref_q is not None:
-        spec, _ = to_spec(reference_measure) if not isinstance(reference_measure, MeasureSpec) else (reference_measure, None)
-        ref_labels = labels_for(sel, ref_q)
-        ref_scores = aligned.evaluate([spec], ref_labels)[spec][:, :, 0].mean(axis=1)
-        reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
-        n_top = max(2, int(round(S * top_fraction)))
-        top = np.lexsort((np.arange(S), -ref_scores))[:n_top]
-    else:
-        announce("simulate: no reference qrels (a callable oracle without .qrels and no reference_qrels): "
-                 "the top group is all runs")
-
+    reference, top = _reference_group(sel, ref_q, reference_measure, top_fraction)
     oracle = oracle_fn if oracle_fn is not None else oracle_q
     bar = progress_bar(total=cps[-1], desc=f"select {method}", unit="judgment", enabled=bool(progress))
     summary, systems, counts, per_query = [], [], [], {}
-    gain = gain_fn(sel.rel, sel.max_rel, sel.p)      # the selector's gain of a label
     for cp in cps:
-        while sel.n_judged < cp:
-            before = sel.n_judged
-            if not sel.judge(oracle, min(max(100, sel.batch_size), cp - sel.n_judged), missing=missing, stop=stop) \
-                    or sel.stopped is not None:
-                bar.update(sel.n_judged - before)
-                break
-            bar.update(sel.n_judged - before)
-        # measure
-        arrays = {p: sel.bounds_arrays(p) for p in p_eval}
-        judged = sel.history["label"].to_numpy(dtype=np.float64)
-        n_rel = int((gain(judged) > 0).sum()) if len(judged) else 0
-        handled = sel.n_judged + len(sel.bypassed)
-        for p in p_eval:
-            base, resid, proj = (arrays[p][k] for k in ("base", "residual", "projected"))
-            sep = separation({"base": base[top], "residual": resid[top], "projected": proj[top]}, alpha=alpha,
-                             significance=significance)
-            summary.append(dict(method=method, checkpoint=cp, judgments=sel.n_judged, handled=handled, relevant=n_rel,
-                                p_eval=p, mean_residual=float(resid.mean()), top_residual=float(resid[top].mean()),
-                                **{k: v for k, v in sep.items() if k != "pairs"}))
-            pb = base.mean(axis=1)
-            pr = resid.mean(axis=1)
-            pj = _proj_fallback(base, resid, proj).mean(axis=1)
-            systems.append(pd.DataFrame({"method": method, "checkpoint": cp, "judgments": sel.n_judged, "p_eval": p,
-                                         "name": aligned.run_names, "base": pb, "residual": pr, "upper": pb + pr,
-                                         "projected": pj}))
-            if keep_per_query:
-                per_query[(cp, p)] = {"base": base.copy(), "residual": resid.copy(), "projected": proj.copy()}
+        _judge_until(sel, oracle, cp, missing, stop, bar)
+        rows, frames, kept = _measure(sel, method, cp, p_eval, top, alpha, significance, keep_per_query)
+        summary += rows
+        systems += frames
+        per_query.update(kept)
         counts.append(pd.DataFrame({"checkpoint": cp, "qid": sel.topics, "judgments": sel.topic_counts.to_numpy()}))
         if sel.stopped is not None:
             break
@@ -258,6 +220,66 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
                             bypassed=sel.bypassed, topic_counts=pd.concat(counts, ignore_index=True),
                             top_runs=[aligned.run_names[i] for i in top], reference=reference,
                             per_query=per_query, selector=sel, stopped=sel.stopped)
+
+
+def _reference_group(sel: JudgmentSelector, ref_q: pd.DataFrame | None, reference_measure: Any,
+                     top_fraction: float) -> tuple[pd.Series | None, np.ndarray]:
+    """The runs' scores under the reference qrels (None without them) and the top group: the
+    ``top_fraction`` best runs by that score (ties by run order), every run without reference."""
+    import pandas as pd
+    from ..measures import to_spec   # here: the measures load ir_measures
+    aligned = sel.aligned
+    S = aligned.n_runs
+    if ref_q is None:
+        announce("simulate: no reference qrels (a callable oracle without .qrels and no reference_qrels): "
+                 "the top group is all runs")
+        return None, np.arange(S)
+    spec, _ = to_spec(reference_measure) if not isinstance(reference_measure, MeasureSpec) else (reference_measure, None)
+    ref_labels = sel.labels_of(ref_q)
+    ref_scores = aligned.evaluate([spec], ref_labels)[spec][:, :, 0].mean(axis=1)
+    reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
+    n_top = max(2, int(round(S * top_fraction)))
+    return reference, np.lexsort((np.arange(S), -ref_scores))[:n_top]
+
+
+def _judge_until(sel: JudgmentSelector, oracle: Any, cp: int, missing: str, stop: StopRule | None,
+                 bar: Any) -> None:
+    """Judge until the selector holds ``cp`` judgments, the queue is exhausted or ``stop`` fires."""
+    while sel.n_judged < cp:
+        before = sel.n_judged
+        if not sel.judge(oracle, min(max(100, sel.batch_size), cp - sel.n_judged), missing=missing, stop=stop) \
+                or sel.stopped is not None:
+            bar.update(sel.n_judged - before)
+            break
+        bar.update(sel.n_judged - before)
+
+
+def _measure(sel: JudgmentSelector, method: str, cp: int, p_eval: list[float], top: np.ndarray, alpha: float,
+             significance: bool, keep_per_query: bool) -> tuple[list[dict], list[pd.DataFrame], dict]:
+    """The checkpoint's summary rows and per-run frames at each evaluation ``p`` (and the per-query
+    arrays when kept)."""
+    import pandas as pd
+    arrays = judged_ranges(sel.contributions, sel.judged, sel.labels(), sel.gain, (sel.n_runs, sel.n_topics), p_eval)
+    judged = sel.history["label"].to_numpy(dtype=np.float64)
+    n_rel = int((sel.gain(judged) > 0).sum()) if len(judged) else 0
+    handled = sel.n_judged + len(sel.bypassed)
+    summary, systems, per_query = [], [], {}
+    for p in p_eval:
+        base, resid, proj = (arrays[p][k] for k in ("base", "residual", "projected"))
+        sep = separation({"base": base[top], "residual": resid[top], "projected": proj[top]}, alpha=alpha,
+                         significance=significance)
+        summary.append(dict(method=method, checkpoint=cp, judgments=sel.n_judged, handled=handled, relevant=n_rel,
+                            p_eval=p, mean_residual=float(resid.mean()), top_residual=float(resid[top].mean()),
+                            **{k: v for k, v in sep.items() if k != "pairs"}))
+        pb = base.mean(axis=1)
+        pr = resid.mean(axis=1)
+        pj = _proj_fallback(base, resid, proj).mean(axis=1)
+        systems.append(pd.DataFrame({"method": method, "checkpoint": cp, "judgments": sel.n_judged, "p_eval": p,
+                                     "name": sel.aligned.run_names, "base": pb, "residual": pr, "upper": pb + pr,
+                                     "projected": pj}))
+        if keep_per_query:
+            per_query[(cp, p)] = {"base": base.copy(), "residual": resid.copy(), "projected": proj.copy()}
+    return summary, systems, per_query
 
 
 def _checkpoints(checkpoints: Any) -> list[int]:

@@ -50,8 +50,9 @@ class StopRule:
     def reason(self, selector: Any) -> str | None:
         """Why judging should stop now (a sentence), or None to go on; ``selector`` is a
         :class:`~pyterrier_noise.selection.JudgmentSelector`."""
-        base_q, mass_q = selector.running_totals()
-        S = base_q.shape[0]
+        S = selector.n_runs
+        base_q = selector.judged_base
+        mass_q = selector.judged_mass
         resid_q = np.maximum(1.0 - mass_q, 0.0)
         base, resid = base_q.mean(axis=1), resid_q.mean(axis=1)
         lead = np.lexsort((np.arange(S), -(base + resid / 2.0)))   # by midpoint, ties by run order

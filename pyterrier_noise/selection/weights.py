@@ -1,9 +1,10 @@
-"""The selection queue's weights: the static order (pooling, Method A) and the exactly tracked head
-of the adaptive queue (Methods B and C), Moffat, Webber & Zobel 2007, Sec. 3-4.
+"""The selection queue: the static order (pooling, Method A) and the exactly tracked head of the
+adaptive queue (Methods B and C), Moffat, Webber & Zobel 2007, Sec. 3-4.
 
-A mixin of :class:`~pyterrier_noise.selection.JudgmentSelector`: the methods read and update the
-selector's state (labels, judged mass, base, availability); see the selector module's docstring
-for how the exact greedy order is found fast.
+A :class:`SelectionQueue` is owned by a :class:`~pyterrier_noise.selection.JudgmentSelector`: the
+selector keeps the judgments (labels, judged RBP mass and base per run and topic) and tells the
+queue what changed; the queue keeps which documents are still available and their weights.  See
+the selector module's docstring for how the exact greedy order is found fast.
 """
 from __future__ import annotations
 
@@ -17,11 +18,132 @@ import numpy as np
 _SLACK = 1e-9
 
 
-class _QueueWeights:
-    """Weight maintenance of the selection queue (mixed into JudgmentSelector)."""
+class SelectionQueue:
+    """The documents still to judge and their weights, best first.
+
+    Built once the initial judgments are known, from the selector's contributions and its
+    settings; afterwards the selector calls:
+
+    * :meth:`best` -- the ``n`` available rows of largest weight, exact, ties by the tie key;
+    * :meth:`remove` -- a row leaves the queue (judged or bypassed);
+    * :meth:`close` -- a topic's rows leave the queue (its quota is reached);
+    * :meth:`judged` -- the weights after a judgment (Methods B and C: the run factors of the
+      runs that retrieved the judged document);
+    * :meth:`weight_now` -- the exact current weight of one row;
+    * :attr:`static`, :meth:`static_rows`, :meth:`all_weights` -- what ``queue()`` and
+      ``weights()`` of the selector show.
+
+    ``contrib``: the selector's :attr:`~pyterrier_noise.selection.JudgmentSelector.contributions`.
+    Rows are those of the aligned judgment table (``topic``: each row's topic index; ``tiekey``:
+    its tie-break key; ``available``: the rows in the queue at the start, an array the queue then
+    owns); ``pool_mask`` marks the runs that feed the pool; ``mass`` and ``base`` are the judged
+    RBP mass and base per segment ``run * n_topics + topic`` and ``msum``, ``bsum`` their sums
+    per run.
+    """
 
     # rows of the Method A prefix a full rebuild of the head computes at least (speed only)
     _min_prefix = 8192
+
+    def __init__(self, contrib: Any, topic: np.ndarray, tiekey: np.ndarray, available: np.ndarray,
+                 pool_mask: np.ndarray, n_topics: int, *, p: float, method: str, power: float, residual_scope: str,
+                 score_scope: str, tie_break: str, head_size: int, mass: np.ndarray, base: np.ndarray,
+                 msum: np.ndarray, bsum: np.ndarray) -> None:
+        self._contrib = contrib
+        self._topic = topic
+        self._tiekey = tiekey
+        self._avail = available
+        self._pool_mask = pool_mask
+        self._S, self._T, self._J = len(pool_mask), n_topics, len(topic)
+        self.p, self.method, self.power = p, method, power
+        self.residual_scope, self.score_scope = residual_scope, score_scope
+        self.tie_break, self.head_size = tie_break, head_size
+        self._static_w: np.ndarray | None = None
+        self._order: np.ndarray | None = None
+        self._ptr = 0
+        self._head: dict | None = None
+        self._head_scale = 1
+        self._prefix = 0
+        self._hpos = np.full(self._J, -1, dtype=np.int64)
+        if method in ("pool", "A"):
+            self._build_static()
+        else:
+            self._init_factors(mass, base, msum, bsum)
+
+    # -- the interface ----------------------------------------------------------------------------
+
+    @property
+    def static(self) -> bool:
+        """True for pooling and Method A, whose weights do not change as documents are judged."""
+        return self._order is not None
+
+    @property
+    def available(self) -> np.ndarray:
+        """``(J,)`` bool: the rows still in the queue (a read-only view)."""
+        view = self._avail.view()
+        view.flags.writeable = False
+        return view
+
+    def best(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``n`` available rows of largest weight (fewer when the queue runs out), best first,
+        and their exact weights."""
+        if self._order is not None:
+            rows = self._propose_static(n)
+            return rows, self._static_w[rows]
+        return self._propose_dynamic(n)
+
+    def remove(self, j: int) -> None:
+        """Row ``j`` leaves the queue."""
+        self._avail[j] = False
+        h = self._head
+        if h is not None:
+            k = h["hpos"][j]
+            if k >= 0:
+                h["C"][k] = 0.0
+                h["U"][k] = 0.0
+                h["w"][k] = 0.0
+
+    def close(self, t: int, a: int, b: int) -> None:
+        """Topic ``t``, rows ``[a, b)``, leaves the queue."""
+        self._avail[a:b] = False
+        h = self._head
+        if h is not None:
+            x, y = h["block"][t], h["block"][t + 1]
+            h["C"][x:y] = 0.0
+            h["U"][x:y] = 0.0
+            h["w"][x:y] = 0.0
+
+    def judged(self, t: int, segs: np.ndarray, runs: np.ndarray, mass: np.ndarray, base: np.ndarray,
+               msum: np.ndarray, bsum: np.ndarray) -> None:
+        """A document of topic ``t`` was judged: ``segs`` and ``runs`` (``intp``) are the segments
+        and runs that retrieved it, ``mass`` ... ``bsum`` the judged state after the judgment."""
+        if self._order is None:
+            self._update_factors(t, segs, runs, mass, base, msum, bsum)
+
+    def weight_now(self, j: int) -> float:
+        """The exact current weight of row ``j`` (0 for a row no pool run retrieved)."""
+        if not self._contrib.candidate[j]:
+            return 0.0
+        if self._static_w is not None:
+            return float(self._static_w[j])
+        return float(self._exact(np.asarray([j]))[0])
+
+    def static_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pooling and Method A: the available rows in queue order, with the static weight and the
+        best 0-based rank of every row (``(J,)`` arrays)."""
+        return self._order[self._avail[self._order]], self._static_w, self._static_depth
+
+    def all_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every available row, best first (ties by the tie key), and its current weight."""
+        if self._static_w is not None:
+            rows = self._order[self._avail[self._order]]
+            return rows, self._static_w[rows]
+        v = self._contrib.pool @ self._factor_flat()
+        rows = np.flatnonzero(self._avail)
+        order = np.lexsort((self._tiekey[rows], -v[rows]))
+        rows = rows[order]
+        return rows, v[rows]
+
+    # -- the internals -----------------------------------------------------------------------------
 
     # -- static methods (pooling, Method A) -----------------------------------------------------
 
@@ -82,7 +204,7 @@ class _QueueWeights:
 
     # -- dynamic methods (B, C): run factors ----------------------------------------------------
 
-    def _init_factors(self) -> None:
+    def _init_factors(self, mass: np.ndarray, base: np.ndarray, msum: np.ndarray, bsum: np.ndarray) -> None:
         """Factor of segment (s, q) = X[q, s] * g[s]: X holds what depends on the topic, g what
         depends on the run only ("factor(s, q)")."""
         S, T = self._S, self._T
@@ -98,9 +220,9 @@ class _QueueWeights:
         self._XT = np.ones((T, S))
         self._g = np.ones(S)
         if self._x_query:
-            self._XT[:] = self._x_values(self._mass.reshape(S, T), self._base.reshape(S, T)).T
+            self._XT[:] = self._x_values(mass.reshape(S, T), base.reshape(S, T)).T
         if not self._g_const:
-            self._g[:] = self._g_values(self._msum, self._bsum)
+            self._g[:] = self._g_values(msum, bsum)
         # rows by decreasing Method A weight (sum of contributions, an upper bound on any weight
         # divided by the largest factor): a refresh only computes the prefix that can matter
         pool = self._contrib.pool
@@ -370,15 +492,15 @@ class _QueueWeights:
         order = np.lexsort((self._tiekey[rows], -exact))[:m]
         return rows[order], exact[order]
 
-
-    def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray) -> None:
+    def _update_factors(self, t: int, segs: np.ndarray, runs: np.ndarray, mass: np.ndarray, base: np.ndarray,
+                        msum: np.ndarray, bsum: np.ndarray) -> None:
         """Only the factors of the runs that retrieved the judged document change: in its topic
         (X) and, for run-level scopes, the run's factor in every topic (g).  ``segs`` and ``runs``
         are ``intp`` arrays (indexing with them needs no conversion)."""
         h = self._head
         if self._x_query:
             XT_t = self._XT[t]
-            XT_t.put(runs, self._x_values(self._mass.take(segs), self._base.take(segs) if self._c_query else None))
+            XT_t.put(runs, self._x_values(mass.take(segs), base.take(segs) if self._c_query else None))
             if h is not None:
                 a, b = h["block"][t], h["block"][t + 1]
                 if b > a:
@@ -387,6 +509,6 @@ class _QueueWeights:
         if not self._g_const:
             # every run's factor from the run sums (those of other runs come out as they were):
             # a few operations on n_runs values instead of gathering and scattering the changed ones
-            self._g = self._g_values(self._msum, self._bsum)
+            self._g = self._g_values(msum, bsum)
             if h is not None:
                 h["dirty_all"] = True
