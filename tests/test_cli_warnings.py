@@ -1,6 +1,7 @@
 """Warnings are quiet and say where: each kind once per command with a count, blamed on the user's line."""
 from __future__ import annotations
 
+import sys
 import warnings
 
 import pytest
@@ -9,6 +10,11 @@ from pyterrier_noise import CoercionWarning
 from pyterrier_noise._warnings import warning_kind
 from pyterrier_noise.cli import main, once_per_kind
 from pyterrier_noise.io import read_runs
+
+
+def _display(message, category, filename, lineno, file=None, line=None):
+    """What Python does with a warning outside a test (pytest records them instead): format and print."""
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def _zero_based_runs(tmp_path, n_runs=4):
@@ -29,8 +35,9 @@ def test_warning_kind_ignores_file_names_numbers_and_quoted_values():
     assert warning_kind(a) != warning_kind("runs/a.gz: 2 duplicate judgment(s) for the same (qid, docno)")
 
 
-def test_eval_on_zero_based_runs_warns_once(tmp_path, capsys):
+def test_eval_on_zero_based_runs_warns_once(tmp_path, capsys, monkeypatch):
     qrels, runs = _zero_based_runs(tmp_path)
+    monkeypatch.setattr(warnings, "showwarning", _display)
     assert main(["eval", str(qrels), str(runs), "-m", "AP"]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
     assert len(err) == 1, err
@@ -41,6 +48,7 @@ def test_cli_prints_a_repeated_kind_once_with_its_count(capsys):
     """The same kind five times: one line when it first comes, one count at the end; another kind once."""
     with warnings.catch_warnings(), once_per_kind():
         warnings.simplefilter("always")
+        warnings.showwarning = _display
         for k in range(5):
             warnings.warn(f"file{k}.txt: {k} odd line(s) skipped", CoercionWarning)
         warnings.warn("something else entirely", CoercionWarning)

@@ -96,22 +96,24 @@ def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, 
 @contextlib.contextmanager
 def once_per_kind():
     """Each kind of warning (:func:`~pyterrier_noise._warnings.warning_kind`) printed once, when it first
-    comes, as one line on stderr; at the end, one line per kind that came again, with its count."""
+    comes, as one line on stderr; at the end, one line per kind that came again, with its count.
+    (Through ``warnings.formatwarning``, so that a caller recording warnings still gets every one.)"""
     from .._warnings import warning_kind
     seen: dict = {}
+    old = warnings.formatwarning
 
-    def show(message, category, filename, lineno, file=None, line=None):
+    def fmt(message, category, filename, lineno, line=None):
         text = str(message)
         key = (category, warning_kind(text))
-        if key not in seen:
-            print(f"pyterrier-noise: warning: {text}", file=sys.stderr)
-            seen[key] = [text, 0]
-        seen[key][1] += 1
+        first = key not in seen
+        seen.setdefault(key, [text, 0])[1] += 1
+        return f"pyterrier-noise: warning: {text}\n" if first else ""
 
-    warnings.showwarning = show   # restored by the enclosing catch_warnings
+    warnings.formatwarning = fmt
     try:
         yield
     finally:
+        warnings.formatwarning = old
         for text, count in seen.values():
             if count > 1:
                 short = text if len(text) <= 80 else text[:77] + "..."
