@@ -13,6 +13,7 @@ from typing import Any, Optional, TextIO, Union
 import pandas as pd
 
 from .._validation import InputError
+from ..io.topics import read_text, read_topics_file
 from .oracles import Label, Oracle, QuitJudging, _check_label, _fmt_label
 
 __all__ = ["TerminalOracle", "read_topics_file", "read_docs_file"]
@@ -135,35 +136,6 @@ def _topic_texts(topics: Any) -> dict[str, str]:
     raise InputError(f"argument 'topics': expected a frame (qid, query) or a mapping qid -> text, got {topics!r}")
 
 
-def read_topics_file(path: PathLike) -> pd.DataFrame:
-    """Read topics for the judging prompt: TREC (``<top>``), TREC XML (``<topic>``) or one per line.
-
-    One-per-line files hold ``qid<TAB>text`` or ``qid text`` (PyTerrier's ``singleline``).  Returns
-    a ``qid, query`` frame.  The TREC formats are parsed by ``pyterrier.io.read_topics``.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such topics file")
-    raw = _read_text(p)
-    if "<top>" in raw or "<topic " in raw or "<topic>" in raw:
-        import pyterrier as pt
-        fmt = "trec" if "<top>" in raw else "trecxml"
-        frame = pt.io.read_topics(str(p), format=fmt)
-        return frame[["qid", "query"]].astype(str)
-    rows = []
-    for i, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        sep = "\t" if "\t" in line else " "
-        qid, _, text = line.strip().partition(sep)
-        if not text:
-            raise InputError(f"{p} line {i}: expected 'qid<TAB>text' or 'qid text', got {line!r}")
-        rows.append((qid, text.strip()))
-    if not rows:
-        raise InputError(f"{p}: the topics file is empty")
-    return pd.DataFrame(rows, columns=["qid", "query"])
-
-
 def read_docs_file(path: PathLike) -> dict[str, str]:
     """Read document texts for the judging prompt: TREC ``<DOC><DOCNO>...`` (plain or gzip) or TSV.
 
@@ -173,7 +145,7 @@ def read_docs_file(path: PathLike) -> dict[str, str]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such document file")
-    raw = _read_text(p)
+    raw = read_text(p)
     if "<DOC>" in raw[:10000] or "<doc>" in raw[:10000]:
         docs = {}
         for m in re.finditer(r"<DOC>(.*?)</DOC>", raw, flags=re.S | re.I):
@@ -195,12 +167,3 @@ def read_docs_file(path: PathLike) -> dict[str, str]:
             raise InputError(f"{p} line {i}: expected 'docno<TAB>text', got {line[:80]!r}")
         docs[docno.strip()] = text
     return docs
-
-
-def _read_text(p: Path) -> str:
-    data = p.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        import gzip
-        data = gzip.decompress(data)
-    return data.decode("utf-8", errors="replace")
-
