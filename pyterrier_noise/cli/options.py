@@ -7,8 +7,8 @@ child (changing one command's default must not change another's).  The house voc
 RBP persistence, tie policies by their house names, progress bars on with ``--quiet`` to turn them
 off.
 
-This module imports only the standard library, so that ``--help`` answers at once: the choices
-below are literal copies of the library's public constants (a test checks that they agree).
+This module imports only the standard library and the package's vocabulary (``_vocab``, itself
+standard library only), so that ``--help`` answers at once.
 """
 from __future__ import annotations
 
@@ -16,34 +16,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-# ---------------------------------------------------------------------------------------------
-# the library's choices, copied so that building the parser imports nothing heavy
-# (tests/test_cli_options.py checks each against the library's own constant)
-
-#: engine.TIE_POLICIES
-TIE_POLICIES = ("trec_eval", "given", "expected", "optimistic", "pessimistic")
-#: the orders of a run that the judge models and pools can follow (judges.models.RUN_ORDERS)
-RUN_ORDERS = ("trec_eval", "given")
-#: judges.JUDGES (named judges of Rashidi et al. 2023)
-JUDGE_NAMES = ("smart_neutral", "nist_primary", "crowd_secondary", "extreme")
-#: judges.models.META_AP_DEPTH
-META_AP_DEPTH = 1000
-#: stats.TESTS and stats.CORRECTIONS
-TESTS = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
-CORRECTIONS = ("bonferroni", "holm", "fdr_bh")
-#: selection.METHODS
-SELECTION_METHODS = ("pool", "A", "B", "C")
-#: ties.BAND_ORDERS, BAND_ORDER_ALIASES and PRECISIONS
-BAND_ORDERS = ("given", "trec_eval", "input")
-#: the band command's own words (its pinned contract) for two of those orders
-BAND_ORDER_ALIASES = {"rank": "given", "score": "trec_eval"}
-PRECISIONS = ("float64", "float32")
-#: experiments.CORRELATIONS
-CORRELATIONS = ("kendall", "rbo")
-#: crowd.METHODS
-PAIRWISE_METHODS = ("preference", "absolute", "ratio", "combined")
-#: perturbation models of ``perturb`` and ``robustness``
-MODELS = ("random", "rank-biased", "flip-rate", "metarank", "confusion", "pool-depth", "removal")
+from .._vocab import JUDGE_MODELS, JUDGE_NAMES, META_AP_DEPTH, STOP_LEADERS, TIE_POLICIES
 
 
 def _parent() -> argparse.ArgumentParser:
@@ -155,7 +128,7 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
     """
     p = _parent()
     g = p.add_argument_group("perturbation model")
-    g.add_argument("--model", required=True, choices=list(MODELS),
+    g.add_argument("--model", required=True, choices=list(JUDGE_MODELS),
                    help="perturbation model (see `pyterrier-noise perturb --help`)" if for_robustness
                    else "perturbation model (see below)")
     g.add_argument("--rel", type=float, default=1.0, help="binary relevance: label >= REL (default 1)")
@@ -209,7 +182,7 @@ def selection_stop() -> argparse.ArgumentParser:
                    help="stop early once the mean residual (RBP at --p) of the top runs by midpoint is <= EPS")
     p.add_argument("--stop-top-k", type=int, default=None, metavar="K",
                    help="how many top runs --stop-top-residual averages (default: a third of the runs)")
-    p.add_argument("--stop-leader", choices=["upper", "projected"], default=None,
+    p.add_argument("--stop-leader", choices=list(STOP_LEADERS), default=None,
                    help="stop early once the leading run's base is above every other run's upper bound "
                         "(or projected value)")
     return p

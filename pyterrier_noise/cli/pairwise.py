@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import CROWD_METHODS
 from . import options
 
 
@@ -139,7 +140,7 @@ def register_cli(subparsers: Any) -> None:
                     "and write a worker-quality table QRELS.workers.tsv beside them.",
         epilog=AGGREGATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("judgments", metavar="JUDGMENTS.csv", help="pairwise judgments (CSV, or TSV if .tsv)")
-    a.add_argument("--method", choices=list(options.PAIRWISE_METHODS), default="ratio",
+    a.add_argument("--method", choices=list(CROWD_METHODS), default="ratio",
                    help="which answers make the scores (default: ratio)")
     a.add_argument("--out", required=True, metavar="QRELS", help="TREC qrels file to write")
     a.add_argument("--reference", metavar="QRELS", default=None,

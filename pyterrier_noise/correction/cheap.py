@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_probability
+from .._vocab import CORRECTIONS, SCOPES, Scope
 from ..engine import AlignedRuns
 from ._common import _warn
 from .ap_pair import AP_FAMILIES
 from .design import GoldSample
-from .estimators import GOLDBERG_RANK_BINS, METHODS, CheapStudy, Scope, p_value
+from .estimators import GOLDBERG_RANK_BINS, METHODS, CheapStudy, p_value
 
 __all__ = ["cheap_experiment", "CheapResult", "plan_gold_sample", "measure_range", "rankings"]
 
@@ -235,10 +236,9 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     methods = tuple(methods)
     for m in methods:
         check_choice("method", m, METHODS)
-    check_choice("scope", scope, ("collection", "topics"))
-    check_choice("test", test, ("collection", "topics"))
+    check_choice("scope", scope, SCOPES)
+    check_choice("test", test, SCOPES)
     if correction is not None:
-        from ..stats import CORRECTIONS
         check_choice("correction", correction, CORRECTIONS)
     alpha = check_probability("alpha", alpha)
     correction_alpha = check_probability("correction_alpha", correction_alpha)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
+from .._vocab import SE_METHODS
 from ..engine import MeasureSpec, position_weights, rbp_weights
 from ._common import _BOOT_CELLS, _SINGULAR_DET, SeedLike, _check_ddof, _n_replicates, _warn, _z
 from .calibration import JudgeCalibration, _calibration_arg
@@ -25,7 +26,6 @@ from .ranked import _label_positions
 __all__ = ["label_mass", "MassCorrection", "corrected_from_mass", "corrected_from_strata", "CorrectedEstimate",
            "corrected_metric", "corrected_precision", "corrected_dcg", "corrected_rbp"]
 
-SE_METHODS = ("delta", "bootstrap")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -46,6 +46,8 @@ import numpy as np
 from scipy import sparse, stats
 
 from .._validation import InputError, check_choice, check_int
+from .._vocab import CHEAP_METHODS as METHODS
+from .._vocab import SCOPES, CheapMethod, Scope
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
 from .design import GoldSample, ht_covariance, ht_df
 from ._common import _NEAR_RANDOM_Z, _det_sd, _warn
@@ -56,14 +58,12 @@ from .ap_pair import AP_FAMILIES, ap_pair_design
 
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES", "confusion_determinant_z"]
 
-METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
 #: below this many effective degrees of freedom the design-based variance is replaced by the pooled one
 MIN_DESIGN_DF = 30.0
 _CACHED_PAIRS = 2000     # up to this many pairs of runs, their rank-weight products are kept (sparse)
 LINEAR_FAMILIES = ("P", "DCG", "RBP")
 #: Goldberg et al.'s correction fitted within these rank bins by default (``[10]``: best rank 1-10, 11+)
 GOLDBERG_RANK_BINS: tuple[int, ...] = (10,)
-Scope = Literal["collection", "topics"]
 
 
 class Estimates(NamedTuple):
@@ -309,7 +309,7 @@ class CheapStudy:
     # -- the estimators -----------------------------------------------------------------------------
 
     def estimate(self, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample | np.ndarray, *,
-                 methods: tuple[str, ...] = METHODS, scope: Scope = "collection",
+                 methods: tuple[CheapMethod, ...] = METHODS, scope: Scope = "collection",
                  grades: np.ndarray | None = None, ddof: int = 1,
                  soft: Any = None) -> dict[MeasureSpec, Estimates]:
         """Estimates of every measure by every method.
@@ -332,7 +332,7 @@ class CheapStudy:
         """
         for m in methods:
             check_choice("method", m, METHODS)
-        check_choice("scope", scope, ("collection", "topics"))
+        check_choice("scope", scope, SCOPES)
         cheap = np.asarray(cheap, dtype=np.float64)
         if cheap.shape != (len(self.aligned.table),):
             raise InputError(f"cheap labels must be one per judgment ({len(self.aligned.table)}), got {cheap.shape}")

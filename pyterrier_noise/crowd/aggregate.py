@@ -19,12 +19,12 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import spsolve
 
 from .._validation import InputError, announce, check_int
+from .._vocab import CROWD_METHODS as METHODS
+from .._vocab import CrowdMethod
 from ._table import _Index, _index, _judgments, _qrels
 
 __all__ = ["METHODS", "document_scores", "aggregate", "ratio_matrix_scores", "to_categories"]
 
-#: The scoring methods of :func:`document_scores`, in column order.
-METHODS = ("preference", "absolute", "ratio", "combined")
 
 
 def _check_eps(eps: Any) -> float:
@@ -330,7 +330,7 @@ def _document_scores(judgments: Any, want: set, *, eps: float = 1.0, left_bias: 
                          "combined": comb})
 
 
-def aggregate(judgments: Any, method: Literal["ratio", "preference", "absolute", "combined"] = "ratio",
+def aggregate(judgments: Any, method: CrowdMethod = "ratio",
               **options: Any) -> pd.DataFrame:
     """Qrels from pairwise judgments: ``qid, docno, label`` with ``label`` the method's score in [0, 1].
 

@@ -12,12 +12,10 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError
+from .._vocab import HIGHLIGHTS
 
 if TYPE_CHECKING:
     from .result import RobustnessResult
-
-#: highlight words of pt.Experiment (``"color"`` and ``"colour"`` are the same)
-HIGHLIGHTS = ("bold", "color", "colour")
 
 
 def check_frame_options(round: int | Mapping[str, int] | None, highlight: str | None,

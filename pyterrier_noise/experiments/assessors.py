@@ -20,7 +20,8 @@ import pandas as pd
 
 from .._validation import InputError, announce, check_int, check_probability
 from ..engine import AlignedRuns
-from ..stats import TESTS, all_pairs, kendall_tau, significant
+from .._vocab import TESTS
+from ..stats import all_pairs, kendall_tau, significant
 from ._common import aligned_runs, labelled_spec
 
 __all__ = ["SimulationFidelity", "simulation_fidelity", "AssessorSignificance", "assessor_significance"]

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _plot
+from .._vocab import CORRELATIONS
 from .._validation import InputError, check_choice, check_probability
 from ..engine import AlignedRuns, MeasureSpec
 from ..measures import RBPResidual, to_spec
@@ -48,8 +49,6 @@ DEPTH_GRID: tuple[float, ...] = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
 DEFAULT_GRID: tuple[float, ...] = tuple(round(0.5 + 0.01 * i, 2) for i in range(50)) + (0.995, 0.999)
 #: 0.500, 0.501, ..., 0.999: the per-topic search of the thesis (Sec. 4.5; 500 values).
 FINE_GRID: tuple[float, ...] = tuple(round(0.5 + 0.001 * i, 3) for i in range(500))
-#: what phi matching maximises: Kendall's tau_b or rank-biased overlap
-CORRELATIONS = ("kendall", "rbo")
 
 
 def phi_grid(grid: Any) -> np.ndarray:

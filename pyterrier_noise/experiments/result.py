@@ -35,7 +35,7 @@ import pandas as pd
 from .._output import atomic_write
 from .._progress import progress_bar
 from .._validation import InputError, check_probability
-from ..stats import CORRECTIONS, TESTS
+from .._vocab import CORRECTIONS, TESTS
 from ._analysis import CONCLUSIONS, Analysis
 from ._common import RBO_P, measure_label, renamed
 from ._frame import check_frame_options, experiment_frame, styled

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError
+from .._vocab import CONCLUSIONS
 from ..engine import JudgmentTable
 from ..stats import all_pairs, correct_pvalues, kendall_tau, rbo, tau_ap
 from ._analysis import conclusion_codes
@@ -28,7 +29,7 @@ __all__ = ["STATUSES", "rankings", "leaderboard_agreement", "pair_conclusions", 
            "cohen_kappa", "alpha_from_confusion", "label_agreement", "confusion"]
 
 #: a pair's conclusion under a version against the reference's (``conclusion_codes``' order)
-STATUSES = ("kept", "lost", "gained", "reversed")
+STATUSES = CONCLUSIONS
 
 
 def _ranks(means: np.ndarray) -> np.ndarray:

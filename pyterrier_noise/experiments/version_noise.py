@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_int, check_probability
+from .._vocab import DRAWS
 from ..engine import AlignedRuns
 from ..stats import correct_pvalues, paired_test
 
@@ -30,9 +31,6 @@ if TYPE_CHECKING:   # pragma: no cover
     from .versions import VersionsResult
 
 __all__ = ["DRAWS", "resample_design", "model_values", "judgment_noise", "noise_floor"]
-
-#: how label versions are drawn in each resample of :func:`judgment_noise`
-DRAWS = ("topic", "whole")
 
 #: elements of the largest temporary array (comparisons x resamples x topics) per step
 _BLOCK = 1 << 22

@@ -35,7 +35,8 @@ from .._progress import progress_bar
 from .._validation import InputError, announce, check_int, check_probability
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
 from ..io import RunFileReader, read_qrels, read_runs, run_file_arguments, run_name
-from ..stats import CORRECTIONS, TESTS, correct_pvalues, paired_test
+from .._vocab import CORRECTIONS, TESTS, UNJUDGED_POLICIES
+from ..stats import correct_pvalues, paired_test
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
 from .result import check_finite
@@ -43,9 +44,6 @@ from ._systems import as_run, run_systems
 from . import version_agreement as agree
 
 __all__ = ["UNJUDGED_POLICIES", "VersionsResult", "versions_experiment", "VersionsExperiment"]
-
-#: how pairs judged in one version and not another are treated (module docstring)
-UNJUDGED_POLICIES = ("trec_eval", "common")
 
 #: the statement of each policy written into every output
 POLICY_TEXT = {

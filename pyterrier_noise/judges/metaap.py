@@ -8,17 +8,11 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, announce, check_choice, check_int
+from .._vocab import META_AP_DEPTH, RUN_ORDERS
 from ..engine import AlignedRuns, JudgmentTable
 from ..engine.pools import judged_in_top
 from ..io import read_qrels, read_runs
 from ._common import _same_rows
-
-#: How runs are ordered for meta-AP and pools: trec_eval's order (score, then docno descending) or
-#: the runs' own ``rank`` column.
-RUN_ORDERS = ("trec_eval", "given")
-
-#: Evaluation depth N of meta-AP (Aslam, Pavlu & Yilmaz 2005): "N = 1000, the maximum run length".
-META_AP_DEPTH = 1000
 
 #: The metarank predictors of Webber, Chandar and Carterette (2012, Sec. 3.2.1, Table 3):
 #: (per-run weight scheme, aggregate over runs).

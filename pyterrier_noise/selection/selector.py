@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from .._validation import InputError, announce, check_choice, check_probability, is_frame
+from .._vocab import RUN_ORDERS, SELECTION_METHODS, SELECTION_TIE_BREAKS
 from ..engine import AlignedRuns, JudgmentTable
 from .contributions import _aligned_for, _contributions
 from .oracles import NoisyOracle
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["METHODS", "JudgmentSelector"]
 
-METHODS = ("pool", "A", "B", "C")
+METHODS = SELECTION_METHODS
 _SCOPES = ("query", "system")
 _STATE_FORMAT = "pyterrier-noise/selection-state/1"
 
@@ -109,7 +110,7 @@ class JudgmentSelector(_QueueWeights):
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise InputError(f"argument 'batch_size': expected an integer >= 1, got {batch_size!r}")
         self.batch_size = int(batch_size)
-        self.tie_break = check_choice("tie_break", tie_break, ("deterministic", "random"))
+        self.tie_break = check_choice("tie_break", tie_break, SELECTION_TIE_BREAKS)
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InputError(f"argument 'seed': expected a non-negative integer, got {seed!r}")
         self.seed = int(seed)
@@ -120,14 +121,14 @@ class JudgmentSelector(_QueueWeights):
         if isinstance(head_size, bool) or not isinstance(head_size, (int, np.integer)) or head_size < 1:
             raise InputError(f"argument 'head_size': expected an integer >= 1, got {head_size!r}")
         self.head_size = int(head_size)
-        check_choice("ties", ties, ("trec_eval", "given"))
+        check_choice("ties", ties, RUN_ORDERS)
 
         init = None
         if initial_qrels is not None:
             from ..io import read_qrels
             init = read_qrels(initial_qrels)
         if isinstance(runs, AlignedRuns):
-            if runs.ties not in ("trec_eval", "given"):
+            if runs.ties not in RUN_ORDERS:
                 raise InputError(f"argument 'runs': the selector needs AlignedRuns built with ties='trec_eval' "
                                  f"or 'given' (one position per document), got ties={runs.ties!r}")
             self.aligned = runs

@@ -10,8 +10,9 @@ import pandas as pd
 
 from .._validation import InputError, announce
 from ._checks import _alpha, _choice, _float_array
-from .multiple import CORRECTIONS, Correction, correct_pvalues, significant
-from .tests import Alternative, Test, all_pairs, paired_test
+from .._vocab import CORRECTIONS, Alternative, Correction, Test
+from .multiple import correct_pvalues, significant
+from .tests import all_pairs, paired_test
 
 __all__ = ["pairwise_significance", "degradation_test", "pvalue_quadrants"]
 

@@ -17,11 +17,12 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError
+from .._vocab import Alternative, Correction, Test
 from ._checks import _alpha, _float_array
 from .agreement import _is_numeric, _pair_counts
-from .multiple import Correction, significant
+from .multiple import significant
 from .perquery import _quadrant_codes
-from .tests import Alternative, Test, all_pairs
+from .tests import all_pairs
 
 __all__ = [
     "krippendorff_alpha",

@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..._validation import InputError
+from ..._vocab import GROUPED_POLICIES
 from .common import Labels, segment_sum, suffix_sums
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +77,7 @@ __all__ = ["MODES", "BUDGET", "groups", "group_sum", "segment_total", "before_in
            "value_key", "log_comb", "linear_tied", "expected_ap"]
 
 #: the grouped tie policies (the kernels' ``tied`` modes)
-MODES = ("expected", "optimistic", "pessimistic")
+MODES = GROUPED_POLICIES
 
 # temporaries of the enumeration and expansion steps are kept near this many float64 values
 BUDGET = 4_000_000

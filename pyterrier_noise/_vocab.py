@@ -1,0 +1,143 @@
+"""The package's vocabulary: every set of option words, as a tuple and as a ``typing.Literal`` type.
+
+This is the one place these words are written.  The engine, the capabilities and the command line
+(``cli/options.py``) import them from here, so that a word added or renamed here changes every
+``choices=``, every check and every type hint together.  Standard library only: the command line
+builds its parsers from these tuples without importing numpy or pandas.
+
+Each set is a ``Literal`` type (``TiePolicy``) for the signatures that take one of its words and a
+tuple of the same words (``TIE_POLICIES``, in the documented order) for the checks and the CLI's
+``choices``; ``typing.get_args`` of the type gives the tuple.
+"""
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+__all__ = [
+    "TiePolicy", "TIE_POLICIES", "GroupedPolicy", "GROUPED_POLICIES", "RunOrder", "RUN_ORDERS",
+    "BandOrder", "BAND_ORDERS", "BAND_ORDER_ALIASES", "TieBreakStrategy", "TIE_BREAK_STRATEGIES",
+    "Precision", "PRECISIONS", "RangeColumn", "RANGE_COLUMNS",
+    "JudgeModel", "JUDGE_MODELS", "JudgeName", "JUDGE_NAMES", "META_AP_DEPTH",
+    "Test", "TESTS", "Alternative", "ALTERNATIVES", "Correction", "CORRECTIONS",
+    "Conclusion", "CONCLUSIONS", "Correlation", "CORRELATIONS", "UnjudgedPolicy", "UNJUDGED_POLICIES",
+    "Draw", "DRAWS", "TopicMismatch", "TOPIC_MISMATCH", "Highlight", "HIGHLIGHTS", "Fractional", "FRACTIONAL",
+    "SelectionMethod", "SELECTION_METHODS", "SelectionTieBreak", "SELECTION_TIE_BREAKS",
+    "Missing", "MISSING", "StopLeader", "STOP_LEADERS",
+    "Design", "DESIGNS", "CheapMethod", "CHEAP_METHODS", "SEMethod", "SE_METHODS", "Scope", "SCOPES",
+    "CrowdMethod", "CROWD_METHODS",
+]
+
+# ---------------------------------------------------------------------------------------------
+# ties and run order (engine, measures, ties)
+
+#: how equal scores are ordered: trec_eval's (score descending, docno descending), the run's own
+#: ranks (given), or the tie group as an unordered set (its expected value, best and worst case)
+TiePolicy = Literal["trec_eval", "given", "expected", "optimistic", "pessimistic"]
+TIE_POLICIES: tuple[TiePolicy, ...] = get_args(TiePolicy)
+#: the tie policies that treat a group of equal scores as unordered (they keep the group boundaries)
+GroupedPolicy = Literal["expected", "optimistic", "pessimistic"]
+GROUPED_POLICIES: tuple[GroupedPolicy, ...] = get_args(GroupedPolicy)
+#: how runs are ordered for meta-AP and pools: trec_eval's order (score, then docno descending) or
+#: the runs' own ``rank`` column
+RunOrder = Literal["trec_eval", "given"]
+RUN_ORDERS: tuple[RunOrder, ...] = get_args(RunOrder)
+#: the existing order a ranking is banded in: ``"given"`` (the ``rank`` column), ``"trec_eval"``
+#: (score descending, then docno descending) or ``"input"`` (row order)
+BandOrder = Literal["given", "trec_eval", "input"]
+BAND_ORDERS: tuple[BandOrder, ...] = get_args(BandOrder)
+#: the ``ties band --by`` words (the command's pinned contract) for two of those orders
+BAND_ORDER_ALIASES: dict[str, BandOrder] = {"rank": "given", "score": "trec_eval"}
+#: TieBreaker's strategies: trec_eval's order, the given order (``rank`` column), row order, seeded random
+TieBreakStrategy = Literal["trec_eval", "given", "input", "random"]
+TIE_BREAK_STRATEGIES: tuple[TieBreakStrategy, ...] = get_args(TieBreakStrategy)
+#: score precisions in which equal scores are ties: float64 (exact) or float32 (trec_eval's)
+Precision = Literal["float64", "float32"]
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+#: the RBP range columns: the judged-only lower bound, the unjudged residual, their sum, and the
+#: base scaled to the judged weight (Moffat and Zobel 2008)
+RangeColumn = Literal["base", "residual", "upper", "projected"]
+RANGE_COLUMNS: tuple[RangeColumn, ...] = get_args(RangeColumn)
+
+# ---------------------------------------------------------------------------------------------
+# judges
+
+#: the perturbation models of ``perturb`` and ``robustness --model``
+JudgeModel = Literal["random", "rank-biased", "flip-rate", "metarank", "confusion", "pool-depth", "removal"]
+JUDGE_MODELS: tuple[JudgeModel, ...] = get_args(JudgeModel)
+#: the named judges of Rashidi, Zobel and Moffat (2023) (``judges.JUDGES`` gives their d' and bias)
+JudgeName = Literal["smart_neutral", "nist_primary", "crowd_secondary", "extreme"]
+JUDGE_NAMES: tuple[JudgeName, ...] = get_args(JudgeName)
+#: evaluation depth N of meta-AP (Aslam, Pavlu and Yilmaz 2005): "N = 1000, the maximum run length"
+META_AP_DEPTH = 1000
+
+# ---------------------------------------------------------------------------------------------
+# statistics and experiments
+
+#: paired significance tests over topics
+Test = Literal["t", "wilcoxon", "sign", "randomisation", "bootstrap"]
+TESTS: tuple[Test, ...] = get_args(Test)
+Alternative = Literal["two-sided", "greater", "less"]
+ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
+#: p-value adjustments for multiple comparisons (``correction=`` as pt.Experiment)
+Correction = Literal["bonferroni", "holm", "fdr_bh"]
+CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
+#: what happens to a pair's significance conclusion in a replicate (or under another qrels version)
+Conclusion = Literal["kept", "lost", "gained", "reversed"]
+CONCLUSIONS: tuple[Conclusion, ...] = get_args(Conclusion)
+#: what phi matching maximises: Kendall's tau_b or rank-biased overlap
+Correlation = Literal["kendall", "rbo"]
+CORRELATIONS: tuple[Correlation, ...] = get_args(Correlation)
+#: how a versions experiment treats documents judged in one qrels version only
+UnjudgedPolicy = Literal["trec_eval", "common"]
+UNJUDGED_POLICIES: tuple[UnjudgedPolicy, ...] = get_args(UnjudgedPolicy)
+#: how label versions are drawn in each resample of ``experiments.judgment_noise``
+Draw = Literal["topic", "whole"]
+DRAWS: tuple[Draw, ...] = get_args(Draw)
+#: what to do when the runs and the qrels answer different topics
+TopicMismatch = Literal["warn", "error", "ignore"]
+TOPIC_MISMATCH: tuple[TopicMismatch, ...] = get_args(TopicMismatch)
+#: highlight words of pt.Experiment (``"color"`` and ``"colour"`` are the same)
+Highlight = Literal["bold", "color", "colour"]
+HIGHLIGHTS: tuple[Highlight, ...] = get_args(Highlight)
+#: how ``io.read_qrels`` treats fractional labels: truncated as trec_eval reads them, or kept
+Fractional = Literal["truncate", "keep"]
+FRACTIONAL: tuple[Fractional, ...] = get_args(Fractional)
+
+# ---------------------------------------------------------------------------------------------
+# judgment selection
+
+#: selection methods of Moffat, Webber and Zobel (2007): the depth pool and methods A, B and C
+SelectionMethod = Literal["pool", "A", "B", "C"]
+SELECTION_METHODS: tuple[SelectionMethod, ...] = get_args(SelectionMethod)
+#: how the selector orders documents of equal weight
+SelectionTieBreak = Literal["deterministic", "random"]
+SELECTION_TIE_BREAKS: tuple[SelectionTieBreak, ...] = get_args(SelectionTieBreak)
+#: what a simulation does with a selected document the qrels do not judge
+Missing = Literal["nonrel", "bypass"]
+MISSING: tuple[Missing, ...] = get_args(Missing)
+#: the value the leading run must be separated by for a stopping rule to stop
+StopLeader = Literal["upper", "projected"]
+STOP_LEADERS: tuple[StopLeader, ...] = get_args(StopLeader)
+
+# ---------------------------------------------------------------------------------------------
+# correction with cheap judges
+
+#: how the gold sample is drawn
+Design = Literal["uniform", "stratified", "active"]
+DESIGNS: tuple[Design, ...] = get_args(Design)
+#: the estimators of a measure from cheap labels and a gold sample
+CheapMethod = Literal["naive", "goldberg", "gold", "ppi", "ppi++"]
+CHEAP_METHODS: tuple[CheapMethod, ...] = get_args(CheapMethod)
+#: standard errors of a corrected estimate
+SEMethod = Literal["delta", "bootstrap"]
+SE_METHODS: tuple[SEMethod, ...] = get_args(SEMethod)
+#: what one estimate is over: the collection's mean, or each topic
+Scope = Literal["collection", "topics"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+
+# ---------------------------------------------------------------------------------------------
+# crowd
+
+#: the scoring methods of ``crowd.document_scores``, in column order
+CrowdMethod = Literal["preference", "absolute", "ratio", "combined"]
+CROWD_METHODS: tuple[CrowdMethod, ...] = get_args(CrowdMethod)
