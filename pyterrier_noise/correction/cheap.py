@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_probability
-from .._vocab import CORRECTIONS, SCOPES, Scope
+from .._vocab import CORRECTIONS, RUN_ORDERS, SCOPES, Scope
 from ..engine import AlignedRuns
 from ._common import _warn
 from .ap_pair import AP_FAMILIES
@@ -251,7 +251,7 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     specs = []
     for m in measures:
         spec, ties = to_spec(m)
-        if ties not in ("trec_eval", "given"):
+        if ties not in RUN_ORDERS:
             raise InputError(f"measure {m!r}: tie policy {ties!r} is not supported here (trec_eval order only)")
         specs.append(spec)
     aligned = AlignedRuns.build(runs, cheap_q[["qid", "docno", "label"]], ties="trec_eval")

@@ -47,7 +47,7 @@ from scipy import sparse, stats
 
 from .._validation import InputError, check_choice, check_int
 from .._vocab import CHEAP_METHODS as METHODS
-from .._vocab import SCOPES, CheapMethod, Scope
+from .._vocab import RUN_ORDERS, SCOPES, CheapMethod, Scope
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
 from .design import GoldSample, ht_covariance, ht_df
 from ._common import _NEAR_RANDOM_Z, _det_sd, _warn
@@ -227,7 +227,7 @@ class CheapStudy:
                  goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
                  goldberg_se: Literal["delta", "bootstrap"] = "delta", n_replicates: int = 1000,
                  seed: int | None = 0, ap_min_relevant: float | None = None) -> None:
-        if aligned.ties not in ("trec_eval", "given"):
+        if aligned.ties not in RUN_ORDERS:
             raise InputError(f"cheap-judge estimators need one order per ranking (ties 'trec_eval' or 'given'), "
                              f"got {aligned.ties!r}")
         self.aligned = aligned

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, announce, check_int, check_probability
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
+from .._validation import InputError, announce, check_int, check_probability, check_seed, check_ties
+from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..measures.evaluate import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
 from .._vocab import CORRECTIONS, TESTS
@@ -126,8 +126,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     if not callable(getattr(perturbation, "sample_labels", None)):
         raise InputError(f"perturbation must have a sample_labels(table, n, seed) method, got "
                          f"{type(perturbation).__name__}")
-    if ties is not None and ties not in TIE_POLICIES:
-        raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+    check_ties(ties, allow_none=True)
     if test not in TESTS:
         raise InputError(f"test must be one of {', '.join(map(repr, TESTS))}, got {test!r} "
                          f"(a callable test cannot be vectorised over replicates)")
@@ -135,8 +134,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, got {correction!r}")
     check_probability("correction_alpha", correction_alpha)
     check_frame_options(round, highlight)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise InputError(f"seed must be a non-negative integer or None, got {seed!r}")
+    check_seed(seed)
     metrics = list(eval_metrics) if not isinstance(eval_metrics, (str, bytes)) else [eval_metrics]
     if not metrics:
         raise InputError("eval_metrics is empty; give at least one measure, e.g. ['RBP(p=0.8)', 'AP']")

@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, announce, check_int, check_probability
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
+from .._validation import InputError, announce, check_int, check_probability, check_ties
+from ..engine import AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
 from ..io import RunFileReader, read_qrels, read_runs, run_file_arguments, run_name
 from .._vocab import CORRECTIONS, TESTS, UNJUDGED_POLICIES
 from ..stats import correct_pvalues, paired_test
@@ -203,8 +203,7 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
         raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
     if unjudged not in UNJUDGED_POLICIES:
         raise InputError(f"unjudged must be one of {UNJUDGED_POLICIES}, got {unjudged!r}")
-    if ties is not None and ties not in TIE_POLICIES:
-        raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+    check_ties(ties, allow_none=True)
     if test not in TESTS:
         raise InputError(f"test must be one of {', '.join(map(repr, TESTS))}, got {test!r}")
     if correction is not None and correction not in CORRECTIONS:

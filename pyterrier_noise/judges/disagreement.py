@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr
 
-from .._validation import InputError, check_choice, check_int, check_number
+from .._validation import InputError, check_choice, check_int, check_number, check_rate, check_seed
 from ..engine import JudgmentTable
 from ..io import read_qrels
-from ._common import _binary_labels, _check_can_act, _label_column, _rate, _relabel, _warn
+from ._common import _binary_labels, _check_can_act, _label_column, _relabel, _warn
 from .base import JudgmentPerturbation
 from .metaap import META_AP_DEPTH, _MetaAP
-from .stream import _check_seed, _Rows, _Stream
+from .stream import _Rows, _Stream
 
 
 def _logistic_newton(g: np.ndarray, x: np.ndarray, y: np.ndarray, n_groups: int, rate: np.ndarray,
@@ -188,7 +188,7 @@ class FlipRateModel(_DisagreementModel):
         if (fnr is None) != (fpr is None):
             raise InputError("give both fnr and fpr (fixed rates), or neither (and fit the model)")
         if fnr is not None:
-            fnr, fpr = _rate("fnr", fnr), _rate("fpr", fpr)
+            fnr, fpr = check_rate("fnr", fnr), check_rate("fpr", fpr)
             if 1 - fnr <= fpr:
                 _warn(f"1 - fnr = {1 - fnr:g} <= fpr = {fpr:g}: this assessor is no better than chance")
             self._ub0 = self._ub1 = np.full(2, np.nan)
@@ -268,7 +268,7 @@ class MetarankLogisticModel(_DisagreementModel):
                  seed: int | None = 0, predictor: str = "meta_ap") -> None:
         super().__init__(scope, rel, off_label, on_label, seed)
         self.improper = check_choice("improper", improper, ("step", "rate", "universal"))
-        self.alpha = _rate("alpha", alpha)
+        self.alpha = check_rate("alpha", alpha)
         self._meta = _MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel", predictor)
         self.coefficients_: pd.DataFrame | None = None
         self.universal_: pd.DataFrame | None = None
@@ -477,7 +477,7 @@ def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: str 
     if len(no_rel):
         _warn(f"{len(no_rel)} topic(s) have no relevant document to sample (e.g. qid {table.topics[no_rel[0]]!r}); "
               f"only non-relevant documents are drawn for them")
-    rng = np.random.default_rng(_check_seed(seed))
+    rng = np.random.default_rng(check_seed(seed))
     u = rng.random(len(frame))
     group = np.where(inside, tix * 2 + relevant.astype(np.int64), -1)
 

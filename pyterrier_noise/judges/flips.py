@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
-from .._validation import InputError, check_choice, check_number
+from .._validation import InputError, check_choice, check_number, check_rate
 from ..engine import JudgmentTable
-from ._common import _as_table, _binarise, _binary_labels, _check_can_act, _rate, _relabel, _warn
+from ._common import _as_table, _binarise, _binary_labels, _check_can_act, _relabel, _warn
 from .base import JudgmentPerturbation
 from .metaap import META_AP_DEPTH, _MetaAP
 from .sampling import _inclusion
@@ -71,8 +71,8 @@ class _RateModel(JudgmentPerturbation):
     """Shared TPR / FPR handling and the (disc, bias) constructors."""
 
     def _set_rates(self, tpr: Any, fpr: Any) -> None:
-        self.tpr = _rate("tpr", tpr)
-        self.fpr = _rate("fpr", fpr)
+        self.tpr = check_rate("tpr", tpr)
+        self.fpr = check_rate("fpr", fpr)
         if self.tpr <= self.fpr:
             _warn(f"tpr={self.tpr:g} <= fpr={self.fpr:g}: this judge is no better than chance (it calls relevant "
                   f"documents relevant no more often than non-relevant ones)")

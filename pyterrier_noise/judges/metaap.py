@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce, check_choice, check_int
+from .._validation import InputError, announce, check_choice, check_int, check_ties
 from .._vocab import META_AP_DEPTH, RUN_ORDERS
 from ..engine import AlignedRuns, JudgmentTable
 from ..engine.pools import judged_in_top
@@ -69,7 +69,7 @@ class _MetaAP:
             raise InputError(f"{what}: give either runs (to compute meta-AP) or metarank (a qid, docno, meta_ap "
                              f"frame), not {'both' if runs is not None else 'neither'}")
         self.depth = check_int("depth", depth, 1)
-        self.ties = check_choice("ties", ties, RUN_ORDERS)
+        self.ties = check_ties(ties, RUN_ORDERS)
         self.what = what
         self.runs = runs if runs is None or isinstance(runs, AlignedRuns) else read_runs(runs)
         self.frame = None if metarank is None else self._check_frame(metarank)

@@ -6,10 +6,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_choice, check_int
+from .._validation import InputError, check_int, check_rate, check_ties
 from ..engine import AlignedRuns, JudgmentTable, declare_topics, qrels_topics
 from ..io import read_runs
-from ._common import _as_table, _rate, _warn
+from ._common import _as_table, _warn
 from .base import JudgmentPerturbation
 from ..engine.pools import judged_in_top
 from .metaap import RUN_ORDERS, _aligned_for
@@ -46,7 +46,7 @@ class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
     def __init__(self, runs: Any, depth: int, *, ties: str = "trec_eval") -> None:
         super().__init__(0)   # deterministic: the seed is not used
         self.depth = check_int("depth", depth, 1)
-        self.ties = check_choice("ties", ties, RUN_ORDERS)
+        self.ties = check_ties(ties, RUN_ORDERS)
         if runs is None:
             raise InputError("PoolDepthReduction needs the runs that form the pool")
         self.runs = runs if isinstance(runs, AlignedRuns) else read_runs(runs)
@@ -94,7 +94,7 @@ class RandomRemoval(_KeepsTopics, JudgmentPerturbation):
 
     def __init__(self, fraction: float, *, exact: bool = False, seed: int | None = 0) -> None:
         super().__init__(seed)
-        self.fraction = _rate("fraction", fraction)
+        self.fraction = check_rate("fraction", fraction)
         self.exact = bool(exact)
 
     def _params(self) -> dict[str, Any]:
@@ -124,7 +124,7 @@ def deeply_judged_runs(runs: Any, qrels: Any, depth: int = 50, ties: str = "trec
     """
     depth = check_int("depth", depth, 1)
     table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels)
-    aligned = _aligned_for(runs, table, check_choice("ties", ties, RUN_ORDERS))
+    aligned = _aligned_for(runs, table, check_ties(ties, RUN_ORDERS))
     seg = np.repeat(np.arange(aligned.n_segments), aligned.seg_len)
     top_judged = (aligned.pos < depth) & (aligned.jidx >= 0)
     judged = np.bincount(seg[top_judged], minlength=aligned.n_segments).reshape(aligned.n_runs, aligned.n_topics)

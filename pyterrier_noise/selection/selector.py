@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from .._validation import InputError, announce, check_choice, check_probability, is_frame
+from .._validation import InputError, announce, check_choice, check_probability, check_seed, check_ties, is_frame
 from .._vocab import RUN_ORDERS, SELECTION_METHODS, SELECTION_TIE_BREAKS
 from ..engine import AlignedRuns, JudgmentTable
 from .contributions import _aligned_for, _contributions
@@ -111,9 +111,7 @@ class JudgmentSelector(_QueueWeights):
             raise InputError(f"argument 'batch_size': expected an integer >= 1, got {batch_size!r}")
         self.batch_size = int(batch_size)
         self.tie_break = check_choice("tie_break", tie_break, SELECTION_TIE_BREAKS)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(f"argument 'seed': expected a non-negative integer, got {seed!r}")
-        self.seed = int(seed)
+        self.seed = check_seed(seed, allow_none=False)
         if max_rel is not None and not max_rel > 0:
             raise InputError(f"argument 'max_rel': expected a positive number, got {max_rel!r}")
         self.rel, self.max_rel = float(rel), (None if max_rel is None else float(max_rel))
@@ -121,7 +119,7 @@ class JudgmentSelector(_QueueWeights):
         if isinstance(head_size, bool) or not isinstance(head_size, (int, np.integer)) or head_size < 1:
             raise InputError(f"argument 'head_size': expected an integer >= 1, got {head_size!r}")
         self.head_size = int(head_size)
-        check_choice("ties", ties, RUN_ORDERS)
+        check_ties(ties, RUN_ORDERS)
 
         init = None
         if initial_qrels is not None:
