@@ -92,10 +92,13 @@ def _one_of(choices) -> str:
     return f"one of {', '.join(map(repr, choices))}"
 
 
-def check_choice(name: str, value, choices):
-    """``value`` if it is one of ``choices``, else an InputError listing them."""
+def check_choice(name: str, value, choices, *, allow_none: bool = False):
+    """``value`` if it is one of ``choices`` (or None, with ``allow_none``), else an InputError listing them."""
+    if value is None and allow_none:
+        return None
     if value not in choices:
-        raise InputError(f"{name} must be {_one_of(choices)}, got {value!r}")
+        also = " (or None)" if allow_none else ""
+        raise InputError(f"{name} must be {_one_of(choices)}{also}, got {value!r}")
     return value
 
 

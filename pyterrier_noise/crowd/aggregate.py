@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import spsolve
 
-from .._validation import InputError, announce, check_int
+from .._validation import InputError, announce, check_choice, check_int
 from .._vocab import CROWD_METHODS as METHODS
 from .._vocab import CrowdMethod
 from ._table import _Index, _index, _judgments, _qrels
@@ -341,8 +341,7 @@ def aggregate(judgments: Any, method: CrowdMethod = "ratio",
     that takes qrels; use a graded gain such as ``RBP(p=0.9,max_rel=1)`` (gain = score), or map to
     categories with :func:`to_categories` first.
     """
-    if method not in METHODS:
-        raise InputError(f"method must be one of {list(METHODS)}, got {method!r}")
+    check_choice("method", method, METHODS)
     scores = _document_scores(judgments, {method}, **options)
     lab = scores[method].to_numpy()
     keep = ~np.isnan(lab)

@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._pool import fork_available, worker_pool
-from .._validation import InputError, announce, check_ties
+from .._validation import InputError, announce, check_choice, check_ties
 from ..io import RunFileReader, list_run_files, run_file_columns, run_name
 from .kernels import Labels
 from .kernels.common import suffix_sums
 from .registry import kernel_for
-from .._vocab import GROUPED_POLICIES
+from .._vocab import GROUPED_POLICIES, TOPIC_MISMATCH
 from .spec import MeasureSpec
 from .keys import _doc_vocabulary, _lookup, _unique_inverse, _with_unjudged_rows  # noqa: F401
 from .table import JudgmentTable, _natural_sort
@@ -639,8 +639,7 @@ def _check_options(ties: str, on_topic_mismatch: str, topics: object) -> bool:
     """Validate the options :meth:`AlignedRuns.build` and :meth:`AlignedRuns.from_columns` share;
     returns whether the topics come from the runs (``topics="runs"``)."""
     check_ties(ties)
-    if on_topic_mismatch not in ("warn", "error", "ignore"):
-        raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
+    check_choice("on_topic_mismatch", on_topic_mismatch, TOPIC_MISMATCH)
     topics_from_runs = isinstance(topics, str)
     if topics_from_runs and topics != "runs":
         raise InputError(f"topics must be a list of qids or 'runs', got {topics!r}")

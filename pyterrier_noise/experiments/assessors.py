@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce, check_int, check_probability
+from .._validation import InputError, announce, check_choice, check_int, check_probability
 from ..engine import AlignedRuns
 from .._vocab import TESTS
 from ..stats import all_pairs, kendall_tau, significant
@@ -176,8 +176,7 @@ def assessor_significance(runs: Any, qrels: Any, model: Any, measure: Any = "AP"
         ties: tie policy of the alignment.
     """
     alpha = check_probability("alpha", alpha)
-    if test not in TESTS:
-        raise InputError(f"test must be one of {list(TESTS)}, got {test!r}")
+    check_choice("test", test, TESTS)
     aligned, label, _, X0, X = _replicate_scores(runs, qrels, model, measure, n_replicates, seed, ties)
     T, R = aligned.n_topics, X.shape[2]
     if T < 2:

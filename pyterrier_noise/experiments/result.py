@@ -34,7 +34,7 @@ import pandas as pd
 
 from .._output import atomic_write
 from .._progress import progress_bar
-from .._validation import InputError, check_probability
+from .._validation import InputError, check_choice, check_probability
 from .._vocab import CORRECTIONS, TESTS
 from ._analysis import CONCLUSIONS, Analysis
 from ._common import RBO_P, measure_label, renamed
@@ -186,11 +186,8 @@ class RobustnessResult:
                round: Any, highlight: str | None, keep_values: bool, keep_pvalues: bool
                ) -> tuple["RobustnessResult", Analysis]:
         """An empty result and the streamed analysis that fills it (options checked here)."""
-        if test not in TESTS:
-            raise InputError(f"test must be one of {', '.join(map(repr, TESTS))}, got {test!r}")
-        if correction is not None and correction not in CORRECTIONS:
-            raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, "
-                             f"got {correction!r}")
+        check_choice("test", test, TESTS)
+        check_choice("correction", correction, CORRECTIONS, allow_none=True)
         alpha = check_probability("correction_alpha", correction_alpha)
         check_frame_options(round, highlight, measures)
         rbo_p = check_probability("rbo_p", rbo_p)

@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, announce, check_int, check_probability, check_seed, check_ties
+from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..measures.evaluate import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
-from .._vocab import CORRECTIONS, TESTS
+from .._vocab import CORRECTIONS, TESTS, TOPIC_MISMATCH
 from ._common import RBO_P, interactive, measure_label, renamed, spec_and_ties
 from ._frame import check_frame_options
 from ._systems import as_run, run_systems
@@ -119,19 +119,15 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     """
     progress = bool(renamed("progress", progress, "verbose", verbose, default=False)) and interactive()
     correction_alpha = renamed("correction_alpha", correction_alpha, "alpha", alpha, default=0.05)
-    if on_topic_mismatch not in ("warn", "error", "ignore"):
-        raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
+    check_choice("on_topic_mismatch", on_topic_mismatch, TOPIC_MISMATCH)
     n_replicates = check_int("n_replicates", n_replicates)
     chunk_size = check_int("chunk_size", chunk_size)
     if not callable(getattr(perturbation, "sample_labels", None)):
         raise InputError(f"perturbation must have a sample_labels(table, n, seed) method, got "
                          f"{type(perturbation).__name__}")
     check_ties(ties, allow_none=True)
-    if test not in TESTS:
-        raise InputError(f"test must be one of {', '.join(map(repr, TESTS))}, got {test!r} "
-                         f"(a callable test cannot be vectorised over replicates)")
-    if correction is not None and correction not in CORRECTIONS:
-        raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, got {correction!r}")
+    check_choice("test", test, TESTS)   # a callable test cannot be vectorised over replicates
+    check_choice("correction", correction, CORRECTIONS, allow_none=True)
     check_probability("correction_alpha", correction_alpha)
     check_frame_options(round, highlight)
     check_seed(seed)

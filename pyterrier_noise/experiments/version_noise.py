@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_int, check_probability
+from .._validation import InputError, check_choice, check_int, check_probability
 from .._vocab import DRAWS
 from ..engine import AlignedRuns
 from ..stats import correct_pvalues, paired_test
@@ -43,8 +43,7 @@ def resample_design(n_topics: int, n_versions: int, n_resamples: int, seed: int 
     topics ``integers(0, T, (B, T))``, versions ``integers(0, V, (B, T))`` (with ``draw="whole"``:
     ``integers(0, V, (B, 1))`` repeated over topics), then the versions of the fixed-topics
     resamples, drawn the same way."""
-    if draw not in DRAWS:
-        raise InputError(f"draw must be one of {DRAWS}, got {draw!r}")
+    check_choice("draw", draw, DRAWS)
     rng = np.random.default_rng(seed)
     cols = n_topics if draw == "topic" else 1
     topics = rng.integers(0, n_topics, (n_resamples, n_topics))

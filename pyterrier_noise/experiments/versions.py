@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, announce, check_int, check_probability, check_ties
+from .._validation import InputError, announce, check_choice, check_int, check_probability, check_ties
 from ..engine import AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
 from ..io import RunFileReader, read_qrels, read_runs, run_file_arguments, run_name
-from .._vocab import CORRECTIONS, TESTS, UNJUDGED_POLICIES
+from .._vocab import CORRECTIONS, TESTS, TOPIC_MISMATCH, UNJUDGED_POLICIES
 from ..stats import correct_pvalues, paired_test
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
@@ -105,8 +105,7 @@ def label_matrix(versions: Mapping[str, pd.DataFrame], topics: Sequence[str],
     """The union of the versions' judgments on ``topics`` as one table and its ``(J, V)`` label
     matrix (column ``v`` = version ``v``'s labels, NaN where it did not judge), under the policy
     ``unjudged`` (``"common"``: rows some version did not judge are NaN in every column)."""
-    if unjudged not in UNJUDGED_POLICIES:
-        raise InputError(f"unjudged must be one of {UNJUDGED_POLICIES}, got {unjudged!r}")
+    check_choice("unjudged", unjudged, UNJUDGED_POLICIES)
     keep = set(topics)
     frames = [f.loc[f["qid"].isin(keep), ["qid", "docno", "label"]] for f in versions.values()]
     union = pd.concat([f[["qid", "docno"]] for f in frames], ignore_index=True).drop_duplicates(ignore_index=True)
@@ -199,15 +198,11 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
         A :class:`VersionsResult`.
     """
     progress = bool(progress) and interactive()
-    if on_topic_mismatch not in ("warn", "error", "ignore"):
-        raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
-    if unjudged not in UNJUDGED_POLICIES:
-        raise InputError(f"unjudged must be one of {UNJUDGED_POLICIES}, got {unjudged!r}")
+    check_choice("on_topic_mismatch", on_topic_mismatch, TOPIC_MISMATCH)
+    check_choice("unjudged", unjudged, UNJUDGED_POLICIES)
     check_ties(ties, allow_none=True)
-    if test not in TESTS:
-        raise InputError(f"test must be one of {', '.join(map(repr, TESTS))}, got {test!r}")
-    if correction is not None and correction not in CORRECTIONS:
-        raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, got {correction!r}")
+    check_choice("test", test, TESTS)
+    check_choice("correction", correction, CORRECTIONS, allow_none=True)
     check_probability("correction_alpha", correction_alpha)
     check_probability("rbo_p", rbo_p)
     top_k = check_int("top_k", top_k, 1)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from .._validation import InputError, announce, check_choice, check_probability, check_seed, check_ties, is_frame
+from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties, is_frame
 from .._vocab import RUN_ORDERS, SELECTION_METHODS, SELECTION_TIE_BREAKS
 from ..engine import AlignedRuns, JudgmentTable
 from .contributions import _aligned_for, _contributions
@@ -107,18 +107,14 @@ class JudgmentSelector(_QueueWeights):
         self.power = power
         self.residual_scope = check_choice("residual_scope", residual_scope, _SCOPES)
         self.score_scope = check_choice("score_scope", score_scope, _SCOPES)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise InputError(f"argument 'batch_size': expected an integer >= 1, got {batch_size!r}")
-        self.batch_size = int(batch_size)
+        self.batch_size = check_int("batch_size", batch_size)
         self.tie_break = check_choice("tie_break", tie_break, SELECTION_TIE_BREAKS)
         self.seed = check_seed(seed, allow_none=False)
         if max_rel is not None and not max_rel > 0:
             raise InputError(f"argument 'max_rel': expected a positive number, got {max_rel!r}")
         self.rel, self.max_rel = float(rel), (None if max_rel is None else float(max_rel))
         self._gain = _gain_fn(self.rel, self.max_rel, self.p)
-        if isinstance(head_size, bool) or not isinstance(head_size, (int, np.integer)) or head_size < 1:
-            raise InputError(f"argument 'head_size': expected an integer >= 1, got {head_size!r}")
-        self.head_size = int(head_size)
+        self.head_size = check_int("head_size", head_size)
         check_ties(ties, RUN_ORDERS)
 
         init = None
@@ -171,9 +167,7 @@ class JudgmentSelector(_QueueWeights):
                 for q, n in per_topic_quota.items():
                     if str(q) not in set(self.topics):
                         raise InputError(f"argument 'per_topic_quota': qid {q!r} is not a topic of the runs")
-                    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-                        raise InputError(f"argument 'per_topic_quota': qid {q!r}: expected an integer >= 0, got {n!r}")
-                    self._quota[self.topics.index(str(q))] = int(n)
+                    self._quota[self.topics.index(str(q))] = check_int(f"per_topic_quota[{q!r}]", n, 0)
             elif isinstance(per_topic_quota, bool) or not isinstance(per_topic_quota, (int, np.integer)) \
                     or per_topic_quota < 0:
                 raise InputError(f"argument 'per_topic_quota': expected an integer >= 0 or {{qid: n}}, "
@@ -317,9 +311,7 @@ class JudgmentSelector(_QueueWeights):
         proposing twice without recording gives the same list.  Moffat et al. 2007, Sec. 3-4."""
         if n is None:
             n = self.batch_size
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise InputError(f"argument 'n': expected an integer >= 1, got {n!r}")
-        rows, weights = self._propose_rows(int(n))
+        rows, weights = self._propose_rows(check_int("n", n))
         self._last_prop = dict(zip(rows.tolist(), weights.tolist()))
         return [(self._qid[j], self._docno[j], float(w)) for j, w in zip(rows, weights)]
 
@@ -406,8 +398,7 @@ class JudgmentSelector(_QueueWeights):
         check_choice("missing", missing, ("nonrel", "bypass"))
         if stop is not None and not isinstance(stop, StopRule):
             raise InputError(f"argument 'stop': expected a StopRule, got {type(stop).__name__}")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise InputError(f"argument 'n': expected an integer >= 0, got {n!r}")
+        check_int("n", n, 0)
         labels = None
         if is_frame(oracle) or isinstance(oracle, JudgmentTable):
             cached = self._oracle_cache

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import numbers
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any, Optional, TextIO, Union
 
 import pandas as pd
 
-from .._validation import InputError
+from .._validation import InputError, check_int
 from ..io.topics import read_text, read_topics_file
 from .oracles import Label, Oracle, QuitJudging, _check_label, _fmt_label
 
@@ -53,9 +52,7 @@ class TerminalOracle(Oracle):
         if text is not None and not (isinstance(text, Mapping) or callable(text)):
             raise InputError(f"argument 'text': expected a mapping docno -> text or a function fn(docno), got {text!r}")
         self.text = text
-        if isinstance(max_chars, bool) or not isinstance(max_chars, numbers.Integral) or max_chars < 1:
-            raise InputError(f"argument 'max_chars': expected a positive integer, got {max_chars!r}")
-        self.max_chars = int(max_chars)
+        self.max_chars = check_int("max_chars", max_chars)
         self.input_fn = input_fn
         self.output = output
 

@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_probability, finite_array
+from .._validation import InputError, check_int, check_probability, finite_array
 
 __all__ = [
     "kendall_tau",
@@ -359,9 +359,8 @@ def rbo(x: object, y: object, p: float = 0.9,
     p = check_probability("p", p)
     if variant not in ("ext", "min", "res", "trunc"):
         raise InputError(f"variant must be 'ext', 'min', 'res' or 'trunc'; got {variant!r}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
-                              or depth < 1):
-        raise InputError(f"depth must be a positive integer or None, got {depth!r}")
+    if depth is not None:
+        check_int("depth", depth)
     if kind not in ("auto", "scores", "ranking"):
         raise InputError(f"kind must be 'auto', 'scores' or 'ranking'; got {kind!r}")
     kx, ky = _kind_of(x, kind), _kind_of(y, kind)
