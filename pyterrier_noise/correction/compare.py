@@ -13,6 +13,7 @@ import numpy as np
 from scipy import stats
 
 from .._validation import InputError, check_choice, check_probability
+from .._vocab import Alternative, SEMethod
 from ._common import SeedLike, _n_replicates, _p_value, _warn, _z
 from .estimates import SE_METHODS, CorrectedEstimate, _calibration_terms, _draw_thetas
 
@@ -49,8 +50,8 @@ class Comparison:
 
 def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
             calibration: Literal["auto", "shared", "independent"] = "auto",
-            paired: Literal["auto"] | bool = "auto", se: Literal["delta", "bootstrap"] = "delta",
-            alternative: Literal["two-sided", "greater", "less"] = "two-sided", alpha: float = 0.05,
+            paired: Literal["auto"] | bool = "auto", se: SEMethod = "delta",
+            alternative: Alternative = "two-sided", alpha: float = 0.05,
             n_replicates: int = 10_000, seed: SeedLike = 0, **deprecated: Any) -> Comparison:
     """Test ``a - b`` on corrected metrics (Goldberg et al. 2017, Eq 10/11).
 

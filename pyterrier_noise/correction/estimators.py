@@ -47,6 +47,7 @@ from scipy import sparse, stats
 
 from .._validation import InputError, check_choice, check_int
 from .._vocab import CHEAP_METHODS as METHODS
+from .._vocab import SEMethod
 from .._vocab import RUN_ORDERS, SCOPES, CheapMethod, Scope
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
 from .design import GoldSample, ht_covariance, ht_df
@@ -225,7 +226,7 @@ class CheapStudy:
     def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None,
                  variance: Literal["design", "pooled"] = "pooled",
                  goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
-                 goldberg_se: Literal["delta", "bootstrap"] = "delta", n_replicates: int = 1000,
+                 goldberg_se: SEMethod = "delta", n_replicates: int = 1000,
                  seed: int | None = 0, ap_min_relevant: float | None = None) -> None:
         if aligned.ties not in RUN_ORDERS:
             raise InputError(f"cheap-judge estimators need one order per ranking (ties 'trec_eval' or 'given'), "

@@ -46,7 +46,7 @@ from ..io import RunFileReader, list_run_files, run_file_columns, run_name
 from .kernels import Labels
 from .kernels.common import suffix_sums
 from .registry import kernel_for
-from .._vocab import GROUPED_POLICIES, TOPIC_MISMATCH
+from .._vocab import GROUPED_POLICIES, TOPIC_MISMATCH, TiePolicy, TopicMismatch
 from .spec import MeasureSpec
 from .keys import _doc_vocabulary, _lookup, _unique_inverse, _with_unjudged_rows  # noqa: F401
 from .table import JudgmentTable, _natural_sort
@@ -327,8 +327,8 @@ class AlignedRuns:
 
     @classmethod
     def build(cls, runs: "Mapping[str, pd.DataFrame] | pd.DataFrame | str", qrels,
-              ties: str = "trec_eval", topics: Sequence[str] | str | None = None,
-              on_topic_mismatch: str = "warn", keep_docnos: bool = False,
+              ties: TiePolicy = "trec_eval", topics: Sequence[str] | str | None = None,
+              on_topic_mismatch: TopicMismatch = "warn", keep_docnos: bool = False,
               include_unjudged: bool = False, n_jobs: int | None = None) -> "AlignedRuns":
         """Align runs to qrels.
 
@@ -404,8 +404,8 @@ class AlignedRuns:
                              keep_docnos)
 
     @classmethod
-    def from_columns(cls, names: Sequence[str], columns: tuple, qrels, ties: str = "trec_eval",
-                     topics: Sequence[str] | str | None = None, on_topic_mismatch: str = "warn",
+    def from_columns(cls, names: Sequence[str], columns: tuple, qrels, ties: TiePolicy = "trec_eval",
+                     topics: Sequence[str] | str | None = None, on_topic_mismatch: TopicMismatch = "warn",
                      keep_docnos: bool = False, include_unjudged: bool = False) -> "AlignedRuns":
         """Align runs already read into flat columns: the tuple
         :func:`~pyterrier_noise.io.run_file_columns` returns for files whose run names are ``names``

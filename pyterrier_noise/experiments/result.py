@@ -35,7 +35,7 @@ import pandas as pd
 from .._output import atomic_write
 from .._progress import progress_bar
 from .._validation import InputError, check_choice, check_probability
-from .._vocab import CORRECTIONS, TESTS
+from .._vocab import CORRECTIONS, TESTS, Correction, Highlight, Test
 from ._analysis import CONCLUSIONS, Analysis
 from ._common import RBO_P, measure_label, renamed
 from ._frame import check_frame_options, experiment_frame, styled
@@ -113,11 +113,11 @@ class RobustnessResult:
     @classmethod
     def from_arrays(cls, true: Mapping[str, np.ndarray], values: Mapping[str, np.ndarray],
                     names: Sequence[str], topics: Sequence[str], baseline: int | str | None = None,
-                    test: str = "t", correction: str | None = None, correction_alpha: float | None = None,
+                    test: Test = "t", correction: Correction | None = None, correction_alpha: float | None = None,
                     seed: int | None = 0, rbo_p: float = RBO_P, rbo_variant: str = "ext",
                     p_bands: Sequence[float] = DEFAULT_P_BANDS, n_resamples: int = 10_000,
                     labels: pd.DataFrame | None = None, perquery: bool = False,
-                    round: int | Mapping[str, int] | None = None, highlight: str | None = None,
+                    round: int | Mapping[str, int] | None = None, highlight: Highlight | None = None,
                     progress: bool | None = None, keep_pvalues: bool = True, alpha: float | None = None,
                     verbose: bool | None = None) -> "RobustnessResult":
         """Analyse per-topic values under the true labels (``(S, T)`` per measure) and under R
@@ -232,7 +232,7 @@ class RobustnessResult:
         A new frame on every access."""
         return experiment_frame(self)
 
-    def style(self, highlight: str | None = None) -> Any:
+    def style(self, highlight: Highlight | None = None) -> Any:
         """:attr:`frame` as a pandas Styler, the best value of each measure marked as
         ``pt.Experiment(highlight=...)`` marks it (``"bold"`` or ``"color"``; default: the
         experiment's ``highlight``)."""

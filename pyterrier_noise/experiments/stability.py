@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
+from .._vocab import TiePolicy
 from ..io import read_runs
 from ..judges import meta_ap
 from ..stats import kendall_tau, paired_test, rbo
@@ -120,7 +121,7 @@ def _ranked(runs: Mapping[str, pd.DataFrame], depth: int) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def consensus_run(runs: Any, depth: int = 1000, ties: str = "trec_eval") -> pd.DataFrame:
+def consensus_run(runs: Any, depth: int = 1000, ties: TiePolicy = "trec_eval") -> pd.DataFrame:
     """Each topic's consensus ranking: documents by decreasing mean meta-AP over the runs.
 
     Rashidi, Zobel and Moffat (2023), Sec. 5.4: every document some run ranks in its top
@@ -140,7 +141,7 @@ def consensus_run(runs: Any, depth: int = 1000, ties: str = "trec_eval") -> pd.D
 
 
 def consensus_similarity(runs: Any, scores: Mapping[str, float] | pd.Series | None = None, *, top: int = 10,
-                         p: float = 0.98, depth: int = 1000, ties: str = "trec_eval") -> pd.DataFrame:
+                         p: float = 0.98, depth: int = 1000, ties: TiePolicy = "trec_eval") -> pd.DataFrame:
     """Each run's similarity to the consensus run, by group (Rashidi, Zobel and Moffat 2023, Sec. 5.4).
 
     For every run and topic, ``RBO@D = (1 - p) sum_{d <= D} p^(d-1) X_d / d`` between the run's

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError
-from .._vocab import CONCLUSIONS
+from .._vocab import CONCLUSIONS, Correction, Test
 from ..engine import JudgmentTable
 from ..stats import all_pairs, correct_pvalues, kendall_tau, rbo, tau_ap
 from ._analysis import conclusion_codes
@@ -87,7 +87,7 @@ def leaderboard_agreement(means: np.ndarray, versions: Sequence[str], names: Seq
 
 
 def pair_conclusions(values: np.ndarray, versions: Sequence[str], names: Sequence[str], reference: str,
-                     test: str = "t", correction: str | None = None, alpha: float = 0.05,
+                     test: Test = "t", correction: Correction | None = None, alpha: float = 0.05,
                      n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """The conclusion on every system pair ``(i < j)`` under every version.
 

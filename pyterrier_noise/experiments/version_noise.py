@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
-from .._vocab import DRAWS
+from .._vocab import DRAWS, Draw
 from ..engine import AlignedRuns
 from ..stats import correct_pvalues, paired_test
 
@@ -37,7 +37,7 @@ _BLOCK = 1 << 22
 
 
 def resample_design(n_topics: int, n_versions: int, n_resamples: int, seed: int = 0,
-                    draw: str = "topic") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    draw: Draw = "topic") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The draws of :func:`judgment_noise`: ``(topics, versions, versions_fixed_topics)``, each
     ``(n_resamples, n_topics)`` indices.  From ``numpy.random.default_rng(seed)`` in this order:
     topics ``integers(0, T, (B, T))``, versions ``integers(0, V, (B, T))`` (with ``draw="whole"``:
@@ -107,7 +107,7 @@ def model_values(res: "VersionsResult", model: Any, n_replicates: int, seed: int
     return out
 
 
-def judgment_noise(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0, draw: str = "topic",
+def judgment_noise(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0, draw: Draw = "topic",
                    confidence: float = 0.95, model: Any = None, n_replicates: int = 100) -> pd.DataFrame:
     """Judgment noise inside the significance test of every comparison.
 

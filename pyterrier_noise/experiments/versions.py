@@ -35,7 +35,8 @@ from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_int, check_probability, check_ties
 from ..engine import AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
 from ..io import RunFileReader, read_qrels, read_runs, run_file_arguments, run_name
-from .._vocab import CORRECTIONS, TESTS, TOPIC_MISMATCH, UNJUDGED_POLICIES
+from .._vocab import (CORRECTIONS, TESTS, TOPIC_MISMATCH, UNJUDGED_POLICIES, Correction, Draw, Test, TiePolicy,
+                      TopicMismatch, UnjudgedPolicy)
 from ..stats import correct_pvalues, paired_test
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
@@ -101,7 +102,7 @@ def _evaluated_topics(judged: dict[str, list[str]], reference: str, topics: pd.D
 
 
 def label_matrix(versions: Mapping[str, pd.DataFrame], topics: Sequence[str],
-                 unjudged: str = "trec_eval") -> tuple[JudgmentTable, np.ndarray]:
+                 unjudged: UnjudgedPolicy = "trec_eval") -> tuple[JudgmentTable, np.ndarray]:
     """The union of the versions' judgments on ``topics`` as one table and its ``(J, V)`` label
     matrix (column ``v`` = version ``v``'s labels, NaN where it did not judge), under the policy
     ``unjudged`` (``"common"``: rows some version did not judge are NaN in every column)."""
@@ -158,11 +159,11 @@ def _systems(retr_systems: Any, topics: pd.DataFrame | None, names: Sequence[str
 def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics: pd.DataFrame | None,
                         qrels: Mapping[str, Any], eval_metrics: Sequence[Any], names: Sequence[str] | None = None,
                         baseline: int | str | Sequence[int | str] | None = None, reference: str | None = None,
-                        test: str = "t", correction: str | None = None, correction_alpha: float = 0.05,
-                        perquery: bool = False, unjudged: str = "trec_eval", ties: str | None = None,
+                        test: Test = "t", correction: Correction | None = None, correction_alpha: float = 0.05,
+                        perquery: bool = False, unjudged: UnjudgedPolicy = "trec_eval", ties: TiePolicy | None = None,
                         top_k: int = 10, rbo_p: float = RBO_P, round: int | Mapping[str, int] | None = None,
                         n_resamples: int = 10_000, seed: int = 0, progress: bool | None = None,
-                        on_topic_mismatch: str = "warn") -> "VersionsResult":
+                        on_topic_mismatch: TopicMismatch = "warn") -> "VersionsResult":
     """``pt.Experiment`` over several label versions of the qrels, aligned once.
 
     Args:
@@ -434,7 +435,7 @@ class VersionsResult:
 
     # -- judgment noise (module version_noise) -------------------------------------------------
 
-    def judgment_noise(self, n_resamples: int = 1000, seed: int = 0, draw: str = "topic",
+    def judgment_noise(self, n_resamples: int = 1000, seed: int = 0, draw: Draw = "topic",
                        confidence: float = 0.95, model: Any = None, n_replicates: int = 100) -> pd.DataFrame:
         """Judgment noise inside the significance test: topics and label versions (or replicates of
         a judge ``model``) resampled jointly (:func:`~.version_noise.judgment_noise`), for every

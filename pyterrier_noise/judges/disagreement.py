@@ -9,6 +9,7 @@ import pandas as pd
 from scipy.special import expit, ndtr
 
 from .._validation import InputError, check_choice, check_int, check_number, check_rate, check_seed
+from .._vocab import RunOrder
 from ..engine import JudgmentTable
 from ..io import read_qrels
 from ._common import _binary_labels, _check_can_act, _label_column, _relabel, _warn
@@ -263,7 +264,7 @@ class MetarankLogisticModel(_DisagreementModel):
     """
 
     def __init__(self, runs: Any = None, *, metarank: Any = None, scope: str = "per_topic",
-                 improper: str = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: str = "trec_eval",
+                 improper: str = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
                  seed: int | None = 0, predictor: str = "meta_ap") -> None:
         super().__init__(scope, rel, off_label, on_label, seed)
@@ -434,7 +435,7 @@ class MetarankLogisticModel(_DisagreementModel):
 
 def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: str = "uniform", *, runs: Any = None,
                                metarank: Any = None, n_bins: int = 5, depth: int = META_AP_DEPTH,
-                               ties: str = "trec_eval", rel: float = 1, candidates: Any = None,
+                               ties: RunOrder = "trec_eval", rel: float = 1, candidates: Any = None,
                                seed: int | None = 0) -> pd.DataFrame:
     """Choose documents to re-judge: ``n_per_class`` relevant and non-relevant judgments per topic.
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, announce, check_choice, check_int, check_ties
-from .._vocab import META_AP_DEPTH, RUN_ORDERS
+from .._vocab import META_AP_DEPTH, RUN_ORDERS, RunOrder
 from ..engine import AlignedRuns, JudgmentTable
 from ..engine.pools import judged_in_top
 from ..io import read_qrels, read_runs
@@ -124,7 +124,7 @@ class _MetaAP:
         return values
 
 
-def meta_ap(runs: Any, docs: Any = None, depth: int = META_AP_DEPTH, ties: str = "trec_eval") -> pd.DataFrame:
+def meta_ap(runs: Any, docs: Any = None, depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval") -> pd.DataFrame:
     """Mean meta-AP ("metarank") of documents over a set of runs.
 
     ``meta_ap(d) = (1/M) sum_runs (1 + H_N - H_k)`` with ``k`` the 1-based rank of ``d`` in a run
@@ -168,7 +168,7 @@ def meta_ap(runs: Any, docs: Any = None, depth: int = META_AP_DEPTH, ties: str =
 
 
 def metarank(runs: Any, docs: Any = None, predictor: str = "meta_ap", depth: int = META_AP_DEPTH,
-             ties: str = "trec_eval") -> pd.DataFrame:
+             ties: RunOrder = "trec_eval") -> pd.DataFrame:
     """A metarank score of documents over a set of runs (Webber, Chandar and Carterette 2012, Sec. 3.2.1).
 
     ``predictor`` is one of the paper's three (compared in its Table 3):

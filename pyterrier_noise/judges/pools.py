@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_int, check_rate, check_ties
+from .._vocab import RunOrder
 from ..engine import AlignedRuns, JudgmentTable, declare_topics, qrels_topics
 from ..io import read_runs
 from ._common import _as_table, _warn
@@ -43,7 +44,7 @@ class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
 
     stochastic = False
 
-    def __init__(self, runs: Any, depth: int, *, ties: str = "trec_eval") -> None:
+    def __init__(self, runs: Any, depth: int, *, ties: RunOrder = "trec_eval") -> None:
         super().__init__(0)   # deterministic: the seed is not used
         self.depth = check_int("depth", depth, 1)
         self.ties = check_ties(ties, RUN_ORDERS)
@@ -116,7 +117,7 @@ class RandomRemoval(_KeepsTopics, JudgmentPerturbation):
         return np.where(remove, np.nan, L)
 
 
-def deeply_judged_runs(runs: Any, qrels: Any, depth: int = 50, ties: str = "trec_eval") -> list[str]:
+def deeply_judged_runs(runs: Any, qrels: Any, depth: int = 50, ties: RunOrder = "trec_eval") -> list[str]:
     """Runs whose ranking for every topic of the qrels has at least ``depth`` documents, all judged.
 
     Yang (2019), Sec. 4.2: the systems the thesis pools and scores in its

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_probability
+from .._vocab import RunOrder
 from .._warnings import PerturbationWarning
 from ..stats import paired_test
 from .disagreement import MetarankLogisticModel
@@ -27,7 +28,7 @@ __all__ = ["compare_predictors"]
 def compare_predictors(original: Any, alternative: Any, runs: Any,
                        predictors: Sequence[str] = ("meta_ap", "mean_inverse_rank", "max_inverse_rank"), *,
                        improper: str = "exclude", alpha: float = 0.05, depth: int = META_AP_DEPTH,
-                       ties: str = "trec_eval", rel: float = 1) -> pd.DataFrame:
+                       ties: RunOrder = "trec_eval", rel: float = 1) -> pd.DataFrame:
     """Goodness of fit of metarank predictors, pairwise (Webber, Chandar and Carterette 2012, Eq. 2, Table 3).
 
     For every predictor, per-topic logistic models of the alternative assessor's label given the

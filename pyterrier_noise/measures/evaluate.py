@@ -12,6 +12,7 @@ import numpy as np
 from ir_measures.measures import Measure
 
 from .._validation import InputError, check_ties, is_frame
+from .._vocab import TiePolicy, TopicMismatch
 from .._progress import status
 from .._warnings import NoiseWarning
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths, kernel_for
@@ -75,8 +76,8 @@ def with_residuals(*measures: Measure) -> list[Measure]:
     return out
 
 
-def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
-             perquery: bool = False, on_topic_mismatch: str = "warn",
+def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: TiePolicy | None = None,
+             perquery: bool = False, on_topic_mismatch: TopicMismatch = "warn",
              topics: "Sequence[str] | pd.DataFrame | None" = None, progress: bool = False) -> "pd.DataFrame":
     """Evaluate runs with the aligned engine: one alignment per tie policy, all measures at once.
 
@@ -134,8 +135,8 @@ class EvaluationArrays:
         return pd.DataFrame({"name": name, "qid": qid if self.perquery else "all", "measure": measure,
                              "value": value, "residual": residual})
 
-def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
-                    perquery: bool = False, on_topic_mismatch: str = "warn",
+def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: TiePolicy | None = None,
+                    perquery: bool = False, on_topic_mismatch: TopicMismatch = "warn",
                     topics: "Sequence[str] | pd.DataFrame | None" = None, progress: bool = False,
                     memory: float | None = DEFAULT_MEMORY) -> EvaluationArrays:
     """:func:`evaluate` without the frame: the same values as :class:`EvaluationArrays`.  Given run

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from .._validation import InputError, check_confusion, check_rate, check_seed
+from .._vocab import Missing
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -86,7 +87,7 @@ class QrelsOracle(Oracle):
     ``n_asked`` and ``n_missing`` count the questions and the documents that had no judgment.
     """
 
-    def __init__(self, qrels: Any, missing: str = "nonrel", nonrel_label: float = 0.0) -> None:
+    def __init__(self, qrels: Any, missing: Missing = "nonrel", nonrel_label: float = 0.0) -> None:
         from ..io import read_qrels
         if missing not in ("nonrel", "bypass"):
             raise InputError(f"argument 'missing': expected 'nonrel' or 'bypass', got {missing!r}")

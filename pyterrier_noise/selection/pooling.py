@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_int
-from .._vocab import SELECTION_METHODS
+from .._vocab import SELECTION_METHODS, SelectionMethod, SelectionTieBreak
 from .selector import JudgmentSelector
 
 __all__ = ["depth_pool", "rbp_pool"]
@@ -25,8 +25,8 @@ def depth_pool(runs: Any, depth: int, p: float = 0.8, pool_runs: Sequence[str] |
     return q
 
 
-def rbp_pool(runs: Any, budget: int, p: float = 0.8, method: str = "A", per_topic_quota: Any = None,
-             tie_break: str = "deterministic", seed: int = 0, pool_runs: Sequence[str] | None = None,
+def rbp_pool(runs: Any, budget: int, p: float = 0.8, method: SelectionMethod = "A", per_topic_quota: Any = None,
+             tie_break: SelectionTieBreak = "deterministic", seed: int = 0, pool_runs: Sequence[str] | None = None,
              residual_scope: str = "query") -> pd.DataFrame:
     """A static judgment list of ``budget`` documents by pooling, Method A or Method B, made before
     any judging (Method B is greedy but never needs a label: Moffat et al. 2007, Sec. 3).

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
-from .._vocab import BAND_ORDER_ALIASES, BAND_ORDERS
+from .._vocab import BAND_ORDERS, BAND_ORDER_ALIASES
 from .._warnings import deprecated
 
 __all__ = ["BAND_ORDERS", "BAND_ORDER_ALIASES", "band_boundaries", "first_multi_doc_band", "worst_case_delta_rr",
