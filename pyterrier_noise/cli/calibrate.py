@@ -84,7 +84,7 @@ def register_cli(subparsers: Any) -> None:
                    help="collection: the mean over these topics as the gold judge would score them (default); "
                         "topics: the population of topics (adds topic sampling)")
     p.add_argument("--alpha", type=float, default=0.05, help="the intervals are 1 - alpha (default 0.05)")
-    p.add_argument("--test", choices=list(SCOPES), default="topics",
+    p.add_argument("--test", choices=SCOPES[::-1], default="topics",
                    help="the pairs' p-values: topics (default): paired over topics, the difference's variance "
                         "includes topic sampling (what a paired t-test over topics asks); collection: the "
                         "difference on these topics only (the gold sample's noise alone)")
