@@ -10,7 +10,7 @@ import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
 from .._validation import InputError, check_choice, check_number, check_rate
-from .._vocab import RunOrder
+from .._vocab import JUDGE_NAMES, JudgeName, RunOrder
 from ..engine import JudgmentTable
 from ._common import _as_table, _binarise, _binary_labels, _check_can_act, _relabel, _warn
 from .base import JudgmentPerturbation
@@ -22,7 +22,7 @@ from .stream import _Rows, _Stream
 #: ``smart_neutral`` is the paper's main setting (TPR 0.93, FPR 0.07), ``extreme`` its low-TPR case
 #: (0.31, 0.07); ``nist_primary`` and ``crowd_secondary`` are Smucker & Jethani's estimates for
 #: primary (NIST) and secondary (crowd) assessors (0.78 / 0.06 and 0.79 / 0.14).
-JUDGES: dict[str, tuple[float, float]] = {
+JUDGES: dict[JudgeName, tuple[float, float]] = {   # the keys are _vocab.JUDGE_NAMES
     "smart_neutral": (3.0, 0.0),
     "nist_primary": (2.3, 0.37),
     "crowd_secondary": (1.9, 0.14),
@@ -105,11 +105,9 @@ class _RateModel(JudgmentPerturbation):
         return cls(tpr=tpr, fpr=fpr, **kwargs)
 
     @classmethod
-    def from_judge(cls, name: str, **kwargs: Any) -> Any:
+    def from_judge(cls, name: JudgeName, **kwargs: Any) -> Any:
         """The model for one of the named judges in :data:`JUDGES` (e.g. ``"smart_neutral"``)."""
-        if name not in JUDGES:
-            raise InputError(f"unknown judge {name!r}; expected one of {list(JUDGES)}")
-        return cls.from_discriminability(*JUDGES[name], **kwargs)
+        return cls.from_discriminability(*JUDGES[check_choice("name", name, JUDGE_NAMES)], **kwargs)
 
 
 class RandomFlips(_RateModel):
