@@ -24,7 +24,8 @@ __all__ = [
     "SelectionMethod", "SELECTION_METHODS", "SelectionTieBreak", "SELECTION_TIE_BREAKS",
     "Missing", "MISSING", "StopLeader", "STOP_LEADERS",
     "Design", "DESIGNS", "CheapMethod", "CHEAP_METHODS", "SEMethod", "SE_METHODS", "Scope", "SCOPES",
-    "CrowdMethod", "CROWD_METHODS",
+    "CrowdMethod", "CROWD_METHODS", "BiasWeighting", "BIAS_WEIGHTINGS", "RatioMethod", "RATIO_METHODS",
+    "PairTie", "PAIR_TIES", "Weighting", "WEIGHTINGS", "Improper", "IMPROPER_FITS",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -67,6 +68,13 @@ JUDGE_MODELS: tuple[JudgeModel, ...] = get_args(JudgeModel)
 #: the named judges of Rashidi, Zobel and Moffat (2023) (``judges.JUDGES`` gives their d' and bias)
 JudgeName = Literal["smart_neutral", "nist_primary", "crowd_secondary", "extreme"]
 JUDGE_NAMES: tuple[JudgeName, ...] = get_args(JudgeName)
+#: how ``RankBiasedFlips`` uses the rank weights: keeping the rates' expected counts, or as probabilities
+Weighting = Literal["relative", "absolute"]
+WEIGHTINGS: tuple[Weighting, ...] = get_args(Weighting)
+#: what the metarank model uses for a topic whose logistic fit is improper (separated): a step, 0/1
+#: by metarank (Webber, Chandar and Carterette 2012), the topic's empirical flip rate, or the pooled fit
+Improper = Literal["step", "rate", "universal"]
+IMPROPER_FITS: tuple[Improper, ...] = get_args(Improper)
 #: evaluation depth N of meta-AP (Aslam, Pavlu and Yilmaz 2005): "N = 1000, the maximum run length"
 META_AP_DEPTH = 1000
 
@@ -141,3 +149,12 @@ SCOPES: tuple[Scope, ...] = get_args(Scope)
 #: the scoring methods of ``crowd.document_scores``, in column order
 CrowdMethod = Literal["preference", "absolute", "ratio", "combined"]
 CROWD_METHODS: tuple[CrowdMethod, ...] = get_args(CrowdMethod)
+#: how a left-choice bias weights preference answers: by position, or the same for both sides
+BiasWeighting = Literal["position", "symmetric"]
+BIAS_WEIGHTINGS: tuple[BiasWeighting, ...] = get_args(BiasWeighting)
+#: how magnitude ratios become scores: log least squares, or rounds of the thesis's iteration
+RatioMethod = Literal["llsm", "iterative"]
+RATIO_METHODS: tuple[RatioMethod, ...] = get_args(RatioMethod)
+#: what a tied pairwise vote is for Krippendorff's alpha: a third category ``T``, or missing
+PairTie = Literal["T", "missing"]
+PAIR_TIES: tuple[PairTie, ...] = get_args(PairTie)

@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from .._vocab import JUDGE_MODELS, JUDGE_NAMES, META_AP_DEPTH, STOP_LEADERS, TIE_POLICIES
+from .._vocab import IMPROPER_FITS, JUDGE_MODELS, JUDGE_NAMES, META_AP_DEPTH, STOP_LEADERS, TIE_POLICIES, WEIGHTINGS
 
 
 def _parent() -> argparse.ArgumentParser:
@@ -153,13 +153,13 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
         g.add_argument("--ties", choices=list(TIE_POLICIES), default="trec_eval",
                        help="run order for meta-AP and pools: trec_eval (default) or given (the other policies "
                             "order runs as trec_eval does)")
-    g.add_argument("--weighting", choices=["relative", "absolute"], default="relative",
+    g.add_argument("--weighting", choices=list(WEIGHTINGS), default="relative",
                    help="rank-biased: keep the rates' expected counts (relative) or use the weights as probabilities")
     g.add_argument("--depth", type=int, help="pool-depth: pool depth k")
     g = p.add_argument_group("disagreement models (flip-rate, metarank)")
     g.add_argument("--alt-qrels", help="qrels of the alternative assessor (dual assessments)")
     g.add_argument("--scope", choices=["per-topic", "universal"], default="per-topic", help="fit per topic or pooled")
-    g.add_argument("--improper", choices=["step", "rate", "universal"], default="step",
+    g.add_argument("--improper", choices=list(IMPROPER_FITS), default="step",
                    help="metarank: what improper (separated) fits use: step, 0/1 by metarank as Webber, Chandar "
                         "and Carterette (2012) (default); rate, the topic's empirical flip rate; universal, the "
                         "pooled fit")

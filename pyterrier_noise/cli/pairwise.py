@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._vocab import CROWD_METHODS
+from .._vocab import BIAS_WEIGHTINGS, CROWD_METHODS, RATIO_METHODS
 from . import options
 
 
@@ -150,13 +150,13 @@ def register_cli(subparsers: Any) -> None:
     a.add_argument("--left-bias", default="0", metavar="B|auto",
                    help="left-choice rate minus right-choice rate to weight out of preference answers; "
                         "'auto' estimates it (on --reference's equally relevant pairs if given) (default: 0)")
-    a.add_argument("--bias-weighting", choices=["position", "symmetric"], default="position",
+    a.add_argument("--bias-weighting", choices=list(BIAS_WEIGHTINGS), default="position",
                    help="position: discount left choices by B/(1+B); symmetric: every choice 1-B / B, as the "
                         "thesis proposes (default: position)")
     a.add_argument("--eps", type=float, default=1.0, help="epsilon of ratios and combination (default: 1)")
     a.add_argument("--normalizer", default="observed", metavar="observed|N",
                    help="divide frequencies by each document's presentations or by N = K*X*Y (default: observed)")
-    a.add_argument("--ratio-method", choices=["llsm", "iterative"], default="llsm",
+    a.add_argument("--ratio-method", choices=list(RATIO_METHODS), default="llsm",
                    help="least-squares completion or the thesis's iteration (default: llsm)")
     a.add_argument("--iterations", type=int, default=100, help="iterations of --ratio-method iterative (default: 100)")
     a.add_argument("--gold-qrels", metavar="QRELS", default=None,

@@ -10,7 +10,8 @@ from typing import Any, Iterator, Literal, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce
+from .._validation import InputError, announce, check_choice
+from .._vocab import PAIR_TIES, PairTie
 from ._table import _qrels
 
 __all__ = ["document_agreement", "document_tau", "judgment_alpha", "SystemAgreement", "system_agreement"]
@@ -121,7 +122,7 @@ def document_tau(qrels_a: Any, qrels_b: Any) -> pd.DataFrame:
                          "tau": np.append(tau, mean)})
 
 
-def judgment_alpha(qrels_list: Sequence[Any], tie: Literal["T", "missing"] = "T") -> float:
+def judgment_alpha(qrels_list: Sequence[Any], tie: PairTie = "T") -> float:
     """Krippendorff's alpha of several qrels over within-topic document pairs (Yang 2019 Sec. 5.3.6).
 
     Each pair of documents of a topic is a unit; each qrels is a rater whose value is the pair's
@@ -133,8 +134,7 @@ def judgment_alpha(qrels_list: Sequence[Any], tie: Literal["T", "missing"] = "T"
     qrels_list = list(qrels_list)
     if len(qrels_list) < 2:
         raise InputError(f"judgment_alpha needs at least two qrels, got {len(qrels_list)}")
-    if tie not in ("T", "missing"):
-        raise InputError(f"tie must be 'T' or 'missing', got {tie!r}")
+    check_choice("tie", tie, PAIR_TIES)
     vals, start, _ = _score_matrix(qrels_list, "outer")
     parts = []
     for i, j, _t in _within_topic_pairs(start):

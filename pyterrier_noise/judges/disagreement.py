@@ -9,7 +9,7 @@ import pandas as pd
 from scipy.special import expit, ndtr
 
 from .._validation import InputError, check_choice, check_int, check_number, check_rate, check_seed
-from .._vocab import RunOrder
+from .._vocab import IMPROPER_FITS, Improper, RunOrder
 from ..engine import JudgmentTable
 from ..io import read_qrels
 from ._common import _binary_labels, _check_can_act, _label_column, _relabel, _warn
@@ -264,11 +264,11 @@ class MetarankLogisticModel(_DisagreementModel):
     """
 
     def __init__(self, runs: Any = None, *, metarank: Any = None, scope: str = "per_topic",
-                 improper: str = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval",
+                 improper: Improper = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
                  seed: int | None = 0, predictor: str = "meta_ap") -> None:
         super().__init__(scope, rel, off_label, on_label, seed)
-        self.improper = check_choice("improper", improper, ("step", "rate", "universal"))
+        self.improper = check_choice("improper", improper, IMPROPER_FITS)
         self.alpha = check_rate("alpha", alpha)
         self._meta = _MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel", predictor)
         self.coefficients_: pd.DataFrame | None = None

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
 from .._validation import InputError, check_choice, check_number, check_rate
-from .._vocab import JUDGE_NAMES, JudgeName, RunOrder
+from .._vocab import JUDGE_NAMES, WEIGHTINGS, JudgeName, RunOrder, Weighting
 from ..engine import JudgmentTable
 from ._common import _as_table, _binarise, _binary_labels, _check_can_act, _relabel, _warn
 from .base import JudgmentPerturbation
@@ -180,12 +180,12 @@ class RankBiasedFlips(_RateModel):
 
     def __init__(self, tpr: float | None, fpr: float | None, runs: Any = None, *, meta_ap: Any = None,
                  depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval",
-                 betas: Mapping[str, Sequence[float]] = WEBBER_TREC6, weighting: str = "relative",
+                 betas: Mapping[str, Sequence[float]] = WEBBER_TREC6, weighting: Weighting = "relative",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
                  seed: int | None = 0, binarise: bool = False) -> None:
         super().__init__(seed)
         self.binarise = _check_bool("binarise", binarise)
-        self.weighting = check_choice("weighting", weighting, ("relative", "absolute"))
+        self.weighting = check_choice("weighting", weighting, WEIGHTINGS)
         if weighting == "relative" or tpr is not None or fpr is not None:
             if tpr is None or fpr is None:
                 raise InputError("RankBiasedFlips needs tpr and fpr (the expected error counts) unless "

@@ -16,8 +16,8 @@ from typing import Literal, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError
-from .._vocab import Alternative, Correction, Test
+from .._validation import InputError, check_choice
+from .._vocab import PAIR_TIES, Alternative, Correction, PairTie, Test
 from ._checks import _alpha, _float_array
 from .agreement import _is_numeric, _pair_counts
 from .multiple import significant
@@ -136,7 +136,7 @@ class PreferenceUnits(NamedTuple):
     tie_rate: float
 
 
-def pairwise_preference_units(scores: object, tie: Literal["T", "missing"] = "T",
+def pairwise_preference_units(scores: object, tie: PairTie = "T",
                               atol: float = 0.0) -> PreferenceUnits:
     """Turn graded scores into pairwise preference units (Yang 2019, Table 2.12).
 
@@ -156,8 +156,7 @@ def pairwise_preference_units(scores: object, tie: Literal["T", "missing"] = "T"
         ``"L"/"R"/"T"`` (or NaN) indexed by ``(item_a, item_b)``; ``tie_rate`` is the share of
         non-missing votes that were ties (computed before ``tie="missing"`` is applied).
     """
-    if tie not in ("T", "missing"):
-        raise InputError(f"tie must be 'T' or 'missing'; got {tie!r}")
+    check_choice("tie", tie, PAIR_TIES)
     if not (isinstance(atol, (int, float)) and atol >= 0):
         raise InputError(f"atol must be a non-negative number, got {atol!r}")
     frame = scores if isinstance(scores, pd.DataFrame) else pd.DataFrame(np.asarray(scores))
