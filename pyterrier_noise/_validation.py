@@ -97,8 +97,7 @@ def check_choice(name: str, value, choices, *, allow_none: bool = False):
     if value is None and allow_none:
         return None
     if value not in choices:
-        also = " (or None)" if allow_none else ""
-        raise InputError(f"{name} must be {_one_of(choices)}{also}, got {value!r}")
+        raise InputError(f"{name} must be {'None or ' if allow_none else ''}{_one_of(choices)}, got {value!r}")
     return value
 
 

@@ -14,18 +14,24 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 __all__ = [
-    "TiePolicy", "TIE_POLICIES", "GroupedPolicy", "GROUPED_POLICIES", "RunOrder", "RUN_ORDERS",
-    "BandOrder", "BAND_ORDERS", "BAND_ORDER_ALIASES", "TieBreakStrategy", "TIE_BREAK_STRATEGIES",
-    "Precision", "PRECISIONS", "RangeColumn", "RANGE_COLUMNS",
-    "JudgeModel", "JUDGE_MODELS", "JudgeName", "JUDGE_NAMES", "META_AP_DEPTH",
-    "Test", "TESTS", "Alternative", "ALTERNATIVES", "Correction", "CORRECTIONS",
-    "Conclusion", "CONCLUSIONS", "Correlation", "CORRELATIONS", "UnjudgedPolicy", "UNJUDGED_POLICIES",
-    "Draw", "DRAWS", "TopicMismatch", "TOPIC_MISMATCH", "Highlight", "HIGHLIGHTS", "Fractional", "FRACTIONAL",
-    "SelectionMethod", "SELECTION_METHODS", "SelectionTieBreak", "SELECTION_TIE_BREAKS",
-    "Missing", "MISSING", "StopLeader", "STOP_LEADERS",
-    "Design", "DESIGNS", "CheapMethod", "CHEAP_METHODS", "SEMethod", "SE_METHODS", "Scope", "SCOPES",
-    "CrowdMethod", "CROWD_METHODS", "BiasWeighting", "BIAS_WEIGHTINGS", "RatioMethod", "RATIO_METHODS",
-    "PairTie", "PAIR_TIES", "Weighting", "WEIGHTINGS", "Improper", "IMPROPER_FITS",
+    "TiePolicy", "TIE_POLICIES", "GroupedPolicy", "GROUPED_POLICIES", "RunOrder", "RUN_ORDERS", "BandOrder",
+    "BAND_ORDERS", "BAND_ORDER_ALIASES", "TieBreakStrategy", "TIE_BREAK_STRATEGIES", "Precision",
+    "PRECISIONS", "RangeColumn", "RANGE_COLUMNS", "JudgeModel", "JUDGE_MODELS", "JudgeName", "JUDGE_NAMES",
+    "Weighting", "WEIGHTINGS", "Improper", "IMPROPER_FITS", "FitScope", "FIT_SCOPES", "PredictorImproper",
+    "PREDICTOR_IMPROPER", "BinStrategy", "BIN_STRATEGIES", "META_AP_DEPTH", "Test", "TESTS", "Alternative",
+    "ALTERNATIVES", "Correction", "CORRECTIONS", "Conclusion", "CONCLUSIONS", "Correlation", "CORRELATIONS",
+    "KendallVariant", "KENDALL_VARIANTS", "RboVariant", "RBO_VARIANTS", "RboScore", "RBO_SCORES",
+    "CorrelationInput", "CORRELATION_INPUTS", "RankTies", "RANK_TIES", "SpearmanMethod", "SPEARMAN_METHODS",
+    "AlphaLevel", "ALPHA_LEVELS", "IntervalMethod", "INTERVAL_METHODS", "TukeyMethod", "TUKEY_METHODS",
+    "PerqueryMissing", "PERQUERY_MISSING", "DistributionKind", "DISTRIBUTION_KINDS", "UnjudgedPolicy",
+    "UNJUDGED_POLICIES", "Draw", "DRAWS", "TopicMismatch", "TOPIC_MISMATCH", "Highlight", "HIGHLIGHTS",
+    "Fractional", "FRACTIONAL", "SelectionMethod", "SELECTION_METHODS", "SelectionTieBreak",
+    "SELECTION_TIE_BREAKS", "Missing", "MISSING", "SelectionScope", "SELECTION_SCOPES", "UnknownTopics",
+    "UNKNOWN_TOPICS", "CurveKind", "CURVE_KINDS", "StopLeader", "STOP_LEADERS", "Design", "DESIGNS",
+    "CheapMethod", "CHEAP_METHODS", "SEMethod", "SE_METHODS", "Unjudged", "UNJUDGED", "Variance", "VARIANCES",
+    "CalibrationSharing", "CALIBRATION_SHARING", "Scope", "SCOPES", "CrowdMethod", "CROWD_METHODS",
+    "AgreementPairs", "AGREEMENT_PAIRS", "BiasWeighting", "BIAS_WEIGHTINGS", "RatioMethod", "RATIO_METHODS",
+    "PairTie", "PAIR_TIES",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -75,6 +81,15 @@ WEIGHTINGS: tuple[Weighting, ...] = get_args(Weighting)
 #: by metarank (Webber, Chandar and Carterette 2012), the topic's empirical flip rate, or the pooled fit
 Improper = Literal["step", "rate", "universal"]
 IMPROPER_FITS: tuple[Improper, ...] = get_args(Improper)
+#: the disagreement models' fit: per topic, or one pooled over the topics
+FitScope = Literal["per_topic", "universal"]
+FIT_SCOPES: tuple[FitScope, ...] = get_args(FitScope)
+#: what the metarank predictors do with an improper (separated) fit: leave the topic out, or a step
+PredictorImproper = Literal["exclude", "step"]
+PREDICTOR_IMPROPER: tuple[PredictorImproper, ...] = get_args(PredictorImproper)
+#: how documents are drawn across metarank bins: uniformly, or evenly per bin
+BinStrategy = Literal["uniform", "even"]
+BIN_STRATEGIES: tuple[BinStrategy, ...] = get_args(BinStrategy)
 #: evaluation depth N of meta-AP (Aslam, Pavlu and Yilmaz 2005): "N = 1000, the maximum run length"
 META_AP_DEPTH = 1000
 
@@ -95,6 +110,39 @@ CONCLUSIONS: tuple[Conclusion, ...] = get_args(Conclusion)
 #: what phi matching maximises: Kendall's tau_b or rank-biased overlap
 Correlation = Literal["kendall", "rbo"]
 CORRELATIONS: tuple[Correlation, ...] = get_args(Correlation)
+#: Kendall's tau: tau_a (no correction for ties) or tau_b (corrected for ties)
+KendallVariant = Literal["a", "b"]
+KENDALL_VARIANTS: tuple[KendallVariant, ...] = get_args(KendallVariant)
+#: rank-biased overlap (Webber, Moffat and Zobel 2010): extrapolated, minimum, residual, truncated
+RboVariant = Literal["ext", "min", "res", "trunc"]
+RBO_VARIANTS: tuple[RboVariant, ...] = get_args(RboVariant)
+#: the RBO variants that are a similarity value (not the residual)
+RboScore = Literal["ext", "min", "trunc"]
+RBO_SCORES: tuple[RboScore, ...] = get_args(RboScore)
+#: what a correlation's inputs are: scores, rankings, or decided from them
+CorrelationInput = Literal["auto", "scores", "ranking"]
+CORRELATION_INPUTS: tuple[CorrelationInput, ...] = get_args(CorrelationInput)
+#: what a ranking correlation does with tied items: refuse them, or keep the first
+RankTies = Literal["error", "first"]
+RANK_TIES: tuple[RankTies, ...] = get_args(RankTies)
+#: Spearman's rho: Pearson's r of the ranks, or the ``1 - 6 sum d^2 / (n (n^2 - 1))`` shortcut
+SpearmanMethod = Literal["pearson", "shortcut"]
+SPEARMAN_METHODS: tuple[SpearmanMethod, ...] = get_args(SpearmanMethod)
+#: Krippendorff's alpha measurement levels
+AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
+ALPHA_LEVELS: tuple[AlphaLevel, ...] = get_args(AlphaLevel)
+#: a confidence interval of a mean: Student's t or the bootstrap
+IntervalMethod = Literal["t", "bootstrap"]
+INTERVAL_METHODS: tuple[IntervalMethod, ...] = get_args(IntervalMethod)
+#: Tukey's HSD: two-way (topics as blocks), one-way, or by randomisation
+TukeyMethod = Literal["blocked", "oneway", "randomised"]
+TUKEY_METHODS: tuple[TukeyMethod, ...] = get_args(TukeyMethod)
+#: what a per-query significance test does with a missing value: refuse it, or drop the topic
+PerqueryMissing = Literal["error", "drop"]
+PERQUERY_MISSING: tuple[PerqueryMissing, ...] = get_args(PerqueryMissing)
+#: how a distribution plot draws the replicates
+DistributionKind = Literal["box", "violin"]
+DISTRIBUTION_KINDS: tuple[DistributionKind, ...] = get_args(DistributionKind)
 #: how a versions experiment treats documents judged in one qrels version only
 UnjudgedPolicy = Literal["trec_eval", "common"]
 UNJUDGED_POLICIES: tuple[UnjudgedPolicy, ...] = get_args(UnjudgedPolicy)
@@ -123,6 +171,15 @@ SELECTION_TIE_BREAKS: tuple[SelectionTieBreak, ...] = get_args(SelectionTieBreak
 #: what a simulation does with a selected document the qrels do not judge
 Missing = Literal["nonrel", "bypass"]
 MISSING: tuple[Missing, ...] = get_args(Missing)
+#: which residuals (or scores) the selector's weights are over: each query's, or the whole system's
+SelectionScope = Literal["query", "system"]
+SELECTION_SCOPES: tuple[SelectionScope, ...] = get_args(SelectionScope)
+#: what a simulation does with a topic the qrels do not judge: skip it, or judge it as non-relevant
+UnknownTopics = Literal["skip", "judge"]
+UNKNOWN_TOPICS: tuple[UnknownTopics, ...] = get_args(UnknownTopics)
+#: a selection curve: the full range, or the projected value
+CurveKind = Literal["full", "projected"]
+CURVE_KINDS: tuple[CurveKind, ...] = get_args(CurveKind)
 #: the value the leading run must be separated by for a stopping rule to stop
 StopLeader = Literal["upper", "projected"]
 STOP_LEADERS: tuple[StopLeader, ...] = get_args(StopLeader)
@@ -139,6 +196,15 @@ CHEAP_METHODS: tuple[CheapMethod, ...] = get_args(CheapMethod)
 #: standard errors of a corrected estimate
 SEMethod = Literal["delta", "bootstrap"]
 SE_METHODS: tuple[SEMethod, ...] = get_args(SEMethod)
+#: a ranked run's unjudged documents in a corrected metric: gain zero, the lowest label's, or an error
+Unjudged = Literal["zero", "lowest", "error"]
+UNJUDGED: tuple[Unjudged, ...] = get_args(Unjudged)
+#: the cheap-judge estimators' variance: the design-based one, or the pooled one
+Variance = Literal["design", "pooled"]
+VARIANCES: tuple[Variance, ...] = get_args(Variance)
+#: whether two corrected estimates share one calibration (decided from the data with ``auto``)
+CalibrationSharing = Literal["auto", "shared", "independent"]
+CALIBRATION_SHARING: tuple[CalibrationSharing, ...] = get_args(CalibrationSharing)
 #: what one estimate is over: the collection's mean, or each topic
 Scope = Literal["collection", "topics"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -149,6 +215,9 @@ SCOPES: tuple[Scope, ...] = get_args(Scope)
 #: the scoring methods of ``crowd.document_scores``, in column order
 CrowdMethod = Literal["preference", "absolute", "ratio", "combined"]
 CROWD_METHODS: tuple[CrowdMethod, ...] = get_args(CrowdMethod)
+#: which pairs two assessors' agreement is over: all, those the second orders, or those it ties
+AgreementPairs = Literal["all", "b_ordered", "b_tied"]
+AGREEMENT_PAIRS: tuple[AgreementPairs, ...] = get_args(AgreementPairs)
 #: how a left-choice bias weights preference answers: by position, or the same for both sides
 BiasWeighting = Literal["position", "symmetric"]
 BIAS_WEIGHTINGS: tuple[BiasWeighting, ...] = get_args(BiasWeighting)

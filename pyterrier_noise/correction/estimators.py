@@ -40,13 +40,14 @@ per-topic estimates' variance over topics, which already holds some of the sampl
 """
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 from scipy import sparse, stats
 
 from .._validation import InputError, check_choice, check_int
 from .._vocab import CHEAP_METHODS as METHODS
+from .._vocab import SE_METHODS, VARIANCES, Variance
 from .._vocab import SEMethod
 from .._vocab import RUN_ORDERS, SCOPES, CheapMethod, Scope
 from ..engine import AlignedRuns, MeasureSpec, gains, position_weights
@@ -224,7 +225,7 @@ class CheapStudy:
     """
 
     def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None,
-                 variance: Literal["design", "pooled"] = "pooled",
+                 variance: Variance = "pooled",
                  goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
                  goldberg_se: SEMethod = "delta", n_replicates: int = 1000,
                  seed: int | None = 0, ap_min_relevant: float | None = None) -> None:
@@ -234,7 +235,7 @@ class CheapStudy:
         self.aligned = aligned
         self.specs = [s.validate() for s in specs]
         self.n_runs, self.n_topics = aligned.n_runs, aligned.n_topics
-        self.variance = check_choice("variance", variance, ("design", "pooled"))
+        self.variance = check_choice("variance", variance, VARIANCES)
         self.i, self.j = np.triu_indices(self.n_runs, 1) if pairs is None else (
             np.asarray(pairs[0], dtype=np.int64), np.asarray(pairs[1], dtype=np.int64))
         if self.i.shape != self.j.shape or (self.i.size and (min(self.i.min(), self.j.min()) < 0 or
@@ -248,7 +249,7 @@ class CheapStudy:
         np.minimum.at(self.best_rank, j["jidx"], j["pos"] + 1.0)
         self.goldberg_rank_bins = () if goldberg_rank_bins is None else tuple(int(e) for e in goldberg_rank_bins)
         self._rank_stratum, self._rank_names = rank_strata(self.best_rank, self.goldberg_rank_bins)
-        self.goldberg_se = check_choice("goldberg_se", goldberg_se, ("delta", "bootstrap"))
+        self.goldberg_se = check_choice("goldberg_se", goldberg_se, SE_METHODS)
         #: after an estimate by ``goldberg``: one row per measure and confusion matrix (``strata``), its gold
         #: pairs per gold grade, ``det_z`` (:func:`confusion_determinant_z`), ``weight`` (its share of the
         #: measure's weight over every run) and ``identified`` (``det_z >= 2``); None before

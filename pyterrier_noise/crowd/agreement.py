@@ -5,13 +5,13 @@ alpha over pair orders, and the agreement of the system orderings two qrels indu
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Literal, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._validation import InputError, announce, check_choice
-from .._vocab import PAIR_TIES, PairTie
+from .._vocab import AGREEMENT_PAIRS, PAIR_TIES, AgreementPairs, PairTie
 from ._table import _qrels
 
 __all__ = ["document_agreement", "document_tau", "judgment_alpha", "SystemAgreement", "system_agreement"]
@@ -58,7 +58,7 @@ def _within_topic_pairs(start: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndar
 
 
 def document_agreement(qrels_a: Any, qrels_b: Any,
-                       among: Literal["all", "b_ordered", "b_tied"] = "all") -> pd.DataFrame:
+                       among: AgreementPairs = "all") -> pd.DataFrame:
     """How two qrels order pairs of documents of the same topic (Yang 2019 Tables 5.5-5.7).
 
     Over the documents both judge: ``agree`` = both order the pair the same way strictly,
@@ -71,8 +71,7 @@ def document_agreement(qrels_a: Any, qrels_b: Any,
         ``qid, pairs, agree, disagree, tied, separated`` (shares), one row per topic and a final
         row ``qid="all"`` pooled over topics.
     """
-    if among not in ("all", "b_ordered", "b_tied"):
-        raise InputError(f"among must be 'all', 'b_ordered' or 'b_tied', got {among!r}")
+    check_choice("among", among, AGREEMENT_PAIRS)
     vals, start, topics = _score_matrix([qrels_a, qrels_b], "inner")
     T = len(topics)
     cnt = np.zeros((4, T))

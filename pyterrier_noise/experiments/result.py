@@ -35,7 +35,7 @@ import pandas as pd
 from .._output import atomic_write
 from .._progress import progress_bar
 from .._validation import InputError, check_choice, check_probability
-from .._vocab import CORRECTIONS, TESTS, Correction, Highlight, Test
+from .._vocab import CORRECTIONS, RBO_SCORES, TESTS, Correction, Highlight, RboScore, Test
 from ._analysis import CONCLUSIONS, Analysis
 from ._common import RBO_P, measure_label, renamed
 from ._frame import check_frame_options, experiment_frame, styled
@@ -114,7 +114,7 @@ class RobustnessResult:
     def from_arrays(cls, true: Mapping[str, np.ndarray], values: Mapping[str, np.ndarray],
                     names: Sequence[str], topics: Sequence[str], baseline: int | str | None = None,
                     test: Test = "t", correction: Correction | None = None, correction_alpha: float | None = None,
-                    seed: int | None = 0, rbo_p: float = RBO_P, rbo_variant: str = "ext",
+                    seed: int | None = 0, rbo_p: float = RBO_P, rbo_variant: RboScore = "ext",
                     p_bands: Sequence[float] = DEFAULT_P_BANDS, n_resamples: int = 10_000,
                     labels: pd.DataFrame | None = None, perquery: bool = False,
                     round: int | Mapping[str, int] | None = None, highlight: Highlight | None = None,
@@ -191,8 +191,7 @@ class RobustnessResult:
         alpha = check_probability("correction_alpha", correction_alpha)
         check_frame_options(round, highlight, measures)
         rbo_p = check_probability("rbo_p", rbo_p)
-        if rbo_variant not in ("ext", "min", "trunc"):
-            raise InputError(f"rbo_variant must be 'ext', 'min' or 'trunc', got {rbo_variant!r}")
+        check_choice("rbo_variant", rbo_variant, RBO_SCORES)
         bands = np.asarray(p_bands, dtype=np.float64)
         if bands.ndim != 1 or len(bands) < 2 or not (np.diff(bands) > 0).all() or bands[0] < 0 or bands[-1] > 1:
             raise InputError(f"p_bands must be at least two increasing edges within [0, 1], got {list(p_bands)}")

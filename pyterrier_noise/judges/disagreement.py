@@ -9,7 +9,7 @@ import pandas as pd
 from scipy.special import expit, ndtr
 
 from .._validation import InputError, check_choice, check_int, check_number, check_rate, check_seed
-from .._vocab import IMPROPER_FITS, Improper, RunOrder
+from .._vocab import BIN_STRATEGIES, FIT_SCOPES, IMPROPER_FITS, BinStrategy, FitScope, Improper, RunOrder
 from ..engine import JudgmentTable
 from ..io import read_qrels
 from ._common import _binary_labels, _check_can_act, _label_column, _relabel, _warn
@@ -92,7 +92,7 @@ class _DisagreementModel(JudgmentPerturbation):
 
     def __init__(self, scope: str, rel: Any, off_label: Any, on_label: Any, seed: Any) -> None:
         super().__init__(seed)
-        self.scope = check_choice("scope", scope, ("per_topic", "universal"))
+        self.scope = check_choice("scope", scope, FIT_SCOPES)
         self.rel, self.off_label, self.on_label = _binary_labels(rel, off_label, on_label)
         self._topics: list[str] = []
         self._b0 = self._b1 = self._const = np.zeros((0, 2))
@@ -181,7 +181,7 @@ class FlipRateModel(_DisagreementModel):
     ``fnr`` and ``fpr`` may also be given directly (no fitting; universal).
     """
 
-    def __init__(self, scope: str = "per_topic", *, fnr: float | None = None, fpr: float | None = None,
+    def __init__(self, scope: FitScope = "per_topic", *, fnr: float | None = None, fpr: float | None = None,
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
                  seed: int | None = 0) -> None:
         super().__init__(scope, rel, off_label, on_label, seed)
@@ -263,7 +263,7 @@ class MetarankLogisticModel(_DisagreementModel):
             paper's choice), ``"mean_inverse_rank"`` or ``"max_inverse_rank"`` (:func:`metarank`).
     """
 
-    def __init__(self, runs: Any = None, *, metarank: Any = None, scope: str = "per_topic",
+    def __init__(self, runs: Any = None, *, metarank: Any = None, scope: FitScope = "per_topic",
                  improper: Improper = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
                  seed: int | None = 0, predictor: str = "meta_ap") -> None:
@@ -433,8 +433,8 @@ class MetarankLogisticModel(_DisagreementModel):
         return table.fillna(0).astype(np.int64)
 
 
-def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: str = "uniform", *, runs: Any = None,
-                               metarank: Any = None, n_bins: int = 5, depth: int = META_AP_DEPTH,
+def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: BinStrategy = "uniform", *,
+                               runs: Any = None, metarank: Any = None, n_bins: int = 5, depth: int = META_AP_DEPTH,
                                ties: RunOrder = "trec_eval", rel: float = 1, candidates: Any = None,
                                seed: int | None = 0) -> pd.DataFrame:
     """Choose documents to re-judge: ``n_per_class`` relevant and non-relevant judgments per topic.
@@ -450,7 +450,7 @@ def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: str 
     Returns the chosen qrels rows (``qid, docno, label``) with ``original_relevant`` and, when
     metarank is known, ``meta_ap`` (and ``bin`` for ``"even"``), sorted by topic then docno.
     """
-    strategy = check_choice("strategy", strategy, ("uniform", "even"))
+    strategy = check_choice("strategy", strategy, BIN_STRATEGIES)
     n_per_class = check_int("n_per_class", n_per_class, 1)
     n_bins = check_int("n_bins", n_bins, 1)
     rel = check_number("rel", rel)

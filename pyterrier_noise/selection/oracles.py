@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from .._validation import InputError, check_confusion, check_rate, check_seed
-from .._vocab import Missing
+from .._validation import InputError, check_choice, check_confusion, check_rate, check_seed
+from .._vocab import MISSING, Missing
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -89,8 +89,7 @@ class QrelsOracle(Oracle):
 
     def __init__(self, qrels: Any, missing: Missing = "nonrel", nonrel_label: float = 0.0) -> None:
         from ..io import read_qrels
-        if missing not in ("nonrel", "bypass"):
-            raise InputError(f"argument 'missing': expected 'nonrel' or 'bypass', got {missing!r}")
+        check_choice("missing", missing, MISSING)
         q = read_qrels(qrels)
         self.qrels = q
         self.missing = missing

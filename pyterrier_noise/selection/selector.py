@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties, is_frame
-from .._vocab import RUN_ORDERS, SELECTION_METHODS, SELECTION_TIE_BREAKS
+from .._vocab import MISSING, RUN_ORDERS, SELECTION_METHODS, SELECTION_SCOPES, SELECTION_TIE_BREAKS
 from ..engine import AlignedRuns, JudgmentTable
 from .contributions import _aligned_for, _contributions
 from .oracles import NoisyOracle
@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["METHODS", "JudgmentSelector"]
 
 METHODS = SELECTION_METHODS
-_SCOPES = ("query", "system")
+_SCOPES = SELECTION_SCOPES
 _STATE_FORMAT = "pyterrier-noise/selection-state/1"
 
 
@@ -395,7 +395,7 @@ class JudgmentSelector(_QueueWeights):
         checked before the first judgment and after each one; when it fires, :attr:`stopped`
         says why.  Returns the number recorded, fewer than ``n`` only when the queue is exhausted
         or the stop rule fired."""
-        check_choice("missing", missing, ("nonrel", "bypass"))
+        check_choice("missing", missing, MISSING)
         if stop is not None and not isinstance(stop, StopRule):
             raise InputError(f"argument 'stop': expected a StopRule, got {type(stop).__name__}")
         check_int("n", n, 0)

@@ -11,13 +11,13 @@
 """
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice
-from .._vocab import PAIR_TIES, Alternative, Correction, PairTie, Test
+from .._vocab import ALPHA_LEVELS, PAIR_TIES, AlphaLevel, Alternative, Correction, PairTie, Test
 from ._checks import _alpha, _float_array
 from .agreement import _is_numeric, _pair_counts
 from .multiple import significant
@@ -38,7 +38,7 @@ __all__ = [
 # Krippendorff's alpha
 
 def krippendorff_alpha(data: object,
-                       level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal",
+                       level: AlphaLevel = "nominal",
                        categories: Sequence | None = None) -> float:
     """Krippendorff's alpha from a units x raters matrix with missing values.
 
@@ -68,8 +68,7 @@ def krippendorff_alpha(data: object,
         InputError: no unit has two values, non-numeric values for interval/ratio, negative
             values for ratio, values outside ``categories``.
     """
-    if level not in ("nominal", "ordinal", "interval", "ratio"):
-        raise InputError(f"level must be 'nominal', 'ordinal', 'interval' or 'ratio'; got {level!r}")
+    check_choice("level", level, ALPHA_LEVELS)
     arr = np.asarray(data.to_numpy() if isinstance(data, pd.DataFrame) else data, dtype=object)
     if arr.ndim != 2:
         raise InputError(f"data must be a 2-D units x raters matrix, got shape {arr.shape}")
