@@ -16,8 +16,9 @@ from typing import Literal, get_args
 __all__ = [
     "TiePolicy", "TIE_POLICIES", "GroupedPolicy", "GROUPED_POLICIES", "RunOrder", "RUN_ORDERS", "BandOrder",
     "BAND_ORDERS", "BAND_ORDER_ALIASES", "TieBreakStrategy", "TIE_BREAK_STRATEGIES", "Precision",
-    "PRECISIONS", "RangeColumn", "RANGE_COLUMNS", "JudgeModel", "JUDGE_MODELS", "JudgeName", "JUDGE_NAMES",
-    "Weighting", "WEIGHTINGS", "Improper", "IMPROPER_FITS", "FitScope", "FIT_SCOPES", "PredictorImproper",
+    "PRECISIONS", "RangeColumn", "RANGE_COLUMNS", "CwlTail", "CWL_TAILS", "TieStatsLevel", "TIE_STATS_LEVELS",
+    "WebRole", "WEB_ROLES", "JudgeModel", "JUDGE_MODELS", "JudgeName", "JUDGE_NAMES", "Weighting",
+    "WEIGHTINGS", "Improper", "IMPROPER_FITS", "FitScope", "FIT_SCOPES", "PredictorImproper",
     "PREDICTOR_IMPROPER", "BinStrategy", "BIN_STRATEGIES", "META_AP_DEPTH", "Test", "TESTS", "Alternative",
     "ALTERNATIVES", "Correction", "CORRECTIONS", "Conclusion", "CONCLUSIONS", "Correlation", "CORRELATIONS",
     "KendallVariant", "KENDALL_VARIANTS", "RboVariant", "RBO_VARIANTS", "RboScore", "RBO_SCORES",
@@ -64,6 +65,16 @@ PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 #: base scaled to the judged weight (Moffat and Zobel 2008)
 RangeColumn = Literal["base", "residual", "upper", "projected"]
 RANGE_COLUMNS: tuple[RangeColumn, ...] = get_args(RangeColumn)
+
+#: C/W/L measures' tail: cwl_eval's 1,000 ranks, or the closed-form infinite tail (Yang 2019, Sec. 2.3)
+CwlTail = Literal["cwl", "exact"]
+CWL_TAILS: tuple[CwlTail, ...] = get_args(CwlTail)
+#: what ``pyterrier-noise ties stats --level`` prints: the summary, per run, per topic, or tie-group sizes
+TieStatsLevel = Literal["summary", "runs", "topics", "sizes"]
+TIE_STATS_LEVELS: tuple[TieStatsLevel, ...] = get_args(TieStatsLevel)
+#: who a judging-server account is
+WebRole = Literal["assessor", "organiser"]
+WEB_ROLES: tuple[WebRole, ...] = get_args(WebRole)
 
 # ---------------------------------------------------------------------------------------------
 # judges

@@ -16,7 +16,8 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-from .._vocab import IMPROPER_FITS, JUDGE_MODELS, JUDGE_NAMES, META_AP_DEPTH, STOP_LEADERS, TIE_POLICIES, WEIGHTINGS
+from .._vocab import (FIT_SCOPES, IMPROPER_FITS, JUDGE_MODELS, JUDGE_NAMES, META_AP_DEPTH, STOP_LEADERS, TIE_POLICIES,
+                      WEIGHTINGS)
 
 
 def _parent() -> argparse.ArgumentParser:
@@ -158,7 +159,7 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
     g.add_argument("--depth", type=int, help="pool-depth: pool depth k")
     g = p.add_argument_group("disagreement models (flip-rate, metarank)")
     g.add_argument("--alt-qrels", help="qrels of the alternative assessor (dual assessments)")
-    g.add_argument("--scope", choices=["per-topic", "universal"], default="per-topic", help="fit per topic or pooled")
+    g.add_argument("--scope", choices=[s.replace("_", "-") for s in FIT_SCOPES], default="per-topic", help="fit per topic or pooled")
     g.add_argument("--improper", choices=list(IMPROPER_FITS), default="step",
                    help="metarank: what improper (separated) fits use: step, 0/1 by metarank as Webber, Chandar "
                         "and Carterette (2012) (default); rate, the topic's empirical flip rate; universal, the "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._vocab import BAND_ORDERS, BAND_ORDER_ALIASES, PRECISIONS
+from .._vocab import BAND_ORDER_ALIASES, BAND_ORDERS, PRECISIONS, TIE_STATS_LEVELS
 from . import options
 
 
@@ -205,7 +205,7 @@ def register_cli(subparsers: Any) -> None:
         epilog=TIES_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.output_format()])
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
-    p.add_argument("--level", choices=["summary", "runs", "topics", "sizes"], default="summary",
+    p.add_argument("--level", choices=list(TIE_STATS_LEVELS), default="summary",
                    help="which table to print (default: summary)")
     p.add_argument("--precision", choices=list(PRECISIONS), default="float64",
                    help="score equality in float64 (default) or float32 (trec_eval's)")
