@@ -21,13 +21,12 @@ tie statistics in :mod:`.stats` and the brute-force reference in :mod:`.expected
 from __future__ import annotations
 
 from fractions import Fraction
-from numbers import Integral
 
 import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .._validation import InputError, check_choice
+from .._validation import InputError, check_choice, check_seed
 from .._vocab import PRECISIONS, TIE_BREAK_STRATEGIES, BandOrder, Precision, TieBreakStrategy
 from .._warnings import deprecated
 from ._frames import (_check_unique, _codes, _docno_codes, _empty, _finish, _numeric, _order_keys, _positions,
@@ -191,9 +190,10 @@ class TieBreaker(pt.Transformer):
         self.strategy = check_choice("strategy", strategy, TIE_BREAK_STRATEGIES)
         self.precision = check_choice("precision", precision, PRECISIONS)
         if strategy == "random":
-            if seed is None or isinstance(seed, bool) or not isinstance(seed, Integral):
-                raise InputError(f"TieBreaker('random') needs an integer seed so that its order can be reproduced, "
-                                 f"got seed={seed!r}")
+            if seed is None:
+                raise InputError("TieBreaker('random') needs an integer seed so that its order can be reproduced, "
+                                 "got seed=None")
+            check_seed(seed, allow_none=False)
         elif seed is not None:
             raise InputError(f"seed is only used by strategy='random', not {strategy!r}")
         if not isinstance(rescore, bool):
