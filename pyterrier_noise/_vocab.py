@@ -17,22 +17,22 @@ __all__ = [
     "TiePolicy", "TIE_POLICIES", "GroupedPolicy", "GROUPED_POLICIES", "RunOrder", "RUN_ORDERS", "BandOrder",
     "BAND_ORDERS", "BAND_ORDER_ALIASES", "TieBreakStrategy", "TIE_BREAK_STRATEGIES", "Precision",
     "PRECISIONS", "RangeColumn", "RANGE_COLUMNS", "CwlTail", "CWL_TAILS", "TieStatsLevel", "TIE_STATS_LEVELS",
-    "WebRole", "WEB_ROLES", "JudgeModel", "JUDGE_MODELS", "JudgeName", "JUDGE_NAMES", "Weighting",
-    "WEIGHTINGS", "Improper", "IMPROPER_FITS", "FitScope", "FIT_SCOPES", "PredictorImproper",
-    "PREDICTOR_IMPROPER", "BinStrategy", "BIN_STRATEGIES", "META_AP_DEPTH", "Test", "TESTS", "Alternative",
-    "ALTERNATIVES", "Correction", "CORRECTIONS", "Conclusion", "CONCLUSIONS", "Correlation", "CORRELATIONS",
-    "KendallVariant", "KENDALL_VARIANTS", "RboVariant", "RBO_VARIANTS", "RboScore", "RBO_SCORES",
-    "CorrelationInput", "CORRELATION_INPUTS", "RankTies", "RANK_TIES", "SpearmanMethod", "SPEARMAN_METHODS",
-    "AlphaLevel", "ALPHA_LEVELS", "IntervalMethod", "INTERVAL_METHODS", "TukeyMethod", "TUKEY_METHODS",
-    "PerqueryMissing", "PERQUERY_MISSING", "DistributionKind", "DISTRIBUTION_KINDS", "UnjudgedPolicy",
-    "UNJUDGED_POLICIES", "Draw", "DRAWS", "TopicMismatch", "TOPIC_MISMATCH", "Highlight", "HIGHLIGHTS",
-    "Fractional", "FRACTIONAL", "SelectionMethod", "SELECTION_METHODS", "SelectionTieBreak",
-    "SELECTION_TIE_BREAKS", "Missing", "MISSING", "SelectionScope", "SELECTION_SCOPES", "UnknownTopics",
-    "UNKNOWN_TOPICS", "CurveKind", "CURVE_KINDS", "StopLeader", "STOP_LEADERS", "Design", "DESIGNS",
-    "CheapMethod", "CHEAP_METHODS", "SEMethod", "SE_METHODS", "Unjudged", "UNJUDGED", "Variance", "VARIANCES",
-    "CalibrationSharing", "CALIBRATION_SHARING", "Scope", "SCOPES", "CrowdMethod", "CROWD_METHODS",
-    "AgreementPairs", "AGREEMENT_PAIRS", "BiasWeighting", "BIAS_WEIGHTINGS", "RatioMethod", "RATIO_METHODS",
-    "PairTie", "PAIR_TIES",
+    "JudgeModel", "JUDGE_MODELS", "JudgeName", "JUDGE_NAMES", "Weighting", "WEIGHTINGS", "Improper",
+    "IMPROPER_FITS", "FitScope", "FIT_SCOPES", "PredictorImproper", "PREDICTOR_IMPROPER", "BinStrategy",
+    "BIN_STRATEGIES", "META_AP_DEPTH", "Test", "TESTS", "Alternative", "ALTERNATIVES", "Correction",
+    "CORRECTIONS", "Conclusion", "CONCLUSIONS", "Correlation", "CORRELATIONS", "KendallVariant",
+    "KENDALL_VARIANTS", "RboVariant", "RBO_VARIANTS", "RboScore", "RBO_SCORES", "CorrelationInput",
+    "CORRELATION_INPUTS", "RankTies", "RANK_TIES", "SpearmanMethod", "SPEARMAN_METHODS", "AlphaLevel",
+    "ALPHA_LEVELS", "IntervalMethod", "INTERVAL_METHODS", "TukeyMethod", "TUKEY_METHODS", "PerqueryMissing",
+    "PERQUERY_MISSING", "DistributionKind", "DISTRIBUTION_KINDS", "UnjudgedPolicy", "UNJUDGED_POLICIES",
+    "Draw", "DRAWS", "TopicMismatch", "TOPIC_MISMATCH", "Highlight", "HIGHLIGHTS", "Fractional", "FRACTIONAL",
+    "SelectionMethod", "SELECTION_METHODS", "SelectionTieBreak", "SELECTION_TIE_BREAKS", "Missing", "MISSING",
+    "SelectionScope", "SELECTION_SCOPES", "UnknownTopics", "UNKNOWN_TOPICS", "CurveKind", "CURVE_KINDS",
+    "StopLeader", "STOP_LEADERS", "Design", "DESIGNS", "CheapMethod", "CHEAP_METHODS", "SEMethod",
+    "SE_METHODS", "Unjudged", "UNJUDGED", "Variance", "VARIANCES", "CalibrationSharing",
+    "CALIBRATION_SHARING", "Scope", "SCOPES", "CrowdMethod", "CROWD_METHODS", "AgreementPairs",
+    "AGREEMENT_PAIRS", "BiasWeighting", "BIAS_WEIGHTINGS", "RatioMethod", "RATIO_METHODS", "PairTie",
+    "PAIR_TIES", "WebRole", "WEB_ROLES",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ RUN_ORDERS: tuple[RunOrder, ...] = get_args(RunOrder)
 #: (score descending, then docno descending) or ``"input"`` (row order)
 BandOrder = Literal["given", "trec_eval", "input"]
 BAND_ORDERS: tuple[BandOrder, ...] = get_args(BandOrder)
-#: the ``ties band --by`` words (the command's pinned contract) for two of those orders
+#: the ``band --by`` words (the command's pinned contract) for two of those orders
 BAND_ORDER_ALIASES: dict[str, BandOrder] = {"rank": "given", "score": "trec_eval"}
 #: TieBreaker's strategies: trec_eval's order, the given order (``rank`` column), row order, seeded random
 TieBreakStrategy = Literal["trec_eval", "given", "input", "random"]
@@ -61,20 +61,17 @@ TIE_BREAK_STRATEGIES: tuple[TieBreakStrategy, ...] = get_args(TieBreakStrategy)
 #: score precisions in which equal scores are ties: float64 (exact) or float32 (trec_eval's)
 Precision = Literal["float64", "float32"]
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
-#: the RBP range columns: the judged-only lower bound, the unjudged residual, their sum, and the
-#: base scaled to the judged weight (Moffat and Zobel 2008)
+#: the RBP range columns: the judged-only lower bound and the unjudged residual (Moffat and Zobel
+#: 2008), their sum, and the base divided by the judged weight
 RangeColumn = Literal["base", "residual", "upper", "projected"]
 RANGE_COLUMNS: tuple[RangeColumn, ...] = get_args(RangeColumn)
 
 #: C/W/L measures' tail: cwl_eval's 1,000 ranks, or the closed-form infinite tail (Yang 2019, Sec. 2.3)
 CwlTail = Literal["cwl", "exact"]
 CWL_TAILS: tuple[CwlTail, ...] = get_args(CwlTail)
-#: what ``pyterrier-noise ties stats --level`` prints: the summary, per run, per topic, or tie-group sizes
+#: what ``pyterrier-noise ties --level`` prints: the summary, per run, per topic, or tie-group sizes
 TieStatsLevel = Literal["summary", "runs", "topics", "sizes"]
 TIE_STATS_LEVELS: tuple[TieStatsLevel, ...] = get_args(TieStatsLevel)
-#: who a judging-server account is
-WebRole = Literal["assessor", "organiser"]
-WEB_ROLES: tuple[WebRole, ...] = get_args(WebRole)
 
 # ---------------------------------------------------------------------------------------------
 # judges
@@ -238,3 +235,10 @@ RATIO_METHODS: tuple[RatioMethod, ...] = get_args(RatioMethod)
 #: what a tied pairwise vote is for Krippendorff's alpha: a third category ``T``, or missing
 PairTie = Literal["T", "missing"]
 PAIR_TIES: tuple[PairTie, ...] = get_args(PairTie)
+
+# ---------------------------------------------------------------------------------------------
+# the judging server
+
+#: who a judging-server account is
+WebRole = Literal["assessor", "organiser"]
+WEB_ROLES: tuple[WebRole, ...] = get_args(WebRole)
