@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from ._validation import InputError
+from ._validation import InputError, check_int
 
 #: what each colour means, in every plot of the package
 COLOURS: dict[str, str] = {
@@ -119,8 +119,7 @@ def check_top(top: Any, n: int) -> int | None:
     """``top`` as a positive int below ``n`` (None: show every system)."""
     if top is None:
         return None
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise InputError(f"top must be a positive integer (the number of systems to show), got {top!r}")
+    top = check_int("top", top)   # the number of systems to show
     return top if top < n else None
 
 

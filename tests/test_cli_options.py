@@ -39,35 +39,6 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"pyterrier-noise {pn.__version__}"
 
 
-def _library(subpackage: str, name: str):
-    """A constant of the library: from the subpackage if it exports it, else from whichever of its
-    modules defines it (so the test survives a module being split)."""
-    import importlib
-    import pkgutil
-    package = importlib.import_module(f"pyterrier_noise.{subpackage}")
-    if hasattr(package, name):
-        return getattr(package, name)
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        if hasattr(module, name):
-            return getattr(module, name)
-    raise AssertionError(f"pyterrier_noise.{subpackage} has no {name}")
-
-
-@pytest.mark.parametrize("ours, subpackage, name", [
-    ("TIE_POLICIES", "engine", "TIE_POLICIES"), ("RUN_ORDERS", "judges", "RUN_ORDERS"),
-    ("JUDGE_NAMES", "judges", "JUDGES"), ("META_AP_DEPTH", "judges", "META_AP_DEPTH"),
-    ("TESTS", "stats", "TESTS"), ("CORRECTIONS", "stats", "CORRECTIONS"),
-    ("SELECTION_METHODS", "selection", "METHODS"), ("BAND_ORDERS", "ties", "BAND_ORDERS"),
-    ("PRECISIONS", "ties", "PRECISIONS"), ("CORRELATIONS", "experiments", "CORRELATIONS"),
-    ("PAIRWISE_METHODS", "crowd", "METHODS"), ("BAND_ORDER_ALIASES", "ties", "BAND_ORDER_ALIASES")])
-def test_choices_agree_with_the_library(ours, subpackage, name):
-    """options.py copies the library's choices so that building the parser imports nothing heavy."""
-    theirs = _library(subpackage, name)
-    mine = getattr(options, ours)
-    assert mine == (theirs if isinstance(mine, (int, dict)) else tuple(theirs))
-
-
 def _dests(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return {a.dest: a for a in parser._actions if a.dest != "help"}
 

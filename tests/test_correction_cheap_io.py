@@ -16,7 +16,7 @@ import pytest
 from cli_helpers import run_cli
 from pyterrier_noise._validation import InputError
 from pyterrier_noise._warnings import CorrectionWarning
-from pyterrier_noise.correction import METHODS, CheapStudy, GoldSample, sample_pairs
+from pyterrier_noise.correction import CheapStudy, GoldSample, sample_pairs
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
 from pyterrier_noise.io import read_cheap_qrels, write_trec_qrels, write_trec_run
 from pyterrier_noise.correction.estimators import MIN_DESIGN_DF
@@ -195,11 +195,6 @@ def test_cli_calibrate_gives_ndcg_under_the_pair_design(tmp_path):
     assert code == 0, stderr
     default = pd.read_csv(tmp_path / "default" / "systems.tsv", sep="\t")
     assert default["AP"].isna().all() and np.isfinite(default["nDCG@5"]).all()
-
-
-def test_cli_method_names_match_the_library():
-    from pyterrier_noise.cli import calibrate
-    assert set(calibrate.METHODS) == set(METHODS)
 
 
 def test_judging_session_serves_the_planned_pairs_durably(tmp_path):

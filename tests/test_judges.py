@@ -691,7 +691,8 @@ def test_bad_input(coll, table):
         RandomFlips(0.9, 0.1).replicates(coll.qrels, -3)
     with pytest.raises(InputError, match="seed must be a non-negative integer"):
         RandomFlips(0.9, 0.1, seed=-1)
-    with pytest.raises(InputError, match="unknown judge"):
+    with pytest.raises(InputError, match="name must be one of 'smart_neutral', 'nist_primary', 'crowd_secondary', "
+                                         "'extreme', got 'oracle'"):
         RandomFlips.from_judge("oracle")
     with pytest.raises(InputError, match="on_label must be >= rel"):
         RandomFlips(0.9, 0.1, on_label=0)

@@ -204,7 +204,7 @@ def test_noisy_confusion_matrix():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"tpr": 0.9}, "both 'tpr' and 'fpr'"),
-    ({"tpr": 1.2, "fpr": 0.1}, "'tpr'"),
+    ({"tpr": 1.2, "fpr": 0.1}, r"tpr must be a probability in \[0, 1\], got 1.2"),
     ({"tpr": 0.9, "fpr": 0.1, "confusion": np.eye(2)}, "not both"),
     ({"confusion": [[0.5, 0.4], [0, 1]]}, "row 0 sums to"),
     ({"confusion": [[1.5, -0.5], [0, 1]]}, "row 0, column 1"),

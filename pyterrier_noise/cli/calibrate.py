@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import CHEAP_METHODS, CORRECTIONS, DESIGNS, SCOPES
 from . import options
 
-METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")   # correction.METHODS (a test checks they agree)
 
 CALIBRATE_EXAMPLES = """examples:
   # 1. plan: which 300 pairs should people judge? (stratified by cheap label and rank weight)
@@ -69,7 +69,7 @@ def register_cli(subparsers: Any) -> None:
                         "file (.sqlite); required unless --plan")
     p.add_argument("--plan", type=int, default=None, metavar="N",
                    help="plan a gold sample of N pairs instead of calibrating (writes design.tsv, plan.tsv, plan.run)")
-    p.add_argument("--design", choices=["uniform", "stratified", "active"], default="stratified",
+    p.add_argument("--design", choices=list(DESIGNS), default="stratified",
                    help="with --plan: uniform (simple random sample), stratified (cheap label x rank weight; "
                         "default) or active (stratified; half the budget where the cheap judge is unsure and the "
                         "pair matters, after Zrnic and Candes 2024, half uniform)")
@@ -79,16 +79,16 @@ def register_cli(subparsers: Any) -> None:
                         "checked)")
     p.add_argument("--seed", type=int, default=0, help="with --plan: random seed (default 0)")
     p.add_argument("--method", default="naive,goldberg,ppi,ppi++,gold",
-                   help=f"comma-separated methods among {', '.join(METHODS)} (default all)")
-    p.add_argument("--scope", choices=["collection", "topics"], default="collection",
+                   help=f"comma-separated methods among {', '.join(CHEAP_METHODS)} (default all)")
+    p.add_argument("--scope", choices=list(SCOPES), default="collection",
                    help="collection: the mean over these topics as the gold judge would score them (default); "
                         "topics: the population of topics (adds topic sampling)")
     p.add_argument("--alpha", type=float, default=0.05, help="the intervals are 1 - alpha (default 0.05)")
-    p.add_argument("--test", choices=["topics", "collection"], default="topics",
+    p.add_argument("--test", choices=SCOPES[::-1], default="topics",
                    help="the pairs' p-values: topics (default): paired over topics, the difference's variance "
                         "includes topic sampling (what a paired t-test over topics asks); collection: the "
                         "difference on these topics only (the gold sample's noise alone)")
-    p.add_argument("--correction", choices=list(options.CORRECTIONS), default=None,
+    p.add_argument("--correction", choices=list(CORRECTIONS), default=None,
                    help="multiple-comparison correction of the pairs' p-values, per method and measure (as "
                         "pt.Experiment): adds 'M p-value corrected' and 'M reject' (default none)")
     p.add_argument("--correction-alpha", type=float, default=0.05,
@@ -117,9 +117,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from ..io import read_runs
 
     methods = [m.strip() for m in args.method.split(",") if m.strip()]
-    bad = [m for m in methods if m not in METHODS]
+    bad = [m for m in methods if m not in CHEAP_METHODS]
     if bad or not methods:
-        raise InputError(f"--method {args.method!r}: unknown method(s) {bad}; choose among {', '.join(METHODS)}")
+        raise InputError(f"--method {args.method!r}: unknown method(s) {bad}; choose among {', '.join(CHEAP_METHODS)}")
     if args.plan is None and args.gold is None:
         raise InputError("--gold is required (or --plan N to plan which pairs to judge)")
     if args.plan is not None and (args.gold is not None or args.sample is not None):

@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+from .._vocab import FRACTIONAL
 from . import options
 
 EVAL_EXAMPLES = """examples:
@@ -38,7 +39,7 @@ def register_cli(sub: Any) -> None:
     e.add_argument("--memory", type=_gib, default=4.0, metavar="GIB",
                    help="memory the evaluation may use, in GiB (default 4): more run files than fit are read, "
                         "aligned and evaluated a chunk of files at a time, with the same values")
-    e.add_argument("--fractional", choices=["truncate", "keep"], default="truncate",
+    e.add_argument("--fractional", choices=list(FRACTIONAL), default="truncate",
                    help="fractional qrels labels (1.5): truncate them as trec_eval does (default, with a warning "
                         "that counts them) or keep them as graded gains (e.g. aggregated crowd magnitudes)")
     e.set_defaults(handler=_cmd_eval)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import MISSING, RANGE_COLUMNS, SELECTION_TIE_BREAKS
 from . import options
 
 
@@ -51,7 +52,7 @@ def register_cli(subparsers: Any) -> None:
     j.add_argument("--p", type=float, default=None, help="RBP persistence used for selection (default: 0.8)")
     j.add_argument("--power", type=float, default=None, help="Method C's exponent (default: 3)")
     j.add_argument("--batch-size", type=int, default=None, help="documents proposed per update (default: 1)")
-    j.add_argument("--tie-break", choices=["deterministic", "random"], default=None,
+    j.add_argument("--tie-break", choices=list(SELECTION_TIE_BREAKS), default=None,
                    help="how equal weights are ordered (default: deterministic)")
     j.add_argument("--rel", type=float, default=None,
                    help="binary relevance: label >= REL is relevant (default: 1)")
@@ -67,7 +68,7 @@ def register_cli(subparsers: Any) -> None:
     j.add_argument("--labels", default="0,1", help="allowed labels at the prompt, comma-separated (default: 0,1)")
     j.add_argument("--qrels", default=None, metavar="QRELS",
                    help="take the labels from these qrels instead of asking a person (scripted sessions)")
-    j.add_argument("--missing", choices=["nonrel", "bypass"], default="nonrel",
+    j.add_argument("--missing", choices=list(MISSING), default="nonrel",
                    help="with --qrels: a document without a judgment is non-relevant (default) or bypassed")
     j.add_argument("--judge-unknown-topics", action="store_true",
                    help="with --qrels, for a new session: also judge topics of the runs on which the qrels hold no "
@@ -171,7 +172,7 @@ def _bounds_table(bounds: Any, p: float, n_topics: int, decimals: int = 4) -> st
     name), run names in full, fixed decimals, no index."""
     import math
     b = bounds.sort_values(["base", "name"], ascending=[False, True], kind="stable")
-    cols = ["base", "residual", "upper", "projected"]
+    cols = list(RANGE_COLUMNS)
     names = [str(x) for x in b["name"]]
     width = max([len("run"), *map(len, names)])
     num = max(len("projected"), decimals + 3)

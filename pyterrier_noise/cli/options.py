@@ -7,8 +7,8 @@ child (changing one command's default must not change another's).  The house voc
 RBP persistence, tie policies by their house names, progress bars on with ``--quiet`` to turn them
 off.
 
-This module imports only the standard library, so that ``--help`` answers at once: the choices
-below are literal copies of the library's public constants (a test checks that they agree).
+This module imports only the standard library and the package's vocabulary (``_vocab``, itself
+standard library only), so that ``--help`` answers at once.
 """
 from __future__ import annotations
 
@@ -16,34 +16,8 @@ import argparse
 import sys
 from typing import Any, Sequence
 
-# ---------------------------------------------------------------------------------------------
-# the library's choices, copied so that building the parser imports nothing heavy
-# (tests/test_cli_options.py checks each against the library's own constant)
-
-#: engine.TIE_POLICIES
-TIE_POLICIES = ("trec_eval", "given", "expected", "optimistic", "pessimistic")
-#: the orders of a run that the judge models and pools can follow (judges.models.RUN_ORDERS)
-RUN_ORDERS = ("trec_eval", "given")
-#: judges.JUDGES (named judges of Rashidi et al. 2023)
-JUDGE_NAMES = ("smart_neutral", "nist_primary", "crowd_secondary", "extreme")
-#: judges.models.META_AP_DEPTH
-META_AP_DEPTH = 1000
-#: stats.TESTS and stats.CORRECTIONS
-TESTS = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
-CORRECTIONS = ("bonferroni", "holm", "fdr_bh")
-#: selection.METHODS
-SELECTION_METHODS = ("pool", "A", "B", "C")
-#: ties.BAND_ORDERS, BAND_ORDER_ALIASES and PRECISIONS
-BAND_ORDERS = ("given", "trec_eval", "input")
-#: the band command's own words (its pinned contract) for two of those orders
-BAND_ORDER_ALIASES = {"rank": "given", "score": "trec_eval"}
-PRECISIONS = ("float64", "float32")
-#: experiments.CORRELATIONS
-CORRELATIONS = ("kendall", "rbo")
-#: crowd.METHODS
-PAIRWISE_METHODS = ("preference", "absolute", "ratio", "combined")
-#: perturbation models of ``perturb`` and ``robustness``
-MODELS = ("random", "rank-biased", "flip-rate", "metarank", "confusion", "pool-depth", "removal")
+from .._vocab import (FIT_SCOPES, IMPROPER_FITS, JUDGE_MODELS, JUDGE_NAMES, META_AP_DEPTH, STOP_LEADERS, TIE_POLICIES,
+                      WEIGHTINGS)
 
 
 def _parent() -> argparse.ArgumentParser:
@@ -155,7 +129,7 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
     """
     p = _parent()
     g = p.add_argument_group("perturbation model")
-    g.add_argument("--model", required=True, choices=list(MODELS),
+    g.add_argument("--model", required=True, choices=list(JUDGE_MODELS),
                    help="perturbation model (see `pyterrier-noise perturb --help`)" if for_robustness
                    else "perturbation model (see below)")
     g.add_argument("--rel", type=float, default=1.0, help="binary relevance: label >= REL (default 1)")
@@ -180,13 +154,13 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
         g.add_argument("--ties", choices=list(TIE_POLICIES), default="trec_eval",
                        help="run order for meta-AP and pools: trec_eval (default) or given (the other policies "
                             "order runs as trec_eval does)")
-    g.add_argument("--weighting", choices=["relative", "absolute"], default="relative",
+    g.add_argument("--weighting", choices=list(WEIGHTINGS), default="relative",
                    help="rank-biased: keep the rates' expected counts (relative) or use the weights as probabilities")
     g.add_argument("--depth", type=int, help="pool-depth: pool depth k")
     g = p.add_argument_group("disagreement models (flip-rate, metarank)")
     g.add_argument("--alt-qrels", help="qrels of the alternative assessor (dual assessments)")
-    g.add_argument("--scope", choices=["per-topic", "universal"], default="per-topic", help="fit per topic or pooled")
-    g.add_argument("--improper", choices=["step", "rate", "universal"], default="step",
+    g.add_argument("--scope", choices=[s.replace("_", "-") for s in FIT_SCOPES], default="per-topic", help="fit per topic or pooled")
+    g.add_argument("--improper", choices=list(IMPROPER_FITS), default="step",
                    help="metarank: what improper (separated) fits use: step, 0/1 by metarank as Webber, Chandar "
                         "and Carterette (2012) (default); rate, the topic's empirical flip rate; universal, the "
                         "pooled fit")
@@ -209,7 +183,7 @@ def selection_stop() -> argparse.ArgumentParser:
                    help="stop early once the mean residual (RBP at --p) of the top runs by midpoint is <= EPS")
     p.add_argument("--stop-top-k", type=int, default=None, metavar="K",
                    help="how many top runs --stop-top-residual averages (default: a third of the runs)")
-    p.add_argument("--stop-leader", choices=["upper", "projected"], default=None,
+    p.add_argument("--stop-leader", choices=list(STOP_LEADERS), default=None,
                    help="stop early once the leading run's base is above every other run's upper bound "
                         "(or projected value)")
     return p

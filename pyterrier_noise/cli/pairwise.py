@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import BIAS_WEIGHTINGS, CROWD_METHODS, RATIO_METHODS
 from . import options
 
 
@@ -139,7 +140,7 @@ def register_cli(subparsers: Any) -> None:
                     "and write a worker-quality table QRELS.workers.tsv beside them.",
         epilog=AGGREGATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("judgments", metavar="JUDGMENTS.csv", help="pairwise judgments (CSV, or TSV if .tsv)")
-    a.add_argument("--method", choices=list(options.PAIRWISE_METHODS), default="ratio",
+    a.add_argument("--method", choices=list(CROWD_METHODS), default="ratio",
                    help="which answers make the scores (default: ratio)")
     a.add_argument("--out", required=True, metavar="QRELS", help="TREC qrels file to write")
     a.add_argument("--reference", metavar="QRELS", default=None,
@@ -149,13 +150,13 @@ def register_cli(subparsers: Any) -> None:
     a.add_argument("--left-bias", default="0", metavar="B|auto",
                    help="left-choice rate minus right-choice rate to weight out of preference answers; "
                         "'auto' estimates it (on --reference's equally relevant pairs if given) (default: 0)")
-    a.add_argument("--bias-weighting", choices=["position", "symmetric"], default="position",
+    a.add_argument("--bias-weighting", choices=list(BIAS_WEIGHTINGS), default="position",
                    help="position: discount left choices by B/(1+B); symmetric: every choice 1-B / B, as the "
                         "thesis proposes (default: position)")
     a.add_argument("--eps", type=float, default=1.0, help="epsilon of ratios and combination (default: 1)")
     a.add_argument("--normalizer", default="observed", metavar="observed|N",
                    help="divide frequencies by each document's presentations or by N = K*X*Y (default: observed)")
-    a.add_argument("--ratio-method", choices=["llsm", "iterative"], default="llsm",
+    a.add_argument("--ratio-method", choices=list(RATIO_METHODS), default="llsm",
                    help="least-squares completion or the thesis's iteration (default: llsm)")
     a.add_argument("--iterations", type=int, default=100, help="iterations of --ratio-method iterative (default: 100)")
     a.add_argument("--gold-qrels", metavar="QRELS", default=None,

@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .._vocab import META_AP_DEPTH, RUN_ORDERS
 from . import options
 
 
@@ -89,7 +90,7 @@ def check_model_options(args: argparse.Namespace) -> None:
     """Refuse a model option that ``--model`` does not use (``--model removal --tpr 0.5`` would ignore
     the rate), naming the models that use it."""
     from .._validation import InputError
-    defaults = {**_DEFAULTS, "meta_depth": options.META_AP_DEPTH}
+    defaults = {**_DEFAULTS, "meta_depth": META_AP_DEPTH}
     given = [d for d, v in defaults.items() if getattr(args, d, v) != v]
     unused = [d for d in given if d not in _USES.get(args.model, set(given))]
     if unused:
@@ -133,7 +134,7 @@ def model_from_args(args: argparse.Namespace) -> Any:
         return value
 
     labels = {"rel": args.rel}
-    ties = args.ties if args.ties in options.RUN_ORDERS else "trec_eval"   # run order for meta-AP and pools
+    ties = args.ties if args.ties in RUN_ORDERS else "trec_eval"   # run order for meta-AP and pools
     if model == "random":
         return RandomFlips(**rates(), **labels, binarise=args.binarise, seed=args.seed)
     if model == "rank-biased":

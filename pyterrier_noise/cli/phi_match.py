@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+from .._vocab import CORRELATIONS, TIE_POLICIES
 from . import options
 
 
@@ -141,12 +142,12 @@ def register_cli(subparsers: Any) -> None:
         parents=[options.qrels_runs(),
                  options.measures(help="reference metric in ir_measures syntax: AP, nDCG, nDCG@10, P@10, RR ... "
                                        "(repeatable)"),
-                 options.ties(options.TIE_POLICIES[:3], default="trec_eval",
+                 options.ties(TIE_POLICIES[:3], default="trec_eval",
                               help="tie policy (default trec_eval: score, then docno descending)"),
                  options.output_format(), options.progress()])
     p.add_argument("--per-topic", action="store_true", help="also match every topic separately (phi against R)")
     p.add_argument("--grid", default="default", help="phi values to try (see below; default: 0.50..0.99, 0.995, 0.999)")
-    p.add_argument("--correlation", choices=list(options.CORRELATIONS), default="kendall",
+    p.add_argument("--correlation", choices=list(CORRELATIONS), default="kendall",
                    help="agreement of orderings to maximise: Kendall's tau_b (default) or RBO")
     p.add_argument("--rbo-p", type=float, default=0.98, help="RBO persistence (default 0.98)")
     p.add_argument("--rel", type=float, default=1.0, help="RBP counts label >= REL as relevant (default 1)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import CORRECTIONS, TESTS
 from . import options
 
 
@@ -45,8 +46,8 @@ def register_cli(subparsers: Any) -> None:
                  options.replicates(), options.seed(), options.out(force=True), options.progress(),
                  options.perturbation_model(for_robustness=True)])
     p.add_argument("--baseline", help="name of the baseline run (its file name without .gz)")
-    p.add_argument("--test", choices=list(options.TESTS), default="t", help="paired test over topics (default t)")
-    p.add_argument("--correction", choices=list(options.CORRECTIONS), default=None,
+    p.add_argument("--test", choices=list(TESTS), default="t", help="paired test over topics (default t)")
+    p.add_argument("--correction", choices=list(CORRECTIONS), default=None,
                    help="multiple-comparison correction within each replicate (default none)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--no-plots", action="store_true", help="write the TSV files only (no PNG plots, no report.html)")

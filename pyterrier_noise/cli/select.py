@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import MISSING, SELECTION_METHODS, SELECTION_TIE_BREAKS
 from . import options
 
 
@@ -136,7 +137,7 @@ def register_cli(subparsers: Any) -> None:
         epilog=SELECT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.out(force=True), options.seed(help="seed for --tie-break random (default 0)"),
                  options.selection_stop(), options.progress()])
-    s.add_argument("--method", choices=list(options.SELECTION_METHODS), default="C",
+    s.add_argument("--method", choices=list(SELECTION_METHODS), default="C",
                    help="selection method (default C)")
     s.add_argument("--p", type=float, default=0.8, help="RBP persistence used to select (default 0.8)")
     s.add_argument("--budget", type=int, default=None, help="number of judgments")
@@ -145,7 +146,7 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     s.add_argument("--pool-runs", default=None, help="runs that feed the pool: names a,b,c, a file of names, "
                                                      "or a runs-metadata CSV (contributed_judgments=yes)")
-    s.add_argument("--missing", choices=["nonrel", "bypass"], default="nonrel",
+    s.add_argument("--missing", choices=list(MISSING), default="nonrel",
                    help="a document the qrels do not judge: non-relevant (default) or skipped")
     s.add_argument("--judge-unknown-topics", action="store_true",
                    help="also judge topics of the runs on which the qrels hold no judgment (default: they are "
@@ -155,5 +156,5 @@ def register_cli(subparsers: Any) -> None:
                    help="extra persistence to evaluate at (repeatable)")
     s.add_argument("--batch-size", type=int, default=1, help="documents per weight update (default 1, exact)")
     s.add_argument("--per-topic-quota", type=int, default=None, help="at most this many judgments per topic")
-    s.add_argument("--tie-break", choices=["deterministic", "random"], default="deterministic")
+    s.add_argument("--tie-break", choices=list(SELECTION_TIE_BREAKS), default="deterministic")
     s.set_defaults(handler=_cmd_select)

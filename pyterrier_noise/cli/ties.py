@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import BAND_ORDER_ALIASES, BAND_ORDERS, PRECISIONS, TIE_STATS_LEVELS
 from . import options
 
 
@@ -88,7 +89,7 @@ def _cmd_band(args: argparse.Namespace) -> int:
     from .._output import atomic_file, check_output_file
     from ..io import write_trec_run
     from ..ties import TieBanding
-    banding = TieBanding(args.rho, by=options.BAND_ORDER_ALIASES.get(args.by, args.by))
+    banding = TieBanding(args.rho, by=BAND_ORDER_ALIASES.get(args.by, args.by))
     check_output_file(args.out)
     run = _read_one_run(args.run)
     out = _transform(banding, run, args.run)
@@ -177,7 +178,7 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("run", metavar="RUN", help="TREC run file (plain or .gz)")
     p.add_argument("--rho", required=True, help="growth factor >= 1 of the bands (1 = no ties), e.g. 1.5 or 3/2")
     p.add_argument("--out", required=True, help="output TREC run file (.gz to compress)")
-    p.add_argument("--by", choices=[*options.BAND_ORDER_ALIASES, *options.BAND_ORDERS], default="score",
+    p.add_argument("--by", choices=[*BAND_ORDER_ALIASES, *BAND_ORDERS], default="score",
                    help="the run order that decides the bands (default: score, then docno descending)")
     p.add_argument("--tag", default=None, help="run tag of the output (default: RUN's name + _band<rho>)")
     p.set_defaults(handler=_cmd_band)
@@ -203,9 +204,9 @@ def register_cli(subparsers: Any) -> None:
         epilog=TIES_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.output_format()])
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
-    p.add_argument("--level", choices=["summary", "runs", "topics", "sizes"], default="summary",
+    p.add_argument("--level", choices=list(TIE_STATS_LEVELS), default="summary",
                    help="which table to print (default: summary)")
-    p.add_argument("--precision", choices=list(options.PRECISIONS), default="float64",
+    p.add_argument("--precision", choices=list(PRECISIONS), default="float64",
                    help="score equality in float64 (default) or float32 (trec_eval's)")
     p.add_argument("--report", metavar="PATH", default=None,
                    help="also write an interactive HTML report (self-contained, works offline) to PATH "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import CORRECTIONS, TESTS, UNJUDGED_POLICIES
 from . import options
 
 VERSIONS_EXAMPLES = """examples:
@@ -63,11 +64,11 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("run_files", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     p.add_argument("--reference", help="the version the others are compared with (default: the first --qrels)")
     p.add_argument("--baseline", action="append", help="baseline run name (repeatable: one correction across all)")
-    p.add_argument("--test", choices=list(options.TESTS), default="t", help="paired test over topics (default t)")
-    p.add_argument("--correction", choices=list(options.CORRECTIONS), default=None,
+    p.add_argument("--test", choices=list(TESTS), default="t", help="paired test over topics (default t)")
+    p.add_argument("--correction", choices=list(CORRECTIONS), default=None,
                    help="multiple-comparison correction (default none)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--unjudged", choices=["trec_eval", "common"], default="trec_eval",
+    p.add_argument("--unjudged", choices=list(UNJUDGED_POLICIES), default="trec_eval",
                    help="pairs judged in one version and not another: unjudged as in trec_eval (default) or "
                         "restricted to the common pool")
     p.add_argument("--top-k", type=int, default=10, help="k of tau@k and the top-k overlap (default 10)")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_choice, check_int, check_probability
+from .._validation import InputError, check_choice, check_confusion, check_int, check_probability
 from ..io import read_qrels
 from ._common import _MAX_COND, _NEAR_RANDOM_Z, _SINGULAR_DET, SeedLike, _announce, _det_sd, _py, _warn
 
@@ -37,34 +37,8 @@ class JudgeCalibration:
     """
 
     def __init__(self, counts: Any, labels: Sequence[Any] | None = None) -> None:
-        if isinstance(counts, pd.DataFrame):
-            if labels is None:
-                labels = list(counts.index)
-            if list(counts.columns) != list(counts.index):
-                raise InputError(f"counts frame: the columns (bronze labels {list(counts.columns)}) must be "
-                                 f"the same labels in the same order as the index (gold labels "
-                                 f"{list(counts.index)})")
-            counts = counts.to_numpy()
-        try:
-            arr = np.asarray(counts, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError("counts must be a square array of non-negative integer counts") from None
-        if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.shape[0] < 2:
-            raise InputError(f"counts must be a square L x L array with L >= 2 (rows = gold label, "
-                             f"columns = bronze label), got shape {arr.shape}")
-        bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.round(arr))
-        if bad.any():
-            g, b = np.argwhere(bad)[0]
-            raise InputError(f"counts row {g}, column {b}: expected a non-negative integer count, "
-                             f"got {_py(arr[g, b])!r}")
-        n_labels = arr.shape[0]
-        if labels is None:
-            labels = list(range(n_labels))
+        labels, arr = check_confusion("counts", counts, labels, counts=True, numeric=False)
         labels = [_py(x) for x in labels]
-        if len(labels) != n_labels:
-            raise InputError(f"labels has {len(labels)} entries but counts is {n_labels} x {n_labels}")
-        if len(set(labels)) != n_labels:
-            raise InputError(f"labels must be distinct, got {labels}")
         numeric = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
                       for x in labels)
         if numeric:

@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_probability
+from .._vocab import CORRECTIONS, RUN_ORDERS, SCOPES, CheapMethod, Correction, Design, Scope
 from ..engine import AlignedRuns
 from ._common import _warn
 from .ap_pair import AP_FAMILIES
 from .design import GoldSample
-from .estimators import GOLDBERG_RANK_BINS, METHODS, CheapStudy, Scope, p_value
+from .estimators import GOLDBERG_RANK_BINS, METHODS, CheapStudy, p_value
 
 __all__ = ["cheap_experiment", "CheapResult", "plan_gold_sample", "measure_range", "rankings"]
 
@@ -43,8 +44,8 @@ class CheapResult:
     n_gold: int
     study: CheapStudy = field(repr=False)
 
-    def ranking(self, measure: str | None = None, method: str = "ppi++", alpha: float = 0.05,
-                correction: str = "holm") -> pd.DataFrame:
+    def ranking(self, measure: str | None = None, method: CheapMethod = "ppi++", alpha: float = 0.05,
+                correction: Correction = "holm") -> pd.DataFrame:
         """The runs ranked by ``method``'s estimate of ``measure``, each with a set of ranks that holds
         for every run at once with probability about ``1 - alpha``: ``rank lo`` is 1 plus the number of
         runs significantly better than it, ``rank hi`` the number of runs minus those significantly
@@ -180,7 +181,7 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
                      names: Sequence[str] | None = None,
                      goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
                      ap_min_relevant: float | None = None, test: Scope = "topics",
-                     correction: str | None = None, correction_alpha: float = 0.05,
+                     correction: Correction | None = None, correction_alpha: float = 0.05,
                      soft: bool = False) -> CheapResult:
     """Scores with intervals per system, and differences with p-values per pair, from cheap labels.
 
@@ -235,10 +236,9 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     methods = tuple(methods)
     for m in methods:
         check_choice("method", m, METHODS)
-    check_choice("scope", scope, ("collection", "topics"))
-    check_choice("test", test, ("collection", "topics"))
+    check_choice("scope", scope, SCOPES)
+    check_choice("test", test, SCOPES)
     if correction is not None:
-        from ..stats import CORRECTIONS
         check_choice("correction", correction, CORRECTIONS)
     alpha = check_probability("alpha", alpha)
     correction_alpha = check_probability("correction_alpha", correction_alpha)
@@ -251,7 +251,7 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     specs = []
     for m in measures:
         spec, ties = to_spec(m)
-        if ties not in ("trec_eval", "given"):
+        if ties not in RUN_ORDERS:
             raise InputError(f"measure {m!r}: tie policy {ties!r} is not supported here (trec_eval order only)")
         specs.append(spec)
     aligned = AlignedRuns.build(runs, cheap_q[["qid", "docno", "label"]], ties="trec_eval")
@@ -338,7 +338,7 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     return res
 
 
-def plan_gold_sample(runs: Any, cheap: Any, measures: Sequence[Any], n: int, *, design: str = "stratified",
+def plan_gold_sample(runs: Any, cheap: Any, measures: Sequence[Any], n: int, *, design: Design = "stratified",
                      n_bins: int = 3, seed: int | None = 0) -> pd.DataFrame:
     """Plan which cheap-judged pairs the humans should judge: :func:`~pyterrier_noise.correction.sample_pairs`
     on the pairs of ``cheap``, with each pair's importance its total rank weight in ``runs`` under the
@@ -370,7 +370,7 @@ def plan_gold_sample(runs: Any, cheap: Any, measures: Sequence[Any], n: int, *, 
     return smp.design_frame(table)
 
 
-def rankings(result: CheapResult, alpha: float = 0.05, correction: str = "holm") -> pd.DataFrame:
+def rankings(result: CheapResult, alpha: float = 0.05, correction: Correction = "holm") -> pd.DataFrame:
     """:meth:`CheapResult.ranking` of every measure and method, stacked (``measure, method, name, estimate,
     rank, rank lo, rank hi``); a measure a method did not estimate is left out."""
     frames = []
@@ -383,7 +383,7 @@ def rankings(result: CheapResult, alpha: float = 0.05, correction: str = "holm")
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
 
-def save_result(result: CheapResult, directory: Any, alpha: float = 0.05, correction: str = "holm") -> list[str]:
+def save_result(result: CheapResult, directory: Any, alpha: float = 0.05, correction: Correction = "holm") -> list[str]:
     """Write ``systems.tsv``, ``pairs.tsv``, ``ranking.tsv`` (:func:`rankings` at ``alpha`` with
     ``correction``) and one ``intervals-<measure>.png`` per measure into an open
     :class:`~pyterrier_noise._output.OutputDirectory`; returns the file names."""

@@ -13,6 +13,7 @@ import numpy as np
 from scipy import stats
 
 from .._validation import InputError, check_choice, check_probability
+from .._vocab import ALTERNATIVES, CALIBRATION_SHARING, Alternative, CalibrationSharing, SEMethod
 from ._common import SeedLike, _n_replicates, _p_value, _warn, _z
 from .estimates import SE_METHODS, CorrectedEstimate, calibration_terms, draw_thetas
 
@@ -48,9 +49,9 @@ class Comparison:
 
 
 def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
-            calibration: Literal["auto", "shared", "independent"] = "auto",
-            paired: Literal["auto"] | bool = "auto", se: Literal["delta", "bootstrap"] = "delta",
-            alternative: Literal["two-sided", "greater", "less"] = "two-sided", alpha: float = 0.05,
+            calibration: CalibrationSharing = "auto",
+            paired: Literal["auto"] | bool = "auto", se: SEMethod = "delta",
+            alternative: Alternative = "two-sided", alpha: float = 0.05,
             n_replicates: int = 10_000, seed: SeedLike = 0, **deprecated: Any) -> Comparison:
     """Test ``a - b`` on corrected metrics (Goldberg et al. 2017, Eq 10/11).
 
@@ -76,10 +77,10 @@ def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
             raise InputError(f"{name} must be a CorrectedEstimate (from corrected_precision etc.), got "
                              f"{type(e).__name__}")
     n_replicates = _n_replicates(n_replicates, deprecated)
-    check_choice("calibration", calibration, ("auto", "shared", "independent"))
+    check_choice("calibration", calibration, CALIBRATION_SHARING)
     check_choice("paired", paired, ("auto", True, False))
     check_choice("se", se, SE_METHODS)
-    check_choice("alternative", alternative, ("two-sided", "greater", "less"))
+    check_choice("alternative", alternative, ALTERNATIVES)
     alpha = check_probability("alpha", alpha)
     same = a.calibration.same_sample(b.calibration)
     if calibration == "auto":

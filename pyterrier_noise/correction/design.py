@@ -29,22 +29,21 @@ totals at once (stratified: ``sum_h N_h^2 (1 - f_h) s_h^2 / n_h``; Poisson:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int
+from .._vocab import DESIGNS, Design
 
 __all__ = ["GoldSample", "sample_pairs", "sample_topics", "ht_covariance", "ht_df", "DESIGNS", "PlannedSelector",
            "planned_selector", "post_stratify", "srs_plausibility", "MIN_POST_STRATUM"]
 
-DESIGNS = ("uniform", "stratified", "active")
 #: the fewest gold pairs a post-stratum keeps (:func:`post_stratify` merges neighbouring strata below it)
 MIN_POST_STRATUM = 10
 #: the share of an active design's budget allocated in proportion to the strata's sizes (uniform)
 ACTIVE_MIX = 0.5
-Design = Literal["uniform", "stratified", "active"]
 
 
 @dataclass(eq=False)

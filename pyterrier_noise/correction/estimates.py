@@ -11,12 +11,13 @@ nDCG, AP, RR and other non-linear metrics are not covered by the paper and are n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
+from .._vocab import SE_METHODS, SEMethod, Unjudged
 from ..engine import MeasureSpec, position_weights, rbp_weights
 from ._common import _BOOT_CELLS, _SINGULAR_DET, SeedLike, _check_ddof, _n_replicates, _warn, _z
 from .calibration import JudgeCalibration, calibration_arg
@@ -25,7 +26,6 @@ from .ranked import label_positions
 __all__ = ["label_mass", "MassCorrection", "corrected_from_mass", "corrected_from_strata", "CorrectedEstimate",
            "corrected_metric", "corrected_precision", "corrected_dcg", "corrected_rbp"]
 
-SE_METHODS = ("delta", "bootstrap")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -353,8 +353,7 @@ def finish_estimate(measure: str, calibration: JudgeCalibration, v: np.ndarray, 
 # ------------------------------------------------------------------------------------------------
 # corrected metrics of runs or label matrices
 
-SE = Literal["delta", "bootstrap"]
-Unjudged = Literal["zero", "lowest", "error"]
+SE = SEMethod
 
 
 def _estimate(measure: str, calibration: JudgeCalibration, idx: np.ndarray, qids: pd.Index, discount: np.ndarray,

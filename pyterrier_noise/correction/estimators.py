@@ -40,12 +40,16 @@ per-topic estimates' variance over topics, which already holds some of the sampl
 """
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 from scipy import sparse, stats
 
 from .._validation import InputError, check_choice, check_int
+from .._vocab import CHEAP_METHODS as METHODS
+from .._vocab import SE_METHODS, VARIANCES, Variance
+from .._vocab import SEMethod
+from .._vocab import RUN_ORDERS, SCOPES, CheapMethod, Scope
 from ..engine import AlignedRuns, MeasureSpec, position_weights
 from .design import GoldSample, ht_covariance, ht_df
 from ._common import _NEAR_RANDOM_Z, _det_sd, _warn, measure_gains
@@ -58,12 +62,10 @@ from .ap_pair import AP_FAMILIES, ap_pair_design
 
 __all__ = ["CheapStudy", "Estimates", "METHODS", "LINEAR_FAMILIES", "confusion_determinant_z"]
 
-METHODS = ("naive", "goldberg", "gold", "ppi", "ppi++")
 _CACHED_PAIRS = 2000     # up to this many pairs of runs, their rank-weight products are kept (sparse)
 LINEAR_FAMILIES = ("P", "DCG", "RBP")
 #: Goldberg et al.'s correction fitted within these rank bins by default (``[10]``: best rank 1-10, 11+)
 GOLDBERG_RANK_BINS: tuple[int, ...] = (10,)
-Scope = Literal["collection", "topics"]
 
 
 class Estimates(NamedTuple):
@@ -215,17 +217,17 @@ class CheapStudy:
     """
 
     def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None,
-                 variance: Literal["design", "pooled"] = "pooled",
+                 variance: Variance = "pooled",
                  goldberg_rank_bins: Sequence[int] | None = GOLDBERG_RANK_BINS,
-                 goldberg_se: Literal["delta", "bootstrap"] = "delta", n_replicates: int = 1000,
+                 goldberg_se: SEMethod = "delta", n_replicates: int = 1000,
                  seed: int | None = 0, ap_min_relevant: float | None = None) -> None:
-        if aligned.ties not in ("trec_eval", "given"):
+        if aligned.ties not in RUN_ORDERS:
             raise InputError(f"cheap-judge estimators need one order per ranking (ties 'trec_eval' or 'given'), "
                              f"got {aligned.ties!r}")
         self.aligned = aligned
         self.specs = [s.validate() for s in specs]
         self.n_runs, self.n_topics = aligned.n_runs, aligned.n_topics
-        self.variance = check_choice("variance", variance, ("design", "pooled"))
+        self.variance = check_choice("variance", variance, VARIANCES)
         self.i, self.j = np.triu_indices(self.n_runs, 1) if pairs is None else (
             np.asarray(pairs[0], dtype=np.int64), np.asarray(pairs[1], dtype=np.int64))
         if self.i.shape != self.j.shape or (self.i.size and (min(self.i.min(), self.j.min()) < 0 or
@@ -239,7 +241,7 @@ class CheapStudy:
         np.minimum.at(self.best_rank, j["jidx"], j["pos"] + 1.0)
         self.goldberg_rank_bins = () if goldberg_rank_bins is None else tuple(int(e) for e in goldberg_rank_bins)
         self._rank_stratum, self._rank_names = rank_strata(self.best_rank, self.goldberg_rank_bins)
-        self.goldberg_se = check_choice("goldberg_se", goldberg_se, ("delta", "bootstrap"))
+        self.goldberg_se = check_choice("goldberg_se", goldberg_se, SE_METHODS)
         #: after an estimate by ``goldberg``: one row per measure and confusion matrix (``strata``), its gold
         #: pairs per gold grade, ``det_z`` (:func:`confusion_determinant_z`), ``weight`` (its share of the
         #: measure's weight over every run) and ``identified`` (``det_z >= 2``); None before
@@ -301,7 +303,7 @@ class CheapStudy:
     # -- the estimators -----------------------------------------------------------------------------
 
     def estimate(self, cheap: np.ndarray, gold: np.ndarray, sample: GoldSample | np.ndarray, *,
-                 methods: tuple[str, ...] = METHODS, scope: Scope = "collection",
+                 methods: tuple[CheapMethod, ...] = METHODS, scope: Scope = "collection",
                  grades: np.ndarray | None = None, ddof: int = 1,
                  soft: Any = None) -> dict[MeasureSpec, Estimates]:
         """Estimates of every measure by every method.
@@ -324,7 +326,7 @@ class CheapStudy:
         """
         for m in methods:
             check_choice("method", m, METHODS)
-        check_choice("scope", scope, ("collection", "topics"))
+        check_choice("scope", scope, SCOPES)
         cheap = np.asarray(cheap, dtype=np.float64)
         if cheap.shape != (len(self.aligned.table),):
             raise InputError(f"cheap labels must be one per judgment ({len(self.aligned.table)}), got {cheap.shape}")

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_int, check_probability
+from .._vocab import SEMethod
 from ._common import SeedLike, _check_ddof, _n_replicates, _warn, _z
 from .calibration import JudgeCalibration, calibration_arg
 from .estimates import CorrectedEstimate, calibration_terms, finish_estimate, gold_mass, corrected_weights
@@ -32,7 +33,7 @@ def _check_mass_total(mass: Any) -> float:
 
 
 def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float = 1.0, measure: str = "metric",
-                      se: Literal["delta", "bootstrap"] = "delta", n_replicates: int = 10_000, seed: SeedLike = 0,
+                      se: SEMethod = "delta", n_replicates: int = 10_000, seed: SeedLike = 0,
                       ddof: int = 1, alpha: float = 0.05, **deprecated: Any) -> CorrectedEstimate:
     """Correct per-query values of a binary-gain linear metric (Goldberg et al. 2017, Eq 14, Eq 7).
 
@@ -67,7 +68,7 @@ def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float
 
 
 def correct_summary(mean: float, sd: float, n: int, calibration: JudgeCalibration, *, mass: float = 1.0,
-                    measure: str = "metric", se: Literal["delta", "bootstrap"] = "delta",
+                    measure: str = "metric", se: SEMethod = "delta",
                     n_replicates: int = 10_000, seed: SeedLike = 0, alpha: float = 0.05,
                     **deprecated: Any) -> CorrectedEstimate:
     """Correct a binary metric known only by its mean, SD over topics and number of topics.

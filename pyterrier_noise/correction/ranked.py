@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int
+from .._vocab import UNJUDGED
 from ..engine import AlignedRuns
 from ..io import read_qrels, read_run
 from ._common import _announce, _py
 from .calibration import JudgeCalibration
 
-UNJUDGED = ("zero", "lowest", "error")
 
 
 def _labels_from_matrix(matrix: Any, calibration: JudgeCalibration, cutoff: int | None

@@ -10,7 +10,7 @@ proportions (Fig. 5.10).
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,13 +18,13 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import spsolve
 
-from .._validation import InputError, announce, check_int
+from .._validation import InputError, announce, check_choice, check_int
+from .._vocab import CROWD_METHODS as METHODS
+from .._vocab import BIAS_WEIGHTINGS, RATIO_METHODS, BiasWeighting, CrowdMethod, RatioMethod
 from ._table import _Index, _index, _judgments, _qrels
 
 __all__ = ["METHODS", "document_scores", "aggregate", "ratio_matrix_scores", "to_categories"]
 
-#: The scoring methods of :func:`document_scores`, in column order.
-METHODS = ("preference", "absolute", "ratio", "combined")
 
 
 def _check_eps(eps: Any) -> float:
@@ -50,8 +50,7 @@ def _bias_weights(left_bias: Any, weighting: str) -> tuple[float, float]:
         if abs(b) >= 0.5:
             raise InputError(f"bias_weighting='symmetric' needs |left_bias| < 0.5, got {left_bias!r}")
         return abs(b), abs(b)
-    if weighting != "position":
-        raise InputError(f"bias_weighting must be 'position' or 'symmetric', got {weighting!r}")
+    check_choice("bias_weighting", weighting, BIAS_WEIGHTINGS)
     w = abs(b) / (1.0 + abs(b))
     return (w, 0.0) if b >= 0 else (0.0, w)
 
@@ -220,7 +219,7 @@ def _ratio(j: pd.DataFrame, ix: _Index, n: int, eps: float, method: str, iterati
         np.maximum.at(tmax, ix.doc_topic[ok], y[ok])
         score[ok] = np.exp(y[ok] - tmax[ix.doc_topic[ok]])
     else:
-        raise InputError(f"ratio_method must be 'llsm' or 'iterative', got {method!r}")
+        check_choice("ratio_method", method, RATIO_METHODS)
     return score
 
 
@@ -235,8 +234,8 @@ def _combine(cols: list[np.ndarray], eps: float) -> tuple[np.ndarray, np.ndarray
 
 
 def document_scores(judgments: Any, *, eps: float = 1.0, left_bias: float = 0.0,
-                    bias_weighting: Literal["position", "symmetric"] = "position",
-                    normalizer: str | float = "observed", ratio_method: Literal["llsm", "iterative"] = "llsm",
+                    bias_weighting: BiasWeighting = "position",
+                    normalizer: str | float = "observed", ratio_method: RatioMethod = "llsm",
                     iterations: int = 100,
                     combine: Sequence[str] = ("preference", "absolute", "ratio")) -> pd.DataFrame:
     """Every document's relevance score under each method (Yang 2019 Sec. 5.3.1, 5.3.5, 5.3.7).
@@ -282,8 +281,8 @@ def document_scores(judgments: Any, *, eps: float = 1.0, left_bias: float = 0.0,
 
 
 def _document_scores(judgments: Any, want: set, *, eps: float = 1.0, left_bias: float = 0.0,
-                     bias_weighting: str = "position", normalizer: str | float = "observed",
-                     ratio_method: str = "llsm", iterations: int = 100,
+                     bias_weighting: BiasWeighting = "position", normalizer: str | float = "observed",
+                     ratio_method: RatioMethod = "llsm", iterations: int = 100,
                      combine: Sequence[str] = ("preference", "absolute", "ratio")) -> pd.DataFrame:
     """:func:`document_scores` computing only the methods in ``want`` (others NaN)."""
     j = _judgments(judgments)
@@ -330,7 +329,7 @@ def _document_scores(judgments: Any, want: set, *, eps: float = 1.0, left_bias: 
                          "combined": comb})
 
 
-def aggregate(judgments: Any, method: Literal["ratio", "preference", "absolute", "combined"] = "ratio",
+def aggregate(judgments: Any, method: CrowdMethod = "ratio",
               **options: Any) -> pd.DataFrame:
     """Qrels from pairwise judgments: ``qid, docno, label`` with ``label`` the method's score in [0, 1].
 
@@ -341,8 +340,7 @@ def aggregate(judgments: Any, method: Literal["ratio", "preference", "absolute",
     that takes qrels; use a graded gain such as ``RBP(p=0.9,max_rel=1)`` (gain = score), or map to
     categories with :func:`to_categories` first.
     """
-    if method not in METHODS:
-        raise InputError(f"method must be one of {list(METHODS)}, got {method!r}")
+    check_choice("method", method, METHODS)
     scores = _document_scores(judgments, {method}, **options)
     lab = scores[method].to_numpy()
     keep = ~np.isnan(lab)
@@ -357,7 +355,7 @@ def aggregate(judgments: Any, method: Literal["ratio", "preference", "absolute",
     return out
 
 
-def ratio_matrix_scores(matrix: Any, method: Literal["llsm", "iterative"] = "llsm",
+def ratio_matrix_scores(matrix: Any, method: RatioMethod = "llsm",
                         iterations: int = 100) -> np.ndarray:
     """Complete one incomplete pairwise ratio matrix and return ``S / max S`` (Yang 2019 Sec. 5.3.1).
 

@@ -5,12 +5,13 @@ alpha over pair orders, and the agreement of the system orderings two qrels indu
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Literal, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce
+from .._validation import InputError, announce, check_choice
+from .._vocab import AGREEMENT_PAIRS, PAIR_TIES, AgreementPairs, PairTie
 from ._table import _qrels
 
 __all__ = ["document_agreement", "document_tau", "judgment_alpha", "SystemAgreement", "system_agreement"]
@@ -57,7 +58,7 @@ def _within_topic_pairs(start: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndar
 
 
 def document_agreement(qrels_a: Any, qrels_b: Any,
-                       among: Literal["all", "b_ordered", "b_tied"] = "all") -> pd.DataFrame:
+                       among: AgreementPairs = "all") -> pd.DataFrame:
     """How two qrels order pairs of documents of the same topic (Yang 2019 Tables 5.5-5.7).
 
     Over the documents both judge: ``agree`` = both order the pair the same way strictly,
@@ -70,8 +71,7 @@ def document_agreement(qrels_a: Any, qrels_b: Any,
         ``qid, pairs, agree, disagree, tied, separated`` (shares), one row per topic and a final
         row ``qid="all"`` pooled over topics.
     """
-    if among not in ("all", "b_ordered", "b_tied"):
-        raise InputError(f"among must be 'all', 'b_ordered' or 'b_tied', got {among!r}")
+    check_choice("among", among, AGREEMENT_PAIRS)
     vals, start, topics = _score_matrix([qrels_a, qrels_b], "inner")
     T = len(topics)
     cnt = np.zeros((4, T))
@@ -121,7 +121,7 @@ def document_tau(qrels_a: Any, qrels_b: Any) -> pd.DataFrame:
                          "tau": np.append(tau, mean)})
 
 
-def judgment_alpha(qrels_list: Sequence[Any], tie: Literal["T", "missing"] = "T") -> float:
+def judgment_alpha(qrels_list: Sequence[Any], tie: PairTie = "T") -> float:
     """Krippendorff's alpha of several qrels over within-topic document pairs (Yang 2019 Sec. 5.3.6).
 
     Each pair of documents of a topic is a unit; each qrels is a rater whose value is the pair's
@@ -133,8 +133,7 @@ def judgment_alpha(qrels_list: Sequence[Any], tie: Literal["T", "missing"] = "T"
     qrels_list = list(qrels_list)
     if len(qrels_list) < 2:
         raise InputError(f"judgment_alpha needs at least two qrels, got {len(qrels_list)}")
-    if tie not in ("T", "missing"):
-        raise InputError(f"tie must be 'T' or 'missing', got {tie!r}")
+    check_choice("tie", tie, PAIR_TIES)
     vals, start, _ = _score_matrix(qrels_list, "outer")
     parts = []
     for i, j, _t in _within_topic_pairs(start):

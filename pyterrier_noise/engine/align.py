@@ -41,12 +41,13 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._pool import fork_available, worker_pool, worker_state
-from .._validation import InputError, announce
+from .._validation import InputError, announce, check_choice, check_ties
 from ..io import RunFileReader, list_run_files, run_file_columns, run_name
 from .kernels import Labels
 from .kernels.common import suffix_sums
 from .registry import kernel_for
-from .spec import GROUPED_POLICIES, TIE_POLICIES, MeasureSpec
+from .._vocab import GROUPED_POLICIES, TOPIC_MISMATCH, TiePolicy, TopicMismatch
+from .spec import MeasureSpec
 from .keys import doc_vocabulary, lookup, with_unjudged_rows
 from .table import JudgmentTable, natural_sort
 
@@ -320,8 +321,8 @@ class AlignedRuns:
 
     @classmethod
     def build(cls, runs: "Mapping[str, pd.DataFrame] | pd.DataFrame | str", qrels,
-              ties: str = "trec_eval", topics: Sequence[str] | str | None = None,
-              on_topic_mismatch: str = "warn", keep_docnos: bool = False,
+              ties: TiePolicy = "trec_eval", topics: Sequence[str] | str | None = None,
+              on_topic_mismatch: TopicMismatch = "warn", keep_docnos: bool = False,
               include_unjudged: bool = False, n_jobs: int | None = None) -> "AlignedRuns":
         """Align runs to qrels.
 
@@ -397,8 +398,8 @@ class AlignedRuns:
                              keep_docnos)
 
     @classmethod
-    def from_columns(cls, names: Sequence[str], columns: tuple, qrels, ties: str = "trec_eval",
-                     topics: Sequence[str] | str | None = None, on_topic_mismatch: str = "warn",
+    def from_columns(cls, names: Sequence[str], columns: tuple, qrels, ties: TiePolicy = "trec_eval",
+                     topics: Sequence[str] | str | None = None, on_topic_mismatch: TopicMismatch = "warn",
                      keep_docnos: bool = False, include_unjudged: bool = False) -> "AlignedRuns":
         """Align runs already read into flat columns: the tuple
         :func:`~pyterrier_noise.io.run_file_columns` returns for files whose run names are ``names``
@@ -631,10 +632,8 @@ class AlignedRuns:
 def _check_options(ties: str, on_topic_mismatch: str, topics: object) -> bool:
     """Validate the options :meth:`AlignedRuns.build` and :meth:`AlignedRuns.from_columns` share;
     returns whether the topics come from the runs (``topics="runs"``)."""
-    if ties not in TIE_POLICIES:
-        raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
-    if on_topic_mismatch not in ("warn", "error", "ignore"):
-        raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
+    check_ties(ties)
+    check_choice("on_topic_mismatch", on_topic_mismatch, TOPIC_MISMATCH)
     topics_from_runs = isinstance(topics, str)
     if topics_from_runs and topics != "runs":
         raise InputError(f"topics must be a list of qids or 'runs', got {topics!r}")

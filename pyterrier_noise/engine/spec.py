@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._vocab import GROUPED_POLICIES, TIE_POLICIES
 from .registry import kernel_for
 
-TIE_POLICIES = ("trec_eval", "given", "expected", "optimistic", "pessimistic")
-#: policies that treat groups of equal scores as unordered (they keep tie-group boundaries)
-GROUPED_POLICIES = ("expected", "optimistic", "pessimistic")
+__all__ = ["TIE_POLICIES", "GROUPED_POLICIES", "CWL_DEPTH", "MeasureSpec"]
+
 #: cwl_eval evaluates C/W/L measures over exactly this many ranks (padding or truncating).
 CWL_DEPTH = 1000
 

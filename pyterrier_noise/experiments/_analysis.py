@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 import pandas as pd
 
+from .._vocab import CONCLUSIONS
 from ..stats import all_pairs, correct_pvalues, kendall_tau, paired_test, rbo, significant, tau_ap
 from ..stats.tests import all_pairs_t_codes
 
 if TYPE_CHECKING:
     from .result import RobustnessResult
 
-#: what happens to a pair's significance conclusion in a replicate (a partition of the replicates)
-CONCLUSIONS: tuple[str, ...] = ("kept", "lost", "gained", "reversed")
 #: quantiles of the rank_given_observed and p_given_observed tables
 _QS = (0.025, 0.25, 0.5, 0.75, 0.975)
 #: replicates per call of the ranking-agreement functions

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._validation import InputError, check_choice
+from .._validation import InputError, check_ties
 from .._warnings import deprecated
-from ..engine import TIE_POLICIES, AlignedRuns, MeasureSpec
+from ..engine import AlignedRuns, MeasureSpec
 from ..measures import to_spec
 from ..measures.parse import measure_label as parsed_label
 
@@ -25,7 +25,7 @@ def aligned_runs(runs: Any, qrels: Any, ties: str) -> AlignedRuns:
         return runs
     if qrels is None:
         raise InputError("qrels are required unless runs is an AlignedRuns (already aligned to its qrels)")
-    check_choice("ties", ties, TIE_POLICIES)
+    check_ties(ties)
     return AlignedRuns.build(runs, qrels, ties=ties)
 
 

@@ -11,13 +11,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError
+from .._validation import InputError, check_choice
+from .._vocab import HIGHLIGHTS
 
 if TYPE_CHECKING:
     from .result import RobustnessResult
-
-#: highlight words of pt.Experiment (``"color"`` and ``"colour"`` are the same)
-HIGHLIGHTS = ("bold", "color", "colour")
 
 
 def check_frame_options(round: int | Mapping[str, int] | None, highlight: str | None,
@@ -36,8 +34,7 @@ def check_frame_options(round: int | Mapping[str, int] | None, highlight: str | 
         elif not ok(round):
             raise InputError(f"round must be a non-negative integer (decimals) or a {{measure: decimals}} dict, "
                              f"got {round!r}")
-    if highlight is not None and highlight not in HIGHLIGHTS:
-        raise InputError(f"highlight must be None, 'bold' or 'color', got {highlight!r}")
+    check_choice("highlight", highlight, HIGHLIGHTS, allow_none=True)
 
 
 def experiment_frame(res: "RobustnessResult") -> pd.DataFrame:

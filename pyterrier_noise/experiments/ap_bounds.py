@@ -80,17 +80,13 @@ def ap_bounds(labels: Sequence[Any], n_relevant: int | None = None, *, n_unjudge
     except (TypeError, ValueError):
         raise InputError(f"rel must be a number, got {rel!r}") from None
     max_unjudged = check_int("max_unjudged", max_unjudged)
-    if isinstance(n_unjudged_outside, bool) or not isinstance(n_unjudged_outside, (int, np.integer)) \
-            or n_unjudged_outside < 0:
-        raise InputError(f"n_unjudged_outside must be a non-negative integer, got {n_unjudged_outside!r}")
+    n_unjudged_outside = check_int("n_unjudged_outside", n_unjudged_outside, 0)
     unjudged = np.isnan(lab)
     known = ~unjudged & (np.nan_to_num(lab, nan=-np.inf) >= rel)
     n_known = int(known.sum())
     if n_relevant is None:
         n_relevant = n_known
-    if isinstance(n_relevant, bool) or not isinstance(n_relevant, (int, np.integer)) or n_relevant < n_known:
-        raise InputError(f"n_relevant must be an integer >= {n_known} (the relevant documents in the ranking), "
-                         f"got {n_relevant!r}")
+    n_relevant = check_int("n_relevant", n_relevant, n_known)   # at least the relevant documents ranked
     u = int(unjudged.sum())
     if u > max_unjudged:
         raise InputError(f"the ranking has {u} unjudged documents: exact AP bounds enumerate 2^{u} completions, "

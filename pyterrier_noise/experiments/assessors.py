@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce, check_int, check_probability
+from .._validation import InputError, announce, check_choice, check_int, check_probability
 from ..engine import AlignedRuns
-from ..stats import TESTS, all_pairs, kendall_tau, significant
+from .._vocab import TESTS, Test, TiePolicy
+from ..stats import all_pairs, kendall_tau, significant
 from ._common import aligned_runs, labelled_spec
 
 __all__ = ["SimulationFidelity", "simulation_fidelity", "AssessorSignificance", "assessor_significance"]
@@ -71,7 +72,8 @@ class SimulationFidelity:
 
 
 def simulation_fidelity(runs: Any, qrels: Any, alternative: Any, model: Any, measure: Any = "AP", *,
-                        n_replicates: int = 1000, seed: int | None = 0, ties: str = "trec_eval") -> SimulationFidelity:
+                        n_replicates: int = 1000, seed: int | None = 0,
+                        ties: TiePolicy = "trec_eval") -> SimulationFidelity:
     """Scores under simulated assessors against an observed alternative assessor (Webber et al. 2012, Sec. 3.3).
 
     Every run is scored under the original qrels, under the alternative assessor's qrels and
@@ -148,8 +150,8 @@ class AssessorSignificance:
 
 
 def assessor_significance(runs: Any, qrels: Any, model: Any, measure: Any = "AP", *, n_replicates: int = 1000,
-                          vary_topics: bool = True, alpha: float = 0.05, test: str = "t",
-                          seed: int | None = 0, ties: str = "trec_eval") -> AssessorSignificance:
+                          vary_topics: bool = True, alpha: float = 0.05, test: Test = "t",
+                          seed: int | None = 0, ties: TiePolicy = "trec_eval") -> AssessorSignificance:
     """Significance decisions under simulated assessors (Webber, Chandar and Carterette 2012, Sec. 4.5, Table 7).
 
     Each replicate draws one simulated qrels from ``model``; with ``vary_topics=True`` ("assessor
@@ -175,8 +177,7 @@ def assessor_significance(runs: Any, qrels: Any, model: Any, measure: Any = "AP"
         ties: tie policy of the alignment.
     """
     alpha = check_probability("alpha", alpha)
-    if test not in TESTS:
-        raise InputError(f"test must be one of {list(TESTS)}, got {test!r}")
+    check_choice("test", test, TESTS)
     aligned, label, _, X0, X = _replicate_scores(runs, qrels, model, measure, n_replicates, seed, ties)
     T, R = aligned.n_topics, X.shape[2]
     if T < 2:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from .. import _plot
 from .._validation import InputError, announce, check_int, check_probability
+from .._vocab import Test, TiePolicy
 from ..engine import AlignedRuns, MeasureSpec
 from ..engine import pools
 from ..judges import deeply_judged_runs
@@ -231,7 +232,7 @@ class DepthExperiment:
     consistency: pd.DataFrame | None
     movement: pd.DataFrame
     alpha: float = 0.05
-    test: str = "t"
+    test: Test = "t"
     extra: dict = field(default_factory=dict)
     reference_depth: int | None = None
 
@@ -375,8 +376,8 @@ def _movement_rows(measure: str, s: np.ndarray, resid: np.ndarray, depths: list[
 
 def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10, 20, 50, 100), *,
                      measures: Sequence[Any] = ("AP", "nDCG", "RBP(p=0.98)"), pool_runs: Sequence[str] | None = None,
-                     p: float | None = None, alpha: float = 0.05, test: str = "t",
-                     ties: str = "trec_eval", rel: float = 1.0, n_resamples: int = 10_000,
+                     p: float | None = None, alpha: float = 0.05, test: Test = "t",
+                     ties: TiePolicy = "trec_eval", rel: float = 1.0, n_resamples: int = 10_000,
                      seed: int | np.random.Generator | None = 0,
                      residual_p: float | None = None, reference_depth: int | None = None) -> DepthExperiment:
     """The pool-depth study of Yang (2019), Sec. 4.6-4.9, against the full qrels or the thesis's depth-50 reference.

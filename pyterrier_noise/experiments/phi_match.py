@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _plot
+from .._vocab import CORRELATIONS, Correlation, TiePolicy
 from .._validation import InputError, check_choice, check_probability
 from ..engine import AlignedRuns, MeasureSpec
 from ..measures import RBPResidual, to_spec
@@ -48,8 +49,6 @@ DEPTH_GRID: tuple[float, ...] = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
 DEFAULT_GRID: tuple[float, ...] = tuple(round(0.5 + 0.01 * i, 2) for i in range(50)) + (0.995, 0.999)
 #: 0.500, 0.501, ..., 0.999: the per-topic search of the thesis (Sec. 4.5; 500 values).
 FINE_GRID: tuple[float, ...] = tuple(round(0.5 + 0.001 * i, 3) for i in range(500))
-#: what phi matching maximises: Kendall's tau_b or rank-biased overlap
-CORRELATIONS = ("kendall", "rbo")
 
 
 def phi_grid(grid: Any) -> np.ndarray:
@@ -314,9 +313,9 @@ def _match(label: str, ref: np.ndarray, rbp: np.ndarray, res: np.ndarray, grid: 
 
 
 def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"), grid: Any = None, *,
-                   per_topic: bool = False, correlation: str = "kendall", rbo_p: float = RBO_P,
+                   per_topic: bool = False, correlation: Correlation = "kendall", rbo_p: float = RBO_P,
                    rel: float = 1.0, max_rel: float | None = None,
-                   ties: str = "trec_eval") -> dict[str, PhiMatch]:
+                   ties: TiePolicy = "trec_eval") -> dict[str, PhiMatch]:
     """Match RBP's persistence to several reference metrics with one alignment and one evaluation.
 
     Yang (2019), Sec. 4.4 (Fig. 4.2) and Sec. 4.5 (Fig. 4.3/4.4, Table 4.2): for every phi of
@@ -368,8 +367,8 @@ def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"),
 
 
 def match_phi(runs: Any, qrels: Any = None, measure: Any = "AP", grid: Any = None, *,
-              per_topic: bool = False, correlation: str = "kendall", rbo_p: float = RBO_P,
-              rel: float = 1.0, max_rel: float | None = None, ties: str = "trec_eval") -> PhiMatch:
+              per_topic: bool = False, correlation: Correlation = "kendall", rbo_p: float = RBO_P,
+              rel: float = 1.0, max_rel: float | None = None, ties: TiePolicy = "trec_eval") -> PhiMatch:
     """The RBP persistence whose system ordering best matches ``measure``'s (Yang 2019, Sec. 4.4-4.5).
 
     One reference metric; see :func:`match_phi_many` for the arguments and the procedure.
@@ -494,9 +493,9 @@ def _scores_arrays(aligned: AlignedRuns, measures: Any, phi: Any, grid: Any, cor
 
 
 def scores_with_residuals(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"), p: Any = None, *,
-                          perquery: bool = False, grid: Any = None, correlation: str = "kendall",
+                          perquery: bool = False, grid: Any = None, correlation: Correlation = "kendall",
                           rbo_p: float = RBO_P, rel: float = 1.0, max_rel: float | None = None,
-                          ties: str = "trec_eval", phi: Any = None) -> pd.DataFrame:
+                          ties: TiePolicy = "trec_eval", phi: Any = None) -> pd.DataFrame:
     """AP / nDCG (any metric) with the residual of the matched RBP beside each score.
 
     Yang (2019), Sec. 4.4 and 4.10: a recall-based metric has no residual of its own, so report
@@ -555,9 +554,9 @@ _MATCHABLE = ("AP", "nDCG", "P", "RR", "DCG")
 
 
 def add_residual_columns(experiment: pd.DataFrame, runs: Any, qrels: Any = None, p: Any = None, *,
-                         measures: Sequence[str] | None = None, grid: Any = None, correlation: str = "kendall",
+                         measures: Sequence[str] | None = None, grid: Any = None, correlation: Correlation = "kendall",
                          rbo_p: float = RBO_P, rel: float = 1.0, max_rel: float | None = None,
-                         ties: str = "trec_eval", phi: Any = None) -> pd.DataFrame:
+                         ties: TiePolicy = "trec_eval", phi: Any = None) -> pd.DataFrame:
     """``pt.Experiment`` output with the matched-RBP residual of each AP / nDCG / P / RR column.
 
     Yang (2019), Sec. 4.10.  ``runs`` are the systems' result frames (``{name: frame}`` with

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import _plot
-from .._validation import InputError
+from .._validation import check_choice
+from .._vocab import DISTRIBUTION_KINDS, DistributionKind
 
 if TYPE_CHECKING:  # the result module imports this one; no import at run time
     from .result import RobustnessResult
@@ -89,15 +90,14 @@ def _draw_boxes(ax: Any, stats: dict[str, Any], pos: np.ndarray, width: float, b
     ax.autoscale_view()
 
 
-def plot_distributions(result: "RobustnessResult", measure: Any = None, ax: Any = None, kind: str = "box",
+def plot_distributions(result: "RobustnessResult", measure: Any = None, ax: Any = None, kind: DistributionKind = "box",
                        top: int | None = None, save: str | Path | None = None) -> Any:
     """Replicate distribution of each system's mean score (box or violin, purple), systems in
     order of their unperturbed score, with the unperturbed score as a black dot (Rashidi et al.
     2023 Fig. 6's question, per system).  ``top=k`` shows the best k systems and one grey box
     of every replicate mean of the others.  Returns the matplotlib Figure."""
     m = result.measure(measure)
-    if kind not in ("box", "violin"):
-        raise InputError(f"kind must be 'box' or 'violin', got {kind!r}")
+    check_choice("kind", kind, DISTRIBUTION_KINDS)
     S = len(result.names)
     k = _plot.check_top(top, S)
     M0, M = result.true[m].mean(axis=1), result.means[m]

@@ -34,8 +34,8 @@ import pandas as pd
 
 from .._output import atomic_write
 from .._progress import progress_bar
-from .._validation import InputError, check_probability
-from ..stats import CORRECTIONS, TESTS
+from .._validation import InputError, check_choice, check_probability
+from .._vocab import CORRECTIONS, RBO_SCORES, TESTS, Correction, Highlight, RboScore, Test
 from ._analysis import CONCLUSIONS, Analysis
 from ._common import RBO_P, measure_label
 from ._frame import check_frame_options, experiment_frame, styled
@@ -113,11 +113,11 @@ class RobustnessResult:
     @classmethod
     def from_arrays(cls, true: Mapping[str, np.ndarray], values: Mapping[str, np.ndarray],
                     names: Sequence[str], topics: Sequence[str], baseline: int | str | None = None,
-                    test: str = "t", correction: str | None = None, correction_alpha: float | None = None,
-                    seed: int | None = 0, rbo_p: float = RBO_P, rbo_variant: str = "ext",
+                    test: Test = "t", correction: Correction | None = None, correction_alpha: float | None = None,
+                    seed: int | None = 0, rbo_p: float = RBO_P, rbo_variant: RboScore = "ext",
                     p_bands: Sequence[float] = DEFAULT_P_BANDS, n_resamples: int = 10_000,
                     labels: pd.DataFrame | None = None, perquery: bool = False,
-                    round: int | Mapping[str, int] | None = None, highlight: str | None = None,
+                    round: int | Mapping[str, int] | None = None, highlight: Highlight | None = None,
                     progress: bool | None = None, keep_pvalues: bool = True) -> "RobustnessResult":
         """Analyse per-topic values under the true labels (``(S, T)`` per measure) and under R
         replicates (``(S, T, R)``): the tables of Rashidi, Zobel & Moffat (2023, Sec. 4-5) and
@@ -184,16 +184,12 @@ class RobustnessResult:
                round: Any, highlight: str | None, keep_values: bool, keep_pvalues: bool
                ) -> tuple["RobustnessResult", Analysis]:
         """An empty result and the streamed analysis that fills it (options checked here)."""
-        if test not in TESTS:
-            raise InputError(f"test must be one of {', '.join(map(repr, TESTS))}, got {test!r}")
-        if correction is not None and correction not in CORRECTIONS:
-            raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, "
-                             f"got {correction!r}")
+        check_choice("test", test, TESTS)
+        check_choice("correction", correction, CORRECTIONS, allow_none=True)
         alpha = check_probability("correction_alpha", correction_alpha)
         check_frame_options(round, highlight, measures)
         rbo_p = check_probability("rbo_p", rbo_p)
-        if rbo_variant not in ("ext", "min", "trunc"):
-            raise InputError(f"rbo_variant must be 'ext', 'min' or 'trunc', got {rbo_variant!r}")
+        check_choice("rbo_variant", rbo_variant, RBO_SCORES)
         bands = np.asarray(p_bands, dtype=np.float64)
         if bands.ndim != 1 or len(bands) < 2 or not (np.diff(bands) > 0).all() or bands[0] < 0 or bands[-1] > 1:
             raise InputError(f"p_bands must be at least two increasing edges within [0, 1], got {list(p_bands)}")
@@ -233,7 +229,7 @@ class RobustnessResult:
         A new frame on every access."""
         return experiment_frame(self)
 
-    def style(self, highlight: str | None = None) -> Any:
+    def style(self, highlight: Highlight | None = None) -> Any:
         """:attr:`frame` as a pandas Styler, the best value of each measure marked as
         ``pt.Experiment(highlight=...)`` marks it (``"bold"`` or ``"color"``; default: the
         experiment's ``highlight``)."""

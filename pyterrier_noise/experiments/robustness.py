@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, announce, check_int, check_probability
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
+from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties
+from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..measures.evaluate import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
-from ..stats import CORRECTIONS, TESTS
+from .._vocab import CORRECTIONS, TESTS, TOPIC_MISMATCH
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
 from ._systems import as_run, run_systems
@@ -123,24 +123,18 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     """
     progress = bool(progress) and interactive()
     correction_alpha = 0.05 if correction_alpha is None else correction_alpha
-    if on_topic_mismatch not in ("warn", "error", "ignore"):
-        raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
+    check_choice("on_topic_mismatch", on_topic_mismatch, TOPIC_MISMATCH)
     n_replicates = check_int("n_replicates", n_replicates)
     chunk_size = check_int("chunk_size", chunk_size)
     if not callable(getattr(perturbation, "sample_labels", None)):
         raise InputError(f"perturbation must have a sample_labels(table, n, seed) method, got "
                          f"{type(perturbation).__name__}")
-    if ties is not None and ties not in TIE_POLICIES:
-        raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
-    if test not in TESTS:
-        raise InputError(f"test must be one of {', '.join(map(repr, TESTS))}, got {test!r} "
-                         f"(a callable test cannot be vectorised over replicates)")
-    if correction is not None and correction not in CORRECTIONS:
-        raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, got {correction!r}")
+    check_ties(ties, allow_none=True)
+    check_choice("test", test, TESTS)   # a callable test cannot be vectorised over replicates
+    check_choice("correction", correction, CORRECTIONS, allow_none=True)
     check_probability("correction_alpha", correction_alpha)
     check_frame_options(round, highlight)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise InputError(f"seed must be a non-negative integer or None, got {seed!r}")
+    check_seed(seed)
     labels, parsed = _measures(eval_metrics)
     if topics is not None:
         if not isinstance(topics, pd.DataFrame) or "qid" not in topics.columns:

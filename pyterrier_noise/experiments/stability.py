@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
+from .._vocab import RBO_SCORES, RboScore, TiePolicy
 from ..io import read_runs
 from ..judges import meta_ap
 from ..stats import kendall_tau, paired_test, rbo
@@ -32,7 +33,7 @@ PAPER_RBO = {"p": 0.9, "depth": 50, "variant": "trunc"}
 
 
 def ordering_agreement(result: RobustnessResult, measures: Sequence[str] | None = None, *, p: float = 0.9,
-                       depth: int | None = 50, variant: str = "trunc") -> pd.DataFrame:
+                       depth: int | None = 50, variant: RboScore = "trunc") -> pd.DataFrame:
     """RBO and Kendall's tau_b of each replicate's system ordering with the unperturbed one.
 
     Rashidi, Zobel and Moffat (2023), Sec. 5.4 and Table 3: systems are ordered by their mean
@@ -54,7 +55,7 @@ def ordering_agreement(result: RobustnessResult, measures: Sequence[str] | None 
     """
     if not isinstance(result, RobustnessResult):
         raise InputError(f"result must be a RobustnessResult (from robustness_experiment), got {type(result).__name__}")
-    variant = check_choice("variant", variant, ("trunc", "ext", "min"))
+    variant = check_choice("variant", variant, RBO_SCORES)
     p = check_probability("p", p)
     if depth is not None:
         depth = check_int("depth", depth, 1)
@@ -120,7 +121,7 @@ def _ranked(runs: Mapping[str, pd.DataFrame], depth: int) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def consensus_run(runs: Any, depth: int = 1000, ties: str = "trec_eval") -> pd.DataFrame:
+def consensus_run(runs: Any, depth: int = 1000, ties: TiePolicy = "trec_eval") -> pd.DataFrame:
     """Each topic's consensus ranking: documents by decreasing mean meta-AP over the runs.
 
     Rashidi, Zobel and Moffat (2023), Sec. 5.4: every document some run ranks in its top
@@ -140,7 +141,7 @@ def consensus_run(runs: Any, depth: int = 1000, ties: str = "trec_eval") -> pd.D
 
 
 def consensus_similarity(runs: Any, scores: Mapping[str, float] | pd.Series | None = None, *, top: int = 10,
-                         p: float = 0.98, depth: int = 1000, ties: str = "trec_eval") -> pd.DataFrame:
+                         p: float = 0.98, depth: int = 1000, ties: TiePolicy = "trec_eval") -> pd.DataFrame:
     """Each run's similarity to the consensus run, by group (Rashidi, Zobel and Moffat 2023, Sec. 5.4).
 
     For every run and topic, ``RBO@D = (1 - p) sum_{d <= D} p^(d-1) X_d / d`` between the run's

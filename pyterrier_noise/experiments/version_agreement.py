@@ -20,15 +20,13 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError
+from .._vocab import CONCLUSIONS, Correction, Test
 from ..engine import JudgmentTable
 from ..stats import all_pairs, correct_pvalues, kendall_tau, rbo, tau_ap
 from ._analysis import conclusion_codes
 
-__all__ = ["STATUSES", "rankings", "leaderboard_agreement", "pair_conclusions", "conclusion_counts",
+__all__ = ["rankings", "leaderboard_agreement", "pair_conclusions", "conclusion_counts",
            "cohen_kappa", "alpha_from_confusion", "label_agreement", "confusion"]
-
-#: a pair's conclusion under a version against the reference's (``conclusion_codes``' order)
-STATUSES = ("kept", "lost", "gained", "reversed")
 
 
 def _ranks(means: np.ndarray) -> np.ndarray:
@@ -86,7 +84,7 @@ def leaderboard_agreement(means: np.ndarray, versions: Sequence[str], names: Seq
 
 
 def pair_conclusions(values: np.ndarray, versions: Sequence[str], names: Sequence[str], reference: str,
-                     test: str = "t", correction: str | None = None, alpha: float = 0.05,
+                     test: Test = "t", correction: Correction | None = None, alpha: float = 0.05,
                      n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """The conclusion on every system pair ``(i < j)`` under every version.
 
@@ -118,7 +116,7 @@ def pair_conclusions(values: np.ndarray, versions: Sequence[str], names: Sequenc
                          "system_a": np.tile(names_arr[i], V), "system_b": np.tile(names_arr[j], V),
                          "diff": diff.T.ravel(), "p_value": p.T.ravel(), "p_corrected": pc.T.ravel(),
                          "conclusion": concl.T.ravel(),
-                         "status": np.asarray(STATUSES, dtype=object)[codes.T.ravel()]})
+                         "status": np.asarray(CONCLUSIONS, dtype=object)[codes.T.ravel()]})
 
 
 def conclusion_counts(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -126,7 +124,7 @@ def conclusion_counts(pairs: pd.DataFrame) -> pd.DataFrame:
     (same conclusion as the reference, significant or not), ``lost``, ``gained``, ``reversed``."""
     keys = [c for c in ("measure", "version") if c in pairs.columns]
     sig = (pairs["conclusion"] != "ns").rename("significant")
-    counts = pd.crosstab([pairs[k] for k in keys], pairs["status"]).reindex(columns=list(STATUSES), fill_value=0)
+    counts = pd.crosstab([pairs[k] for k in keys], pairs["status"]).reindex(columns=list(CONCLUSIONS), fill_value=0)
     out = sig.groupby([pairs[k] for k in keys], sort=False).sum().to_frame().join(counts)
     order = pairs[keys].drop_duplicates()
     return order.merge(out.reset_index(), on=keys, how="left").reset_index(drop=True)

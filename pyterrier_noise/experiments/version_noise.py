@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_int, check_probability
+from .._validation import InputError, check_choice, check_int, check_probability
+from .._vocab import DRAWS, Draw
 from ..engine import AlignedRuns
 from ..stats import correct_pvalues, paired_test
 
@@ -31,22 +32,18 @@ if TYPE_CHECKING:   # pragma: no cover
 
 __all__ = ["DRAWS", "resample_design", "model_values", "judgment_noise", "noise_floor"]
 
-#: how label versions are drawn in each resample of :func:`judgment_noise`
-DRAWS = ("topic", "whole")
-
 #: elements of the largest temporary array (comparisons x resamples x topics) per step
 _BLOCK = 1 << 22
 
 
 def resample_design(n_topics: int, n_versions: int, n_resamples: int, seed: int = 0,
-                    draw: str = "topic") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    draw: Draw = "topic") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The draws of :func:`judgment_noise`: ``(topics, versions, versions_fixed_topics)``, each
     ``(n_resamples, n_topics)`` indices.  From ``numpy.random.default_rng(seed)`` in this order:
     topics ``integers(0, T, (B, T))``, versions ``integers(0, V, (B, T))`` (with ``draw="whole"``:
     ``integers(0, V, (B, 1))`` repeated over topics), then the versions of the fixed-topics
     resamples, drawn the same way."""
-    if draw not in DRAWS:
-        raise InputError(f"draw must be one of {DRAWS}, got {draw!r}")
+    check_choice("draw", draw, DRAWS)
     rng = np.random.default_rng(seed)
     cols = n_topics if draw == "topic" else 1
     topics = rng.integers(0, n_topics, (n_resamples, n_topics))
@@ -110,7 +107,7 @@ def model_values(res: "VersionsResult", model: Any, n_replicates: int, seed: int
     return out
 
 
-def judgment_noise(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0, draw: str = "topic",
+def judgment_noise(res: "VersionsResult", n_resamples: int = 1000, seed: int = 0, draw: Draw = "topic",
                    confidence: float = 0.95, model: Any = None, n_replicates: int = 100) -> pd.DataFrame:
     """Judgment noise inside the significance test of every comparison.
 

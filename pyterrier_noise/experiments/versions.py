@@ -32,10 +32,12 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, announce, check_int, check_probability
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
+from .._validation import InputError, announce, check_choice, check_int, check_probability, check_ties
+from ..engine import AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
 from ..io import RunFileReader, read_qrels, read_runs, run_file_arguments, run_name
-from ..stats import CORRECTIONS, TESTS, correct_pvalues, paired_test
+from .._vocab import (CORRECTIONS, TESTS, TOPIC_MISMATCH, UNJUDGED_POLICIES, Correction, Draw, Test, TiePolicy,
+                      TopicMismatch, UnjudgedPolicy)
+from ..stats import correct_pvalues, paired_test
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
 from .result import check_finite
@@ -43,9 +45,6 @@ from ._systems import as_run, run_systems
 from . import version_agreement as agree
 
 __all__ = ["UNJUDGED_POLICIES", "VersionsResult", "versions_experiment", "VersionsExperiment"]
-
-#: how pairs judged in one version and not another are treated (module docstring)
-UNJUDGED_POLICIES = ("trec_eval", "common")
 
 #: the statement of each policy written into every output
 POLICY_TEXT = {
@@ -103,12 +102,11 @@ def _evaluated_topics(judged: dict[str, list[str]], reference: str, topics: pd.D
 
 
 def label_matrix(versions: Mapping[str, pd.DataFrame], topics: Sequence[str],
-                 unjudged: str = "trec_eval") -> tuple[JudgmentTable, np.ndarray]:
+                 unjudged: UnjudgedPolicy = "trec_eval") -> tuple[JudgmentTable, np.ndarray]:
     """The union of the versions' judgments on ``topics`` as one table and its ``(J, V)`` label
     matrix (column ``v`` = version ``v``'s labels, NaN where it did not judge), under the policy
     ``unjudged`` (``"common"``: rows some version did not judge are NaN in every column)."""
-    if unjudged not in UNJUDGED_POLICIES:
-        raise InputError(f"unjudged must be one of {UNJUDGED_POLICIES}, got {unjudged!r}")
+    check_choice("unjudged", unjudged, UNJUDGED_POLICIES)
     keep = set(topics)
     frames = [f.loc[f["qid"].isin(keep), ["qid", "docno", "label"]] for f in versions.values()]
     union = pd.concat([f[["qid", "docno"]] for f in frames], ignore_index=True).drop_duplicates(ignore_index=True)
@@ -161,11 +159,11 @@ def _systems(retr_systems: Any, topics: pd.DataFrame | None, names: Sequence[str
 def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics: pd.DataFrame | None,
                         qrels: Mapping[str, Any], eval_metrics: Sequence[Any], names: Sequence[str] | None = None,
                         baseline: int | str | Sequence[int | str] | None = None, reference: str | None = None,
-                        test: str = "t", correction: str | None = None, correction_alpha: float = 0.05,
-                        perquery: bool = False, unjudged: str = "trec_eval", ties: str | None = None,
+                        test: Test = "t", correction: Correction | None = None, correction_alpha: float = 0.05,
+                        perquery: bool = False, unjudged: UnjudgedPolicy = "trec_eval", ties: TiePolicy | None = None,
                         top_k: int = 10, rbo_p: float = RBO_P, round: int | Mapping[str, int] | None = None,
                         n_resamples: int = 10_000, seed: int = 0, progress: bool | None = None,
-                        on_topic_mismatch: str = "warn") -> "VersionsResult":
+                        on_topic_mismatch: TopicMismatch = "warn") -> "VersionsResult":
     """``pt.Experiment`` over several label versions of the qrels, aligned once.
 
     Args:
@@ -204,16 +202,11 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
     :func:`_evaluated_rows` and :func:`_evaluate_versions`.
     """
     progress = bool(progress) and interactive()
-    if on_topic_mismatch not in ("warn", "error", "ignore"):
-        raise InputError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_topic_mismatch!r}")
-    if unjudged not in UNJUDGED_POLICIES:
-        raise InputError(f"unjudged must be one of {UNJUDGED_POLICIES}, got {unjudged!r}")
-    if ties is not None and ties not in TIE_POLICIES:
-        raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
-    if test not in TESTS:
-        raise InputError(f"test must be one of {', '.join(map(repr, TESTS))}, got {test!r}")
-    if correction is not None and correction not in CORRECTIONS:
-        raise InputError(f"correction must be None or one of {', '.join(map(repr, CORRECTIONS))}, got {correction!r}")
+    check_choice("on_topic_mismatch", on_topic_mismatch, TOPIC_MISMATCH)
+    check_choice("unjudged", unjudged, UNJUDGED_POLICIES)
+    check_ties(ties, allow_none=True)
+    check_choice("test", test, TESTS)
+    check_choice("correction", correction, CORRECTIONS, allow_none=True)
     check_probability("correction_alpha", correction_alpha)
     check_probability("rbo_p", rbo_p)
     top_k = check_int("top_k", top_k, 1)
@@ -461,7 +454,7 @@ class VersionsResult:
 
     # -- judgment noise (module version_noise) -------------------------------------------------
 
-    def judgment_noise(self, n_resamples: int = 1000, seed: int = 0, draw: str = "topic",
+    def judgment_noise(self, n_resamples: int = 1000, seed: int = 0, draw: Draw = "topic",
                        confidence: float = 0.95, model: Any = None, n_replicates: int = 100) -> pd.DataFrame:
         """Judgment noise inside the significance test: topics and label versions (or replicates of
         a judge ``model``) resampled jointly (:func:`~.version_noise.judgment_noise`), for every

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce
+from .._validation import InputError, announce, check_choice
+from .._vocab import FRACTIONAL
 
 RUN_COLUMNS = ["qid", "docno", "score", "rank"]
 QRELS_COLUMNS = ["qid", "docno", "label"]
@@ -75,9 +76,6 @@ def _as_str(series: pd.Series, col: str, source: str):
     return series.astype(str).to_numpy()
 
 
-#: how :func:`~pyterrier_noise.io.read_qrels` treats fractional labels
-FRACTIONAL = ("truncate", "keep")
-
 #: labels beyond this magnitude are not exact integers in float64
 _LABEL_LIMIT = 2.0 ** 53
 
@@ -85,8 +83,7 @@ _LABEL_LIMIT = 2.0 ** 53
 def _fractional_labels(labels: np.ndarray, fractional: str, source: str, locate) -> np.ndarray:
     """Fractional labels (1.5): truncated toward zero as trec_eval reads them (``atol`` on the label
     text, get_qrels.c), with a CoercionWarning that counts them, or kept (``fractional="keep"``)."""
-    if fractional not in FRACTIONAL:
-        raise InputError(f"fractional must be one of {', '.join(map(repr, FRACTIONAL))}; got {fractional!r}")
+    check_choice("fractional", fractional, FRACTIONAL)
     frac = labels != np.trunc(labels)
     if frac.any() and fractional == "truncate":
         i = int(np.flatnonzero(frac)[0])

@@ -31,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from .._validation import InputError
+from .._vocab import Fractional
 from .datasets import irds_dataset_id, read_irds
 from .frames import clean_qrels, clean_run, dict_of_dicts, frame_source, namedtuples_to_frame
 from .trec import read_run_files, list_run_files, read_trec_qrels, read_trec_run, run_file_arguments, run_name
@@ -41,7 +42,7 @@ QrelsInput = Any
 __all__ = ["RunsInput", "QrelsInput", "read_qrels", "read_run", "read_runs", "read_run_arguments"]
 
 
-def read_qrels(source: QrelsInput, fractional: str | None = None) -> pd.DataFrame:
+def read_qrels(source: QrelsInput, fractional: Fractional | None = None) -> pd.DataFrame:
     """Read qrels from any supported form into a ``qid, docno, label`` frame.
 
     Labels are **int64** whenever every label is a whole number, so the frame goes as it is to

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, announce
+from .._vocab import Fractional
 from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, clean_qrels, clean_run
 
 from .files import TREC_RUN_FIELDS, PathLike, list_run_files, run_file_arguments, run_name  # noqa: F401
@@ -172,7 +173,7 @@ def read_trec_run(path: PathLike) -> pd.DataFrame:
     return df
 
 
-def read_trec_qrels(path: PathLike, fractional: str = "truncate") -> pd.DataFrame:
+def read_trec_qrels(path: PathLike, fractional: Fractional = "truncate") -> pd.DataFrame:
     """Read a TREC qrels file (``qid iter docno label``; plain or gzip; spaces or tabs).
 
     The iteration column is ignored and may hold anything (TREC-COVID uses ``0.5``).  Labels are

@@ -16,14 +16,6 @@ def _warn(message: str, stacklevel: int = 3) -> None:
     warnings.warn(message, PerturbationWarning, stacklevel=stacklevel)
 
 
-def _rate(name: str, value: Any) -> float:
-    """A probability in the closed interval [0, 1] (a rate of 0 or 1 is a valid judge)."""
-    v = check_number(name, value)
-    if not 0.0 <= v <= 1.0:
-        raise InputError(f"{name} must be a probability in [0, 1], got {value!r}")
-    return v
-
-
 def _replicates_arg(n_replicates: Any, n: Any) -> Any:
     """``n_replicates``, or the deprecated ``n=`` keyword (kept for one release)."""
     if n is not None:

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .._validation import InputError, check_int
+from .._validation import InputError, check_int, check_seed
 from ..engine import JudgmentTable
 from ._common import _as_table, _is_integral, _label_column, _replicates_arg
 from .replicates import ReplicateSet
-from .stream import _check_seed, Rows, Stream
+from .stream import Rows, Stream
 
 
 class JudgmentPerturbation(pt.Transformer):
@@ -38,7 +38,7 @@ class JudgmentPerturbation(pt.Transformer):
     stochastic: bool = True
 
     def __init__(self, seed: int | None = 0, replicate: int = 0) -> None:
-        self.seed = _check_seed(seed)
+        self.seed = check_seed(seed)
         self.replicate = check_int("replicate", replicate, 0)
 
     # -- what subclasses implement ------------------------------------------------------------
@@ -57,7 +57,7 @@ class JudgmentPerturbation(pt.Transformer):
         return f"{type(self).__name__}({args})"
 
     def _seed_sequence(self, seed: Any) -> np.random.SeedSequence:
-        s = self.seed if seed is None else _check_seed(seed)
+        s = self.seed if seed is None else check_seed(seed)
         return np.random.SeedSequence(s)
 
     def sample_labels(self, table: JudgmentTable, n_replicates: int | None = None, seed: int | None = None, *,
@@ -133,7 +133,7 @@ class JudgmentPerturbation(pt.Transformer):
     def transformer(self, seed: int | None = None, replicate: int = 0) -> "JudgmentPerturbation":
         """A copy of the model as a ``pt.Transformer`` giving replicate ``replicate`` of ``seed``."""
         other = copy.copy(self)
-        other.seed = self.seed if seed is None else _check_seed(seed)
+        other.seed = self.seed if seed is None else check_seed(seed)
         other.replicate = check_int("replicate", replicate, 0)
         return other
 

@@ -5,10 +5,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from .._validation import InputError
-from ._common import _rate, _warn
+from .._validation import InputError, check_confusion, check_rate, is_frame
+from ._common import _warn
 from .base import JudgmentPerturbation
 from .stream import Rows, Stream
 
@@ -16,7 +15,7 @@ from .stream import Rows, Stream
 def _is_calibration(matrix: Any) -> bool:
     """A :class:`~pyterrier_noise.correction.JudgeCalibration`, known by what it gives (the judges
     sit below the correction, which builds on them): its ``matrix``, ``labels`` and ``counts``."""
-    return not isinstance(matrix, (pd.DataFrame, np.ndarray)) and all(
+    return not isinstance(matrix, np.ndarray) and not is_frame(matrix) and all(
         hasattr(matrix, a) for a in ("matrix", "labels", "counts"))
 
 
@@ -43,40 +42,9 @@ class ConfusionJudge(JudgmentPerturbation):
             labels = matrix.labels
             self._counts = matrix.counts.to_numpy().astype(np.int64)
             matrix = matrix.matrix.to_numpy()
-        elif isinstance(matrix, pd.DataFrame):
-            if labels is None:
-                labels = list(matrix.index)
-            try:
-                same = [float(x) for x in matrix.columns] == [float(x) for x in matrix.index]
-            except (TypeError, ValueError):
-                raise InputError(f"matrix frame: labels must be numbers, got index {list(matrix.index)} and "
-                                 f"columns {list(matrix.columns)}") from None
-            if not same:
-                raise InputError(f"matrix frame: the columns (observed labels {list(matrix.columns)}) must be the "
-                                 f"same labels in the same order as the index (true labels {list(matrix.index)})")
-            matrix = matrix.to_numpy()
-        J = np.asarray(matrix, dtype=np.float64)
-        if J.ndim != 2 or J.shape[0] != J.shape[1] or J.shape[0] < 2:
-            raise InputError(f"matrix must be a square L x L array with L >= 2 (rows = true label, columns = "
-                             f"observed label), got shape {J.shape}")
-        bad = ~np.isfinite(J) | (J < 0)
-        if bad.any():
-            g, b = np.argwhere(bad)[0]
-            raise InputError(f"matrix row {g}, column {b}: expected a probability >= 0, got {J[g, b]!r}")
-        sums = J.sum(axis=1)
-        off = np.flatnonzero(np.abs(sums - 1) > 1e-9)
-        if len(off):
-            raise InputError(f"matrix row {off[0]} sums to {sums[off[0]]!r}; each row is P(observed | true) and must "
-                             f"sum to 1")
+        labels, J = check_confusion("matrix", matrix, labels)
         n_labels = J.shape[0]
-        if labels is None:
-            labels = list(range(n_labels))
-        try:
-            values = np.asarray([float(x) for x in labels])
-        except (TypeError, ValueError):
-            raise InputError(f"labels must be numbers (relevance grades), got {list(labels)}") from None
-        if len(values) != n_labels or len(np.unique(values)) != n_labels or not np.isfinite(values).all():
-            raise InputError(f"labels must be {n_labels} distinct finite numbers, got {list(labels)}")
+        values = np.asarray(labels)
         order = np.argsort(values)
         self.labels = values[order]
         self.matrix = J[np.ix_(order, order)]
@@ -94,7 +62,7 @@ class ConfusionJudge(JudgmentPerturbation):
     @classmethod
     def from_rates(cls, tpr: float, fpr: float, *, seed: int | None = 0) -> "ConfusionJudge":
         """The binary judge ``[[1 - fpr, fpr], [1 - tpr, tpr]]`` on labels 0, 1 (Goldberg et al. 2017, Table 1)."""
-        tpr, fpr = _rate("tpr", tpr), _rate("fpr", fpr)
+        tpr, fpr = check_rate("tpr", tpr), check_rate("fpr", fpr)
         return cls(np.array([[1 - fpr, fpr], [1 - tpr, tpr]]), [0, 1], seed=seed)
 
     def _params(self) -> dict[str, Any]:

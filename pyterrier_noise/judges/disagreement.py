@@ -8,13 +8,14 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr
 
-from .._validation import InputError, check_choice, check_int, check_number
+from .._validation import InputError, check_choice, check_int, check_number, check_rate, check_seed
+from .._vocab import BIN_STRATEGIES, FIT_SCOPES, IMPROPER_FITS, BinStrategy, FitScope, Improper, RunOrder
 from ..engine import JudgmentTable
 from ..io import read_qrels
-from ._common import _binary_labels, _check_can_act, _label_column, _rate, _relabel, _warn
+from ._common import _binary_labels, _check_can_act, _label_column, _relabel, _warn
 from .base import JudgmentPerturbation
 from .metaap import META_AP_DEPTH, MetaAP
-from .stream import _check_seed, Rows, Stream
+from .stream import Rows, Stream
 
 
 def _logistic_newton(g: np.ndarray, x: np.ndarray, y: np.ndarray, n_groups: int, rate: np.ndarray,
@@ -91,7 +92,7 @@ class _DisagreementModel(JudgmentPerturbation):
 
     def __init__(self, scope: str, rel: Any, off_label: Any, on_label: Any, seed: Any) -> None:
         super().__init__(seed)
-        self.scope = check_choice("scope", scope, ("per_topic", "universal"))
+        self.scope = check_choice("scope", scope, FIT_SCOPES)
         self.rel, self.off_label, self.on_label = _binary_labels(rel, off_label, on_label)
         self._topics: list[str] = []
         self._b0 = self._b1 = self._const = np.zeros((0, 2))
@@ -180,7 +181,7 @@ class FlipRateModel(_DisagreementModel):
     ``fnr`` and ``fpr`` may also be given directly (no fitting; universal).
     """
 
-    def __init__(self, scope: str = "per_topic", *, fnr: float | None = None, fpr: float | None = None,
+    def __init__(self, scope: FitScope = "per_topic", *, fnr: float | None = None, fpr: float | None = None,
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
                  seed: int | None = 0) -> None:
         super().__init__(scope, rel, off_label, on_label, seed)
@@ -188,7 +189,7 @@ class FlipRateModel(_DisagreementModel):
         if (fnr is None) != (fpr is None):
             raise InputError("give both fnr and fpr (fixed rates), or neither (and fit the model)")
         if fnr is not None:
-            fnr, fpr = _rate("fnr", fnr), _rate("fpr", fpr)
+            fnr, fpr = check_rate("fnr", fnr), check_rate("fpr", fpr)
             if 1 - fnr <= fpr:
                 _warn(f"1 - fnr = {1 - fnr:g} <= fpr = {fpr:g}: this assessor is no better than chance")
             self._ub0 = self._ub1 = np.full(2, np.nan)
@@ -262,13 +263,13 @@ class MetarankLogisticModel(_DisagreementModel):
             paper's choice), ``"mean_inverse_rank"`` or ``"max_inverse_rank"`` (:func:`metarank`).
     """
 
-    def __init__(self, runs: Any = None, *, metarank: Any = None, scope: str = "per_topic",
-                 improper: str = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: str = "trec_eval",
+    def __init__(self, runs: Any = None, *, metarank: Any = None, scope: FitScope = "per_topic",
+                 improper: Improper = "step", alpha: float = 0.05, depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
                  seed: int | None = 0, predictor: str = "meta_ap") -> None:
         super().__init__(scope, rel, off_label, on_label, seed)
-        self.improper = check_choice("improper", improper, ("step", "rate", "universal"))
-        self.alpha = _rate("alpha", alpha)
+        self.improper = check_choice("improper", improper, IMPROPER_FITS)
+        self.alpha = check_rate("alpha", alpha)
         self._meta = MetaAP(runs, metarank, depth, ties, "MetarankLogisticModel", predictor)
         self.coefficients_: pd.DataFrame | None = None
         self.universal_: pd.DataFrame | None = None
@@ -432,9 +433,9 @@ class MetarankLogisticModel(_DisagreementModel):
         return table.fillna(0).astype(np.int64)
 
 
-def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: str = "uniform", *, runs: Any = None,
-                               metarank: Any = None, n_bins: int = 5, depth: int = META_AP_DEPTH,
-                               ties: str = "trec_eval", rel: float = 1, candidates: Any = None,
+def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: BinStrategy = "uniform", *,
+                               runs: Any = None, metarank: Any = None, n_bins: int = 5, depth: int = META_AP_DEPTH,
+                               ties: RunOrder = "trec_eval", rel: float = 1, candidates: Any = None,
                                seed: int | None = 0) -> pd.DataFrame:
     """Choose documents to re-judge: ``n_per_class`` relevant and non-relevant judgments per topic.
 
@@ -449,7 +450,7 @@ def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: str 
     Returns the chosen qrels rows (``qid, docno, label``) with ``original_relevant`` and, when
     metarank is known, ``meta_ap`` (and ``bin`` for ``"even"``), sorted by topic then docno.
     """
-    strategy = check_choice("strategy", strategy, ("uniform", "even"))
+    strategy = check_choice("strategy", strategy, BIN_STRATEGIES)
     n_per_class = check_int("n_per_class", n_per_class, 1)
     n_bins = check_int("n_bins", n_bins, 1)
     rel = check_number("rel", rel)
@@ -477,7 +478,7 @@ def sample_for_dual_assessment(qrels: Any, n_per_class: int = 20, strategy: str 
     if len(no_rel):
         _warn(f"{len(no_rel)} topic(s) have no relevant document to sample (e.g. qid {table.topics[no_rel[0]]!r}); "
               f"only non-relevant documents are drawn for them")
-    rng = np.random.default_rng(_check_seed(seed))
+    rng = np.random.default_rng(check_seed(seed))
     u = rng.random(len(frame))
     group = np.where(inside, tix * 2 + relevant.astype(np.int64), -1)
 

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
-from .._validation import InputError, check_choice, check_number
+from .._validation import InputError, check_choice, check_number, check_rate
+from .._vocab import JUDGE_NAMES, WEIGHTINGS, JudgeName, RunOrder, Weighting
 from ..engine import JudgmentTable
-from ._common import _as_table, _binarise, _binary_labels, _check_can_act, _rate, _relabel, _warn
+from ._common import _as_table, _binarise, _binary_labels, _check_can_act, _relabel, _warn
 from .base import JudgmentPerturbation
 from .metaap import META_AP_DEPTH, MetaAP
 from .sampling import inclusion
@@ -21,7 +22,7 @@ from .stream import Rows, Stream
 #: ``smart_neutral`` is the paper's main setting (TPR 0.93, FPR 0.07), ``extreme`` its low-TPR case
 #: (0.31, 0.07); ``nist_primary`` and ``crowd_secondary`` are Smucker & Jethani's estimates for
 #: primary (NIST) and secondary (crowd) assessors (0.78 / 0.06 and 0.79 / 0.14).
-JUDGES: dict[str, tuple[float, float]] = {
+JUDGES: dict[JudgeName, tuple[float, float]] = {   # the keys are _vocab.JUDGE_NAMES
     "smart_neutral": (3.0, 0.0),
     "nist_primary": (2.3, 0.37),
     "crowd_secondary": (1.9, 0.14),
@@ -71,8 +72,8 @@ class _RateModel(JudgmentPerturbation):
     """Shared TPR / FPR handling and the (disc, bias) constructors."""
 
     def _set_rates(self, tpr: Any, fpr: Any) -> None:
-        self.tpr = _rate("tpr", tpr)
-        self.fpr = _rate("fpr", fpr)
+        self.tpr = check_rate("tpr", tpr)
+        self.fpr = check_rate("fpr", fpr)
         if self.tpr <= self.fpr:
             _warn(f"tpr={self.tpr:g} <= fpr={self.fpr:g}: this judge is no better than chance (it calls relevant "
                   f"documents relevant no more often than non-relevant ones)")
@@ -104,11 +105,9 @@ class _RateModel(JudgmentPerturbation):
         return cls(tpr=tpr, fpr=fpr, **kwargs)
 
     @classmethod
-    def from_judge(cls, name: str, **kwargs: Any) -> Any:
+    def from_judge(cls, name: JudgeName, **kwargs: Any) -> Any:
         """The model for one of the named judges in :data:`JUDGES` (e.g. ``"smart_neutral"``)."""
-        if name not in JUDGES:
-            raise InputError(f"unknown judge {name!r}; expected one of {list(JUDGES)}")
-        return cls.from_discriminability(*JUDGES[name], **kwargs)
+        return cls.from_discriminability(*JUDGES[check_choice("name", name, JUDGE_NAMES)], **kwargs)
 
 
 class RandomFlips(_RateModel):
@@ -180,13 +179,13 @@ class RankBiasedFlips(_RateModel):
     """
 
     def __init__(self, tpr: float | None, fpr: float | None, runs: Any = None, *, meta_ap: Any = None,
-                 depth: int = META_AP_DEPTH, ties: str = "trec_eval",
-                 betas: Mapping[str, Sequence[float]] = WEBBER_TREC6, weighting: str = "relative",
+                 depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval",
+                 betas: Mapping[str, Sequence[float]] = WEBBER_TREC6, weighting: Weighting = "relative",
                  rel: float = 1, off_label: float = 0, on_label: float | None = None,
                  seed: int | None = 0, binarise: bool = False) -> None:
         super().__init__(seed)
         self.binarise = _check_bool("binarise", binarise)
-        self.weighting = check_choice("weighting", weighting, ("relative", "absolute"))
+        self.weighting = check_choice("weighting", weighting, WEIGHTINGS)
         if weighting == "relative" or tpr is not None or fpr is not None:
             if tpr is None or fpr is None:
                 raise InputError("RankBiasedFlips needs tpr and fpr (the expected error counts) unless "

@@ -7,18 +7,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce, check_choice, check_int
+from .._validation import InputError, announce, check_choice, check_int, check_ties
+from .._vocab import META_AP_DEPTH, RUN_ORDERS, RunOrder
 from ..engine import AlignedRuns, JudgmentTable
 from ..engine.pools import judged_in_top
 from ..io import read_qrels, read_runs
 from ._common import _same_rows
-
-#: How runs are ordered for meta-AP and pools: trec_eval's order (score, then docno descending) or
-#: the runs' own ``rank`` column.
-RUN_ORDERS = ("trec_eval", "given")
-
-#: Evaluation depth N of meta-AP (Aslam, Pavlu & Yilmaz 2005): "N = 1000, the maximum run length".
-META_AP_DEPTH = 1000
 
 #: The metarank predictors of Webber, Chandar and Carterette (2012, Sec. 3.2.1, Table 3):
 #: (per-run weight scheme, aggregate over runs).
@@ -75,7 +69,7 @@ class MetaAP:
             raise InputError(f"{what}: give either runs (to compute meta-AP) or metarank (a qid, docno, meta_ap "
                              f"frame), not {'both' if runs is not None else 'neither'}")
         self.depth = check_int("depth", depth, 1)
-        self.ties = check_choice("ties", ties, RUN_ORDERS)
+        self.ties = check_ties(ties, RUN_ORDERS)
         self.what = what
         self.runs = runs if runs is None or isinstance(runs, AlignedRuns) else read_runs(runs)
         self.frame = None if metarank is None else self._check_frame(metarank)
@@ -130,7 +124,7 @@ class MetaAP:
         return values
 
 
-def meta_ap(runs: Any, docs: Any = None, depth: int = META_AP_DEPTH, ties: str = "trec_eval") -> pd.DataFrame:
+def meta_ap(runs: Any, docs: Any = None, depth: int = META_AP_DEPTH, ties: RunOrder = "trec_eval") -> pd.DataFrame:
     """Mean meta-AP ("metarank") of documents over a set of runs.
 
     ``meta_ap(d) = (1/M) sum_runs (1 + H_N - H_k)`` with ``k`` the 1-based rank of ``d`` in a run
@@ -174,7 +168,7 @@ def meta_ap(runs: Any, docs: Any = None, depth: int = META_AP_DEPTH, ties: str =
 
 
 def metarank(runs: Any, docs: Any = None, predictor: str = "meta_ap", depth: int = META_AP_DEPTH,
-             ties: str = "trec_eval") -> pd.DataFrame:
+             ties: RunOrder = "trec_eval") -> pd.DataFrame:
     """A metarank score of documents over a set of runs (Webber, Chandar and Carterette 2012, Sec. 3.2.1).
 
     ``predictor`` is one of the paper's three (compared in its Table 3):

@@ -6,10 +6,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_choice, check_int
+from .._validation import InputError, check_int, check_rate, check_ties
+from .._vocab import RunOrder
 from ..engine import AlignedRuns, JudgmentTable, declare_topics, qrels_topics
 from ..io import read_runs
-from ._common import _as_table, _rate, _warn
+from ._common import _as_table, _warn
 from .base import JudgmentPerturbation
 from ..engine.pools import judged_in_top
 from .metaap import RUN_ORDERS, aligned_for
@@ -43,10 +44,10 @@ class PoolDepthReduction(_KeepsTopics, JudgmentPerturbation):
 
     stochastic = False
 
-    def __init__(self, runs: Any, depth: int, *, ties: str = "trec_eval") -> None:
+    def __init__(self, runs: Any, depth: int, *, ties: RunOrder = "trec_eval") -> None:
         super().__init__(0)   # deterministic: the seed is not used
         self.depth = check_int("depth", depth, 1)
-        self.ties = check_choice("ties", ties, RUN_ORDERS)
+        self.ties = check_ties(ties, RUN_ORDERS)
         if runs is None:
             raise InputError("PoolDepthReduction needs the runs that form the pool")
         self.runs = runs if isinstance(runs, AlignedRuns) else read_runs(runs)
@@ -94,7 +95,7 @@ class RandomRemoval(_KeepsTopics, JudgmentPerturbation):
 
     def __init__(self, fraction: float, *, exact: bool = False, seed: int | None = 0) -> None:
         super().__init__(seed)
-        self.fraction = _rate("fraction", fraction)
+        self.fraction = check_rate("fraction", fraction)
         self.exact = bool(exact)
 
     def _params(self) -> dict[str, Any]:
@@ -116,7 +117,7 @@ class RandomRemoval(_KeepsTopics, JudgmentPerturbation):
         return np.where(remove, np.nan, L)
 
 
-def deeply_judged_runs(runs: Any, qrels: Any, depth: int = 50, ties: str = "trec_eval") -> list[str]:
+def deeply_judged_runs(runs: Any, qrels: Any, depth: int = 50, ties: RunOrder = "trec_eval") -> list[str]:
     """Runs whose ranking for every topic of the qrels has at least ``depth`` documents, all judged.
 
     Yang (2019), Sec. 4.2: the systems the thesis pools and scores in its
@@ -124,7 +125,7 @@ def deeply_judged_runs(runs: Any, qrels: Any, depth: int = 50, ties: str = "trec
     """
     depth = check_int("depth", depth, 1)
     table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels)
-    aligned = aligned_for(runs, table, check_choice("ties", ties, RUN_ORDERS))
+    aligned = aligned_for(runs, table, check_ties(ties, RUN_ORDERS))
     seg = np.repeat(np.arange(aligned.n_segments), aligned.seg_len)
     top_judged = (aligned.pos < depth) & (aligned.jidx >= 0)
     judged = np.bincount(seg[top_judged], minlength=aligned.n_segments).reshape(aligned.n_runs, aligned.n_topics)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_probability
+from .._vocab import PREDICTOR_IMPROPER, PredictorImproper, RunOrder
 from .._warnings import PerturbationWarning
 from ..stats import paired_test
 from .disagreement import MetarankLogisticModel
@@ -26,8 +27,8 @@ __all__ = ["compare_predictors"]
 
 def compare_predictors(original: Any, alternative: Any, runs: Any,
                        predictors: Sequence[str] = ("meta_ap", "mean_inverse_rank", "max_inverse_rank"), *,
-                       improper: str = "exclude", alpha: float = 0.05, depth: int = META_AP_DEPTH,
-                       ties: str = "trec_eval", rel: float = 1) -> pd.DataFrame:
+                       improper: PredictorImproper = "exclude", alpha: float = 0.05, depth: int = META_AP_DEPTH,
+                       ties: RunOrder = "trec_eval", rel: float = 1) -> pd.DataFrame:
     """Goodness of fit of metarank predictors, pairwise (Webber, Chandar and Carterette 2012, Eq. 2, Table 3).
 
     For every predictor, per-topic logistic models of the alternative assessor's label given the
@@ -52,7 +53,7 @@ def compare_predictors(original: Any, alternative: Any, runs: Any,
         Frame ``first, second, condition ("p(.|1)" / "p(.|0)"), n_models, mean_diff, statistic,
         p_value, significant``.
     """
-    improper = check_choice("improper", improper, ("exclude", "step"))
+    improper = check_choice("improper", improper, PREDICTOR_IMPROPER)
     alpha = check_probability("alpha", alpha)
     preds = [check_choice("predictors", p, tuple(PREDICTORS)) for p in predictors]
     if len(preds) < 2 or len(set(preds)) != len(preds):

@@ -5,8 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import InputError, check_number
-from .stream import _check_seed
+from .._validation import InputError, check_number, check_seed
 
 
 def inclusion(w: np.ndarray, wbar: np.ndarray, rho: float | np.ndarray) -> np.ndarray:
@@ -60,4 +59,4 @@ def weighted_subset(weights: Any, n_target: float, seed: int | None = 0) -> np.n
     size is Poisson-binomial with mean ``n_target``.
     """
     pi = inclusion_probabilities(weights, n_target)
-    return np.random.default_rng(_check_seed(seed)).random(len(pi)) < pi
+    return np.random.default_rng(check_seed(seed)).random(len(pi)) < pi

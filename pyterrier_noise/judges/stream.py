@@ -22,20 +22,10 @@ models do.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
-from .._validation import InputError
 from ..engine import JudgmentTable
-
-
-def _check_seed(seed: Any) -> int | None:
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"seed must be a non-negative integer (or None for fresh entropy), got {seed!r}")
-    return int(seed)
 
 
 @dataclass(frozen=True)

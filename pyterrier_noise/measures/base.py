@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from ir_measures.measures import Measure, ParamInfo
 
 from .._validation import InputError
-from ..engine import TIE_POLICIES, MeasureSpec
+from .._vocab import TIE_POLICIES
+from ..engine import MeasureSpec
 
 __all__ = ["Param", "NoiseMeasure", "check_params", "NUMBER"]
 

@@ -2,6 +2,7 @@
 ``-r`` reports them (Azzopardi et al. 2019), or with the exact infinite tail (Yang 2019, Sec. 2.3)."""
 from __future__ import annotations
 
+from .._vocab import CWL_TAILS
 from .base import MAX_REL, NUMBER, REL, TIES, NoiseMeasure, Param
 
 __all__ = ["INSTBase", "INSTResidual", "INSTUpper", "INSQBase", "INSQResidual", "INSQUpper"]
@@ -9,7 +10,7 @@ __all__ = ["INSTBase", "INSTResidual", "INSTUpper", "INSQBase", "INSQResidual", 
 _CWL_PARAMS = {
     "T": Param(NUMBER, 1.0, desc="expected total relevance the user seeks"), "rel": REL, "max_rel": MAX_REL,
     "ties": TIES,
-    "tail": Param(str, "cwl", ("cwl", "exact"), "cwl: cwl_eval's 1,000 ranks; exact: the infinite tail in closed form"),
+    "tail": Param(str, "cwl", CWL_TAILS, "cwl: cwl_eval's 1,000 ranks; exact: the infinite tail in closed form"),
 }
 
 

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import numpy as np
 from ir_measures.measures import Measure
 
-from .._validation import InputError, is_frame
+from .._validation import InputError, check_ties, is_frame
+from .._vocab import TiePolicy, TopicMismatch
 from .._progress import status
 from .._warnings import NoiseWarning
-from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths, kernel_for
+from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths, kernel_for
 from ..io import RunFileReader, run_file_arguments
 from ..io.chunks import DEFAULT_MEMORY, run_file_chunks
 from .base import NoiseMeasure
@@ -75,8 +76,8 @@ def with_residuals(*measures: Measure) -> list[Measure]:
     return out
 
 
-def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
-             perquery: bool = False, on_topic_mismatch: str = "warn",
+def evaluate(runs, qrels, measures: Iterable[Measure | str], ties: TiePolicy | None = None,
+             perquery: bool = False, on_topic_mismatch: TopicMismatch = "warn",
              topics: "Sequence[str] | pd.DataFrame | None" = None, progress: bool = False) -> "pd.DataFrame":
     """Evaluate runs with the aligned engine: one alignment per tie policy, all measures at once.
 
@@ -134,8 +135,8 @@ class EvaluationArrays:
         return pd.DataFrame({"name": name, "qid": qid if self.perquery else "all", "measure": measure,
                              "value": value, "residual": residual})
 
-def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | None = None,
-                    perquery: bool = False, on_topic_mismatch: str = "warn",
+def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: TiePolicy | None = None,
+                    perquery: bool = False, on_topic_mismatch: TopicMismatch = "warn",
                     topics: "Sequence[str] | pd.DataFrame | None" = None, progress: bool = False,
                     memory: float | None = DEFAULT_MEMORY) -> EvaluationArrays:
     """:func:`evaluate` without the frame: the same values as :class:`EvaluationArrays`.  Given run
@@ -153,8 +154,7 @@ def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: str | 
         res = evaluate_arrays({"bm25": run}, qrels, ["RBP(p=0.8)", "AP"], perquery=True)
         res.value[0, 0]    # RBP(p=0.8) of bm25 on every topic of the qrels
     """
-    if ties is not None and ties not in TIE_POLICIES:
-        raise InputError(f"ties must be one of {TIE_POLICIES}, got {ties!r}")
+    check_ties(ties, allow_none=True)
     if isinstance(measures, (str, Measure)):   # one measure, not a sequence of characters
         measures = [measures]
     measures = list(measures)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import AlignedRuns, MeasureSpec
+from .._vocab import SELECTION_METHODS as METHODS
 from ..experiments import judgment_overlap
 from ..selection import compare_methods, simulate
 from .data import data_option, load_collection
@@ -26,7 +27,6 @@ from .record import (CONTRADICTED, MIXED, NOT_COMPARABLE, NOT_TESTABLE, SUPPORTE
 PAPER = "moffat2007"
 CITATION = "Moffat, Webber and Zobel (2007)"
 TITLE = "Strategic System Comparisons via Targeted Relevance Judgments"
-METHODS = ("pool", "A", "B", "C")
 #: Table 5 of the paper at 5,000 judgments (TREC-8, 129 runs, 50 topics: 0.78 judgments per run and topic)
 TABLE5_5000 = {"sig_base_base": {"pool": 0.443, "A": 0.484, "B": 0.465, "C": 0.504},
                "sig_base_upper": {"pool": 0.033, "A": 0.313, "B": 0.130, "C": 0.336},

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from .._validation import InputError
+from .._vocab import RunOrder
 from ..engine import AlignedRuns, JudgmentTable, are_run_paths, rbp_weights
 from ..io.reader import RunFileReader
 
@@ -25,7 +26,7 @@ def _empty_table(topics: Sequence[str]) -> JudgmentTable:
 
 
 def aligned_for(runs: Any, qrels: pd.DataFrame | JudgmentTable | None, topics: Sequence[str] | None = None,
-                 ties: str = "trec_eval") -> AlignedRuns:
+                ties: RunOrder = "trec_eval") -> AlignedRuns:
     """Align runs to qrels (or to nothing; or a :class:`JudgmentTable`, which needs no pandas) with a
     table row for every retrieved document; the topics are those the runs answer unless given.  Run files (a directory, a file or a list of them) go
     straight to the engine's Arrow reader; ``(names, columns)``, files already read into the columns

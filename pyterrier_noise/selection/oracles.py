@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from .._validation import InputError
+from .._validation import InputError, check_choice, check_confusion, check_rate, check_seed
+from .._vocab import MISSING, Missing
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -86,10 +87,9 @@ class QrelsOracle(Oracle):
     ``n_asked`` and ``n_missing`` count the questions and the documents that had no judgment.
     """
 
-    def __init__(self, qrels: Any, missing: str = "nonrel", nonrel_label: float = 0.0) -> None:
+    def __init__(self, qrels: Any, missing: Missing = "nonrel", nonrel_label: float = 0.0) -> None:
         from ..io import read_qrels
-        if missing not in ("nonrel", "bypass"):
-            raise InputError(f"argument 'missing': expected 'nonrel' or 'bypass', got {missing!r}")
+        check_choice("missing", missing, MISSING)
         q = read_qrels(qrels)
         self.qrels = q
         self.missing = missing
@@ -189,9 +189,7 @@ class NoisyOracle(Oracle):
             if confusion is None and (tpr is None or fpr is None):
                 raise InputError("NoisyOracle: give both 'tpr' and 'fpr' (flip rates) or a 'confusion' matrix")
         seed = 0 if seed is None else seed
-        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise InputError(f"argument 'seed': expected a non-negative integer, got {seed!r}")
-        self.seed = int(seed)
+        self.seed = check_seed(seed, allow_none=False)
         self.rel = check_label(1 if rel is None else rel, "argument 'rel'")
         self.on_label = self.rel if on_label is None else check_label(on_label, "argument 'on_label'")
         self.off_label = check_label(0 if off_label is None else off_label, "argument 'off_label'")
@@ -203,10 +201,11 @@ class NoisyOracle(Oracle):
         self.tpr = self.fpr = None
         self.confusion = self.labels = None
         if confusion is None and tpr is not None:
-            self.tpr = _rate("tpr", tpr)
-            self.fpr = _rate("fpr", fpr)
+            self.tpr = check_rate("tpr", tpr)
+            self.fpr = check_rate("fpr", fpr)
         elif confusion is not None:
-            self.labels, self.confusion = _confusion(confusion, labels)
+            labels, self.confusion = check_confusion("confusion", confusion, labels)
+            self.labels = np.asarray(labels, dtype=np.float64)
         if given_model is not None and getattr(given_model, "matrix", None) is not None:   # a ConfusionJudge
             self.labels = np.asarray(given_model.labels, dtype=np.float64)
             self.confusion = np.asarray(given_model.matrix, dtype=np.float64)
@@ -340,47 +339,6 @@ def _pairs(documents: Any, what: str) -> pd.DataFrame:
         raise InputError(f"argument {what!r}: expected a frame with qid and docno or (qid, docno) pairs, "
                          f"got {type(documents).__name__}") from None
     return pd.DataFrame(pairs, columns=["qid", "docno"], dtype=object)
-
-def _rate(name: str, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not 0 <= float(value) <= 1:
-        raise InputError(f"argument {name!r}: expected a probability in [0, 1], got {value!r}")
-    return float(value)
-
-
-def _confusion(confusion: Any, labels: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
-    import pandas as pd
-    if isinstance(confusion, pd.DataFrame):
-        if labels is None:
-            labels = list(confusion.index)
-            if [float(c) for c in confusion.columns] != [float(i) for i in labels]:
-                raise InputError("argument 'confusion': the frame's columns must be the same labels as its "
-                                 f"index (true labels = rows), got index {list(confusion.index)} and "
-                                 f"columns {list(confusion.columns)}")
-        confusion = confusion.to_numpy()
-    try:
-        m = np.asarray(confusion, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"argument 'confusion': expected a square matrix of probabilities, got {confusion!r}") from None
-    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 1:
-        raise InputError(f"argument 'confusion': expected a square k x k matrix, got shape {m.shape}")
-    if not np.isfinite(m).all() or (m < 0).any():
-        i, j = np.argwhere(~(np.isfinite(m) & (m >= 0)))[0]
-        raise InputError(f"argument 'confusion': row {i}, column {j}: expected a probability, got {m[i, j]!r}")
-    sums = m.sum(axis=1)
-    bad = np.flatnonzero(np.abs(sums - 1.0) > 1e-9)
-    if bad.size:
-        raise InputError(f"argument 'confusion': row {bad[0]} sums to {sums[bad[0]]!r}; every row (true label) "
-                         f"must sum to 1 (rows = true labels, columns = observed labels)")
-    if labels is None:
-        labels = list(range(m.shape[0]))
-    lab = np.array([check_label(v, "argument 'labels'") for v in labels], dtype=np.float64)
-    if lab.size != m.shape[0]:
-        raise InputError(f"argument 'labels': the matrix is {m.shape[0]} x {m.shape[0]} but {lab.size} labels "
-                         f"were given")
-    if np.unique(lab).size != lab.size:
-        raise InputError(f"argument 'labels': the labels must be distinct, got {lab.tolist()}")
-    return lab, m
-
 
 def _from_model(model: Any) -> dict[str, Any]:
     """What a ``model`` argument gives: a judges model with ``sample_labels`` (used as it is; its

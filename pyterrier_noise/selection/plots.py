@@ -12,12 +12,13 @@ import pandas as pd
 from .._plot import (COLOURS, check_top, figure, integer_ticks, label_systems, title_and_legend, method_colour,
                      save as save_figure, systems_width)
 from .._validation import InputError, check_choice
+from .._vocab import CURVE_KINDS, CurveKind
 
 __all__ = ["plot_ranges", "plot_curves"]
 
 
 def plot_ranges(system_bounds: pd.DataFrame, order_by: pd.Series | Sequence[str] | None = None,
-                kind: str = "full", ax: Any = None, title: str | None = None, color: str = COLOURS["pooled"],
+                kind: CurveKind = "full", ax: Any = None, title: str | None = None, color: str = COLOURS["pooled"],
                 top: int | None = None, save: str | Path | None = None) -> Any:
     """RBP ranges per system, as Moffat et al. 2007, Figures 1-3: a bar from the mean base to the
     mean upper bound (``kind="full"``) or to the mean projected value (``"projected"``), with the
@@ -25,7 +26,7 @@ def plot_ranges(system_bounds: pd.DataFrame, order_by: pd.Series | Sequence[str]
     ``top=k`` draws the first k systems and one grey bar for the rest.  Draws on ``ax`` when given,
     else on a new Figure sized for the systems; returns the Figure (written to ``save`` when a
     path is given)."""
-    check_choice("kind", kind, ("full", "projected"))
+    check_choice("kind", kind, CURVE_KINDS)
     need = {"name", "base", "upper"} | ({"projected"} if kind == "projected" else set())
     missing = need - set(system_bounds.columns)
     if missing:

@@ -7,7 +7,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_choice
+from .._validation import check_choice, check_int
+from .._vocab import SELECTION_METHODS, SelectionMethod, SelectionTieBreak
 from .selector import JudgmentSelector
 
 __all__ = ["depth_pool", "rbp_pool"]
@@ -17,24 +18,22 @@ def depth_pool(runs: Any, depth: int, p: float = 0.8, pool_runs: Sequence[str] |
     """Depth-k pooling: every document some run ranks in its top ``depth``, in pooling order (depth,
     then run order, then qid, then docno).  Columns ``order, qid, docno, depth, weight`` where
     ``weight = (1-p) p^(depth-1)`` (Moffat et al. 2007, Sec. 3, "pooling")."""
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise InputError(f"argument 'depth': expected an integer >= 1, got {depth!r}")
+    check_int("depth", depth)
     q = JudgmentSelector(runs, p=p, method="pool", pool_runs=pool_runs).queue()
     q = q[q["depth"].to_numpy() <= depth].reset_index(drop=True)
     q.insert(0, "order", np.arange(1, len(q) + 1))
     return q
 
 
-def rbp_pool(runs: Any, budget: int, p: float = 0.8, method: str = "A", per_topic_quota: Any = None,
-             tie_break: str = "deterministic", seed: int = 0, pool_runs: Sequence[str] | None = None,
+def rbp_pool(runs: Any, budget: int, p: float = 0.8, method: SelectionMethod = "A", per_topic_quota: Any = None,
+             tie_break: SelectionTieBreak = "deterministic", seed: int = 0, pool_runs: Sequence[str] | None = None,
              residual_scope: str = "query") -> pd.DataFrame:
     """A static judgment list of ``budget`` documents by pooling, Method A or Method B, made before
     any judging (Method B is greedy but never needs a label: Moffat et al. 2007, Sec. 3).
     Columns ``order, qid, docno, weight``.  Method C needs labels: use :func:`simulate` or a
     :class:`JudgmentSelector`."""
-    check_choice("method", method, ("pool", "A", "B"))
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 0:
-        raise InputError(f"argument 'budget': expected an integer >= 0, got {budget!r}")
+    check_choice("method", method, SELECTION_METHODS[:3])
+    check_int("budget", budget, 0)
     sel = JudgmentSelector(runs, p=p, method=method, per_topic_quota=per_topic_quota, tie_break=tie_break,
                            seed=seed, pool_runs=pool_runs, residual_scope=residual_scope)
     if method in ("pool", "A"):

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from .._validation import InputError, announce, check_choice, check_probability, is_frame
+from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties, is_frame
+from .._vocab import MISSING, RUN_ORDERS, SELECTION_METHODS, SELECTION_SCOPES, SELECTION_TIE_BREAKS
 from ..engine import AlignedRuns, JudgmentTable
 from .contributions import aligned_for, cached_contributions
 from .oracles import NoisyOracle
@@ -51,8 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["METHODS", "JudgmentSelector"]
 
-METHODS = ("pool", "A", "B", "C")
-_SCOPES = ("query", "system")
+METHODS = SELECTION_METHODS
+_SCOPES = SELECTION_SCOPES
 _STATE_FORMAT = "pyterrier-noise/selection-state/1"
 
 
@@ -113,21 +114,15 @@ class JudgmentSelector:
         self.power = power
         self.residual_scope = check_choice("residual_scope", residual_scope, _SCOPES)
         self.score_scope = check_choice("score_scope", score_scope, _SCOPES)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise InputError(f"argument 'batch_size': expected an integer >= 1, got {batch_size!r}")
-        self.batch_size = int(batch_size)
-        self.tie_break = check_choice("tie_break", tie_break, ("deterministic", "random"))
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(f"argument 'seed': expected a non-negative integer, got {seed!r}")
-        self.seed = int(seed)
+        self.batch_size = check_int("batch_size", batch_size)
+        self.tie_break = check_choice("tie_break", tie_break, SELECTION_TIE_BREAKS)
+        self.seed = check_seed(seed, allow_none=False)
         if max_rel is not None and not max_rel > 0:
             raise InputError(f"argument 'max_rel': expected a positive number, got {max_rel!r}")
         self.rel, self.max_rel = float(rel), (None if max_rel is None else float(max_rel))
         self._gain = gain_fn(self.rel, self.max_rel, self.p)
-        if isinstance(head_size, bool) or not isinstance(head_size, (int, np.integer)) or head_size < 1:
-            raise InputError(f"argument 'head_size': expected an integer >= 1, got {head_size!r}")
-        self.head_size = int(head_size)
-        check_choice("ties", ties, ("trec_eval", "given"))
+        self.head_size = check_int("head_size", head_size)
+        check_ties(ties, RUN_ORDERS)
 
         init = None
         if initial_qrels is not None:
@@ -154,7 +149,7 @@ class JudgmentSelector:
         """The runs aligned to a judgment table (one row per retrieved (topic, document)) and the
         lookups of its rows: topic index, qid, docno, each topic's first row."""
         if isinstance(runs, AlignedRuns):
-            if runs.ties not in ("trec_eval", "given"):
+            if runs.ties not in RUN_ORDERS:
                 raise InputError(f"argument 'runs': the selector needs AlignedRuns built with ties='trec_eval' "
                                  f"or 'given' (one position per document), got ties={runs.ties!r}")
             self.aligned = runs
@@ -373,9 +368,7 @@ class JudgmentSelector:
         proposing twice without recording gives the same list.  Moffat et al. 2007, Sec. 3-4."""
         if n is None:
             n = self.batch_size
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise InputError(f"argument 'n': expected an integer >= 1, got {n!r}")
-        rows, weights = self._propose_rows(int(n))
+        rows, weights = self._propose_rows(check_int("n", n))
         self._last_prop = dict(zip(rows.tolist(), weights.tolist()))
         return [(self._qid[j], self._docno[j], float(w)) for j, w in zip(rows, weights)]
 
@@ -456,11 +449,10 @@ class JudgmentSelector:
         checked before the first judgment and after each one; when it fires, :attr:`stopped`
         says why.  Returns the number recorded, fewer than ``n`` only when the queue is exhausted
         or the stop rule fired."""
-        check_choice("missing", missing, ("nonrel", "bypass"))
+        check_choice("missing", missing, MISSING)
         if stop is not None and not isinstance(stop, StopRule):
             raise InputError(f"argument 'stop': expected a StopRule, got {type(stop).__name__}")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise InputError(f"argument 'n': expected an integer >= 0, got {n!r}")
+        check_int("n", n, 0)
         labels = None
         if is_frame(oracle) or isinstance(oracle, JudgmentTable):
             cached = self._oracle_cache

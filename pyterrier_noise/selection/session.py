@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError
+from .._validation import InputError, check_int
 from ..io import write_trec_qrels
 from .oracles import Label, NoisyOracle, Oracle, QuitJudging, as_oracle, check_label, format_label, oracle_diff
 from .durable import damaged_message, publish, recover as _recover
@@ -358,9 +358,7 @@ class JudgingSession:
         crash too.  Asking again before recording returns the same documents.
         """
         self._check_usable()
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise InputError(f"argument 'n': expected a positive integer, got {n!r}")
-        props = [(str(q), str(d), float(w)) for q, d, w in self.selector.propose(int(n))]
+        props = [(str(q), str(d), float(w)) for q, d, w in self.selector.propose(check_int("n", n))]
         new = [x for x in props if (x[0], x[1]) not in self._pending]
         for q, d, _ in new:
             if (q, d) in self._handled:
@@ -465,8 +463,8 @@ class JudgingSession:
         if stop is not None and not isinstance(stop, StopRule):
             raise InputError(f"argument 'stop': expected a StopRule, got {type(stop).__name__}")
         for name, v in (("budget", budget), ("max_steps", max_steps)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0):
-                raise InputError(f"argument {name!r}: expected a non-negative integer or None, got {v!r}")
+            if v is not None:
+                check_int(name, v, 0)
         if on_step is not None and not callable(on_step):
             raise InputError(f"argument 'on_step': expected a function fn(event), got {on_step!r}")
         self._check_oracle(oracle)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_probability
+from .._vocab import MISSING, UNKNOWN_TOPICS, Missing, SelectionMethod, SelectionScope, SelectionTieBreak
 from ..engine import AlignedRuns, MeasureSpec
 from .contributions import aligned_for
 from ..engine.ranges import midpoint_where_undefined as _proj_fallback
@@ -22,11 +23,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["qrels_oracle", "SimulationResult", "separation", "simulate", "compare_methods"]
 
 
-def qrels_oracle(qrels: Any, missing: str = "nonrel") -> Callable[[str, str], float | None]:
+def qrels_oracle(qrels: Any, missing: Missing = "nonrel") -> Callable[[str, str], float | None]:
     """The minimal oracle: look the label up in qrels; a document without a judgment is
     non-relevant (``missing="nonrel"``) or cannot be judged (``"bypass"``: returns None)."""
     from ..io import read_qrels
-    check_choice("missing", missing, ("nonrel", "bypass"))
+    check_choice("missing", missing, MISSING)
     q = read_qrels(qrels)
     table = dict(zip(zip(q["qid"], q["docno"]), q["label"].astype(float)))
     default = 0.0 if missing == "nonrel" else None
@@ -148,11 +149,14 @@ def unknown_topic_quota(topics: Sequence[str], oracle_qids: Any, quota: Any, unk
     return out
 
 
-def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Sequence[int] = (1000, 2000, 5000),
+def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
+             checkpoints: Sequence[int] = (1000, 2000, 5000),
              p_select: float = 0.8, p_eval: Sequence[float] = (0.5, 0.8, 0.95), pool_runs: Sequence[str] | None = None,
-             missing: str = "nonrel", reference_qrels: Any = None, reference_measure: Any = "AP",
-             top_fraction: float = 1 / 3, power: float = 3, residual_scope: str = "query",
-             score_scope: str = "system", batch_size: int = 1, tie_break: str = "deterministic", seed: int = 0,
+             missing: Missing = "nonrel", reference_qrels: Any = None, reference_measure: Any = "AP",
+             top_fraction: float = 1 / 3, power: float = 3, residual_scope: SelectionScope = "query",
+             score_scope: SelectionScope = "system", batch_size: int = 1,
+             tie_break: SelectionTieBreak = "deterministic",
+             seed: int = 0,
              per_topic_quota: Any = None, rel: float = 1.0, max_rel: float | None = None, alpha: float = 0.05,
              significance: bool = True, keep_per_query: bool = False, progress: bool = False,
              stop: StopRule | None = None, unknown_topics: str = "skip") -> SimulationResult:
@@ -175,8 +179,8 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: str = "C", checkpoints: Se
     """
     import pandas as pd
     from ..io import read_qrels
-    check_choice("missing", missing, ("nonrel", "bypass"))
-    check_choice("unknown_topics", unknown_topics, ("skip", "judge"))
+    check_choice("missing", missing, MISSING)
+    check_choice("unknown_topics", unknown_topics, UNKNOWN_TOPICS)
     cps = _checkpoints(checkpoints)
     p_select = check_probability("p_select", p_select)
     p_eval = [check_probability("p_eval", x) for x in (p_eval if isinstance(p_eval, Sequence) else [p_eval])]

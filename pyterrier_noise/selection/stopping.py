@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import InputError, check_choice, check_int, check_number
+from .._vocab import STOP_LEADERS, StopLeader
 from ..engine.ranges import midpoint_where_undefined as _proj_fallback, projected as _projection
 
 __all__ = ["StopRule"]
@@ -33,7 +34,7 @@ class StopRule:
 
     top_residual: float | None = None
     top_k: int | None = None
-    leader: str | None = None
+    leader: StopLeader | None = None
 
     def __post_init__(self) -> None:
         if self.top_residual is None and self.leader is None:
@@ -45,7 +46,7 @@ class StopRule:
         if self.top_k is not None and self.top_residual is None:
             raise InputError("StopRule: top_k goes with top_residual")
         if self.leader is not None:
-            check_choice("StopRule leader", self.leader, ("upper", "projected"))
+            check_choice("StopRule leader", self.leader, STOP_LEADERS)
 
     def reason(self, selector: Any) -> str | None:
         """Why judging should stop now (a sentence), or None to go on; ``selector`` is a

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import numbers
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -12,7 +11,8 @@ from typing import Any, Optional, TextIO, Union
 
 import pandas as pd
 
-from .._validation import InputError
+from .._validation import InputError, check_int
+from ..io.topics import read_text, read_topics_file
 from .oracles import Label, Oracle, QuitJudging, check_label, format_label
 
 __all__ = ["TerminalOracle", "read_topics_file", "read_docs_file"]
@@ -52,9 +52,7 @@ class TerminalOracle(Oracle):
         if text is not None and not (isinstance(text, Mapping) or callable(text)):
             raise InputError(f"argument 'text': expected a mapping docno -> text or a function fn(docno), got {text!r}")
         self.text = text
-        if isinstance(max_chars, bool) or not isinstance(max_chars, numbers.Integral) or max_chars < 1:
-            raise InputError(f"argument 'max_chars': expected a positive integer, got {max_chars!r}")
-        self.max_chars = int(max_chars)
+        self.max_chars = check_int("max_chars", max_chars)
         self.input_fn = input_fn
         self.output = output
 
@@ -135,35 +133,6 @@ def _topic_texts(topics: Any) -> dict[str, str]:
     raise InputError(f"argument 'topics': expected a frame (qid, query) or a mapping qid -> text, got {topics!r}")
 
 
-def read_topics_file(path: PathLike) -> pd.DataFrame:
-    """Read topics for the judging prompt: TREC (``<top>``), TREC XML (``<topic>``) or one per line.
-
-    One-per-line files hold ``qid<TAB>text`` or ``qid text`` (PyTerrier's ``singleline``).  Returns
-    a ``qid, query`` frame.  The TREC formats are parsed by ``pyterrier.io.read_topics``.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such topics file")
-    raw = _read_text(p)
-    if "<top>" in raw or "<topic " in raw or "<topic>" in raw:
-        import pyterrier as pt
-        fmt = "trec" if "<top>" in raw else "trecxml"
-        frame = pt.io.read_topics(str(p), format=fmt)
-        return frame[["qid", "query"]].astype(str)
-    rows = []
-    for i, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        sep = "\t" if "\t" in line else " "
-        qid, _, text = line.strip().partition(sep)
-        if not text:
-            raise InputError(f"{p} line {i}: expected 'qid<TAB>text' or 'qid text', got {line!r}")
-        rows.append((qid, text.strip()))
-    if not rows:
-        raise InputError(f"{p}: the topics file is empty")
-    return pd.DataFrame(rows, columns=["qid", "query"])
-
-
 def read_docs_file(path: PathLike) -> dict[str, str]:
     """Read document texts for the judging prompt: TREC ``<DOC><DOCNO>...`` (plain or gzip) or TSV.
 
@@ -173,7 +142,7 @@ def read_docs_file(path: PathLike) -> dict[str, str]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such document file")
-    raw = _read_text(p)
+    raw = read_text(p)
     if "<DOC>" in raw[:10000] or "<doc>" in raw[:10000]:
         docs = {}
         for m in re.finditer(r"<DOC>(.*?)</DOC>", raw, flags=re.S | re.I):
@@ -195,12 +164,3 @@ def read_docs_file(path: PathLike) -> dict[str, str]:
             raise InputError(f"{p} line {i}: expected 'docno<TAB>text', got {line[:80]!r}")
         docs[docno.strip()] = text
     return docs
-
-
-def _read_text(p: Path) -> str:
-    data = p.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        import gzip
-        data = gzip.decompress(data)
-    return data.decode("utf-8", errors="replace")
-

@@ -5,7 +5,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .._validation import InputError, check_choice, finite_array
+from .._validation import InputError, check_choice, check_int, check_probability, finite_array
 
 # Resampling work is done in blocks so that (batch x block) temporaries stay around this many
 # float64 values (~32 MB); the loop is over blocks, never over pairs or replicates.
@@ -22,19 +22,12 @@ def _float_array(name: str, x: object) -> np.ndarray:
 
 
 def _n_resamples(n: object) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InputError(f"n_resamples must be a positive integer, got {n!r}")
-    return int(n)
+    return check_int("n_resamples", n)
 
 
 def _alpha(alpha: object) -> float:
-    try:
-        a = float(alpha)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InputError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
-    if not 0.0 < a < 1.0:
-        raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
-    return a
+    return check_probability("alpha", alpha)
+
 
 def _block(batch: int, total: int) -> int:
     return max(1, min(total, _BLOCK_ELEMENTS // max(1, batch)))

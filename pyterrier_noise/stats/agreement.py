@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_probability, finite_array
+from .._validation import InputError, check_choice, check_int, check_probability, finite_array
+from .._vocab import (CORRELATION_INPUTS, KENDALL_VARIANTS, RANK_TIES, RBO_VARIANTS, SPEARMAN_METHODS, CorrelationInput,
+                      KendallVariant, RankTies, RboVariant, SpearmanMethod)
 
 __all__ = [
     "kendall_tau",
@@ -30,7 +31,7 @@ __all__ = [
     "rbo",
 ]
 
-Kind = Literal["auto", "scores", "ranking"]
+Kind = CorrelationInput
 
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -68,8 +69,7 @@ def _kind_of(x: object, kind: str) -> str:
 def _aligned_scores(x: object, y: object, kind: str, xname: str = "x",
                     yname: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """Two orderings of the same items as aligned score arrays (..., n), higher = better."""
-    if kind not in ("auto", "scores", "ranking"):
-        raise InputError(f"kind must be 'auto', 'scores' or 'ranking'; got {kind!r}")
+    check_choice("kind", kind, CORRELATION_INPUTS)
     kx, ky = _kind_of(x, kind), _kind_of(y, kind)
     if kx != ky:
         raise InputError(f"{xname} looks like {kx} but {yname} like {ky}; give both as score "
@@ -114,8 +114,7 @@ def _aligned_scores(x: object, y: object, kind: str, xname: str = "x",
 
 
 def _check_no_ties(name: str, scores: np.ndarray, ties: str) -> None:
-    if ties not in ("error", "first"):
-        raise InputError(f"ties must be 'error' or 'first'; got {ties!r}")
+    check_choice("ties", ties, RANK_TIES)
     if ties == "error":
         s = np.sort(scores, axis=-1)
         tied = s[..., 1:] == s[..., :-1]
@@ -168,7 +167,7 @@ def _tied_pairs(v: np.ndarray) -> int:
 # ---------------------------------------------------------------------------------------------
 # rank correlations
 
-def kendall_tau(x: object, y: object, variant: Literal["a", "b"] = "b",
+def kendall_tau(x: object, y: object, variant: KendallVariant = "b",
                 kind: Kind = "auto") -> float | np.ndarray:
     """Kendall's rank correlation between two orderings of the same items.
 
@@ -189,8 +188,7 @@ def kendall_tau(x: object, y: object, variant: Literal["a", "b"] = "b",
     Returns:
         tau (float for 1-D input, else an array of the batch shape).
     """
-    if variant not in ("a", "b"):
-        raise InputError(f"variant must be 'a' or 'b'; got {variant!r}")
+    check_choice("variant", variant, KENDALL_VARIANTS)
     xs, ys = _aligned_scores(x, y, kind)
     if xs.ndim == 1:
         from scipy import stats as _st   # on first use: scipy.stats is slow to import
@@ -211,7 +209,7 @@ def kendall_tau(x: object, y: object, variant: Literal["a", "b"] = "b",
 
 
 def tau_ap(x: object, truth: object, symmetric: bool = False, kind: Kind = "auto",
-           ties: Literal["error", "first"] = "error") -> float | np.ndarray:
+           ties: RankTies = "error") -> float | np.ndarray:
     """AP rank correlation, top-weighted (Yilmaz, Aslam & Robertson, SIGIR 2008).
 
     ``tau_AP(x, truth) = 2/(n-1) * sum_{i=2..n} C(i)/(i-1) - 1``, where ``C(i)`` counts the
@@ -249,7 +247,7 @@ def tau_ap(x: object, truth: object, symmetric: bool = False, kind: Kind = "auto
     return float(out) if np.ndim(out) == 0 else out
 
 
-def spearman(x: object, y: object, method: Literal["pearson", "shortcut"] = "pearson",
+def spearman(x: object, y: object, method: SpearmanMethod = "pearson",
              kind: Kind = "auto") -> float | np.ndarray:
     """Spearman's rank correlation on mid-ranks (Yang 2019, Ch. 2.4.3).
 
@@ -269,8 +267,7 @@ def spearman(x: object, y: object, method: Literal["pearson", "shortcut"] = "pea
         rho (float for 1-D input, else an array of the batch shape); NaN for a constant ordering
         with ``"pearson"``.
     """
-    if method not in ("pearson", "shortcut"):
-        raise InputError(f"method must be 'pearson' or 'shortcut'; got {method!r}")
+    check_choice("method", method, SPEARMAN_METHODS)
     xs, ys = _aligned_scores(x, y, kind)
     from scipy import stats as _st   # on first use: scipy.stats is slow to import
     rx = _st.rankdata(xs, axis=-1)
@@ -322,8 +319,8 @@ def _rbo_core(overlap: np.ndarray, s: int, l: int, p: float, variant: str) -> np
 
 
 def rbo(x: object, y: object, p: float = 0.9,
-        variant: Literal["ext", "min", "res", "trunc"] = "ext", depth: int | None = None,
-        kind: Kind = "auto", ties: Literal["error", "first"] = "error") -> float | np.ndarray:
+        variant: RboVariant = "ext", depth: int | None = None,
+        kind: Kind = "auto", ties: RankTies = "error") -> float | np.ndarray:
     """Rank-biased overlap of two orderings (Webber, Moffat & Zobel, TOIS 2010).
 
     With ``X_d`` the overlap of the two depth-``d`` prefixes and ``A_d = X_d / d``:
@@ -357,13 +354,10 @@ def rbo(x: object, y: object, p: float = 0.9,
         RBO (float for one pair of orderings, else an array of the batch shape).
     """
     p = check_probability("p", p)
-    if variant not in ("ext", "min", "res", "trunc"):
-        raise InputError(f"variant must be 'ext', 'min', 'res' or 'trunc'; got {variant!r}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
-                              or depth < 1):
-        raise InputError(f"depth must be a positive integer or None, got {depth!r}")
-    if kind not in ("auto", "scores", "ranking"):
-        raise InputError(f"kind must be 'auto', 'scores' or 'ranking'; got {kind!r}")
+    check_choice("variant", variant, RBO_VARIANTS)
+    if depth is not None:
+        check_int("depth", depth)
+    check_choice("kind", kind, CORRELATION_INPUTS)
     kx, ky = _kind_of(x, kind), _kind_of(y, kind)
     if kx == "ranking" and ky == "ranking":
         lx, ly = _ranked_list("x", x), _ranked_list("y", y)

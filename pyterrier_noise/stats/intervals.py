@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import warnings
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from .._validation import InputError
+from .._vocab import IntervalMethod
 from ._checks import _alpha, _choice, _float_array, _n_resamples
 
 __all__ = ["ConfidenceInterval", "mean_ci"]
@@ -21,7 +22,7 @@ class ConfidenceInterval(NamedTuple):
 
 
 
-def mean_ci(scores: object, confidence: float = 0.95, method: Literal["t", "bootstrap"] = "t",
+def mean_ci(scores: object, confidence: float = 0.95, method: IntervalMethod = "t",
             axis: int = -1, n_resamples: int = 10_000,
             seed: int | np.random.Generator | None = 0) -> ConfidenceInterval:
     """Confidence interval for a mean score over topics (vectorised over other axes).

@@ -2,18 +2,13 @@
 and Benjamini & Hochberg (1995) step-up, as ``statsmodels.stats.multitest.multipletests``."""
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 
 from .._validation import InputError
+from .._vocab import CORRECTIONS, Correction
 from ._checks import _alpha, _choice
 
 __all__ = ["CORRECTIONS", "correct_pvalues", "significant"]
-
-Correction = Literal["bonferroni", "holm", "fdr_bh"]
-
-CORRECTIONS: tuple[str, ...] = ("bonferroni", "holm", "fdr_bh")
 
 
 def significant(pvalues: np.ndarray | float, alpha: float = 0.05,

@@ -3,15 +3,16 @@ procedures of Yang (2019) Ch. 3.3.4: the non-inferiority (degradation) test of T
 p-value agreement grid of Fig. 3.8."""
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._validation import InputError, announce
 from ._checks import _alpha, _choice, _float_array
-from .multiple import CORRECTIONS, Correction, correct_pvalues, significant
-from .tests import Alternative, Test, all_pairs, paired_test
+from .._vocab import CORRECTIONS, Alternative, Correction, PerqueryMissing, Test
+from .multiple import correct_pvalues, significant
+from .tests import all_pairs, paired_test
 
 __all__ = ["pairwise_significance", "degradation_test", "pvalue_quadrants"]
 
@@ -75,7 +76,7 @@ def pairwise_significance(perquery: pd.DataFrame, measure: object = None, test: 
                           alternative: Alternative = "two-sided",
                           correction: Correction | None = "holm", alpha: float = 0.05,
                           inclusive: bool = False, systems: Sequence[str] | None = None,
-                          missing: Literal["error", "drop"] = "error", n_resamples: int = 10_000,
+                          missing: PerqueryMissing = "error", n_resamples: int = 10_000,
                           seed: int | np.random.Generator | None = 0) -> pd.DataFrame:
     """Pairwise p-values for every system pair from ``pt.Experiment(..., perquery=True)`` output.
 

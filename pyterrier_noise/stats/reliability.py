@@ -11,17 +11,18 @@
 """
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError
+from .._validation import InputError, check_choice
+from .._vocab import ALPHA_LEVELS, PAIR_TIES, AlphaLevel, Alternative, Correction, PairTie, Test
 from ._checks import _alpha, _float_array
 from .agreement import is_numeric, pair_counts
-from .multiple import Correction, significant
+from .multiple import significant
 from .perquery import quadrant_codes
-from .tests import Alternative, Test, all_pairs
+from .tests import all_pairs
 
 __all__ = [
     "krippendorff_alpha",
@@ -37,7 +38,7 @@ __all__ = [
 # Krippendorff's alpha
 
 def krippendorff_alpha(data: object,
-                       level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal",
+                       level: AlphaLevel = "nominal",
                        categories: Sequence | None = None) -> float:
     """Krippendorff's alpha from a units x raters matrix with missing values.
 
@@ -67,8 +68,7 @@ def krippendorff_alpha(data: object,
         InputError: no unit has two values, non-numeric values for interval/ratio, negative
             values for ratio, values outside ``categories``.
     """
-    if level not in ("nominal", "ordinal", "interval", "ratio"):
-        raise InputError(f"level must be 'nominal', 'ordinal', 'interval' or 'ratio'; got {level!r}")
+    check_choice("level", level, ALPHA_LEVELS)
     arr = np.asarray(data.to_numpy() if isinstance(data, pd.DataFrame) else data, dtype=object)
     if arr.ndim != 2:
         raise InputError(f"data must be a 2-D units x raters matrix, got shape {arr.shape}")
@@ -135,7 +135,7 @@ class PreferenceUnits(NamedTuple):
     tie_rate: float
 
 
-def pairwise_preference_units(scores: object, tie: Literal["T", "missing"] = "T",
+def pairwise_preference_units(scores: object, tie: PairTie = "T",
                               atol: float = 0.0) -> PreferenceUnits:
     """Turn graded scores into pairwise preference units (Yang 2019, Table 2.12).
 
@@ -155,8 +155,7 @@ def pairwise_preference_units(scores: object, tie: Literal["T", "missing"] = "T"
         ``"L"/"R"/"T"`` (or NaN) indexed by ``(item_a, item_b)``; ``tie_rate`` is the share of
         non-missing votes that were ties (computed before ``tie="missing"`` is applied).
     """
-    if tie not in ("T", "missing"):
-        raise InputError(f"tie must be 'T' or 'missing'; got {tie!r}")
+    check_choice("tie", tie, PAIR_TIES)
     if not (isinstance(atol, (int, float)) and atol >= 0):
         raise InputError(f"atol must be a non-negative number, got {atol!r}")
     frame = scores if isinstance(scores, pd.DataFrame) else pd.DataFrame(np.asarray(scores))

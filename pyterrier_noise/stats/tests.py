@@ -17,23 +17,18 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special as _special
 
 from .._validation import InputError
+from .._vocab import ALTERNATIVES, CORRECTIONS, TESTS, Alternative, Correction, Test
 from ._checks import _block, _choice, _float_array, _n_resamples, _system_topic_array
-from .multiple import CORRECTIONS, Correction, correct_pvalues
+from .multiple import correct_pvalues
 
 __all__ = ["TESTS", "ALTERNATIVES", "PairwiseResult", "paired_test", "all_pairs", "PairwiseCodes",
            "all_pairs_t_codes", "p_codes"]
-
-Test = Literal["t", "wilcoxon", "sign", "randomisation", "bootstrap"]
-Alternative = Literal["two-sided", "greater", "less"]
-
-TESTS: tuple[str, ...] = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
-ALTERNATIVES: tuple[str, ...] = ("two-sided", "greater", "less")
 
 # pairs per block of the Gram-matrix t-test: temporaries of (versions x block) floats stay small
 _PAIR_BLOCK_ELEMENTS = 1 << 22

@@ -3,10 +3,10 @@ or Carterette's (TOIS 2012) randomised version."""
 from __future__ import annotations
 
 import warnings
-from typing import Literal
 
 import numpy as np
 
+from .._vocab import TukeyMethod
 from ._checks import _block, _choice, _n_resamples, _system_topic_array
 from .tests import PairwiseResult
 
@@ -42,7 +42,7 @@ def _studentized_range_sf(q: np.ndarray, k: int, df: float) -> np.ndarray:
     return out
 
 
-def tukey_hsd(scores: object, method: Literal["blocked", "oneway", "randomised"] = "blocked",
+def tukey_hsd(scores: object, method: TukeyMethod = "blocked",
               n_resamples: int = 10_000,
               seed: int | np.random.Generator | None = 0) -> PairwiseResult:
     """Tukey's honestly significant difference test over all systems.

@@ -21,18 +21,13 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
+from .._vocab import BAND_ORDERS, BAND_ORDER_ALIASES
 from .._warnings import deprecated
 
 __all__ = ["BAND_ORDERS", "BAND_ORDER_ALIASES", "band_boundaries", "first_multi_doc_band", "worst_case_delta_rr",
            "worst_case_delta_rbp", "worst_case_table", "rho_label"]
 
 RhoLike = Union[int, float, str, Fraction, Decimal]
-
-#: The existing order a ranking is banded in: ``"given"`` (the ``rank`` column), ``"trec_eval"``
-#: (score descending, then docno descending) or ``"input"`` (row order).
-BAND_ORDERS = ("given", "trec_eval", "input")
-#: Deprecated names of band orders (kept for one release): old name -> new name.
-BAND_ORDER_ALIASES = {"rank": "given", "score": "trec_eval"}
 
 
 # ------------------------------------------------------------------------------------------------

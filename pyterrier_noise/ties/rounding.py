@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .._validation import InputError
+from .._validation import InputError, check_int
 
 __all__ = ["round_scores"]
 
@@ -44,9 +44,7 @@ def round_scores(scores: np.ndarray | Sequence[float], *, decimals: int | None =
             out = np.round(x, d)
         return _fallback(out, x, lambda v: float(round(Fraction(v), d)))
     if sig_digits is not None:
-        if isinstance(sig_digits, bool) or not isinstance(sig_digits, Integral) or sig_digits < 1:
-            raise InputError(f"sig_digits must be a positive integer, got {sig_digits!r}")
-        return _round_significant(x, int(sig_digits))
+        return _round_significant(x, check_int("sig_digits", sig_digits))
     try:
         q = Fraction(repr(float(quantum))) if isinstance(quantum, Real) and not isinstance(quantum, bool) \
             else Fraction(str(quantum).strip())

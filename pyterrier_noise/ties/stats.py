@@ -2,19 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
 from .._validation import InputError, check_choice, where
+from .._vocab import PRECISIONS, Precision
 from ._frames import _codes, _numeric, _validate
 
 __all__ = ["PRECISIONS", "TieStats", "tie_stats", "tie_stats_in_chunks"]
-
-#: Score precisions in which equal scores are ties: float64 (exact) or float32 (trec_eval's).
-PRECISIONS = ("float64", "float32")
 
 
 @dataclass
@@ -100,7 +97,7 @@ def _check_unique_codes(results: pd.DataFrame, run: pd.Series, topic: np.ndarray
 
 
 def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
-              precision: Literal["float64", "float32"] = "float64") -> TieStats:
+              precision: Precision = "float64") -> TieStats:
     """Tie statistics of runs in the style of Yang (2019) thesis Table 3.2.
 
     Ties are documents of the same ranking (run, qid) with equal scores -- in float64, or in
@@ -235,7 +232,7 @@ def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
 
 
 
-def tie_stats_in_chunks(runs: dict[str, pd.DataFrame], precision: Literal["float64", "float32"] = "float64",
+def tie_stats_in_chunks(runs: dict[str, pd.DataFrame], precision: Precision = "float64",
                         chunk: int = 8, *, progress: bool = True) -> TieStats:
     """:func:`tie_stats` of many runs, a few runs at a time behind a progress bar; the per-topic,
     per-run and group-size frames are concatenated and the Table 3.2 summary recomputed from them

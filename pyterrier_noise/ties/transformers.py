@@ -21,25 +21,21 @@ tie statistics in :mod:`.stats` and the brute-force reference in :mod:`.expected
 from __future__ import annotations
 
 from fractions import Fraction
-from numbers import Integral
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from .._validation import InputError, check_choice
+from .._validation import InputError, check_choice, check_seed
+from .._vocab import PRECISIONS, TIE_BREAK_STRATEGIES, BandOrder, Precision, TieBreakStrategy
 from .._warnings import deprecated
 from ._frames import (_check_unique, _codes, _docno_codes, _empty, _finish, _numeric, _order_keys, _positions,
                       _validate)
 from .banding import RhoLike, band_starts, exact_rho, band_order, rho_label
 from .rounding import round_scores
-from .stats import PRECISIONS
 
 __all__ = ["TieBanding", "ScoreRounding", "TieBreaker", "TIE_BREAK_STRATEGIES", "TIE_BREAK_ALIASES"]
 
-#: TieBreaker's strategies: trec_eval's order, the given order (``rank`` column), row order, seeded random.
-TIE_BREAK_STRATEGIES = ("trec_eval", "given", "input", "random")
 #: Deprecated strategy names (kept for one release): old name -> new name.
 TIE_BREAK_ALIASES = {"rank": "given"}
 
@@ -72,7 +68,7 @@ class TieBanding(pt.Transformer):
             deprecated aliases of ``"given"`` and ``"trec_eval"``.
     """
 
-    def __init__(self, rho: RhoLike, by: Literal["given", "trec_eval", "input"] = "given") -> None:
+    def __init__(self, rho: RhoLike, by: BandOrder = "given") -> None:
         super().__init__()
         self.rho = rho
         self.by = band_order(by)
@@ -182,8 +178,8 @@ class TieBreaker(pt.Transformer):
             is strictly decreasing, so that later components cannot re-break the ties.
     """
 
-    def __init__(self, strategy: Literal["trec_eval", "given", "input", "random"] = "trec_eval", *,
-                 seed: int | None = None, precision: Literal["float64", "float32"] = "float64",
+    def __init__(self, strategy: TieBreakStrategy = "trec_eval", *,
+                 seed: int | None = None, precision: Precision = "float64",
                  rescore: bool = False) -> None:
         super().__init__()
         # the deprecated "rank" keeps its old contract: the frame must have a rank column
@@ -194,9 +190,10 @@ class TieBreaker(pt.Transformer):
         self.strategy = check_choice("strategy", strategy, TIE_BREAK_STRATEGIES)
         self.precision = check_choice("precision", precision, PRECISIONS)
         if strategy == "random":
-            if seed is None or isinstance(seed, bool) or not isinstance(seed, Integral):
-                raise InputError(f"TieBreaker('random') needs an integer seed so that its order can be reproduced, "
-                                 f"got seed={seed!r}")
+            if seed is None:
+                raise InputError("TieBreaker('random') needs an integer seed so that its order can be reproduced, "
+                                 "got seed=None")
+            check_seed(seed, allow_none=False)
         elif seed is not None:
             raise InputError(f"seed is only used by strategy='random', not {strategy!r}")
         if not isinstance(rescore, bool):

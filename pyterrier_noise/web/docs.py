@@ -13,30 +13,20 @@ nothing and reads nothing.
 """
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from .._validation import InputError
+from ..io.topics import Topic, json_lines, read_text, read_topics
 
 __all__ = ["Collection", "Topic", "open_collection", "read_topics", "read_documents", "highlight", "query_terms",
            "trec_text", "KNOWN_TAGS"]
 
 STOPWORDS = frozenset("""a about an and are as at be by for from has have how in into is it its of on or over that the
 their there these this to under use using was were what when where which who why will with""".split())
-
-
-@dataclass(frozen=True)
-class Topic:
-    """A topic's text for the assessor: title (the query), description and narrative (may be empty)."""
-    qid: str
-    title: str = ""
-    description: str = ""
-    narrative: str = ""
 
 
 @dataclass
@@ -58,13 +48,6 @@ class Collection:
 
     def topic(self, qid: str) -> Topic:
         return self.topics.get(qid) or Topic(qid)
-
-
-def _text(path: Path) -> str:
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return data.decode("utf-8", errors="replace")
 
 
 def _files(path: Path) -> list[Path]:
@@ -140,23 +123,11 @@ def trec_text(body: str) -> str:
     return "\n\n".join(paragraphs)
 
 
-def _json_lines(path: Path, raw: str) -> Iterator[tuple[int, dict]]:
-    """``(line number, record)`` of each non-blank line of a JSON-lines text; an error names the line."""
-    for i, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path} line {i}: not a JSON object ({exc.msg})") from None
-        yield i, rec
-
-
 def read_documents(path: str | os.PathLike) -> dict[str, str]:
     """``{docno: text}`` from TREC ``<DOC>`` files, ``docno<TAB>text`` lines or JSON lines."""
     docs: dict[str, str] = {}
     for f in _files(Path(path)):
-        raw = _text(f)
+        raw = read_text(f)
         head = raw.lstrip()[:1]
         if re.search(r"<DOC>", raw[:10000], re.I):
             for i, m in enumerate(_DOC.finditer(raw), 1):
@@ -166,7 +137,7 @@ def read_documents(path: str | os.PathLike) -> dict[str, str]:
                     raise InputError(f"{f}: <DOC> number {i} has no <DOCNO>")
                 docs[d.group(1)] = trec_text(body)
         elif head == "{":
-            for i, rec in _json_lines(f, raw):
+            for i, rec in json_lines(f, raw):
                 docno = next((rec[k] for k in ("docno", "doc_id", "id") if k in rec), None)
                 text = next((rec[k] for k in ("text", "body", "contents") if k in rec), None)
                 if docno is None or text is None:
@@ -185,60 +156,6 @@ def read_documents(path: str | os.PathLike) -> dict[str, str]:
     if not docs:
         raise InputError(f"{path}: no documents found")
     return docs
-
-
-def _field(body: str, tag: str) -> str:
-    """The text after ``<tag>`` up to the next tag (TREC topics do not always close their tags)."""
-    m = re.search(rf"<{tag}>(.*?)(?=<[a-z/]|\Z)", body, re.S | re.I)
-    if m is None:
-        return ""
-    text = m.group(1)
-    text = re.sub(r"^\s*(Number:|Description:|Narrative:|Topic:)", "", text.strip(), flags=re.I)
-    return " ".join(text.split())
-
-
-def read_topics(path: str | os.PathLike) -> dict[str, Topic]:
-    """``{qid: Topic}`` from TREC ``<top>``, TREC XML ``<topic>``, JSON lines or ``qid<TAB>text`` files."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such topics file")
-    raw = _text(p)
-    out: dict[str, Topic] = {}
-    if re.search(r"<top>", raw, re.I):
-        for i, m in enumerate(re.finditer(r"<top>(.*?)</top>", raw, re.S | re.I), 1):
-            body = m.group(1)
-            num = _field(body, "num")
-            if not num:
-                raise InputError(f"{p}: topic number {i} has no <num>")
-            out[num] = Topic(num, _field(body, "title"), _field(body, "desc"), _field(body, "narr"))
-    elif re.search(r"<topic[ >]", raw, re.I):
-        for i, m in enumerate(re.finditer(r"<topic\b([^>]*)>(.*?)</topic>", raw, re.S | re.I), 1):
-            num = re.search(r"number\s*=\s*\"([^\"]+)\"", m.group(1))
-            if num is None:
-                raise InputError(f"{p}: <topic> number {i} has no number=\"...\" attribute")
-            body = m.group(2)
-            out[num.group(1)] = Topic(num.group(1), _field(body, "query") or _field(body, "title"),
-                                      _field(body, "question") or _field(body, "description"),
-                                      _field(body, "narrative"))
-    elif raw.lstrip()[:1] == "{":
-        for i, rec in _json_lines(p, raw):
-            qid = next((rec[k] for k in ("qid", "query_id", "id") if k in rec), None)
-            if qid is None:
-                raise InputError(f"{p} line {i}: expected a key 'qid', found {sorted(rec)[:6]}")
-            out[str(qid)] = Topic(str(qid), str(rec.get("title") or rec.get("query") or rec.get("text") or ""),
-                                  str(rec.get("description") or ""), str(rec.get("narrative") or ""))
-    else:
-        for i, line in enumerate(raw.splitlines(), 1):
-            if not line.strip():
-                continue
-            sep = "\t" if "\t" in line else " "
-            qid, _, text = line.strip().partition(sep)
-            if not text:
-                raise InputError(f"{p} line {i}: expected 'qid<TAB>text', got {line[:60]!r}")
-            out[qid] = Topic(qid, text.strip())
-    if not out:
-        raise InputError(f"{p}: no topics found")
-    return out
 
 
 def _irds(ident: str) -> tuple[Callable[[str], str | None], dict[str, Topic]]:

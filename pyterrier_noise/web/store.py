@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError
+from .._vocab import WEB_ROLES
 from . import auth
 
 __all__ = ["WebStore", "ServerLock", "companion_path", "lock_path", "WebError", "create_private", "damaged"]
@@ -292,7 +293,7 @@ class WebStore:
         """Create an account (or give a revoked one a new token); returns the token, shown once.
         ``topics`` must be topics of the session (known once a server has started on it)."""
         name = check_name(name)
-        if role not in ("assessor", "organiser"):
+        if role not in WEB_ROLES:
             raise WebError(f"role: expected 'assessor' or 'organiser', got {role!r}")
         if topics is not None:
             topics = [str(t).strip() for t in topics]

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._validation import InputError
+from ..._validation import InputError, check_choice
+from ..._vocab import CWL_TAILS
 from ..registry import Kernel, register_kernel
 from ..spec import CWL_DEPTH
 from .common import Labels, gains
@@ -208,8 +209,7 @@ def _check_T(spec: "MeasureSpec") -> None:
         raise InputError(f"{spec.family} needs T > 0, got T={spec.T!r}")
     if spec.family == "INST" and spec.T < 0.25:
         raise InputError(f"INST needs T >= 0.25 for its continuation probabilities to be valid, got {spec.T}")
-    if spec.tail not in ("cwl", "exact"):
-        raise InputError(f"tail must be 'cwl' or 'exact', got {spec.tail!r}")
+    check_choice("tail", spec.tail, CWL_TAILS)
 
 
 class INSQKernel(LinearKernel):

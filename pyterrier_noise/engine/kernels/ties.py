@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from ..._validation import InputError
+from ..._vocab import GROUPED_POLICIES
 from .common import Labels, condensed_positions, segment_sum, suffix_sums
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,7 +82,7 @@ __all__ = ["MODES", "BUDGET", "groups", "group_sum", "segment_total", "before_in
            "expected_ap"]
 
 #: the grouped tie policies (the kernels' ``tied`` modes)
-MODES = ("expected", "optimistic", "pessimistic")
+MODES = GROUPED_POLICIES
 
 # temporaries of the enumeration and expansion steps are kept near this many float64 values
 BUDGET = 4_000_000
