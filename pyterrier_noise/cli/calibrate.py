@@ -61,7 +61,7 @@ def register_cli(subparsers: Any) -> None:
                     "et al. 2023) and PPI++ (Angelopoulos, Duchi and Zrnic 2023), and the gold sample alone.",
         epilog=CALIBRATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.measures(help="measure in ir_measures syntax (repeatable), e.g. P@10, 'RBP(p=0.8)', nDCG@10"),
-                 options.out(force=True)])
+                 options.out(force=True), options.progress()])
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     p.add_argument("--cheap", required=True, help="the cheap judge's labels (qrels, JSONL, CSV or TSV)")
     p.add_argument("--gold", default=None,
