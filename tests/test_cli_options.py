@@ -60,7 +60,7 @@ def _library(subpackage: str, name: str):
     ("TESTS", "stats", "TESTS"), ("CORRECTIONS", "stats", "CORRECTIONS"),
     ("SELECTION_METHODS", "selection", "METHODS"), ("BAND_ORDERS", "ties", "BAND_ORDERS"),
     ("PRECISIONS", "ties", "PRECISIONS"), ("CORRELATIONS", "experiments", "CORRELATIONS"),
-    ("PAIRWISE_METHODS", "crowd", "METHODS"), ("BAND_ORDER_ALIASES", "ties", "BAND_ORDER_ALIASES")])
+    ("PAIRWISE_METHODS", "crowd", "METHODS")])
 def test_choices_agree_with_the_library(ours, subpackage, name):
     """options.py copies the library's choices so that building the parser imports nothing heavy."""
     theirs = _library(subpackage, name)
@@ -103,7 +103,7 @@ def test_quiet_turns_progress_bars_off(command):
     parser = _subparser(command)
     required = {"perturb": ["q", "--model", "random", "--out", "o"],
                 "robustness": ["q", "r", "--model", "random", "-m", "AP", "--out", "o"],
-                "select": ["--qrels", "q", "r", "--out", "o"], "judge": ["--session", "s"],
+                "select": ["q", "r", "--out", "o"], "judge": ["--session", "s"],
                 "phi-match": ["q", "r", "-m", "AP"]}[command]
     assert parser.parse_args(required).progress is True
     assert parser.parse_args(required + ["--quiet"]).progress is False
