@@ -56,7 +56,7 @@ def qrels_runs(runs_dest: str = "runs", qrels_help: str = "TREC qrels file (plai
                runs_help: str = "TREC run file (plain or .gz) or a directory of them") -> argparse.ArgumentParser:
     """Positional QRELS and one or more RUN (files or directories)."""
     p = _parent()
-    p.add_argument("qrels", help=qrels_help)
+    p.add_argument("qrels", metavar="QRELS", help=qrels_help)
     p.add_argument(runs_dest, nargs="+", metavar="RUN", help=runs_help)
     return p
 

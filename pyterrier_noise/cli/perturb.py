@@ -211,6 +211,6 @@ def register_cli(subparsers: Any) -> None:
         epilog=PERTURB_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.replicates(), options.seed(), options.out(force=True), options.progress(),
                  options.perturbation_model()])
-    p.add_argument("qrels", help="TREC qrels file (plain or .gz)")
+    p.add_argument("qrels", metavar="QRELS", help="TREC qrels file (plain or .gz)")
     p.add_argument("--start", type=int, default=0, help="number of the first replicate minus one (default 0)")
     p.set_defaults(handler=_cmd_perturb)
