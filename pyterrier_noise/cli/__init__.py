@@ -104,9 +104,11 @@ def did_you_mean(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[s
     return hints
 
 
-def _parser(command: str | None = None, argv: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The argument parser; given a known command name, only that command's module is imported."""
-    Parser.argv = tuple(argv)
+def _parser(command: str | None = None, argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser; given a known command name, only that command's module is imported.
+    ``argv``, the command line it will parse, is what its usage errors read their hints from."""
+    if argv is not None:
+        Parser.argv = tuple(argv)
     p = Parser(
         prog="pyterrier-noise",
         description="Honest IR evaluation: RBP / INST residuals, noisy and incomplete judgments, ties.")

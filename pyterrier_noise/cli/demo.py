@@ -170,7 +170,7 @@ def _selection_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
                         "sig_base_upper") if c in summary.columns]
     shown = summary[keep]
     print("3. Which documents to judge next: the qrels re-judged by depth pooling and Methods A, B, C")
-    print(f"   (RBP p = 0.8), at {checkpoints} judgments. 'top_residual' is the mean residual of the best third")
+    print(f"   (RBP p = 0.8), at {', '.join(map(str, checkpoints))} judgments. 'top_residual' is the mean residual of the best third")
     print("   of the systems; 'separated' the share of their pairs whose ranges no longer overlap; 'sig_base_upper'")
     print("   the share where one's base is significantly above the other's upper bound (Wilcoxon, alpha 0.05).")
     print("   " + shown.round(4).to_string(index=False).replace("\n", "\n   "))

@@ -134,13 +134,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
             for f in runs:
                 frames.update(read_runs(f))
     if args.noisy_judges:
-        import sys
-
         from ..experiments import robustness_experiment
         from ..judges import RandomFlips
         n = check_int("--replicates", args.replicates, 1)
-        if args.progress:
-            print(f"noisy judges: {n} replicates, {options.DEFAULT_JUDGE_TEXT}", file=sys.stderr)
         robust = robustness_experiment(frames, None, qrels, measures, RandomFlips(**options.DEFAULT_JUDGE),
                                        n_replicates=n, seed=args.seed, progress=None if args.progress else False,
                                        on_topic_mismatch="ignore")
@@ -159,5 +155,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                         command=command_line(getattr(args, "argv", None)))
     directory.write("report.html", page.html())
     directory.finish()
+    if args.noisy_judges:
+        print(f"noisy judges: {args.replicates} replicates, {options.DEFAULT_JUDGE_TEXT}")
     print(f"Report: {Path(args.out) / 'report.html'} (open it in a browser; it works offline)")
     return 0
