@@ -92,7 +92,7 @@ def seed(help: str = "random seed (default 0)", default: int | None = 0) -> argp
 def replicates(default: int = 100) -> argparse.ArgumentParser:
     """``--replicates``: the number of replicates."""
     p = _parent()
-    p.add_argument("--replicates", type=int, default=default, help=f"number of replicates (default {default})")
+    p.add_argument("--replicates", type=int, default=default, metavar="N", help=f"number of replicates (default {default})")
     return p
 
 
