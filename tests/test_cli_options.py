@@ -74,7 +74,7 @@ def test_quiet_turns_progress_bars_off(command):
     parser = _subparser(command)
     required = {"perturb": ["q", "--model", "random", "--out", "o"],
                 "robustness": ["q", "r", "--model", "random", "-m", "AP", "--out", "o"],
-                "select": ["--qrels", "q", "r", "--out", "o"], "judge": ["--session", "s"],
+                "select": ["q", "r", "--out", "o"], "judge": ["--session", "s"],
                 "phi-match": ["q", "r", "-m", "AP"]}[command]
     assert parser.parse_args(required).progress is True
     assert parser.parse_args(required + ["--quiet"]).progress is False

@@ -90,7 +90,7 @@ def test_a_failed_run_with_force_leaves_the_earlier_output(files):
 def test_robustness_force_without_plots_leaves_no_old_png(files):
     out = files / "robust"
     argv = ["robustness", files / "qrels.txt", files / "run1", files / "run2", files / "run3", "--model", "random",
-            "--tpr", "0.9", "--fpr", "0.1", "-n", "3", "-m", "AP", "--quiet", "--out", out]
+            "--tpr", "0.9", "--fpr", "0.1", "--replicates", "3", "-m", "AP", "--quiet", "--out", out]
     assert run_cli(*argv)[0] == 0
     assert any(n.endswith(".png") for n in listing(out))
     status, _, err = run_cli(*argv, "--no-plots")
@@ -152,7 +152,7 @@ def test_output_directory_api(tmp_path):
     ["round", "--decimals", "1", "{run}", "--out"],
     ["perturb", "{qrels}", "--model", "removal", "--fraction", "0.2", "--out"],
     ["report", "{qrels}", "{run}", "--out"],
-    ["select", "--qrels", "{qrels}", "--budget", "3", "--quiet", "{run}", "--out"],
+    ["select", "{qrels}", "--budget", "3", "--quiet", "{run}", "--out"],
     ["pairwise", "simulate", "{qrels}", "--out"],
     ["phi-match", "{qrels}", "{run}", "{run2}", "-m", "AP", "--quiet", "--grid", "0.5,0.8", "--plot"],
 ])
@@ -235,10 +235,10 @@ def test_the_real_process_exits_2_with_one_sentence(files):
 #: a command line that parses for every (sub)command with an output option; {X} are inputs, {OUT}
 #: the output option's value.  The generated test below sets each output to each input in turn.
 SAME_FILE_ARGV = {
-    "demo": ["demo", "--qrels", "{Q}", "--runs", "{RD}"],
+    "demo": ["demo", "{Q}", "{RD}"],
     "perturb": ["perturb", "{Q}", "--model", "removal", "--fraction", "0.2"],
     "robustness": ["robustness", "{Q}", "{R1}", "{R2}", "-m", "AP", "--model", "random", "--tpr", "0.9", "--fpr", "0.1"],
-    "select": ["select", "--qrels", "{Q}", "--budget", "3", "{R1}", "{R2}"],
+    "select": ["select", "{Q}", "--budget", "3", "{R1}", "{R2}"],
     "judge": ["judge", "--session", "{S}", "{R1}"],
     "band": ["band", "--rho", "2", "{R1}"],
     "round": ["round", "--decimals", "1", "{R1}"],

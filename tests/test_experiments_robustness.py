@@ -493,7 +493,7 @@ def test_cli_writes_byte_identical_tables(coll, tmp_path, capsys):
     assert list(summary["measure"]) == ["RBP(p=0.8)", "AP"] and summary["n_systems"].eq(6).all()
     assert main(args + ["--out", str(tmp_path / "c"), "--baseline", "nope"]) == 2
     assert "--baseline 'nope' is not one of the runs" in capsys.readouterr().err
-    assert main(["robustness", str(d / "qrels.txt"), str(d / "runs"), "--model", "random", "-m", "AP",
+    assert main(["robustness", str(d / "qrels.txt"), str(d / "runs"), "--model", "random", "--fpr", "0.1", "-m", "AP",
                  "--out", str(tmp_path / "d")]) == 2
     assert "needs --tpr and --fpr" in capsys.readouterr().err
 
@@ -502,7 +502,7 @@ def test_cli_rank_biased_uses_the_evaluated_runs(coll, tmp_path, capsys):
     d = coll.write_trec(tmp_path / "coll")
     run_files = [str(f) for f in sorted((d / "runs").iterdir())[:5]]
     assert main(["robustness", str(d / "qrels.txt"), *run_files, "--model", "rank-biased", "--judge",
-                 "smart_neutral", "-n", "6", "-m", "AP", "--no-plots", "--out", str(tmp_path / "rb")]) == 0
+                 "smart_neutral", "--replicates", "6", "-m", "AP", "--no-plots", "--out", str(tmp_path / "rb")]) == 0
     info = (tmp_path / "rb" / "experiment.json").read_text()
     assert "RankBiasedFlips" in info
     labels = pd.read_csv(tmp_path / "rb" / "labels.tsv", sep="\t")
@@ -546,7 +546,7 @@ def test_kendall_tau_is_tau_b_when_system_means_tie():
 
 def _robustness_argv(paths, out, n):
     return ["robustness", paths["qrels"], *[paths[f"run{r}"] for r in range(5)], "-m", "AP", "--model", "random",
-            "--tpr", "0.9", "--fpr", "0.1", "-n", n, "--quiet", "--no-plots", "--out", out]
+            "--tpr", "0.9", "--fpr", "0.1", "--replicates", n, "--quiet", "--no-plots", "--out", out]
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
@@ -586,7 +586,7 @@ def test_robustness_replicates_beyond_memory_are_refused_with_the_size(tmp_path)
     from cli_helpers import run_cli, write_collection
     paths = write_collection(tmp_path, topics=4, docs=20, runs=2)
     status, _, err = run_cli("robustness", paths["qrels"], paths["run0"], paths["run1"], "-m", "AP", "-m", "nDCG",
-                             "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", 10 ** 12, "--out", tmp_path / "o")
+                             "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", 10 ** 12, "--out", tmp_path / "o")
     # 2 runs x 4 topics x 1e12 replicates x 2 measures x 8 bytes = 1.28e14 bytes = 116.4 TiB
     assert status == 2 and "needs about 116.4 TiB" in err and "2 runs x 4 topics" in err, err
     assert not (tmp_path / "o").exists()

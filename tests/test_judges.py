@@ -775,7 +775,7 @@ def test_cli_binarise_writes_what_the_model_draws(cli_files, capsys, coll):
     # --binarise is RandomFlips(binarise=True) (Rashidi, Zobel and Moffat 2023 flipped binarised qrels)
     d = cli_files
     assert coll.qrels["label"].max() > 1          # graded, so binarising changes the files
-    args = ["perturb", d / "qrels.txt", "--model", "random", "--tpr", "0.93", "--fpr", "0.07", "-n", "2",
+    args = ["perturb", d / "qrels.txt", "--model", "random", "--tpr", "0.93", "--fpr", "0.07", "--replicates", "2",
             "--seed", "3"]
     assert run_cli(args + ["--binarise", "--out", d / "bin"], capsys)[0] == 0
     assert run_cli(args + ["--out", d / "graded"], capsys)[0] == 0
@@ -790,13 +790,13 @@ def test_cli_binarise_writes_what_the_model_draws(cli_files, capsys, coll):
 @pytest.mark.parametrize("extra", [
     ["--model", "random", "--judge", "smart_neutral"],
     ["--model", "random", "--disc", "3", "--bias", "0"],
-    ["--model", "rank-biased", "--tpr", "0.9", "--fpr", "0.05", "--runs", "{runs}"],
-    ["--model", "pool-depth", "--depth", "5", "--runs", "{runs}"],
+    ["--model", "rank-biased", "--tpr", "0.9", "--fpr", "0.05", "--model-runs", "{runs}"],
+    ["--model", "pool-depth", "--depth", "5", "--model-runs", "{runs}"],
     ["--model", "removal", "--fraction", "0.2", "--exact"],
     ["--model", "confusion", "--matrix", "{matrix}"],
     ["--model", "confusion", "--matrix", "{counts}", "--sample-matrix"],
     ["--model", "flip-rate", "--alt-qrels", "{alt}"],
-    ["--model", "metarank", "--alt-qrels", "{alt}", "--runs", "{runs}", "--scope", "universal"],
+    ["--model", "metarank", "--alt-qrels", "{alt}", "--model-runs", "{runs}", "--scope", "universal"],
 ])
 def test_cli_models(cli_files, capsys, coll, extra):
     d = cli_files
@@ -810,7 +810,7 @@ def test_cli_models(cli_files, capsys, coll, extra):
     out_dir = d / ("out-" + "-".join(e for e in extra if not e.startswith(str(d))).replace(".", ""))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        code, out, err = run_cli(["perturb", d / "qrels.txt", *extra, "-n", "2", "--out", out_dir], capsys)
+        code, out, err = run_cli(["perturb", d / "qrels.txt", *extra, "--replicates", "2", "--out", out_dir], capsys)
     assert code == 0, err
     assert (out_dir / "replicate-0002.qrels").exists()
     rep = pn.read_qrels(out_dir / "replicate-0001.qrels")
@@ -827,11 +827,12 @@ def test_cli_help_and_errors(cli_files, capsys):
     code, _, err = run_cli(["perturb", d / "qrels.txt", "--model", "random", "--tpr", "1.5", "--fpr", "0.1",
                             "--out", d / "bad"], capsys)
     assert code == 2 and "tpr must be a probability" in err
-    code, _, err = run_cli(["perturb", d / "qrels.txt", "--model", "random", "--out", d / "bad"], capsys)
+    code, _, err = run_cli(["perturb", d / "qrels.txt", "--model", "random", "--tpr", "0.9", "--out", d / "bad"],
+                           capsys)
     assert code == 2 and "needs --tpr and --fpr" in err
     code, _, err = run_cli(["perturb", d / "qrels.txt", "--model", "pool-depth", "--depth", "3", "--out", d / "bad"],
                            capsys)
-    assert code == 2 and "needs --runs" in err
+    assert code == 2 and "needs --model-runs" in err
     code, _, err = run_cli(["perturb", d / "qrels.txt", "--model", "random", "--judge", "smart_neutral",
                             "--replicates", "0", "--out", d / "bad"], capsys)
     assert code == 2 and "--replicates must be an integer >= 1" in err
@@ -999,7 +1000,7 @@ def test_binarise_makes_labels_binary_and_leaves_binary_measures_alone(make):
 # next run removes; a rerun succeeds without --force (nothing was written) ----------------------
 
 def _perturb_argv(qrels, out, n):
-    return ["perturb", qrels, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", n, "--quiet", "--out", out]
+    return ["perturb", qrels, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", n, "--quiet", "--out", out]
 
 
 def _staged(out: Path) -> int:
@@ -1040,7 +1041,7 @@ def test_perturb_replicates_beyond_memory_are_refused_with_the_size(tmp_path):
     from cli_helpers import run_cli
     (tmp_path / "q").write_text("".join(f"1 0 d{d} {d % 2}\n" for d in range(1, 11)))
     status, _, err = run_cli("perturb", tmp_path / "q", "--model", "random", "--tpr", "0.9", "--fpr", "0.1",
-                             "-n", 10 ** 12, "--out", tmp_path / "o")
+                             "--replicates", 10 ** 12, "--out", tmp_path / "o")
     # 10 judgments x 1e12 replicates x 16 bytes = 1.6e14 bytes = 145.5 TiB
     assert status == 2 and "--replicates 1,000,000,000,000 needs about 145.5 TiB" in err, err
     assert not (tmp_path / "o").exists()
@@ -1087,7 +1088,7 @@ def test_perturb_rank_biased_absolute_refuses_rates(tmp_path):
     from cli_helpers import run_cli
     (tmp_path / "q").write_text("1 0 d1 1\n1 0 d2 0\n")
     status, _, err = run_cli("perturb", tmp_path / "q", "--model", "rank-biased", "--weighting", "absolute",
-                             "--tpr", "0.9", "--fpr", "0.1", "--runs", tmp_path / "q", "--out", tmp_path / "o")
+                             "--tpr", "0.9", "--fpr", "0.1", "--model-runs", tmp_path / "q", "--out", tmp_path / "o")
     assert status == 2 and "--weighting absolute does not use --tpr" in err, err
 
 
@@ -1095,7 +1096,7 @@ def test_perturb_removal_with_its_own_options_runs(tmp_path):
     from cli_helpers import run_cli
     (tmp_path / "q").write_text("".join(f"1 0 d{d} {d % 2}\n" for d in range(10)))
     status, _, err = run_cli("perturb", tmp_path / "q", "--model", "removal", "--fraction", "0.3", "--exact",
-                             "-n", "2", "--quiet", "--out", tmp_path / "o")
+                             "--replicates", "2", "--quiet", "--out", tmp_path / "o")
     assert status == 0, err
     assert [len(read_qrels_lines(p)) for p in sorted((tmp_path / "o").glob("replicate-*"))] == [7, 7]
 

@@ -43,7 +43,7 @@ def test_demo_ends_with_every_file_it_wrote_what_to_open_and_the_commands(demo):
         assert (out / name).is_file()
     assert f"Open {out / 'report.html'} in a browser" in tail
     assert "pyterrier-noise report QRELS RUNS --out" in tail
-    assert "pyterrier-noise demo --qrels QRELS --runs RUNS" in tail
+    assert "pyterrier-noise demo QRELS RUNS --out" in tail
     # the terminal tables carry no extra pandas header row holding only the index name
     assert not re.search(r"^\s+(measure|system)\s*$", stdout, re.M)
 
@@ -163,7 +163,7 @@ def small_files(tmp_path_factory):
 def test_robustness_reports_the_files_its_manifest_lists_and_writes_a_report(small_files):
     out = small_files / "rob"
     status, stdout, err = run_cli("robustness", small_files / "qrels", small_files / "runs", "--model", "random",
-                                  "--tpr", "0.9", "--fpr", "0.1", "-n", "5", "-m", "AP", "--quiet", "--out", out)
+                                  "--tpr", "0.9", "--fpr", "0.1", "--replicates", "5", "-m", "AP", "--quiet", "--out", out)
     assert status == 0, err
     on_disk = sorted(p.name for p in out.iterdir())
     assert f"wrote {len(on_disk)} files to {out}/" in stdout
@@ -178,7 +178,7 @@ def test_robustness_reports_the_files_its_manifest_lists_and_writes_a_report(sma
 def test_select_and_ties_write_reports(small_files, tmp_path):
     out = small_files / "sel"
     status, stdout, err = run_cli("select", "--method", "C", "--budget", "200", "--checkpoints", "100",
-                                  "--qrels", small_files / "qrels", small_files / "runs", "--quiet", "--out", out)
+                                  small_files / "qrels", small_files / "runs", "--quiet", "--out", out)
     assert status == 0, err
     page = (out / "report.html").read_text()
     assert "selection-curves" in page and "found the most relevant documents" in page
@@ -229,8 +229,8 @@ def test_plot_rbp_ranges_returns_a_figure_without_pyplot(tmp_path):
 
 def test_report_command_adds_a_section_for_each_part_asked_for(small_files):
     out = small_files / "full"
-    status, stdout, err = run_cli("report", small_files / "qrels", small_files / "runs", "--noisy-judges", "4",
-                                  "--judging", "120", "--ties", "--out", out)
+    status, stdout, err = run_cli("report", small_files / "qrels", small_files / "runs", "--noisy-judges",
+                                  "--replicates", "4", "--judging", "--budget", "120", "--tie-stats", "--out", out)
     assert status == 0, err
     page = (out / "report.html").read_text()
     heads = re.findall(r"<h2>(.*?)</h2>", page)

@@ -22,7 +22,7 @@ def covid_pages(covid, tmp_path_factory):
                              covid / "runs-metadata.csv", "--out", d / "report")
     assert status == 0, err
     status, _, err = run_cli("robustness", covid / "qrels-rnd1.txt", covid / "runs", "--model", "random", "--tpr",
-                             "0.93", "--fpr", "0.07", "-n", "5", "-m", "AP", "--quiet", "--out", d / "robust")
+                             "0.93", "--fpr", "0.07", "--replicates", "5", "-m", "AP", "--quiet", "--out", d / "robust")
     assert status == 0, err
     return {"report": d / "report" / "report.html", "robustness": d / "robust" / "report.html"}
 

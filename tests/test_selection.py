@@ -556,8 +556,8 @@ def test_command_line(tmp_path):
         write_trec_run(f, tmp_path / f"{name}.gz")
     write_trec_qrels(qrels, tmp_path / "qrels.txt")
     out = tmp_path / "out"
-    argv = ["select", "--method", "C", "--p", "0.8", "--budget", "30", "--checkpoints", "10,20",
-            "--qrels", str(tmp_path / "qrels.txt"), *[str(tmp_path / f"{n}.gz") for n in runs], "--out", str(out),
+    argv = ["select", "--method", "C", "-m", "RBP(p=0.8)", "--budget", "30", "--checkpoints", "10,20",
+            str(tmp_path / "qrels.txt"), *[str(tmp_path / f"{n}.gz") for n in runs], "--out", str(out),
             "--pool-runs", "r0,r1,r2"]
     assert main(argv) == 0
     j = pd.read_csv(out / "judgments.tsv", sep="\t", dtype={"qid": str})
@@ -568,7 +568,7 @@ def test_command_line(tmp_path):
     # the same judgments as the library
     res = simulate(runs, qrels, method="C", checkpoints=[30], pool_runs=["r0", "r1", "r2"], p_eval=[0.8])
     assert list(j["docno"]) == list(res.judgments["docno"])
-    assert main(["select", "--method", "C", "--qrels", str(tmp_path / "qrels.txt"), str(tmp_path / "r0.gz"),
+    assert main(["select", "--method", "C", str(tmp_path / "qrels.txt"), str(tmp_path / "r0.gz"),
                  "--out", str(out)]) == 2   # neither --budget nor --checkpoints
 
 
@@ -583,7 +583,7 @@ def test_command_line_as_a_program_runs_without_garbage_collection_and_writes_th
     for name, f in runs.items():
         write_trec_run(f, tmp_path / f"{name}.gz")
     write_trec_qrels(qrels, tmp_path / "qrels.txt")
-    args = ["select", "--method", "C", "--budget", "25", "--checkpoints", "5,15", "--qrels",
+    args = ["select", "--method", "C", "--budget", "25", "--checkpoints", "5,15",
             str(tmp_path / "qrels.txt"), *[str(tmp_path / f"{n}.gz") for n in runs]]
     assert main(args + ["--out", str(tmp_path / "in")]) == 0
     out = run_as_program(*args, "--out", tmp_path / "prog")
@@ -603,7 +603,7 @@ def test_command_line_run_arguments(tmp_path, capsys):
     for i, (name, f) in enumerate(runs.items()):
         write_trec_run(f, tmp_path / ("d" if i else "") / f"{name}.gz")
     write_trec_qrels(qrels, tmp_path / "qrels.txt")
-    base = ["select", "--method", "A", "--budget", "12", "--qrels", str(tmp_path / "qrels.txt"),
+    base = ["select", "--method", "A", "--budget", "12", str(tmp_path / "qrels.txt"),
             "--out", str(tmp_path / "out")]
     first = sorted(runs)[0]
     assert main(base + [str(tmp_path / f"{first}.gz"), str(tmp_path / "d")]) == 0
@@ -706,7 +706,7 @@ def test_simulate_and_command_line_stop_early(tmp_path, capsys):
     for name, f in runs.items():
         write_trec_run(f, tmp_path / f"{name}.gz")
     write_trec_qrels(qrels, tmp_path / "qrels.txt")
-    argv = ["select", "--method", "C", "--budget", "400", "--checkpoints", "10,20", "--qrels", str(tmp_path / "qrels.txt"),
+    argv = ["select", "--method", "C", "--budget", "400", "--checkpoints", "10,20", str(tmp_path / "qrels.txt"),
             *[str(tmp_path / f"{n}.gz") for n in runs], "--out", str(tmp_path / "out"), "--stop-top-residual", "0.3"]
     assert main(argv) == 0
     assert f"stopped early: {res.stopped}" in capsys.readouterr().out
@@ -816,7 +816,7 @@ def test_select_ctrl_c_mid_run_is_one_line_and_exit_130(tmp_path):
     from pyterrier_noise.cli import main
     paths = write_collection(tmp_path)
     out = tmp_path / "sel"
-    argv = ["select", "--qrels", paths["qrels"], *[paths[f"run{r}"] for r in range(5)], "--quiet", "--out", out]
+    argv = ["select", paths["qrels"], *[paths[f"run{r}"] for r in range(5)], "--quiet", "--out", out]
     proc = start_program(*argv, "--budget", "10000")
     status, err = signal_when(proc, out.exists, signal.SIGINT)
     assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
@@ -834,6 +834,6 @@ def test_select_refuses_quota_and_checkpoints_it_would_ignore(tmp_path, extra, w
     # issue 30: quota 0 ran with 0 judgments; checkpoint 500 beyond budget 50 was dropped
     from cli_helpers import run_cli, write_collection
     paths = write_collection(tmp_path, topics=3, docs=10, runs=2)
-    status, _, err = run_cli("select", "--qrels", paths["qrels"], paths["run0"], paths["run1"], *extra, "--quiet",
+    status, _, err = run_cli("select", paths["qrels"], paths["run0"], paths["run1"], *extra, "--quiet",
                              "--out", tmp_path / "o")
     assert status == 2 and words in err and not (tmp_path / "o").exists(), err

@@ -228,7 +228,7 @@ def test_select_and_judge_spend_no_judgment_on_a_topic_without_qrels(tmp_path, c
     for flag, spent in (([], False), (["--judge-unknown-topics"], True)):
         out = tmp_path / f"sel{len(flag)}"
         with pytest.warns(Warning, match=r"2 of 5 topics of the runs have no judgment .*" + repr(gone[0])):
-            code = cli.main(["select", "--method", "C", "--budget", "40", "--qrels", str(qrels), str(d / "runs"),
+            code = cli.main(["select", "--method", "C", "--budget", "40", str(qrels), str(d / "runs"),
                              "--out", str(out)] + flag)
         assert code == 0, capsys.readouterr().err
         j = pd.read_csv(out / "judgments.tsv", sep="\t", dtype={"qid": str, "docno": str})

@@ -689,7 +689,7 @@ def test_cli_scripted_resume_and_export(tmp_path, coll, capsys, monkeypatch):
     factory = _cli_factory(monkeypatch)
     d, runs_dir, qrels = _trec_files(coll, tmp_path)
     sess = tmp_path / "cli.sqlite"
-    assert cli.main(["judge", "--session", str(sess), "--method", "C", "--p", "0.8", "--budget", "7",
+    assert cli.main(["judge", "--session", str(sess), "--method", "C", "-m", "RBP(p=0.8)", "--budget", "7",
                      "--qrels", str(qrels), str(runs_dir)]) == 0
     assert "7 judgments (7 new)" in capsys.readouterr().out
     assert cli.main(["judge", "--session", str(sess), "--budget", "12", "--qrels", str(qrels)]) == 0

@@ -13,7 +13,7 @@ import importlib
 import sys
 import contextlib
 import warnings
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 #: each command and the module of ``pyterrier_noise.cli`` that registers it
 COMMANDS = {
@@ -28,9 +28,84 @@ def _version() -> str:
     return __version__
 
 
-def _parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; given a known command name, only that command's module is imported."""
-    p = argparse.ArgumentParser(
+#: options of no command any more, and what says the same now (a hint, never an alias)
+RENAMED = {"--p": "-m 'RBP(p=P)'", "--p-eval": "-m 'RBP(p=P)'", "-n": "--replicates",
+           "--runs": "RUN... (positional), or --model-runs for the runs that drive a judge model",
+           "--qrels": "QRELS, positional (pyterrier-noise COMMAND [QRELS] RUNS... [options])"}
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors end with a "did you mean": an option the command does
+    not have but another command has (``--x is an option of pyterrier-noise other``), or one whose
+    idea has another name here (``--p``: ``-m 'RBP(p=P)'``)."""
+
+    argv: Sequence[str] = ()
+
+    def error(self, message: str) -> "NoReturn":   # type: ignore[override]
+        target = self
+        if self.prog == "pyterrier-noise":   # unrecognized arguments: argparse reports them at the top
+            leaves = _leaves(self)
+            words = [t for t in self.argv if not t.startswith("-")]
+            for n in (2, 1):
+                if " ".join(words[:n]) in leaves:
+                    target = leaves[" ".join(words[:n])]
+                    break
+        hint = did_you_mean(target, self.argv)
+        target.print_usage(sys.stderr)
+        self.exit(2, f"{target.prog}: error: {message}\n" + "".join(f"{line}\n" for line in hint))
+
+
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    return {o for a in parser._actions for o in a.option_strings}
+
+
+def _leaves(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser by its name (``pairwise aggregate`` for a command's own actions)."""
+    out: dict[str, argparse.ArgumentParser] = {}
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sub in a.choices.items():
+                full = f"{prefix} {name}".strip()
+                out.update(_leaves(sub, full) or {full: sub})
+    return out
+
+
+def did_you_mean(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """Hints for the options in ``argv`` that ``parser`` (a command's) does not know."""
+    if parser.prog == "pyterrier-noise":
+        return []
+    known = _options(parser)
+    unknown = []
+    for token in argv:
+        opt = token.split("=", 1)[0]
+        if (not opt.startswith("-") or opt == "-" or opt[1:].replace(".", "").isdigit() or opt in known
+                or opt in unknown):
+            continue
+        if opt in RENAMED or not any(k.startswith(opt) and k.startswith("--") for k in known):
+            unknown.append(opt)   # (a prefix of a known option is argparse's abbreviation)
+    if not unknown:
+        return []
+    leaves = _leaves(_parser())
+    here = parser.prog.removeprefix("pyterrier-noise ")
+    hints = []
+    for opt in unknown:
+        if opt in RENAMED:
+            hints.append(f"did you mean {RENAMED[opt]}? ({opt} is no option of pyterrier-noise {here})")
+            continue
+        others = [name for name, sub in leaves.items() if name != here and opt in _options(sub)]
+        if others:
+            hints.append(f"{opt} is an option of " + ", ".join(f"pyterrier-noise {n}" for n in others[:3])
+                         + (f" (and {len(others) - 3} more)" if len(others) > 3 else "")
+                         + f", not of pyterrier-noise {here}")
+    return hints
+
+
+def _parser(command: str | None = None, argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser; given a known command name, only that command's module is imported.
+    ``argv``, the command line it will parse, is what its usage errors read their hints from."""
+    if argv is not None:
+        Parser.argv = tuple(argv)
+    p = Parser(
         prog="pyterrier-noise",
         description="Honest IR evaluation: RBP / INST residuals, noisy and incomplete judgments, ties.")
     p.add_argument("--version", action="version", version=f"pyterrier-noise {_version()}")
@@ -47,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_program = argv is None   # the console script: the process exits when this returns
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = _parser(command)
+    parser = _parser(command, argv)
     args = parser.parse_args(argv)
     args.argv = argv   # the command as typed: the reports name the command that made them
     from ._process import tuned

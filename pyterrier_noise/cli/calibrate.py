@@ -61,7 +61,7 @@ def register_cli(subparsers: Any) -> None:
                     "et al. 2023) and PPI++ (Angelopoulos, Duchi and Zrnic 2023), and the gold sample alone.",
         epilog=CALIBRATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.measures(help="measure in ir_measures syntax (repeatable), e.g. P@10, 'RBP(p=0.8)', nDCG@10"),
-                 options.out(force=True)])
+                 options.out(force=True), options.progress()])
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     p.add_argument("--cheap", required=True, help="the cheap judge's labels (qrels, JSONL, CSV or TSV)")
     p.add_argument("--gold", default=None,
@@ -124,12 +124,14 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         raise InputError("--gold is required (or --plan N to plan which pairs to judge)")
     if args.plan is not None and (args.gold is not None or args.sample is not None):
         raise InputError("--plan draws a new gold sample: it takes neither --gold nor --sample")
+    from .._progress import status
     runs: dict[str, Any] = {}
-    for item in args.runs:
-        for name, frame in read_runs(item).items():
-            if name in runs:
-                raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
-            runs[name] = frame
+    with status(f"reading {len(args.runs)} run argument(s)", args.progress):
+        for item in args.runs:
+            for name, frame in read_runs(item).items():
+                if name in runs:
+                    raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
+                runs[name] = frame
     directory = OutputDirectory(args.out, "calibrate", force=args.force)
     if args.plan is not None:
         return _plan(args, runs, directory)
@@ -138,10 +140,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         from ..selection import JudgingSession
         with JudgingSession(gold, create=False) as session:
             gold = session.judged_qrels()[["qid", "docno", "label"]]
-    res = cheap_experiment(runs, args.cheap, gold, args.measures, methods=methods, scope=args.scope,
-                           alpha=args.alpha, sample=args.sample, goldberg_rank_bins=_rank_bins(args.goldberg_rank_bins),
-                           ap_min_relevant=args.ap_min_relevant, test=args.test, correction=args.correction,
-                           correction_alpha=args.correction_alpha, soft=args.soft)
+    with status(f"estimating {len(runs)} runs by {', '.join(methods)}", args.progress):
+        res = cheap_experiment(runs, args.cheap, gold, args.measures, methods=methods, scope=args.scope,
+                               alpha=args.alpha, sample=args.sample,
+                               goldberg_rank_bins=_rank_bins(args.goldberg_rank_bins),
+                               ap_min_relevant=args.ap_min_relevant, test=args.test, correction=args.correction,
+                               correction_alpha=args.correction_alpha, soft=args.soft)
     if args.no_plots:
         from ..correction.cheap import rankings
         directory.write("systems.tsv", res.systems.to_csv(sep="\t", index=False, float_format="%.6g"))

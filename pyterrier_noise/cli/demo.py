@@ -1,6 +1,6 @@
 """The main demonstration (``pyterrier-noise demo``): what the package does, offline, in under a minute.
 
-On the built-in synthetic collection (or on real data with ``--qrels`` and ``--runs``) it
+On the built-in synthetic collection (or on real data: ``pyterrier-noise demo QRELS RUNS...``) it
 
 1. evaluates every system with RBP base and residual (and AP, nDCG@10), showing how much of each
    score is uncertain because the pool did not judge what the system retrieved;
@@ -19,13 +19,22 @@ from typing import Any
 from . import options
 
 
-def _load(qrels: str | None, runs: str | None, seed: int) -> tuple:
+def _load(qrels: str | None, runs: "str | list[str] | None", seed: int) -> tuple:
     from .._validation import InputError
     from ..io import read_qrels, read_runs
-    if (qrels is None) != (runs is None):
-        raise InputError("give both --qrels and --runs for real data, or neither for the synthetic collection")
+    if isinstance(runs, str):
+        runs = [runs]
+    if (qrels is None) != (not runs):
+        raise InputError("give QRELS and at least one RUN for real data (pyterrier-noise demo QRELS RUNS...), "
+                         "or neither for the synthetic collection")
     if qrels is not None:
-        return read_qrels(qrels), read_runs(runs), None, f"qrels {qrels}, runs {runs}"
+        frames: dict = {}
+        for item in runs:
+            for name, frame in read_runs(item).items():
+                if name in frames:
+                    raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
+                frames[name] = frame
+        return read_qrels(qrels), frames, None, f"qrels {qrels}, runs {' '.join(map(str, runs))}"
     from ..synthetic import make_collection
     c = make_collection(seed=seed)
     return c.qrels, c.runs, c, (f"synthetic collection (seed {seed}): {len(c.runs)} systems, "
@@ -33,17 +42,19 @@ def _load(qrels: str | None, runs: str | None, seed: int) -> tuple:
                                 f"to depth {c.params.get('pool_depth', '?')}")
 
 
-def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed: int = 0,
-             force: bool = True, command: str | None = None) -> int:
+def run_demo(out: Path, qrels: str | None = None, runs: "str | list[str] | None" = None, seed: int = 0,
+             force: bool = True, command: str | None = None, progress: bool = True) -> int:
     """Run the demonstration; returns the exit status.  ``out`` is an output directory of the
     house (``pyterrier_noise._output``): refused when it holds files the demo did not write; an
     earlier demonstration's output there is replaced (running the README's command again works)."""
     from .._output import MANIFEST, OutputDirectory
     directory = OutputDirectory(out, "demo", force=force)
     t0 = time.perf_counter()
-    q, r, collection, what = _load(qrels, runs, seed)
+    from .._progress import status
+    with status("reading the qrels and runs", progress):
+        q, r, collection, what = _load(qrels, runs, seed)
     with directory.staging() as stage:
-        _demo(stage, q, r, collection, what, command)
+        _demo(stage, q, r, collection, what, command, progress)
     directory.finish({"data": what})
     written = list(directory.files) + [MANIFEST]
     print(f"Done in {time.perf_counter() - t0:.1f} s. Wrote {len(written)} files to {out}/:")
@@ -53,7 +64,7 @@ def run_demo(out: Path, qrels: str | None = None, runs: str | None = None, seed:
     print("table heading to sort.  The docs (docs/report.md, docs/cli.md) explain every part.")
     print("On your own qrels and runs (a run file, or a directory of them):")
     print("   pyterrier-noise report QRELS RUNS --out my-report          # scores with their uncertainty")
-    print("   pyterrier-noise demo --qrels QRELS --runs RUNS --out my-demo  # all four parts on your data")
+    print("   pyterrier-noise demo QRELS RUNS --out my-demo              # all four parts on your data")
     return 0
 
 
@@ -68,8 +79,11 @@ _WHAT_FILE = {
 }
 
 
-def _demo(out: Path, q: Any, r: dict, collection: Any, what: str, command: str | None = None) -> None:
-    """The demonstration's five parts, writing into ``out``."""
+def _demo(out: Path, q: Any, r: dict, collection: Any, what: str, command: str | None = None,
+          progress: bool = True) -> None:
+    """The demonstration's five parts, writing into ``out``; a status line on stderr for a part that
+    takes more than 2 s (unless ``progress`` is off)."""
+    from .._progress import status
     from ..measures import evaluate
     from ..report import Report, scores_section
     print(f"pyterrier-noise demo on the {what}")
@@ -78,7 +92,8 @@ def _demo(out: Path, q: Any, r: dict, collection: Any, what: str, command: str |
     report.text(f"Data: {what}.")
 
     # 1. scores with honest uncertainty
-    res = evaluate(r, q, ["RBP(p=0.8)", "AP", "nDCG@10"])  # topic mismatches announced, as by `eval`
+    with status("part 1: evaluating", progress):
+        res = evaluate(r, q, ["RBP(p=0.8)", "AP", "nDCG@10"])  # topic mismatches announced, as by `eval`
     wide = res.pivot(index="name", columns="measure", values="value")
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
     wide = wide[["RBP(p=0.8)", "RBP residual", "AP", "nDCG@10"]].sort_values("RBP(p=0.8)", ascending=False)
@@ -105,29 +120,32 @@ def _demo(out: Path, q: Any, r: dict, collection: Any, what: str, command: str |
     scores_section(report, wide, highlight=pooled_out, heading="1. Scores with their uncertainty")
     print()
 
-    _noisy_judges_section(r, q, out, report)
+    _noisy_judges_section(r, q, out, report, progress)   # a progress bar of its own
     print()
-    _selection_section(r, q, out, report)
+    with status("part 3: judging simulation", progress):
+        _selection_section(r, q, out, report)
     print()
-    _ties_section(r, q, out, report)
+    with status("part 4: quantised scores", progress):
+        _ties_section(r, q, out, report)
     print()
     report.write(out / "report.html")
 
 
-def _noisy_judges_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
+def _noisy_judges_section(runs: dict, qrels: Any, out: Path, report: Any, progress: bool = True) -> None:
     """Part 2: judge error (Rashidi, Zobel & Moffat's 2023 TPR 0.93 / FPR 0.07) and which conclusions move."""
     from ..experiments import robustness_experiment
     from ..judges import RandomFlips
     from ..report import robustness_section
     res = robustness_experiment(runs, None, qrels, ["RBP(p=0.8)", "AP", "nDCG@10"],
-                                RandomFlips(tpr=0.93, fpr=0.07), n_replicates=100, seed=1)
+                                RandomFlips(**options.DEFAULT_JUDGE), n_replicates=100, seed=1,
+                                progress=None if progress else False)
     cols = [c for c in ["measure", "kendall_tau", "tau_ap", "rbo", "significant_pairs", "kept_significant", "lost",
                         "reversed", "gained"] if c in res.summary.columns]
     summary = res.summary[cols].set_index("measure")
     agree = summary[["kendall_tau", "tau_ap", "rbo"]]
     fates = summary[["kept_significant", "lost", "reversed", "gained"]]
-    print("2. Noisy judges: 100 replicates of the qrels with random judge errors (TPR 0.93, FPR 0.07, the main")
-    print("   setting of Rashidi, Zobel & Moffat 2023). Agreement of each replicate's ranking with the unperturbed one")
+    print("2. Noisy judges: 100 replicates of the qrels with random judge errors (TPR 0.93, FPR 0.07: the default")
+    print("   judge model, the main setting of Rashidi, Zobel & Moffat 2023). Agreement of each replicate's ranking with the unperturbed one")
     print("   (Kendall's tau, tau_AP, rank-biased overlap; 1 = same order):")
     print("   " + agree.round(3).reset_index().to_string(index=False).replace("\n", "\n   "))
     print("   Significant pairs under the unperturbed qrels (paired t-test, alpha 0.05): " + ", ".join(
@@ -152,7 +170,7 @@ def _selection_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
                         "sig_base_upper") if c in summary.columns]
     shown = summary[keep]
     print("3. Which documents to judge next: the qrels re-judged by depth pooling and Methods A, B, C")
-    print(f"   (RBP p = 0.8), at {checkpoints} judgments. 'top_residual' is the mean residual of the best third")
+    print(f"   (RBP p = 0.8), at {', '.join(map(str, checkpoints))} judgments. 'top_residual' is the mean residual of the best third")
     print("   of the systems; 'separated' the share of their pairs whose ranges no longer overlap; 'sig_base_upper'")
     print("   the share where one's base is significantly above the other's upper bound (Wilcoxon, alpha 0.05).")
     print("   " + shown.round(4).to_string(index=False).replace("\n", "\n   "))
@@ -194,8 +212,7 @@ def _ties_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
 DEMO_EXAMPLES = """examples:
   pyterrier-noise demo                      # built-in synthetic collection, report in ./noise-demo
   pyterrier-noise demo --out /tmp/demo
-  pyterrier-noise demo --qrels ../shared/data/trec-covid-round1/qrels-rnd1.txt \\
-      --runs ../shared/data/trec-covid-round1/runs
+  pyterrier-noise demo ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs
 """
 
 
@@ -203,19 +220,21 @@ def register_cli(sub: Any) -> None:
     """Add the ``demo`` subcommand."""
     d = sub.add_parser("demo", help="run the demonstration and write a report",
                        description="Demonstrate the package offline on a synthetic collection (or on real "
-                                   "data with --qrels and --runs) and write a report.",
+                                   "data: QRELS and RUNs) and write a report.",
                        epilog=DEMO_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
                        parents=[options.out(required=False, default="noise-demo",
                                             help="directory for the report (default: ./noise-demo; an earlier "
                                                  "demonstration's output there is replaced)"),
-                                options.seed(help="seed of the synthetic collection (default 0)")])
-    d.add_argument("--qrels", default=None, help="qrels file of a real collection")
-    d.add_argument("--runs", default=None, help="directory of run files of a real collection")
+                                options.seed(help="seed of the synthetic collection (default 0)"),
+                                options.progress()])
+    d.add_argument("qrels", nargs="?", default=None, metavar="QRELS",
+                   help="TREC qrels file of a real collection (default: the built-in synthetic collection)")
+    d.add_argument("runs", nargs="*", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     d.set_defaults(handler=_cmd_demo)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ..report.words import command_line
     return run_demo(out=Path(args.out), qrels=args.qrels, runs=args.runs, seed=args.seed,
-                    command=command_line(getattr(args, "argv", None)))
+                    command=command_line(getattr(args, "argv", None)), progress=args.progress)
 

@@ -12,7 +12,7 @@ from . import options
 
 JUDGE_EXAMPLES = """examples:
   # an interactive session with a person at the terminal (resumable: run the same command again)
-  pyterrier-noise judge --session covid.sqlite --method C --p 0.8 --budget 200 \\
+  pyterrier-noise judge --session covid.sqlite --method C -m 'RBP(p=0.8)' --budget 200 \\
       --topics topics.txt --labels 0,1,2 runs/
   # a scripted session: labels come from qrels (documents without a judgment count as non-relevant)
   pyterrier-noise judge --session sim.sqlite --method C --budget 500 \\
@@ -43,13 +43,13 @@ def register_cli(subparsers: Any) -> None:
                     "the label is saved in the SQLite session file before the next document is shown.",
         epilog=JUDGE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.seed(help="seed for --tie-break random (default: 0)", default=None),
-                 options.selection_stop(), options.progress()])
+                 options.selection_measure(default="'RBP(p=0.8)' for a new session"), options.selection_stop(),
+                 options.progress()])
     j.add_argument("runs", nargs="*", metavar="RUN",
                    help="TREC run files or directories of them (needed to create a session; optional to resume)")
     j.add_argument("--session", required=True, metavar="FILE.sqlite", help="the session file (created if absent)")
     j.add_argument("--method", default=None, metavar="{pool,A,B,C}",
                    help="selection method for a new session (default: C)")
-    j.add_argument("--p", type=float, default=None, help="RBP persistence used for selection (default: 0.8)")
     j.add_argument("--power", type=float, default=None, help="Method C's exponent (default: 3)")
     j.add_argument("--batch-size", type=int, default=None, help="documents proposed per update (default: 1)")
     j.add_argument("--tie-break", choices=list(SELECTION_TIE_BREAKS), default=None,
@@ -116,7 +116,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     for flag, value in (("--export", args.export), ("--backup", args.backup)):
         if value is not None and not Path(args.session).exists():
             raise InputError(f"{flag}: no session file {args.session}")
-    settings = {"method": args.method, "p": args.p, "power": args.power, "batch_size": args.batch_size,
+    settings = {"method": args.method, "p": options.selection_p(args), "power": args.power, "batch_size": args.batch_size,
                 "tie_break": args.tie_break, "seed": args.seed, "rel": args.rel, "max_rel": args.max_rel}
     init = read_qrels(args.initial_qrels) if args.initial_qrels else None
     oracle_qrels = read_qrels(args.qrels) if args.qrels is not None and create else None

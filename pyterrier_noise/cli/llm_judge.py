@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import options
+
 LLM_JUDGE_EXAMPLES = """examples:
   # the pool of the runs to depth 20, judged by a local vLLM / Ollama / llama.cpp server
   pyterrier-noise llm-judge runs/ --depth 20 --docs corpus.trec.gz --topics topics.trec \\
@@ -34,7 +36,8 @@ def register_cli(subparsers: Any) -> None:
         description="Label (topic, document) pairs with an LLM through any OpenAI-compatible chat-completions "
                     "endpoint, with UMBRELA's prompt (Upadhyay et al. 2024, after Thomas et al. 2024) or your "
                     "own, for `calibrate`.",
-        epilog=LLM_JUDGE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=LLM_JUDGE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options.progress(default=None)])
     p.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files or directories (with --depth)")
     src = p.add_argument_group("the pairs (one of)")
     src.add_argument("--qrels", default=None, help="the pairs of a qrels file")
@@ -71,8 +74,6 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("--retry-malformed", action="store_true", help="ask again for pairs answered without a label")
     p.add_argument("--rel", type=int, default=1, help="the label from which 'probability' counts a pair relevant "
                                                       "(default 1)")
-    p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show progress")
-    p.add_argument("--quiet", dest="progress", action="store_false", help="no progress")
     p.set_defaults(handler=_cmd_llm_judge)
 
 

@@ -3,9 +3,10 @@
 Each function returns a fresh ``argparse.ArgumentParser(add_help=False)`` that a command lists in
 ``parents=[...]``; a fresh one each time, because argparse shares the parent's actions with the
 child (changing one command's default must not change another's).  The house vocabulary
-(LAYOUT.md): ``--replicates`` for the number of replicates, ``--seed`` (default 0), ``--p`` for
-RBP persistence, tie policies by their house names, progress bars on with ``--quiet`` to turn them
-off.
+(LAYOUT.md): ``pyterrier-noise COMMAND [QRELS] RUNS... [options]``, ``--replicates`` for the number
+of replicates, ``--budget`` for a judging budget, ``--depth`` for a pool depth, ``--seed`` (default 0),
+measures as ``-m`` strings (RBP's persistence is spelt ``-m 'RBP(p=0.8)'``), ``--ties POLICY`` with
+the house names of the tie policies, and ``--quiet`` / ``--progress`` on every command.
 
 This module imports only the standard library and the package's vocabulary (``_vocab``, itself
 standard library only), so that ``--help`` answers at once.
@@ -31,7 +32,7 @@ def qrels_runs(runs_dest: str = "runs", qrels_help: str = "TREC qrels file (plai
                runs_help: str = "TREC run file (plain or .gz) or a directory of them") -> argparse.ArgumentParser:
     """Positional QRELS and one or more RUN (files or directories)."""
     p = _parent()
-    p.add_argument("qrels", help=qrels_help)
+    p.add_argument("qrels", metavar="QRELS", help=qrels_help)
     p.add_argument(runs_dest, nargs="+", metavar="RUN", help=runs_help)
     return p
 
@@ -65,21 +66,53 @@ def seed(help: str = "random seed (default 0)", default: int | None = 0) -> argp
 
 
 def replicates(default: int = 100) -> argparse.ArgumentParser:
-    """``--replicates`` / ``-n``: the number of replicates."""
+    """``--replicates``: the number of replicates."""
     p = _parent()
-    p.add_argument("--replicates", "-n", type=int, default=default, help=f"number of replicates (default {default})")
+    p.add_argument("--replicates", type=int, default=default, metavar="N", help=f"number of replicates (default {default})")
     return p
 
 
-def progress() -> argparse.ArgumentParser:
-    """``--quiet`` turns the progress bars off (``--progress``, the default, keeps them on)."""
+def progress(default: bool | None = True) -> argparse.ArgumentParser:
+    """``--quiet`` / ``--progress``, on every command: ``--quiet`` turns the progress bars and status
+    lines on stderr off, ``--progress`` keeps them on (the default; with ``default=None`` the
+    command decides, e.g. by whether stderr is a terminal)."""
     p = _parent()
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--quiet", "-q", dest="progress", action="store_false", default=True,
-                   help="no progress bars")
+    g.add_argument("--quiet", "-q", dest="progress", action="store_false", default=default,
+                   help="no progress bars or status lines on stderr")
     g.add_argument("--progress", dest="progress", action="store_true",
-                   help="show progress bars on stderr (the default)")
+                   help="show progress bars and status lines on stderr"
+                        + (" (the default)" if default else ""))
     return p
+
+
+#: the judge model a command uses when it implies one and none is given (demo, report; perturb and
+#: robustness without --model): random flips at the main setting of Rashidi, Zobel and Moffat (2023)
+DEFAULT_JUDGE = {"tpr": 0.93, "fpr": 0.07}
+#: how the default judge model is named in help and output
+DEFAULT_JUDGE_TEXT = "random flips, TPR 0.93, FPR 0.07 (the default judge model)"
+
+
+def judge_label(args: argparse.Namespace) -> str:
+    """The judge model of ``perturb`` / ``robustness`` as the user gave it (``--judge smart_neutral``
+    echoed by its name, not by its fitted rates)."""
+    model = getattr(args, "model", None) or "random"
+    if model in ("random", "rank-biased"):
+        if getattr(args, "judge", None):
+            rates = f"--judge {args.judge}"
+        elif getattr(args, "disc", None) is not None:
+            rates = f"--disc {args.disc:g} --bias {args.bias:g}"
+        elif getattr(args, "tpr", None) is not None:
+            rates = f"TPR {args.tpr:g}, FPR {args.fpr:g}"
+        else:
+            return DEFAULT_JUDGE_TEXT if model == "random" else f"{model}, TPR 0.93, FPR 0.07 (the default rates)"
+        return f"{'random flips' if model == 'random' else model}, {rates}"
+    words = {"flip-rate": f"flip-rate fitted on {getattr(args, 'alt_qrels', None)}",
+             "metarank": f"metarank fitted on {getattr(args, 'alt_qrels', None)}",
+             "confusion": f"confusion matrix {getattr(args, 'matrix', None)}",
+             "pool-depth": f"pool to depth {getattr(args, 'depth', None)}",
+             "removal": f"removal of a fraction {getattr(args, 'fraction', None)} of the judgments"}
+    return words.get(model, model)
 
 
 def ties(choices: Sequence[str] = TIE_POLICIES, default: str | None = None,
@@ -129,9 +162,9 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
     """
     p = _parent()
     g = p.add_argument_group("perturbation model")
-    g.add_argument("--model", required=True, choices=list(JUDGE_MODELS),
-                   help="perturbation model (see `pyterrier-noise perturb --help`)" if for_robustness
-                   else "perturbation model (see below)")
+    g.add_argument("--model", default="random", choices=list(JUDGE_MODELS),
+                   help="perturbation model (default random; see `pyterrier-noise perturb --help`)" if for_robustness
+                   else "perturbation model (default random; see below)")
     g.add_argument("--rel", type=float, default=1.0, help="binary relevance: label >= REL (default 1)")
     g.add_argument("--binarise", action="store_true",
                    help="random, rank-biased: write flipped qrels as 0/1 as Rashidi, Zobel and Moffat (2023) did "
@@ -141,9 +174,12 @@ def perturbation_model(for_robustness: bool = False) -> argparse.ArgumentParser:
     g.add_argument("--fpr", type=float, help="probability that a non-relevant judgment becomes relevant")
     g.add_argument("--disc", type=float, help="discriminability d' (with --bias)")
     g.add_argument("--bias", type=float, help="judge criterion (with --disc); positive = conservative")
-    g.add_argument("--judge", help=f"a named judge: {', '.join(JUDGE_NAMES)}")
-    g = p.add_argument_group("runs (rank-biased, metarank, pool-depth)")
-    g.add_argument("--runs", help="directory of TREC run files (or one file)")
+    g.add_argument("--judge", help=f"a named judge: {', '.join(JUDGE_NAMES)} (without --tpr/--fpr, --disc/--bias "
+                                   f"or --judge: TPR 0.93, FPR 0.07)")
+    g = p.add_argument_group("runs that drive the model (rank-biased, metarank, pool-depth)")
+    g.add_argument("--model-runs", metavar="RUNS",
+                   help="directory of TREC run files (or one file) the model reads"
+                        + (" (default: the evaluated runs)" if for_robustness else ""))
     g.add_argument("--meta-depth", type=int, default=META_AP_DEPTH,
                    help=f"meta-AP depth N (default {META_AP_DEPTH})")
     if for_robustness:
@@ -180,13 +216,57 @@ def selection_stop() -> argparse.ArgumentParser:
     """The ``--stop-*`` options of ``select`` and ``judge`` (a :class:`~pyterrier_noise.selection.StopRule`)."""
     p = _parent()
     p.add_argument("--stop-top-residual", type=float, default=None, metavar="EPS",
-                   help="stop early once the mean residual (RBP at --p) of the top runs by midpoint is <= EPS")
+                   help="stop early once the mean residual (RBP at the selection -m) of the top runs by midpoint is <= EPS")
     p.add_argument("--stop-top-k", type=int, default=None, metavar="K",
                    help="how many top runs --stop-top-residual averages (default: a third of the runs)")
     p.add_argument("--stop-leader", choices=list(STOP_LEADERS), default=None,
                    help="stop early once the leading run's base is above every other run's upper bound "
                         "(or projected value)")
     return p
+
+
+def selection_measure(repeatable: bool = False, default: str = "'RBP(p=0.8)'") -> argparse.ArgumentParser:
+    """``-m 'RBP(p=P)'``: the RBP persistence that selects documents to judge (``select``, ``judge``,
+    ``serve``); with ``repeatable``, further ``-m`` are evaluated too."""
+    p = _parent()
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE", default=None,
+                   help=f"the measure that selects, RBP at a persistence, e.g. 'RBP(p=0.8)' (default {default})"
+                        + ("; repeat it to evaluate at further persistences too" if repeatable else ""))
+    return p
+
+
+def rbp_persistences(measures: list[str] | None) -> tuple[float, list[float]]:
+    """The RBP persistence that selects (the first ``-m``) and those evaluated besides, from ``-m``
+    strings such as ``'RBP(p=0.8)'`` (the default when none is given): the selection commands spell
+    RBP's persistence as a measure, as every other command does."""
+    import re
+
+    from .._validation import InputError
+    ps = []
+    for m in measures or ["RBP(p=0.8)"]:
+        match = re.fullmatch(r"\s*RBP\(\s*p\s*=\s*([0-9.eE+-]+)\s*\)\s*", m)
+        if match is None:
+            raise InputError(f"-m {m!r}: judgment selection is by RBP; give -m 'RBP(p=P)', "
+                             "e.g. -m 'RBP(p=0.8)'")
+        try:
+            p = float(match.group(1))
+        except ValueError:
+            p = float("nan")
+        if not 0.0 < p < 1.0:
+            raise InputError(f"-m {m!r}: the RBP persistence p must be strictly between 0 and 1")
+        ps.append(p)
+    return ps[0], ps[1:]
+
+
+
+def selection_p(args: argparse.Namespace) -> float | None:
+    """The RBP persistence of ``-m 'RBP(p=P)'`` (one), or None for the session's own."""
+    if not args.measures:
+        return None
+    if len(args.measures) > 1:
+        from .._validation import InputError
+        raise InputError(f"-m: a session selects by one measure, got {len(args.measures)}")
+    return rbp_persistences(args.measures)[0]
 
 
 def stop_rule(args: argparse.Namespace) -> Any:

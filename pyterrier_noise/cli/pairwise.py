@@ -138,7 +138,7 @@ def register_cli(subparsers: Any) -> None:
         "aggregate", help="aggregate pairwise judgments into qrels and a worker-quality table",
         description="Aggregate pairwise crowd judgments into TREC qrels (scores in [0, 1], or graded categories) "
                     "and write a worker-quality table QRELS.workers.tsv beside them.",
-        epilog=AGGREGATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=AGGREGATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter, parents=[options.progress()])
     a.add_argument("judgments", metavar="JUDGMENTS.csv", help="pairwise judgments (CSV, or TSV if .tsv)")
     a.add_argument("--method", choices=list(CROWD_METHODS), default="ratio",
                    help="which answers make the scores (default: ratio)")
@@ -168,7 +168,7 @@ def register_cli(subparsers: Any) -> None:
         description="Simulate crowd workers answering preference, absolute and ratio questions about pairs of "
                     "documents in the thesis's design, with known true labels; writes a judgments CSV.",
         epilog=SIMULATE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[options.seed()])
+        parents=[options.seed(), options.progress()])
     s.add_argument("qrels", nargs="?", default=None, metavar="QRELS",
                    help="true labels of the documents to judge (default: the synthetic collection's pooled qrels)")
     s.add_argument("--out", required=True, metavar="CSV", help="judgments file to write")

@@ -13,23 +13,27 @@ from . import options
 
 PERTURB_EXAMPLES = """models (--model):
   random       random flips at --tpr/--fpr, or --disc/--bias, or --judge NAME (Rashidi et al. 2023)
-  rank-biased  the same error counts placed by meta-AP over --runs (Rashidi et al. 2023, Figs 2-3)
+  rank-biased  the same error counts placed by meta-AP over --model-runs (Rashidi et al. 2023, Figs 2-3)
   flip-rate    flip rates fitted on dual assessments --alt-qrels (Webber et al. 2012)
-  metarank     metarank-logistic model fitted on --alt-qrels with metarank from --runs (Webber et al. 2012)
+  metarank     metarank-logistic model fitted on --alt-qrels with metarank from --model-runs (Webber et al. 2012)
   confusion    graded judge from a confusion matrix --matrix FILE (Goldberg et al. 2017)
-  pool-depth   keep only judgments in the depth --depth pool of --runs (Yang 2019, Sec. 4.6)
+  pool-depth   keep only judgments in the depth --depth pool of --model-runs (Yang 2019, Sec. 4.6)
   removal      make a --fraction of judgments unjudged
 
 judges (--judge): smart_neutral (TPR 0.93, FPR 0.07), nist_primary, crowd_secondary, extreme
+Without --model: random flips at TPR 0.93, FPR 0.07 (the default judge model, the main setting of
+Rashidi, Zobel and Moffat 2023; demo and report use it too).  random and rank-biased without
+--tpr/--fpr, --disc/--bias or --judge use those rates.
 
 examples:
-  pyterrier-noise perturb qrels.txt --model random --tpr 0.93 --fpr 0.07 --replicates 100 --seed 1 --out reps
+  pyterrier-noise perturb qrels.txt --replicates 100 --seed 1 --out reps   # the default judge model
+  pyterrier-noise perturb qrels.txt --model random --tpr 0.9 --fpr 0.1 --replicates 100 --seed 1 --out reps
   pyterrier-noise perturb qrels.txt --model random --judge smart_neutral --replicates 1000 --out reps
   pyterrier-noise perturb ../shared/data/trec-covid-round1/qrels-rnd1.txt --model rank-biased \\
-      --tpr 0.93 --fpr 0.07 --runs ../shared/data/trec-covid-round1/runs --replicates 100 --out reps
-  pyterrier-noise perturb qrels.txt --model metarank --alt-qrels second-assessor.txt --runs runs/ --out reps
+      --tpr 0.93 --fpr 0.07 --model-runs ../shared/data/trec-covid-round1/runs --replicates 100 --out reps
+  pyterrier-noise perturb qrels.txt --model metarank --alt-qrels second-assessor.txt --model-runs runs/ --out reps
   pyterrier-noise perturb qrels.txt --model confusion --matrix judge.csv --replicates 100 --out reps
-  pyterrier-noise perturb qrels.txt --model pool-depth --depth 10 --runs runs/ --out reps10
+  pyterrier-noise perturb qrels.txt --model pool-depth --depth 10 --model-runs runs/ --out reps10
   pyterrier-noise perturb qrels.txt --model removal --fraction 0.2 --replicates 50 --out reps
 
 Writes DIR/replicate-0001.qrels ... (TREC qrels; unjudged documents left out) and DIR/manifest.json
@@ -72,15 +76,16 @@ def _read_matrix(path: str) -> Any:
 #: the model options each --model uses (the others are refused when given: never silently ignored)
 _USES = {
     "random": {"tpr", "fpr", "disc", "bias", "judge", "binarise"},
-    "rank-biased": {"tpr", "fpr", "disc", "bias", "judge", "binarise", "runs", "meta_depth", "weighting"},
+    "rank-biased": {"tpr", "fpr", "disc", "bias", "judge", "binarise", "model_runs", "meta_depth", "weighting"},
     "flip-rate": {"alt_qrels", "scope"},
-    "metarank": {"runs", "meta_depth", "alt_qrels", "scope", "improper"},
+    "metarank": {"model_runs", "meta_depth", "alt_qrels", "scope", "improper"},
     "confusion": {"matrix", "sample_matrix"},
-    "pool-depth": {"runs", "depth"},
+    "pool-depth": {"model_runs", "depth"},
     "removal": {"fraction", "exact"},
 }
 #: the default of each model option (given = different from it)
-_DEFAULTS = {"tpr": None, "fpr": None, "disc": None, "bias": None, "judge": None, "binarise": False, "runs": None,
+_DEFAULTS = {"tpr": None, "fpr": None, "disc": None, "bias": None, "judge": None, "binarise": False,
+             "model_runs": None,
              "meta_depth": None, "weighting": "relative", "alt_qrels": None, "scope": "per-topic",
              "improper": "step", "matrix": None, "sample_matrix": False, "depth": None, "fraction": None,
              "exact": False}
@@ -124,8 +129,11 @@ def model_from_args(args: argparse.Namespace) -> Any:
                 raise InputError("give both --disc and --bias (and not --tpr/--fpr)")
             t, f = sdt_rates(args.disc, args.bias)
             return {"tpr": t, "fpr": f}
+        if args.tpr is None and args.fpr is None:
+            return dict(options.DEFAULT_JUDGE)   # the default judge model
         if args.tpr is None or args.fpr is None:
-            raise InputError(f"--model {model} needs --tpr and --fpr, or --disc and --bias, or --judge NAME")
+            raise InputError(f"--model {model} needs --tpr and --fpr, or --disc and --bias, or --judge NAME "
+                             "(or none of them: TPR 0.93, FPR 0.07)")
         return {"tpr": args.tpr, "fpr": args.fpr}
 
     def need(value: Any, flag: str) -> Any:
@@ -139,20 +147,22 @@ def model_from_args(args: argparse.Namespace) -> Any:
         return RandomFlips(**rates(), **labels, binarise=args.binarise, seed=args.seed)
     if model == "rank-biased":
         r = rates() if args.weighting == "relative" else {"tpr": None, "fpr": None}
-        return RankBiasedFlips(**r, runs=need(args.runs, "--runs DIR"), depth=args.meta_depth, ties=ties,
+        return RankBiasedFlips(**r, runs=need(args.model_runs, "--model-runs DIR"), depth=args.meta_depth,
+                               ties=ties,
                                weighting=args.weighting, **labels, binarise=args.binarise, seed=args.seed)
     if model == "flip-rate":
         return FlipRateModel(args.scope.replace("-", "_"), **labels, seed=args.seed).fit(
             args.qrels, need(args.alt_qrels, "--alt-qrels FILE"))
     if model == "metarank":
-        return MetarankLogisticModel(need(args.runs, "--runs DIR"), scope=args.scope.replace("-", "_"),
+        return MetarankLogisticModel(need(args.model_runs, "--model-runs DIR"), scope=args.scope.replace("-", "_"),
                                      improper=args.improper, depth=args.meta_depth, ties=ties, **labels,
                                      seed=args.seed).fit(args.qrels, need(args.alt_qrels, "--alt-qrels FILE"))
     if model == "confusion":
         return ConfusionJudge(_read_matrix(need(args.matrix, "--matrix FILE")), sample_matrix=args.sample_matrix,
                               seed=args.seed)
     if model == "pool-depth":
-        return PoolDepthReduction(need(args.runs, "--runs DIR"), need(args.depth, "--depth K"), ties=ties)
+        return PoolDepthReduction(need(args.model_runs, "--model-runs DIR"), need(args.depth, "--depth K"),
+                                  ties=ties)
     if model == "removal":
         return RandomRemoval(need(args.fraction, "--fraction F"), exact=args.exact, seed=args.seed)
     raise InputError(f"unknown model {model!r}")
@@ -179,7 +189,8 @@ def _cmd_perturb(args: argparse.Namespace) -> int:
         reps.write_trec(stage, progress=args.progress)
     directory.finish({"model": repr(model), "qrels": str(args.qrels), "replicates": n, "start": args.start,
                       "seed": reps.seed})
-    msg = f"wrote {n} replicate(s) of {len(reps.table)} judgment(s) to {out}/ ({reps.file_names()[0]} ..): {model!r}"
+    msg = (f"wrote {n} replicate(s) of {len(reps.table)} judgment(s) to {out}/ ({reps.file_names()[0]} ..): "
+           f"{options.judge_label(args)}")
     rates = reps.realised_rates(rel=args.rel)
     if isinstance(model, ConfusionJudge):
         kept = np.nanmean(reps.labels == reps.table.labels[:, None], axis=0)
@@ -201,6 +212,6 @@ def register_cli(subparsers: Any) -> None:
         epilog=PERTURB_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.replicates(), options.seed(), options.out(force=True), options.progress(),
                  options.perturbation_model()])
-    p.add_argument("qrels", help="TREC qrels file (plain or .gz)")
+    p.add_argument("qrels", metavar="QRELS", help="TREC qrels file (plain or .gz)")
     p.add_argument("--start", type=int, default=0, help="number of the first replicate minus one (default 0)")
     p.set_defaults(handler=_cmd_perturb)

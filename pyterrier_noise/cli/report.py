@@ -10,13 +10,15 @@ REPORT_EXAMPLES = """examples:
   pyterrier-noise report qrels.txt runs/ --out report-dir
   pyterrier-noise report ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs \\
       -m 'RBP(p=0.8)' -m nDCG@10 --pooled ../shared/data/trec-covid-round1/runs-metadata.csv --out covid-report
-  pyterrier-noise report qrels.txt runs/ --noisy-judges 100 --judging 2000 --ties --out full-report
+  pyterrier-noise report qrels.txt runs/ --noisy-judges --replicates 100 --judging --budget 2000 --tie-stats \
+      --out full-report
 
 The page has a section for each part asked for: scores with their uncertainty (always), noisy judges
-(--noisy-judges N: N replicates of the qrels with random judge errors, TPR 0.93 and FPR 0.07 as in
-Rashidi, Zobel and Moffat 2023), which documents to judge next (--judging BUDGET: depth pooling and
-Moffat, Webber and Zobel's 2007 Methods A, B and C replayed against the qrels) and ties in the runs
-(--ties; Yang 2019).  Each figure says what to conclude from it.
+(--noisy-judges: --replicates N replicates of the qrels, default 100, with random judge errors at
+TPR 0.93 and FPR 0.07, the default judge model, as in Rashidi, Zobel and Moffat 2023), which
+documents to judge next (--judging: depth pooling and Moffat, Webber and Zobel's 2007 Methods A, B
+and C replayed against the qrels up to --budget judgments, default half the qrels) and tied scores
+in the runs (--tie-stats; Yang 2019).  Each figure says what to conclude from it.
 """
 
 
@@ -31,15 +33,21 @@ def register_cli(subparsers: Any) -> None:
                               parents=[options.qrels_runs(), options.measures(
                                   required=False,
                                   help="extra measures besides RBP(p=0.8) (repeatable; ir_measures syntax)"),
-                                  options.out(help="directory for report.html", force=True)])
+                                  options.out(help="directory for report.html", force=True),
+                                  options.replicates(), options.seed(help="seed of the noisy judges' replicates "
+                                                                         "(default 0)"),
+                                  options.progress()])
     p.add_argument("--pooled", default=None,
                    help="CSV with columns run, contributed_judgments (yes/no), e.g. TREC-COVID's runs-metadata.csv")
-    p.add_argument("--noisy-judges", type=int, default=None, metavar="N",
-                   help="add the noisy-judges section: N replicates of the qrels with random judge errors")
-    p.add_argument("--judging", type=int, default=None, metavar="BUDGET",
-                   help="add the judging section: pooling and Methods A, B, C up to BUDGET judgments")
-    p.add_argument("--ties", action="store_true", help="add the section on tied scores in the runs")
-    p.add_argument("--seed", type=int, default=0, help="seed of the noisy judges' replicates (default 0)")
+    p.add_argument("--noisy-judges", action="store_true",
+                   help="add the noisy-judges section: --replicates replicates of the qrels with random judge "
+                        "errors (TPR 0.93, FPR 0.07: the default judge model)")
+    p.add_argument("--judging", action="store_true",
+                   help="add the judging section: pooling and Methods A, B, C up to --budget judgments")
+    p.add_argument("--budget", type=int, default=None, metavar="N",
+                   help="with --judging: the judging budget (default: half the number of judged documents, "
+                        "at least 100)")
+    p.add_argument("--tie-stats", action="store_true", help="add the section on tied scores in the runs")
     p.set_defaults(handler=_cmd_report)
 
 
@@ -96,7 +104,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     qrels = read_qrels(args.qrels)
     runs = run_file_arguments(args.runs)      # files go straight to the engine's reader
     measures = ["RBP(p=0.8)"] + [m for m in (args.measures or []) if m != "RBP(p=0.8)"]
-    res = evaluate(runs, qrels, measures)      # topic mismatches announced as by `eval`; means over the qrels' topics
+    res = evaluate(runs, qrels, measures,      # topic mismatches announced as by `eval`; means over the qrels' topics
+                   progress=args.progress)
     wide = res.pivot(index="name", columns="measure", values="value")[measures]
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
     wide = wide[["RBP(p=0.8)", "RBP residual"] + measures[1:]].sort_values("RBP(p=0.8)", ascending=False)
@@ -112,31 +121,41 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from ..report import build_report
     from ..report.words import command_line
     from .._validation import check_int
+    from .._progress import status
+    from .._validation import InputError
     robust = judging = ties = None
     frames = None
-    if args.noisy_judges is not None or args.ties:
+    if args.budget is not None and not args.judging:
+        raise InputError("--budget goes with --judging (the judging section)")
+    if args.noisy_judges or args.tie_stats:
         from ..io import read_runs
         frames = {}
-        for f in runs:
-            frames.update(read_runs(f))
-    if args.noisy_judges is not None:
+        with status(f"reading {len(runs)} run file(s)", args.progress):
+            for f in runs:
+                frames.update(read_runs(f))
+    if args.noisy_judges:
         from ..experiments import robustness_experiment
         from ..judges import RandomFlips
-        n = check_int("--noisy-judges", args.noisy_judges, 1)
-        robust = robustness_experiment(frames, None, qrels, measures, RandomFlips(tpr=0.93, fpr=0.07), n_replicates=n,
-                                       seed=args.seed, progress=False, on_topic_mismatch="ignore")
-    if args.judging is not None:
+        n = check_int("--replicates", args.replicates, 1)
+        robust = robustness_experiment(frames, None, qrels, measures, RandomFlips(**options.DEFAULT_JUDGE),
+                                       n_replicates=n, seed=args.seed, progress=None if args.progress else False,
+                                       on_topic_mismatch="ignore")
+    if args.judging:
         from ..selection import compare_methods
-        budget = check_int("--judging", args.judging, 4)
-        judging, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"),
-                                     checkpoints=sorted({budget // 4, budget // 2, budget}), p_eval=[0.8])
-    if args.ties:
+        budget = (check_int("--budget", args.budget, 4) if args.budget is not None
+                  else max(100, len(qrels) // 2))
+        with status(f"judging simulation: pooling and Methods A, B, C up to {budget} judgments", args.progress):
+            judging, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"),
+                                         checkpoints=sorted({budget // 4, budget // 2, budget}), p_eval=[0.8])
+    if args.tie_stats:
         from ..ties import tie_stats_in_chunks
-        ties = tie_stats_in_chunks(frames)
+        ties = tie_stats_in_chunks(frames, progress=args.progress)
     page = build_report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics", scores=wide,
                         highlight=highlight, robustness=robust, selection=judging, tie_stats=ties,
                         command=command_line(getattr(args, "argv", None)))
     directory.write("report.html", page.html())
     directory.finish()
+    if args.noisy_judges:
+        print(f"noisy judges: {args.replicates} replicates, {options.DEFAULT_JUDGE_TEXT}")
     print(f"Report: {Path(args.out) / 'report.html'} (open it in a browser; it works offline)")
     return 0

@@ -12,14 +12,15 @@ from . import options
 # command line
 
 ROBUSTNESS_EXAMPLES = """examples:
-  pyterrier-noise robustness qrels.txt runs/ --model random --tpr 0.93 --fpr 0.07 --replicates 200 \\
-      --seed 1 -m 'RBP(p=0.8)' -m AP -m nDCG@10 --out robust
+  pyterrier-noise robustness qrels.txt runs/ --replicates 200 --seed 1 -m 'RBP(p=0.8)' -m AP -m nDCG@10 \\
+      --out robust                       # the default judge model: random flips, TPR 0.93, FPR 0.07
   pyterrier-noise robustness ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs \\
       --model rank-biased --judge smart_neutral --replicates 100 -m AP -m 'RBP(p=0.8)' \\
       --baseline run1 --correction holm --out robust-rb
 
---model and its options are those of `pyterrier-noise perturb` (see its --help); models that need
-runs (rank-biased, metarank, pool-depth) use the evaluated runs unless --runs is given.  Replicate i
+--model and its options are those of `pyterrier-noise perturb` (see its --help; without --model,
+random flips at TPR 0.93, FPR 0.07, the default judge model); models that need runs (rank-biased,
+metarank, pool-depth) use the evaluated runs unless --model-runs is given.  Replicate i
 is replicate i of `pyterrier-noise perturb` with the same model and --seed.
 
 Writes to DIR: summary.tsv (one row per measure: ranking tau / tau_ap / RBO, pair conclusions),
@@ -69,7 +70,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     directory = OutputDirectory(args.out, "robustness", force=args.force)
     qrels = read_qrels(args.qrels)
     runs: Any
-    if args.model in ("rank-biased", "metarank", "pool-depth") and args.runs is None:
+    if args.model in ("rank-biased", "metarank", "pool-depth") and args.model_runs is None:
         runs = {}   # the model reads the evaluated runs: frames
         for item in args.run_files:
             for name, frame in read_runs(item).items():
@@ -87,8 +88,8 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
         baseline = alt
     margs = copy.copy(args)
     margs.ties = args.ties or "trec_eval"
-    if margs.runs is None:
-        margs.runs = runs
+    if margs.model_runs is None:
+        margs.model_runs = runs
     model = model_from_args(margs)
     n = check_int("--replicates", args.replicates, 1)
     from .._validation import check_memory
@@ -106,7 +107,8 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
             res.save(stage, plots=False)
         else:
             from ..report.words import command_line
-            page = _save_and_report(res, stage, f"Robustness of {len(res.names)} runs under {model!r}",
+            title = f"Robustness of {len(res.names)} runs under {options.judge_label(args)}"
+            page = _save_and_report(res, stage, title,
                                     command_line(getattr(args, "argv", None)), args.progress)
     info = {"model": repr(model), "qrels": str(args.qrels), "runs": len(runs), "measures": res.measures,
             "replicates": n, "seed": args.seed, "baseline": baseline, "test": args.test,
@@ -125,7 +127,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
           "(significant pair, replicate); gained: share of (non-significant pair, replicate).")
     files = json.loads(manifest.read_text(encoding="utf-8"))["files"]
     print(f"wrote {len(files) + 1} files to {out}/ (manifest.json lists them): "
-          f"{len(res.names)} runs x {len(res.topics)} topics x {n} replicates of {model!r}")
+          f"{len(res.names)} runs x {len(res.topics)} topics x {n} replicates of {options.judge_label(args)}")
     if not args.no_plots:
         print(f"open {out / 'report.html'} in a browser for the interactive report")
     return 0

@@ -11,21 +11,22 @@ from . import options
 # command line
 
 SELECT_EXAMPLES = """examples:
-  pyterrier-noise select --method C --p 0.8 --budget 2000 --qrels qrels.txt runs/ --out sel-C
-  pyterrier-noise select --method pool --budget 8691 --checkpoints 1000,2000,4000 \\
-      --qrels ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs \\
+  pyterrier-noise select qrels.txt runs/ --method C -m 'RBP(p=0.8)' --budget 2000 --out sel-C
+  pyterrier-noise select ../shared/data/trec-covid-round1/qrels-rnd1.txt ../shared/data/trec-covid-round1/runs \\
+      --method pool --budget 8691 --checkpoints 1000,2000,4000 \\
       --pool-runs ../shared/data/trec-covid-round1/runs-metadata.csv --out sel-pool
-  pyterrier-noise select --method C --budget 8691 --stop-leader upper --qrels qrels.txt runs/ --out sel-stop
+  pyterrier-noise select qrels.txt runs/ --method C --budget 8691 --stop-leader upper --out sel-stop
 
-Simulates judging: the qrels act as the assessor (a document they do not judge is non-relevant,
+Simulates judging: QRELS act as the assessor (a document they do not judge is non-relevant,
 or skipped with --missing bypass).  Writes DIR/judgments.tsv (step qid docno label, in selection
-order), DIR/residuals.tsv (judgments run base residual: RBP at --p, mean over topics, at every
+order), DIR/residuals.tsv (judgments run base residual: RBP at the first -m, mean over topics, at every
 checkpoint), DIR/summary.tsv (relevant found, mean residuals, separation of the top third of
 runs by AP on the qrels) and DIR/report.html (an interactive page that works offline: the judging
 curve, each run's RBP range at the end and what to conclude; open it in a browser).  --pool-runs takes run names separated by commas, a file of names (one a
 line), or a CSV with columns run and contributed_judgments (the rows marked yes feed the pool).
 --stop-top-residual / --stop-leader stop before the budget once the top runs' residual is small
-or the leading run is separated from every other.
+or the leading run is separated from every other.  The measure is RBP: the first -m 'RBP(p=P)'
+(default 'RBP(p=0.8)') selects and is reported; further -m 'RBP(p=P)' are evaluated too.
 """
 
 
@@ -52,11 +53,9 @@ def _cmd_select(args: argparse.Namespace) -> int:
     import os
 
     from .._output import OutputDirectory
-    from .._validation import InputError
     from ..io.files import run_file_arguments
     from ..io.reader import RunFileReader
-    if not 0.0 < args.p < 1.0:
-        raise InputError(f"--p: the RBP persistence must be strictly between 0 and 1, got {args.p}")
+    args.p, args.p_eval = options.rbp_persistences(args.measures)
     directory = OutputDirectory(args.out, "select", force=args.force)      # checked before any work
     # the run files are read in threads from here on (pyarrow and numpy only), while pandas, the
     # selection package and the qrels are imported and read, as eval does
@@ -135,15 +134,13 @@ def register_cli(subparsers: Any) -> None:
         description="Choose documents to judge by pooling or Moffat, Webber & Zobel's (2007) Methods A, B "
                     "and C, simulating the assessor with qrels, and report the RBP residuals.",
         epilog=SELECT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[options.out(force=True), options.seed(help="seed for --tie-break random (default 0)"),
+        parents=[options.qrels_runs(qrels_help="TREC qrels that play the assessor (plain or .gz)"),
+                 options.selection_measure(repeatable=True), options.out(force=True), options.seed(help="seed for --tie-break random (default 0)"),
                  options.selection_stop(), options.progress()])
     s.add_argument("--method", choices=list(SELECTION_METHODS), default="C",
                    help="selection method (default C)")
-    s.add_argument("--p", type=float, default=0.8, help="RBP persistence used to select (default 0.8)")
     s.add_argument("--budget", type=int, default=None, help="number of judgments")
     s.add_argument("--checkpoints", default=None, help="judgment counts at which to report, e.g. 1000,2000,4000")
-    s.add_argument("--qrels", required=True, help="qrels that play the assessor (TREC format)")
-    s.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     s.add_argument("--pool-runs", default=None, help="runs that feed the pool: names a,b,c, a file of names, "
                                                      "or a runs-metadata CSV (contributed_judgments=yes)")
     s.add_argument("--missing", choices=list(MISSING), default="nonrel",
@@ -152,8 +149,6 @@ def register_cli(subparsers: Any) -> None:
                    help="also judge topics of the runs on which the qrels hold no judgment (default: they are "
                         "announced and get no judgment)")
     s.add_argument("--power", type=float, default=3.0, help="Method C's exponent (default 3)")
-    s.add_argument("--p-eval", type=float, action="append", default=None,
-                   help="extra persistence to evaluate at (repeatable)")
     s.add_argument("--batch-size", type=int, default=1, help="documents per weight update (default 1, exact)")
     s.add_argument("--per-topic-quota", type=int, default=None, help="at most this many judgments per topic")
     s.add_argument("--tie-break", choices=list(SELECTION_TIE_BREAKS), default="deterministic")

@@ -40,7 +40,9 @@ def register_cli(subparsers: Any) -> None:
                     "RBP ranges and exports the qrels.  Every judgment is saved before the next document is shown.",
         epilog=SERVE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.seed(help="seed of the session (--tie-break random) and of the double-judging sample "
-                                   "(default: 0)"), options.selection_stop()])
+                                   "(default: 0)"),
+                 options.selection_measure(default="'RBP(p=0.8)' for a new session"), options.selection_stop(),
+                 options.progress()])
     s.add_argument("runs", nargs="*", metavar="RUN", help="TREC run files or directories (to create a session)")
     s.add_argument("--session", required=True, metavar="FILE.sqlite", help="the judging session file")
     s.add_argument("--docs", default=None, metavar="DOCS",
@@ -58,7 +60,6 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--lease-seconds", type=float, default=600.0,
                    help="how long a document stays with an assessor before another may take it (default: 600)")
     s.add_argument("--method", default=None, metavar="{pool,A,B,C}", help="selection method of a new session (C)")
-    s.add_argument("--p", type=float, default=None, help="RBP persistence of a new session (default: 0.8)")
     s.add_argument("--batch-size", type=int, default=None,
                    help="documents proposed per round of a new session (default: 1; use the number of assessors)")
     s.add_argument("--rounds-ahead", action="store_true",
@@ -148,7 +149,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise InputError(f"serve needs the 'web' extra: pip install 'pyterrier-noise[web]' ({exc})") from None
     from ..io import read_runs
-    settings = {"method": args.method, "p": args.p, "batch_size": args.batch_size, "seed": args.seed}
+    settings = {"method": args.method, "p": options.selection_p(args), "batch_size": args.batch_size, "seed": args.seed}
     config = ServeConfig(session=args.session, runs=read_runs(args.runs) if args.runs else None, settings=settings,
                          docs=args.docs, topics=args.topics, labels=args.labels, budget=args.budget,
                          stop=options.stop_rule(args), double=args.double, seed=args.seed or 0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._vocab import BAND_ORDER_ALIASES, BAND_ORDERS, PRECISIONS, TIE_STATS_LEVELS
+from .._vocab import BAND_ORDERS, PRECISIONS, TIE_STATS_LEVELS
 from . import options
 
 
@@ -19,9 +19,9 @@ BAND_EXAMPLES = """examples:
 Band g = [b_g, b_{g+1} - 1] with b_1 = 1, b_{g+1} = ceil(rho * b_g) (Yang 2019 thesis, Sec. 3.3.1),
 computed exactly (--rho 1.1 means 11/10; fractions such as 3/2 work too).  Every document of band g
 gets the score 1/g, so the bands are groups of tied scores: evaluate the output with --ties
-expected (or optimistic / pessimistic).  Bands follow the run's order: --by score (default; also
-called trec_eval) is score descending then docno descending, the order trec_eval evaluates the
-original run in; --by rank (also called given) uses the file's rank column; --by input the line order.
+expected (or optimistic / pessimistic).  Bands follow the run's order: --by trec_eval (default) is
+score descending then docno descending, the order trec_eval evaluates the original run in; --by
+given uses the file's rank column; --by input the line order.
 """
 
 ROUND_EXAMPLES = """examples:
@@ -35,12 +35,12 @@ previous order (the file's rank column) and ranks are recomputed.
 """
 
 TIES_EXAMPLES = """examples:
-  pyterrier-noise ties ../shared/data/trec-covid-round1/runs            # Table 3.2 style summary
+  pyterrier-noise ties ../shared/data/trec-covid-round1/runs            # summary as in Yang (2019)
   pyterrier-noise ties ../shared/data/trec-covid-round1/runs --level runs --format tsv > ties.tsv
   pyterrier-noise ties run1.gz run2.gz --precision float32               # ties as trec_eval sees them
   pyterrier-noise ties ../shared/data/trec-covid-round1/runs --report ties.html   # and an interactive page
 
-Levels: summary (Yang 2019 thesis Table 3.2: shares of runs, run-topic pairs and documents with tied
+Levels: summary (as in Yang 2019, Table 3.2: shares of runs, run-topic pairs and documents with tied
 scores or rank/score contradictions, geometric mean rank of the first tie), runs (one row per
 run), topics (one row per run and topic), sizes (histogram of tied-group sizes per run).
 """
@@ -89,10 +89,12 @@ def _cmd_band(args: argparse.Namespace) -> int:
     from .._output import atomic_file, check_output_file
     from ..io import write_trec_run
     from ..ties import TieBanding
-    banding = TieBanding(args.rho, by=BAND_ORDER_ALIASES.get(args.by, args.by))
+    banding = TieBanding(args.rho, by=args.by)
     check_output_file(args.out)
-    run = _read_one_run(args.run)
-    out = _transform(banding, run, args.run)
+    from .._progress import status
+    with status(f"banding {args.run}", args.progress):
+        run = _read_one_run(args.run)
+        out = _transform(banding, run, args.run)
     with atomic_file(args.out) as tmp:
         write_trec_run(out, tmp, tag=args.tag or f"{_run_tag(args.run)}_band{_rho_label(banding.rho)}")
     n_groups = int(out.groupby(["qid", "band"]).ngroups)
@@ -107,8 +109,10 @@ def _cmd_round(args: argparse.Namespace) -> int:
     from ..ties import ScoreRounding, tie_stats
     rounding = ScoreRounding(decimals=args.decimals, sig_digits=args.sig_digits, quantum=args.quantum)
     check_output_file(args.out)
-    run = _read_one_run(args.run)
-    out = _transform(rounding, run, args.run)
+    from .._progress import status
+    with status(f"rounding {args.run}", args.progress):
+        run = _read_one_run(args.run)
+        out = _transform(rounding, run, args.run)
     with atomic_file(args.out) as tmp:
         write_trec_run(out, tmp, tag=args.tag or _run_tag(args.run))
     ts = tie_stats(out.assign(name="run"))
@@ -132,7 +136,7 @@ def _cmd_ties(args: argparse.Namespace) -> int:
         if not p.exists():
             raise InputError(f"{p}: no such file or directory")
         files.extend(list_run_files(p) if p.is_dir() else [p])
-    ts = tie_stats_in_chunks(read_runs(files), args.precision)
+    ts = tie_stats_in_chunks(read_runs(files), args.precision, progress=args.progress)
     if args.report:
         from ..report import build_report
         from ..report.words import command_line
@@ -174,12 +178,12 @@ def register_cli(subparsers: Any) -> None:
         "band", help="group a run's scores into geometric bands of ties (TieBanding)",
         description="Replace the scores of a TREC run by geometric bands of tied scores (Yang 2019 thesis, "
                     "Sec. 3.3.1) and write it as a TREC run file.",
-        epilog=BAND_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=BAND_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter, parents=[options.progress()])
     p.add_argument("run", metavar="RUN", help="TREC run file (plain or .gz)")
     p.add_argument("--rho", required=True, help="growth factor >= 1 of the bands (1 = no ties), e.g. 1.5 or 3/2")
     p.add_argument("--out", required=True, help="output TREC run file (.gz to compress)")
-    p.add_argument("--by", choices=[*BAND_ORDER_ALIASES, *BAND_ORDERS], default="score",
-                   help="the run order that decides the bands (default: score, then docno descending)")
+    p.add_argument("--by", choices=list(BAND_ORDERS), default="trec_eval",
+                   help="the run order that decides the bands (default: trec_eval, score then docno descending)")
     p.add_argument("--tag", default=None, help="run tag of the output (default: RUN's name + _band<rho>)")
     p.set_defaults(handler=_cmd_band)
 
@@ -187,7 +191,7 @@ def register_cli(subparsers: Any) -> None:
         "round", help="round a run's scores (ScoreRounding), creating realistic ties",
         description="Round the scores of a TREC run to decimals, significant digits or a quantum and write it "
                     "as a TREC run file.",
-        epilog=ROUND_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=ROUND_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter, parents=[options.progress()])
     p.add_argument("run", metavar="RUN", help="TREC run file (plain or .gz)")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--decimals", type=int, help="decimal places (negative rounds to tens, hundreds, ...)")
@@ -198,11 +202,11 @@ def register_cli(subparsers: Any) -> None:
     p.set_defaults(handler=_cmd_round)
 
     p = subparsers.add_parser(
-        "ties", help="tie statistics of runs (thesis Table 3.2)",
+        "ties", help="tie statistics of runs (Yang 2019)",
         description="Count tied scores and rank/score contradictions in TREC runs (Yang 2019 thesis, "
                     "Sec. 3.2.1, Table 3.2).",
         epilog=TIES_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[options.output_format()])
+        parents=[options.output_format(), options.progress()])
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     p.add_argument("--level", choices=list(TIE_STATS_LEVELS), default="summary",
                    help="which table to print (default: summary)")

@@ -91,9 +91,9 @@ def make_corpus(root: str | Path) -> list[Invocation]:
         """Every command that reads a run file (fresh outputs per invocation)."""
         o = f"{out}/{Path(run).name}-{n}"
         return [["eval", Q, run, *G, "-m", "AP"],
-                ["robustness", Q, run, *G, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", "2",
+                ["robustness", Q, run, *G, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", "2",
                  "-m", "AP", "--no-plots", "--quiet", "--out", o + "-robustness"],
-                ["select", "--qrels", Q, "--budget", "5", "--quiet", "--out", o + "-select", run, *G],
+                ["select", Q, "--budget", "5", "--quiet", "--out", o + "-select", run, *G],
                 ["report", Q, run, *G, "--out", o + "-report"],
                 ["phi-match", Q, run, *G, "-m", "AP", "--quiet", "--grid", "0.5,0.8"],
                 ["ties", run],
@@ -104,11 +104,11 @@ def make_corpus(root: str | Path) -> list[Invocation]:
     def commands_over_qrels(qrels: str, n: int) -> list[list[str]]:
         o = f"{out}/{Path(qrels).name}-{n}"
         return [["eval", qrels, *G, "-m", "AP"],
-                ["perturb", qrels, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", "2", "--quiet",
+                ["perturb", qrels, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", "2", "--quiet",
                  "--out", o + "-perturb"],
-                ["robustness", qrels, *G, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", "2",
+                ["robustness", qrels, *G, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", "2",
                  "-m", "AP", "--no-plots", "--quiet", "--out", o + "-robustness"],
-                ["select", "--qrels", qrels, "--budget", "5", "--quiet", "--out", o + "-select", *G],
+                ["select", qrels, "--budget", "5", "--quiet", "--out", o + "-select", *G],
                 ["report", qrels, *G, "--out", o + "-report"],
                 ["phi-match", qrels, *G, "-m", "AP", "--quiet", "--grid", "0.5,0.8"],
                 ["judge", "--session", o + "-judge.sqlite", "--qrels", qrels, "--budget", "3", "--quiet", *G]]
@@ -184,7 +184,7 @@ def make_corpus(root: str | Path) -> list[Invocation]:
         qp = _write(root, f"odd/{name}.qrels", qtext)
         rp = _write(root, f"odd/{name}", rtext)
         inv.append(Invocation(name, "odd", "odd", ["eval", qp, rp, *COMPARED], compare=(qp, rp)))
-        for argv in (["select", "--qrels", qp, "--budget", "5", "--quiet", "--out", f"{out}/{name}-select", rp],
+        for argv in (["select", qp, "--budget", "5", "--quiet", "--out", f"{out}/{name}-select", rp],
                      ["band", "--rho", "2", rp, "--out", f"{out}/{name}-band"], ["ties", rp]):
             inv.append(Invocation(name, "odd", "odd", argv))
     gz = root / "odd" / "odd_gzip.gz"
@@ -210,11 +210,11 @@ def make_corpus(root: str | Path) -> list[Invocation]:
     # ---- numbers ----------------------------------------------------------------------------------
     o = f"{out}/numbers"
     for argv, where in [
-            (["perturb", Q, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", "0", "--out", o + "1"],
+            (["perturb", Q, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", "0", "--out", o + "1"],
              r"--replicates"),
             (["perturb", Q, "--model", "random", "--tpr", "1.5", "--fpr", "0.1", "--out", o + "2"], r"tpr"),
             (["perturb", Q, "--model", "removal", "--fraction", "-0.2", "--out", o + "3"], r"fraction"),
-            (["robustness", Q, *G, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", "2", "-m", "AP",
+            (["robustness", Q, *G, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", "2", "-m", "AP",
               "--alpha", "2", "--no-plots", "--quiet", "--out", o + "4"], r"alpha"),
             (["band", "--rho", "0.5", G[0], "--out", o + "5"], r"rho"),
             (["band", "--rho", "abc", G[0], "--out", o + "6"], r"rho"),
@@ -224,8 +224,8 @@ def make_corpus(root: str | Path) -> list[Invocation]:
             (["round", "--quantum", "abc", G[0], "--out", o + "10"], r"quantum"),
             (["round", "--quantum", "-1", G[0], "--out", o + "11"], r"quantum"),
             (["round", "--sig-digits", "0", G[0], "--out", o + "12"], r"sig_digits|sig-digits"),
-            (["select", "--qrels", Q, "--budget", "0", "--quiet", "--out", o + "13", *G], r"--budget"),
-            (["select", "--qrels", Q, "--budget", "5", "--p", "1.5", "--quiet", "--out", o + "14", *G], r"--p\b"),
+            (["select", Q, "--budget", "0", "--quiet", "--out", o + "13", *G], r"--budget"),
+            (["select", Q, "--budget", "5", "-m", "RBP(p=1.5)", "--quiet", "--out", o + "14", *G], r"RBP\(p=1\.5\)"),
             (["pairwise", "simulate", Q, "--accuracy", "2", "--out", o + "15.csv"], r"accuracy"),
             (["phi-match", Q, *G, "-m", "AP", "--quiet", "--grid", "0,2"], r"grid|phi")]:
         inv.append(Invocation(" ".join(argv[:1] + [a for a in argv[1:] if a.startswith("--")][:2]), "numbers", "bad",
@@ -237,11 +237,11 @@ def make_corpus(root: str | Path) -> list[Invocation]:
     readonly = _readonly_dir(root)
     for label, parent in (("under a file", blocker), ("read-only directory", readonly)):
         for argv, dest in [
-                (["perturb", Q, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", "2", "--quiet", "--out"],
+                (["perturb", Q, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", "2", "--quiet", "--out"],
                  "perturb"),
-                (["robustness", Q, *G, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "-n", "2", "-m", "AP",
+                (["robustness", Q, *G, "--model", "random", "--tpr", "0.9", "--fpr", "0.1", "--replicates", "2", "-m", "AP",
                   "--no-plots", "--quiet", "--out"], "robustness"),
-                (["select", "--qrels", Q, "--budget", "5", "--quiet", *G, "--out"], "select"),
+                (["select", Q, "--budget", "5", "--quiet", *G, "--out"], "select"),
                 (["report", Q, *G, "--out"], "report"),
                 (["demo", "--out"], "demo"),
                 (["band", "--rho", "2", G[0], "--out"], "run.band"),
