@@ -26,7 +26,7 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_int, check_probability
 from ..engine import TIE_POLICIES, AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
-from ..measures.evaluate import finish_values
+from ..measures.evaluation import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
 from ..stats import CORRECTIONS, TESTS
 from ._common import RBO_P, interactive, measure_label, renamed, spec_and_ties

@@ -12,7 +12,7 @@ from ..engine import AlignedRuns, JudgmentTable
 
 
 def _warn(message: str, stacklevel: int = 3) -> None:
-    """Emit a :class:`~pyterrier_noise.PerturbationWarning` (a model cannot act as asked)."""
+    """Emit a :class:`~pyterrier_noise.judges.PerturbationWarning` (a model cannot act as asked)."""
     warnings.warn(message, PerturbationWarning, stacklevel=stacklevel)
 
 
