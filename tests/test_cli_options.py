@@ -60,7 +60,7 @@ def _library(subpackage: str, name: str):
     ("TESTS", "stats", "TESTS"), ("CORRECTIONS", "stats", "CORRECTIONS"),
     ("SELECTION_METHODS", "selection", "METHODS"), ("BAND_ORDERS", "ties", "BAND_ORDERS"),
     ("PRECISIONS", "ties", "PRECISIONS"), ("CORRELATIONS", "experiments", "CORRELATIONS"),
-    ("PAIRWISE_METHODS", "crowd", "METHODS"), ("BAND_ORDER_ALIASES", "ties", "BAND_ORDER_ALIASES")])
+    ("PAIRWISE_METHODS", "crowd", "METHODS")])
 def test_choices_agree_with_the_library(ours, subpackage, name):
     """options.py copies the library's choices so that building the parser imports nothing heavy."""
     theirs = _library(subpackage, name)
@@ -110,13 +110,11 @@ def test_quiet_turns_progress_bars_off(command):
     assert parser.parse_args(required + ["--progress"]).progress is True
 
 
-def test_deprecated_alias_warns_on_stderr_and_is_hidden(capsys):
+def test_options_have_one_spelling(capsys):
     parser = _subparser("pairwise")
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["simulate"]
     assert sub.parse_args(["--out", "c.csv"]).rel == 1.0
     assert sub.parse_args(["--out", "c.csv", "--rel", "2"]).rel == 2.0
-    capsys.readouterr()
-    assert sub.parse_args(["--out", "c.csv", "--relevant-from", "2"]).rel == 2.0
-    err = capsys.readouterr().err
-    assert "--relevant-from is deprecated; use --rel" in err
+    with pytest.raises(SystemExit):     # --relevant-from was its name before the first release
+        sub.parse_args(["--out", "c.csv", "--relevant-from", "2"])
     assert "--relevant-from" not in sub.format_help() and "--rel " in sub.format_help()

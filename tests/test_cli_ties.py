@@ -46,11 +46,11 @@ def test_band_writes_geometric_bands_in_trec_eval_order(t31_file, tmp_path):
     assert line[5] == "mine" and float(line[4]) == pytest.approx(1 / 3)   # rho 1.5: [1], [2], [3,4], ...
 
 
-def test_band_by_rank_uses_the_files_rank_column(tmp_path):
+def test_band_by_given_uses_the_files_rank_column(tmp_path):
     run = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c", "d"], "score": [4.0, 3.0, 2.0, 1.0],
                         "rank": [3, 2, 1, 0]})
     write_trec_run(run, tmp_path / "r.run")
-    assert run_cli("band", "--rho", "2", tmp_path / "r.run", "--out", tmp_path / "o.run", "--by", "rank")[0] == 0
+    assert run_cli("band", "--rho", "2", tmp_path / "r.run", "--out", tmp_path / "o.run", "--by", "given")[0] == 0
     out = read_run(tmp_path / "o.run")
     assert list(out["docno"]) == ["d", "c", "b", "a"] and list(out["score"]) == [1.0, 0.5, 0.5, 1 / 3]
 

@@ -204,10 +204,6 @@ def test_item2_capabilities_resolve_at_pt_noise():
     assert pt.noise.selection.JudgmentSelector is pn.JudgmentSelector
     assert pt.noise.report.Report is pn.Report
     assert pt.noise.stats.paired_test is pn.stats.paired_test
-    # the old flat module names the issue tried still resolve, with a DeprecationWarning
-    for old in ("perturbation", "robustness", "uncertainty"):
-        with pytest.warns(DeprecationWarning):
-            assert getattr(pt.noise, old) is not None
 
 
 COLUMNS_SCRIPT = r"""

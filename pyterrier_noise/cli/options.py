@@ -13,7 +13,6 @@ below are literal copies of the library's public constants (a test checks that t
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, Sequence
 
 # ---------------------------------------------------------------------------------------------
@@ -33,10 +32,8 @@ TESTS = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
 CORRECTIONS = ("bonferroni", "holm", "fdr_bh")
 #: selection.METHODS
 SELECTION_METHODS = ("pool", "A", "B", "C")
-#: ties.BAND_ORDERS, BAND_ORDER_ALIASES and PRECISIONS
+#: ties.BAND_ORDERS and PRECISIONS
 BAND_ORDERS = ("given", "trec_eval", "input")
-#: the band command's own words (its pinned contract) for two of those orders
-BAND_ORDER_ALIASES = {"rank": "given", "score": "trec_eval"}
 PRECISIONS = ("float64", "float32")
 #: experiments.CORRELATIONS
 CORRELATIONS = ("kendall", "rbo")
@@ -121,28 +118,6 @@ def output_format(choices: Sequence[str] = ("text", "tsv")) -> argparse.Argument
     p = _parent()
     p.add_argument("--format", choices=list(choices), default="text", help="output format")
     return p
-
-
-# ---------------------------------------------------------------------------------------------
-# deprecated spellings of an option
-
-class DeprecatedAlias(argparse.Action):
-    """A hidden old spelling of an option: stores into the new option's ``dest`` and warns on stderr."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, new: str = "", **kwargs: Any) -> None:
-        kwargs["help"] = argparse.SUPPRESS
-        super().__init__(option_strings, dest, **kwargs)
-        self.new = new
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        print(f"pyterrier-noise: warning: {option_string} is deprecated; use {self.new}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
-
-
-def deprecated_alias(parser: Any, old: str, new: str, dest: str, **kwargs: Any) -> None:
-    """Add ``old`` to ``parser`` as a hidden, warning alias of the option ``new`` (same ``dest``)."""
-    parser.add_argument(old, dest=dest, action=DeprecatedAlias, new=new, default=argparse.SUPPRESS, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def _cmd_band(args: argparse.Namespace) -> int:
     from .._output import atomic_file, check_output_file
     from ..io import write_trec_run
     from ..ties import TieBanding
-    banding = TieBanding(args.rho, by=options.BAND_ORDER_ALIASES.get(args.by, args.by))
+    banding = TieBanding(args.rho, by=args.by)
     check_output_file(args.out)
     run = _read_one_run(args.run)
     out = _transform(banding, run, args.run)
@@ -178,8 +178,8 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("run", metavar="RUN", help="TREC run file (plain or .gz)")
     p.add_argument("--rho", required=True, help="growth factor >= 1 of the bands (1 = no ties), e.g. 1.5 or 3/2")
     p.add_argument("--out", required=True, help="output TREC run file (.gz to compress)")
-    p.add_argument("--by", choices=[*options.BAND_ORDER_ALIASES, *options.BAND_ORDERS], default="score",
-                   help="the run order that decides the bands (default: score, then docno descending)")
+    p.add_argument("--by", choices=options.BAND_ORDERS, default="trec_eval",
+                   help="the run order that decides the bands (default: trec_eval, score then docno descending)")
     p.add_argument("--tag", default=None, help="run tag of the output (default: RUN's name + _band<rho>)")
     p.set_defaults(handler=_cmd_band)
 

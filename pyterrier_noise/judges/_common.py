@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import InputError, check_number
-from .._warnings import PerturbationWarning, deprecated
+from .._warnings import PerturbationWarning
 from ..engine import AlignedRuns, JudgmentTable
 
 
@@ -22,18 +22,6 @@ def _rate(name: str, value: Any) -> float:
     if not 0.0 <= v <= 1.0:
         raise InputError(f"{name} must be a probability in [0, 1], got {value!r}")
     return v
-
-
-def _replicates_arg(n_replicates: Any, n: Any) -> Any:
-    """``n_replicates``, or the deprecated ``n=`` keyword (kept for one release)."""
-    if n is not None:
-        deprecated("n", "n_replicates", stacklevel=4)
-        if n_replicates is not None:
-            raise InputError("give the number of replicates once: n_replicates (n is its deprecated alias)")
-        return n
-    if n_replicates is None:
-        raise TypeError("missing the number of replicates: pass n_replicates (e.g. model.sample_labels(table, 100))")
-    return n_replicates
 
 
 def _binary_labels(rel: Any, off_label: Any, on_label: Any) -> tuple[float, float, float]:
