@@ -288,3 +288,13 @@ def test_words_for_people_cite_papers_not_internal_notes():
     bad = [f"{path.relative_to(root)}:{i}: {line.strip()[:80]}" for path in files if path.exists()
            for i, line in enumerate(path.read_text().splitlines(), 1) if INTERNAL_REFERENCE.search(line)]
     assert not bad, "\n".join(bad)
+
+
+def test_every_top_level_name_is_documented_with_an_example():
+    """docs/api.md names every top-level name in its tables and uses it in a python example."""
+    import re
+    page = (PKG.parent / "docs" / "api.md").read_text()
+    code = "\n".join(re.findall(r"```python\n(.*?)```", page, re.S))
+    undocumented = [n for n in pn.__all__ if f"`{n}" not in page]
+    unused = [n for n in pn.__all__ if not re.search(rf"\bpn\.{n}\b", code)]
+    assert not undocumented and not unused, (undocumented, unused)
