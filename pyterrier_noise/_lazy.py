@@ -16,6 +16,7 @@ Standard library only.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from typing import Any, Callable, Iterable, Mapping
 
@@ -36,8 +37,8 @@ def attach(package: str, names: Mapping[str, str | Iterable[str]], submodules: I
         names: module -> the public names it defines (a list, or one string of names separated by
             whitespace).  A module without leading dots is a module of the package; leading dots
             make it relative as in an import statement (``".._warnings"``).
-        submodules: modules of the package reachable as attributes (``pkg.module``) before
-            anything imported them.
+        submodules: modules of the package listed by ``dir(pkg)``.  Any module of the package
+            is reachable as an attribute (``pkg.module``) before anything imported it.
 
     Returns:
         ``(__getattr__, __dir__, __all__)``: ``__all__`` lists the names in the order given.
@@ -50,13 +51,24 @@ def attach(package: str, names: Mapping[str, str | Iterable[str]], submodules: I
             where[name] = _module_path(module)
     modules = frozenset(submodules)
     public = list(where)
+    found: list[frozenset[str]] = []   # the package's modules, listed on the first unknown name
+
+    def is_module(name: str) -> bool:
+        if name in modules:
+            return True
+        if name.startswith("__"):
+            return False
+        if not found:
+            path = getattr(sys.modules[package], "__path__", ())
+            found.append(frozenset(m.name for m in pkgutil.iter_modules(path)))
+        return name in found[0]
 
     def __getattr__(name: str) -> Any:
         if name in where:
             value = getattr(importlib.import_module(where[name], package), name)
             sys.modules[package].__dict__[name] = value
             return value
-        if name in modules:
+        if is_module(name):
             return importlib.import_module(f"{package}.{name}")
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
