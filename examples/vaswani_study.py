@@ -43,7 +43,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         index = PisaIndex(str(Path(tmp) / "vaswani.pisa"), threads=1)
         index.index({"docno": docno, "text": text.strip()} for docno, text in docs)
-        topics = pn.read_topics_file(args.data / "topics.trec")
+        topics = pn.selection.read_topics_file(args.data / "topics.trec")
         qrels = pn.read_qrels(args.data / "qrels").astype({"label": int})   # pytrec_eval's AP wants integers
         pipelines = {"BM25": index.bm25(num_results=100), "DPH": index.dph(num_results=100),
                      "PL2": index.pl2(num_results=100), "QLD": index.qld(num_results=100)}

@@ -15,7 +15,7 @@ from typing import Literal, get_args
 
 __all__ = [
     "TiePolicy", "TIE_POLICIES", "GroupedPolicy", "GROUPED_POLICIES", "RunOrder", "RUN_ORDERS", "BandOrder",
-    "BAND_ORDERS", "BAND_ORDER_ALIASES", "TieBreakStrategy", "TIE_BREAK_STRATEGIES", "Precision",
+    "BAND_ORDERS", "TieBreakStrategy", "TIE_BREAK_STRATEGIES", "Precision",
     "PRECISIONS", "RangeColumn", "RANGE_COLUMNS", "CwlTail", "CWL_TAILS", "TieStatsLevel", "TIE_STATS_LEVELS",
     "JudgeModel", "JUDGE_MODELS", "JudgeName", "JUDGE_NAMES", "Weighting", "WEIGHTINGS", "Improper",
     "IMPROPER_FITS", "FitScope", "FIT_SCOPES", "PredictorImproper", "PREDICTOR_IMPROPER", "BinStrategy",
@@ -54,7 +54,6 @@ RUN_ORDERS: tuple[RunOrder, ...] = get_args(RunOrder)
 BandOrder = Literal["given", "trec_eval", "input"]
 BAND_ORDERS: tuple[BandOrder, ...] = get_args(BandOrder)
 #: the ``band --by`` words (the command's pinned contract) for two of those orders
-BAND_ORDER_ALIASES: dict[str, BandOrder] = {"rank": "given", "score": "trec_eval"}
 #: TieBreaker's strategies: trec_eval's order, the given order (``rank`` column), row order, seeded random
 TieBreakStrategy = Literal["trec_eval", "given", "input", "random"]
 TIE_BREAK_STRATEGIES: tuple[TieBreakStrategy, ...] = get_args(TieBreakStrategy)

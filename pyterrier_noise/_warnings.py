@@ -27,12 +27,6 @@ class CorrectionWarning(NoiseWarning):
     """A noisy-judge correction is numerically weak (a near-random judge, a value out of range)."""
 
 
-def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
-    """Warn that ``old`` is a deprecated alias of ``new`` (kept for one release)."""
-    warnings.warn(f"{old} is deprecated; use {new} (the old name goes in the next release)",
-                  DeprecationWarning, stacklevel=stacklevel)
-
-
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # the standard library's thread and process runners, through which package code can be called
 _RUNNERS = tuple(os.sep + os.path.join(*p) for p in (("concurrent", "futures"), ("multiprocessing",),

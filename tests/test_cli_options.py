@@ -81,13 +81,11 @@ def test_quiet_turns_progress_bars_off(command):
     assert parser.parse_args(required + ["--progress"]).progress is True
 
 
-def test_deprecated_alias_warns_on_stderr_and_is_hidden(capsys):
+def test_options_have_one_spelling(capsys):
     parser = _subparser("pairwise")
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["simulate"]
     assert sub.parse_args(["--out", "c.csv"]).rel == 1.0
     assert sub.parse_args(["--out", "c.csv", "--rel", "2"]).rel == 2.0
-    capsys.readouterr()
-    assert sub.parse_args(["--out", "c.csv", "--relevant-from", "2"]).rel == 2.0
-    err = capsys.readouterr().err
-    assert "--relevant-from is deprecated; use --rel" in err
+    with pytest.raises(SystemExit):     # --relevant-from was its name before the first release
+        sub.parse_args(["--out", "c.csv", "--relevant-from", "2"])
     assert "--relevant-from" not in sub.format_help() and "--rel " in sub.format_help()

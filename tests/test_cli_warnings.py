@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from pyterrier_noise import CoercionWarning
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise._warnings import warning_kind
 from pyterrier_noise.cli import main, once_per_kind
 from pyterrier_noise.io import read_runs

@@ -420,24 +420,23 @@ def test_run_is_ranked_by_the_engine_with_float32_ties():
     assert corrected_rbp(run, qrels, calibration=perfect, p=0.5, k=2).value == pytest.approx(0.5)
 
 
-def test_seed_defaults_to_0_and_n_boot_is_a_deprecated_alias():
+def test_seed_defaults_to_0_and_the_count_is_n_replicates():
     cal = JudgeCalibration.binary(**EBAY)
     a = correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_replicates=500)
     again = correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_replicates=500, seed=0)
     np.testing.assert_array_equal(a.replicates, again.replicates)
     fresh = correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_replicates=500, seed=None)
     assert not np.array_equal(a.replicates, fresh.replicates)
-    with pytest.warns(DeprecationWarning, match="n_boot is deprecated; use n_replicates") as record:
-        old = correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_boot=500)
-    assert record[0].filename == __file__
-    np.testing.assert_array_equal(old.replicates, a.replicates)
+    with pytest.raises(TypeError, match="n_boot"):       # its name before the first release
+        correct_summary(0.6, 0.3, 50, cal, se="bootstrap", n_boot=500)
     labels = np.array([[1, 0], [0, 0], [1, 1]])
     est = corrected_precision(labels, calibration=cal, k=2)
     other = corrected_precision(1 - labels, calibration=cal, k=2)
-    with pytest.warns(DeprecationWarning, match="n_boot"):
-        c_old = compare(est, other, se="bootstrap", n_boot=200)
-    assert c_old == compare(est, other, se="bootstrap", n_replicates=200)
-    with pytest.warns(DeprecationWarning, match="n_boot"):
+    assert compare(est, other, se="bootstrap", n_replicates=200) == compare(est, other, se="bootstrap",
+                                                                             n_replicates=200)
+    with pytest.raises(TypeError, match="n_boot"):
+        compare(est, other, se="bootstrap", n_boot=200)
+    with pytest.raises(TypeError, match="n_boot"):
         corrected_dcg(labels, calibration=cal, se="bootstrap", n_boot=200)
     with pytest.raises(TypeError, match="n_bootstrap"):
         corrected_precision(labels, calibration=cal, k=2, n_bootstrap=10)

@@ -291,7 +291,7 @@ def test_aggregated_qrels_flow_into_the_engine(coll):
     table = aligned.table.frame
     L = np.column_stack([table.merge(q, on=["qid", "docno"], how="left", suffixes=("_", ""))["label"].to_numpy()
                          for q in versions.values()])
-    specs = {m: pn.to_spec(m)[0] for m in ALL_MEASURES}
+    specs = {m: pn.measures.to_spec(m)[0] for m in ALL_MEASURES}
     out = aligned.evaluate(list(specs.values()), L)
     for r, k in enumerate(versions):
         ref = single[k]

@@ -105,12 +105,11 @@ def test_read_coercions_are_counted():
     assert j.ratio_left.isna().tolist() == [True, True, False]
 
 
-def test_public_names_and_the_old_module_alias():
+def test_public_names():
     import pyterrier_noise as pn
     import pyterrier_noise.crowd as crowd
     for name in crowd.__all__:
         assert getattr(crowd, name) is not None
-    with pytest.warns(DeprecationWarning, match="pyterrier_noise.crowd"):
-        old = pn.pairwise
     for name in ("read_pairwise", "aggregate", "METHODS", "workers_path", "SystemAgreement"):
-        assert getattr(old, name) is getattr(crowd, name)
+        assert getattr(pn.crowd, name) is getattr(crowd, name)
+    assert callable(crowd.aggregate)          # the function, not its module (crowd/aggregation.py)

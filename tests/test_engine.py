@@ -363,7 +363,7 @@ def test_include_unjudged_table_is_sorted_and_every_position_finds_its_row(seed)
     qrels = pd.concat([qrels, pd.DataFrame({"qid": "2", "docno": ["zz-never-retrieved"], "label": [1.0]})])
     b = AlignedRuns.build(runs, qrels, include_unjudged=True, keep_docnos=True)
     f = b.table.frame
-    resorted = JudgmentTable._from_frame(f.sample(frac=1.0, random_state=seed).reset_index(drop=True), b.topics)
+    resorted = JudgmentTable.from_frame(f.sample(frac=1.0, random_state=seed).reset_index(drop=True), b.topics)
     pd.testing.assert_frame_equal(resorted.frame.astype(object), f.astype(object))
     np.testing.assert_array_equal(resorted.topic_start, b.table.topic_start)
     seg = np.repeat(np.arange(b.n_segments), b.seg_len)

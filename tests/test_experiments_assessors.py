@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import scipy.stats as st
 
-from pyterrier_noise import PerturbationWarning
+from pyterrier_noise.judges import PerturbationWarning
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.engine import JudgmentTable
 from pyterrier_noise.experiments import assessor_significance, simulation_fidelity

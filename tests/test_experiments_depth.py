@@ -168,8 +168,8 @@ def test_depth_experiment_plots_and_bad_input(experiment, aligned, tmp_path):
     np.testing.assert_allclose(disc.axes[0].get_lines()[0].get_ydata(),
                                100 * experiment.discrimination.iloc[0, :-1].to_numpy(dtype=float))
     assert len(experiment.plot_consistency().axes) == len(experiment.measures)
-    with pytest.raises(InputError, match="residual_p"):
-        depth_experiment(aligned, depths=(1, 2), residual_p=1.0)
+    with pytest.raises(InputError, match="p must be"):
+        depth_experiment(aligned, depths=(1, 2), p=1.0)
     with pytest.raises(InputError, match="depths is empty"):
         depth_experiment(aligned, depths=())
     with pytest.raises(InputError, match="distinct"):
@@ -178,15 +178,12 @@ def test_depth_experiment_plots_and_bad_input(experiment, aligned, tmp_path):
 
 
 
-def test_depth_experiment_residual_p_is_a_deprecated_alias_of_p(aligned):
+def test_depth_experiment_residual_persistence_is_p(aligned):
     kw = dict(depths=(2, 8), measures=("AP",))
-    new = depth_experiment(aligned, p=0.9, **kw)
-    with pytest.warns(DeprecationWarning, match="residual_p= is deprecated; use p="):
-        old = depth_experiment(aligned, residual_p=0.9, **kw)
-    assert new.residual_p == old.residual_p == 0.9
-    np.testing.assert_array_equal(new.residual, old.residual)
-    pd.testing.assert_frame_equal(new.movement, old.movement)
+    assert depth_experiment(aligned, p=0.9, **kw).residual_p == 0.9
     assert depth_experiment(aligned, **kw).residual_p == 0.98      # the thesis's default
+    with pytest.raises(TypeError):          # residual_p= was its name before the first release
+        depth_experiment(aligned, residual_p=0.9, **kw)
 
 
 # ---------------------------------------------------------------------------------------------

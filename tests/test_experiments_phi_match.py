@@ -215,7 +215,7 @@ def test_residual_columns_on_pt_experiment(coll):
     ref = scores_with_residuals(runs, coll.qrels, ["AP"], p=0.9, perquery=True).set_index(["name", "qid"])
     ap = out[out["measure"] == "AP"].set_index(["name", "qid"])
     assert ap["residual"].to_numpy() == pytest.approx(ref.reindex(ap.index)["residual"].to_numpy())
-    assert (ap["rbp_residual"] == ap["residual"]).all()        # the old column name, kept for one release
+    assert "rbp_residual" not in ap.columns
     with pytest.raises(InputError, match="is not among the runs"):
         add_residual_columns(exp, {n: runs[n] for n in names[:2]}, coll.qrels, p=0.9)
 
@@ -269,26 +269,23 @@ def test_cli_phi_match_errors_and_help(coll, tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------------------------
-# renamed keywords and the old module path (deprecated aliases, one release)
+# the names of before the first release are gone (phi=, path=, the rbp column, the flat module)
 
-def test_deprecated_phi_and_path_keywords_still_work(aligned, tmp_path):
+def test_keywords_are_p_and_save(aligned, tmp_path):
     new = scores_with_residuals(aligned, measures=["AP"], p=0.9)
-    with pytest.warns(DeprecationWarning, match="phi= is deprecated; use p="):
-        old = scores_with_residuals(aligned, measures=["AP"], phi=0.9)
-    pd.testing.assert_frame_equal(new, old)
-    assert (new["rbp"] == new["base"]).all()          # the old column name, kept for one release
-    with pytest.raises(InputError, match="not both"):
-        scores_with_residuals(aligned, measures=["AP"], p=0.9, phi=0.9)
+    assert "rbp" not in new.columns and set(new["phi"]) == {0.9}
+    with pytest.raises(TypeError):
+        scores_with_residuals(aligned, measures=["AP"], phi=0.9)
     m = match_phi(aligned, measure="AP", grid=DEPTH_GRID)
-    with pytest.warns(DeprecationWarning, match="path= is deprecated; use save="):
-        fig = m.plot(path=tmp_path / "old.png")
+    with pytest.raises(TypeError):
+        m.plot(path=tmp_path / "old.png")
+    fig = m.plot(save=tmp_path / "new.png")
     assert len(fig.axes) == 2 and fig.axes[0].get_ylabel() == "Kendall tau_b"
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [f"AP (phi* {m.phi:g})"]
     from matplotlib.image import imread
-    assert imread(tmp_path / "old.png").ndim == 3
-    with pytest.warns(DeprecationWarning, match="pyterrier_noise.experiments"):
-        old_module = pn.uncertainty                  # the module's name before the layout
-    assert old_module.match_phi is match_phi
+    assert imread(tmp_path / "new.png").ndim == 3
+    with pytest.raises(AttributeError):
+        pn.uncertainty
 
 
 def test_phi_match_grid_too_large_is_refused_before_reading(tmp_path):

@@ -19,7 +19,8 @@ import pyterrier as pt
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from pyterrier_noise import AlignedRuns, JudgmentTable, MeasureSpec
+from pyterrier_noise import AlignedRuns, MeasureSpec
+from pyterrier_noise.engine import JudgmentTable
 from pyterrier_noise.cli import main
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.experiments import CONCLUSIONS, RobustnessResult, robustness_experiment

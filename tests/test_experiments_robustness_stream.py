@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyterrier_noise import JudgmentTable
+from pyterrier_noise.engine import JudgmentTable
 from pyterrier_noise.experiments import RobustnessResult, robustness_experiment
 from pyterrier_noise.experiments import robustness as robustness_module
 from pyterrier_noise.judges import RandomFlips

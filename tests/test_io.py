@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 import pyterrier_noise as pn
-from pyterrier_noise import CoercionWarning, InputError, MeasureSpec, read_qrels, read_run, read_runs
+from pyterrier_noise import InputError, MeasureSpec, read_qrels, read_run, read_runs
+from pyterrier_noise.io import CoercionWarning
 
 RUN_TEXT = "1 Q0 a 1 3.5 sys\n1 Q0 b 2 2.0 sys\n2 Q0 c 1 -1.25 sys\n"
 QRELS_TEXT = "1 0.5  a 2\n1 1 b 0\n2 0 c 1\n"
@@ -161,10 +162,10 @@ def test_p_outside_open_unit_interval(p):
     with pytest.raises(InputError, match="strictly between 0 and 1"):
         MeasureSpec("RBP", p=p).validate()
     with pytest.raises(InputError, match="strictly between 0 and 1"):
-        pn.to_spec(pn.RBPBase(p=p))
+        pn.measures.to_spec(pn.RBPBase(p=p))
     if p >= 0:  # ir_measures' parser has no negative numbers
         with pytest.raises(InputError, match="strictly between 0 and 1"):
-            pn.to_spec(f"RBP(p={p})")
+            pn.measures.to_spec(f"RBP(p={p})")
 
 
 @pytest.mark.parametrize("T", [0, -1])
@@ -172,12 +173,12 @@ def test_T_not_positive(T):
     with pytest.raises(InputError, match="T > 0"):
         MeasureSpec("INST", T=T).validate()
     with pytest.raises(InputError, match="T > 0"):
-        pn.to_spec(pn.INSQBase(T=T))
+        pn.measures.to_spec(pn.INSQBase(T=T))
 
 
 def test_unknown_measure_name():
     with pytest.raises(InputError, match="unknown measure 'NotAMeasure@10'"):
-        pn.to_spec("NotAMeasure@10")
+        pn.measures.to_spec("NotAMeasure@10")
 
 
 def test_duplicate_judgments_are_announced_with_counts():

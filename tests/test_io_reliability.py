@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 import pyterrier_noise as pn
-from pyterrier_noise import CoercionWarning, InputError, read_qrels, read_run
+from pyterrier_noise import InputError, read_qrels, read_run
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.io import read_trec_qrels, read_trec_run, run_file_columns
 
 QRELS = "1 0 a 2\n1 0 b 0\n1 0 c 1\n2 0 c 1\n2 0 d 0\n"
@@ -289,7 +290,7 @@ def test_kept_fractional_labels_stay_graded_downstream():
     kept = pn.read_qrels(q, fractional="keep")
     res = pn.evaluate({"r": run}, kept, ["RBP(p=0.5,max_rel=2)"])
     assert res["value"].iloc[0] == pytest.approx(0.4375, abs=1e-15)
-    with pytest.warns(pn.CoercionWarning, match="2 fractional label"):
+    with pytest.warns(pn.io.CoercionWarning, match="2 fractional label"):
         trunc = pn.evaluate({"r": run}, q, ["RBP(p=0.5,max_rel=2)"])
     assert trunc["value"].iloc[0] == pytest.approx(0.25, abs=1e-15)
 

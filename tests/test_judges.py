@@ -16,7 +16,8 @@ from scipy import stats
 from scipy.special import expit
 
 import pyterrier_noise as pn
-from pyterrier_noise import AlignedRuns, InputError, JudgmentTable, MeasureSpec
+from pyterrier_noise import AlignedRuns, InputError, MeasureSpec
+from pyterrier_noise.engine import JudgmentTable
 from pyterrier_noise.cli import main
 from pyterrier_noise.correction import JudgeCalibration
 from pyterrier_noise.judges import (
@@ -925,21 +926,16 @@ def test_false_positives_on_relevant_only_qrels_are_announced(coll):
 # vocabulary: n_replicates, progress, seed 0; the package's public names
 
 
-def test_n_is_a_deprecated_alias_of_n_replicates(coll, table):
+def test_the_number_of_replicates_is_n_replicates(coll, table):
     model = RandomFlips(0.9, 0.1, seed=3)
     want = model.sample_labels(table, 4)
     assert same(model.sample_labels(table, n_replicates=4), want)
-    with pytest.warns(DeprecationWarning, match="n_replicates"):
-        assert same(model.sample_labels(table, n=4), want)
-    with pytest.warns(DeprecationWarning, match="n_replicates"):
-        reps = model.replicates(coll.qrels, n=4)
+    reps = model.replicates(coll.qrels, n_replicates=4)
     assert same(reps.labels, want) and reps.n_replicates == 4
-    with pytest.warns(DeprecationWarning, match="ReplicateSet.n_replicates"):
-        assert reps.n == 4
-    with pytest.raises(InputError, match="once"), pytest.warns(DeprecationWarning):
-        model.sample_labels(table, 4, n=4)
     with pytest.raises(TypeError, match="n_replicates"):
         model.sample_labels(table)
+    with pytest.raises(TypeError):          # n= was its name before the first release
+        model.sample_labels(table, n=4)
 
 
 def test_seed_defaults_to_zero(coll, table):
@@ -955,14 +951,12 @@ def test_write_trec_progress_bar(coll, tmp_path):
     assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
 
 
-def test_public_names_and_the_old_module():
+def test_public_names():
     import pyterrier_noise.judges as judges
     assert len(set(judges.__all__)) == len(judges.__all__)
-    with pytest.warns(DeprecationWarning, match="pyterrier_noise.judges"):
-        models = pn.perturbation                    # the module's name before the layout
     for name in judges.__all__:
-        assert getattr(models, name) is getattr(judges, name)
-    assert judges.PerturbationWarning is pn.PerturbationWarning
+        assert getattr(pn.judges, name) is getattr(judges, name)
+    assert issubclass(judges.PerturbationWarning, pn.NoiseWarning)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -353,8 +353,56 @@ def test_top_level_names_are_the_subpackages_names():
                 assert getattr(pn, name) is getattr(mod, name), name
     exported = set().union(*(set(getattr(importlib.import_module(f"pyterrier_noise.{s}"), "__all__", ()))
                              for s in pn.SUBPACKAGES))
-    assert set(pn.__all__) - {"InputError", "NoiseWarning", "CoercionWarning", "PerturbationWarning",
-                              "CorrectionWarning"} <= exported
+    assert set(pn.__all__) - {"InputError", "NoiseWarning"} <= exported
+
+
+def test_top_level_holds_the_user_facing_names_only():
+    """About fifty names at the top; constants (ALL_CAPS) and specialist helpers in their subpackage."""
+    assert 40 <= len(pn.__all__) <= 60, len(pn.__all__)
+    assert len(set(pn.__all__)) == len(pn.__all__)
+    constants = [n for n in pn.__all__ if n.isupper() and len(n) > 1]
+    assert not constants, constants
+
+
+def _packages():
+    return sorted(p for p in MODULES if p.name == "__init__.py")
+
+
+# packages whose __init__ re-exports nothing: the command line (a table of command modules) and the
+# engine's kernels (importing the package registers every kernel, so nothing there is lazy)
+EAGER_PACKAGES = {"pyterrier_noise.cli", "pyterrier_noise.engine.kernels"}
+
+
+def test_every_package_is_lazy_through_one_helper():
+    """Every package's __init__ gets __getattr__, __dir__ and __all__ from _lazy.attach, and no other
+    __getattr__ of its own."""
+    bad = []
+    for path in _packages():
+        dotted = _dotted(path)
+        if dotted in EAGER_PACKAGES:
+            continue
+        tree = ast.parse(path.read_text())
+        attached = any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                       and getattr(node.value.func, "id", None) == "attach" for node in tree.body)
+        own = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+               and node.name in ("__getattr__", "__dir__")]
+        if not attached or own:
+            bad.append(f"{dotted}: attach {'used' if attached else 'missing'}, own {own}")
+    assert not bad, bad
+
+
+def test_no_module_shadows_a_name_of_its_package():
+    """``pkg.name`` is never ambiguous: no module of a package has the name of one of its public names
+    (importing the module would replace the attribute)."""
+    bad = []
+    for path in _packages():
+        dotted = _dotted(path)
+        if dotted in EAGER_PACKAGES:
+            continue
+        mod = importlib.import_module(dotted)
+        modules = {p.stem for p in path.parent.glob("*.py")} | {p.name for p in path.parent.iterdir() if p.is_dir()}
+        bad += [f"{dotted}.{n}" for n in getattr(mod, "__all__", ()) if n in modules]
+    assert not bad, bad
 
 
 def test_pt_noise_gives_subpackages_and_names():
@@ -366,12 +414,11 @@ def test_pt_noise_gives_subpackages_and_names():
         assert getattr(pt.noise, sub).__name__ == f"pyterrier_noise.{sub}"
 
 
-@pytest.mark.parametrize("old, new", [("perturbation", "judges"), ("robustness", "experiments"),
-                                      ("uncertainty", "experiments"), ("session", "selection")])
-def test_old_module_names_are_deprecated_aliases(old, new):
-    with pytest.warns(DeprecationWarning, match=f"pyterrier_noise.{new}"):
-        mod = getattr(pn, old)
-    assert mod.__name__ == f"pyterrier_noise.{new}"
+@pytest.mark.parametrize("old", ["perturbation", "robustness", "uncertainty", "session", "tie_kernels",
+                                 "pairwise", "agreement", "errors"])
+def test_flat_module_names_of_before_the_release_are_gone(old):
+    with pytest.raises(AttributeError):
+        getattr(pn, old)
 
 
 def test_every_warning_is_a_noise_warning():
@@ -380,6 +427,8 @@ def test_every_warning_is_a_noise_warning():
     assert {c.__name__ for c in classes} >= {"NoiseWarning", "CoercionWarning", "PerturbationWarning",
                                             "CorrectionWarning"}
     assert all(issubclass(c, pn.NoiseWarning) for c in classes)
+    assert pn.io.CoercionWarning is w.CoercionWarning and pn.judges.PerturbationWarning is w.PerturbationWarning
+    assert pn.correction.CorrectionWarning is w.CorrectionWarning
     # and no other module defines a warning class of its own
     for path in MODULES:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -438,3 +487,11 @@ def test_vocabulary_and_checks_sit_at_the_bottom():
         outside |= {n.module.split(".")[0] for n in nodes if isinstance(n, ast.ImportFrom) and n.level == 0}
         extra = outside - set(sys.stdlib_module_names) - {"__future__"} - outside_ok
         assert not extra, (name, extra)
+def test_every_top_level_name_is_documented_with_an_example():
+    """docs/api.md names every top-level name in its tables and uses it in a python example."""
+    import re
+    page = (PKG.parent / "docs" / "api.md").read_text()
+    code = "\n".join(re.findall(r"```python\n(.*?)```", page, re.S))
+    undocumented = [n for n in pn.__all__ if f"`{n}" not in page]
+    unused = [n for n in pn.__all__ if not re.search(rf"\bpn\.{n}\b", code)]
+    assert not undocumented and not unused, (undocumented, unused)

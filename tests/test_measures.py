@@ -23,7 +23,7 @@ def test_parse_measure_and_repr():
     assert m == pn.RBPResidual(p=0.5, max_rel=2)
     assert str(pn.RBPBase(p=0.95) @ 10) == "RBPBase(p=0.95)@10"
     assert str(pn.INSTResidual(T=3, max_rel=2)) == "INSTResidual(T=3,max_rel=2)"
-    assert pn.with_residuals(pn.RBPBase(p=0.8), ir_measures.AP) == [pn.RBPBase(p=0.8), pn.RBPResidual(p=0.8), ir_measures.AP]
+    assert pn.measures.with_residuals(pn.RBPBase(p=0.8), ir_measures.AP) == [pn.RBPBase(p=0.8), pn.RBPResidual(p=0.8), ir_measures.AP]
 
 
 def test_calc_aggregate_and_iter_calc_match_the_engine():
@@ -88,13 +88,13 @@ def test_pt_experiment_with_residual_columns_baseline_and_correction():
 def test_evaluate_frame_layout_and_means_over_all_qrels_topics():
     runs, qrels = random_collection(9, n_runs=2, n_topics=4)
     runs["run1"] = runs["run1"][runs["run1"]["qid"] != "4"]
-    with pytest.warns(pn.CoercionWarning, match="1 \\(run, topic\\) pair"):
+    with pytest.warns(pn.io.CoercionWarning, match="1 \\(run, topic\\) pair"):
         res = pn.evaluate(runs, qrels, ["RBP(p=0.8)", "AP", pn.RBPUpper(p=0.8)], perquery=True)
     assert list(res.columns) == ["name", "qid", "measure", "value", "residual"]
     row = res[(res["name"] == "run1") & (res["qid"] == "4") & (res["measure"] == "RBP(p=0.8)")].iloc[0]
     assert (row["value"], row["residual"]) == (0.0, 1.0)
     assert res[res["measure"] == "AP"]["residual"].isna().all()
-    with pytest.warns(pn.CoercionWarning):
+    with pytest.warns(pn.io.CoercionWarning):
         means = pn.evaluate(runs, qrels, ["RBP(p=0.8)"])
     m = means[means["name"] == "run1"].iloc[0]
     assert m["qid"] == "all"
@@ -111,7 +111,7 @@ def test_ties_option_applies_to_every_measure():
     b = pn.AlignedRuns.build(runs, qrels, ties="expected")
     s = MeasureSpec("RBP", p=0.8)
     np.testing.assert_allclose(a["value"], b.evaluate([s])[s][0, :, 0])
-    assert pn.to_spec(pn.RBPBase(p=0.8, ties="expected"))[1] == "expected"
+    assert pn.measures.to_spec(pn.RBPBase(p=0.8, ties="expected"))[1] == "expected"
 
 
 _ORDER_SCRIPT = r"""

@@ -281,7 +281,7 @@ def test_report_pooled_names_runs_it_does_not_know(tmp_path):
     for i in (1, 2):
         (tmp_path / f"run{i}").write_text(f"1 Q0 d{i} 1 2 r\n1 Q0 d{3 - i} 2 1 r\n")
     (tmp_path / "pooled.csv").write_text("run,contributed_judgments\nrun1,YES\nrun2,no\nrunX,no\nrunY,yes\n")
-    from pyterrier_noise import CoercionWarning
+    from pyterrier_noise.io import CoercionWarning
     with pytest.warns(CoercionWarning, match=r"2 run\(s\) named there are not among the runs evaluated "
                       r"\(e\.g\. 'runX', 'runY'\)") as record:
         status, _, err = run_cli("report", tmp_path / "q", tmp_path / "run1", tmp_path / "run2", "--pooled",

@@ -45,7 +45,7 @@ def study(vaswani, tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # pisa: "text_field not specified"
         index.index({"docno": d, "text": t.strip()} for d, t in docs)
-    topics = pn.read_topics_file(vaswani / "topics.trec")
+    topics = pn.selection.read_topics_file(vaswani / "topics.trec")
     qrels = pn.read_qrels(vaswani / "qrels")
     assert len(topics) == 93 and len(qrels) == 2083
     pipelines = {"BM25": index.bm25(num_results=100), "DPH": index.dph(num_results=100),
@@ -172,7 +172,7 @@ def test_the_study_runs_as_the_quickstart_shows(study):
     assert lo < mid < hi                                    # banding creates ties, so the bounds open
     b = tied.loc["BM25", [str(m) for m in bounds]].to_numpy(float)
     assert np.ptp(b) < 1e-3      # unbanded BM25: few ties (float32 scores), bounds nearly closed
-    with pytest.warns(pn.PerturbationWarning, match="relevant-only"):
+    with pytest.warns(pn.judges.PerturbationWarning, match="relevant-only"):
         robust = pn.experiments.robustness_experiment(study["runs"], study["topics"], study["qrels"],
                                                       ["RBP(p=0.8)", "AP"], pn.judges.RandomFlips(tpr=0.9, fpr=0.05),
                                                       n_replicates=10, seed=0, baseline="BM25", correction="holm")
@@ -203,11 +203,7 @@ def test_item2_capabilities_resolve_at_pt_noise():
     assert pt.noise.measures.RBPResidual is pn.RBPResidual
     assert pt.noise.selection.JudgmentSelector is pn.JudgmentSelector
     assert pt.noise.report.Report is pn.Report
-    assert pt.noise.stats.paired_test is pn.paired_test
-    # the old flat module names the issue tried still resolve, with a DeprecationWarning
-    for old in ("perturbation", "robustness", "uncertainty"):
-        with pytest.warns(DeprecationWarning):
-            assert getattr(pt.noise, old) is not None
+    assert pt.noise.stats.paired_test is pn.stats.paired_test
 
 
 COLUMNS_SCRIPT = r"""
@@ -259,7 +255,7 @@ def test_item3_columns_follow_eval_metrics(column_orders):
 def test_item4_reduced_qrels_keep_every_topic(study):
     pt = study["pt"]
     runs, qrels, topics = study["runs"], study["iqrels"], study["topics"]
-    with pytest.warns(pn.PerturbationWarning):
+    with pytest.warns(pn.judges.PerturbationWarning):
         shallow = pn.judges.PoolDepthReduction(runs, 10)(qrels)
     assert shallow["qid"].nunique() == 87                  # 6 of 93 topics keep no judgment at depth 10
     measures = [pn.RBPBase(p=P), pn.RBPResidual(p=P)]
@@ -301,7 +297,7 @@ def test_item5_relevant_only_qrels_are_mentioned_when_evaluating(study):
 
 
 def test_item5_false_positive_flips_on_relevant_only_qrels_say_they_cannot_act(study):
-    with pytest.warns(pn.PerturbationWarning, match="relevant-only"):
+    with pytest.warns(pn.judges.PerturbationWarning, match="relevant-only"):
         pn.judges.RandomFlips(tpr=1.0, fpr=0.2)(study["qrels"])
 
 

@@ -180,15 +180,11 @@ def test_table_3_3_frame():
     assert one["first_multi_band_start"].isna().all()
 
 
-def test_rbp_persistence_is_p_and_phi_is_deprecated():
-    with pytest.warns(DeprecationWarning, match="p="):
-        old = worst_case_delta_rbp(2, phi=0.85)
-    assert old == worst_case_delta_rbp(2, 0.85) == worst_case_delta_rbp(2, p=0.85)
-    with pytest.raises(InputError, match="not both"):
-        worst_case_delta_rbp(2, 0.5, phi=0.85)
-    with pytest.warns(DeprecationWarning, match="ps="):
-        t = worst_case_table(rhos=[2], phis=[0.5])
-    assert t.equals(worst_case_table(rhos=[2], ps=[0.5]))
+def test_rbp_persistence_is_p():
+    assert worst_case_delta_rbp(2, 0.85) == worst_case_delta_rbp(2, p=0.85)
+    assert worst_case_table(rhos=[2], ps=[0.5])["delta_rbp(p=0.5)"].iloc[0] == worst_case_delta_rbp(2, 0.5)
+    with pytest.raises(TypeError):          # phi= was its name before the first release
+        worst_case_delta_rbp(2, phi=0.85)
 
 
 
@@ -325,20 +321,14 @@ def test_input_order_is_run_order_and_shuffle():
         assert list(grp["docno"]) == [d for d in shuffled["docno"] if sim[d] == s]
 
 
-def test_rank_strategy_uses_rank_labels():
-    df = t31_frame().assign(rank=[0, 3, 2, 1, 5, 4, 6, 9, 8, 7])
-    out = TieBreaker("rank")(df)
-    assert list(out["docno"]) == list("DCAHSMWJEB")
-    with pytest.raises(InputError, match="rank"):
-        TieBreaker("rank")(t31_frame())
+def test_rank_is_not_a_strategy():
+    with pytest.raises(InputError, match="given"):     # "rank" was the name of "given" before the first release
+        TieBreaker("rank")
 
 
 def test_given_strategy_is_the_rank_column_then_row_order():
     df = t31_frame().assign(rank=[0, 3, 2, 1, 5, 4, 6, 9, 8, 7])
-    with pytest.warns(DeprecationWarning, match="given"):
-        old = TieBreaker("rank")
-    assert old.strategy == "given" and repr(old) == "TieBreaker('given')"
-    assert TieBreaker("given")(df).equals(old(df))
+    assert repr(TieBreaker("given")) == "TieBreaker('given')"
     assert list(TieBreaker("given")(df)["docno"]) == list("DCAHSMWJEB")
     # without a rank column the given order is row order, as the engine's ties="given"
     assert TieBreaker("given")(t31_frame()).equals(TieBreaker("input")(t31_frame()))
@@ -429,13 +419,10 @@ def test_banding_orders():
     assert list(by_score["band"]) == [1, 2, 3, 3, 4, 4, 4, 5, 5, 5]
 
 
-def test_band_order_old_names_are_deprecated_aliases():
-    labelled = t31_frame().assign(rank=[0, 1, 2, 9, 3, 8, 4, 5, 6, 7])
-    for old, new in (("rank", "given"), ("score", "trec_eval")):
-        with pytest.warns(DeprecationWarning, match=new):
-            t = TieBanding(1.5, by=old)
-        assert t.by == new
-        assert t(labelled).equals(TieBanding(1.5, by=new)(labelled))
+def test_band_orders_before_the_first_release_are_refused():
+    for old in ("rank", "score"):       # the names of "given" and "trec_eval" before the first release
+        with pytest.raises(InputError, match="trec_eval"):
+            TieBanding(1.5, by=old)
     assert TieBanding(1.5).by == "given"
 
 

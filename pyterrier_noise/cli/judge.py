@@ -121,7 +121,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     init = read_qrels(args.initial_qrels) if args.initial_qrels else None
     oracle_qrels = read_qrels(args.qrels) if args.qrels is not None and create else None
     if oracle_qrels is not None and runs is not None and not Path(args.session).exists():
-        from ..selection.simulate import unknown_topic_quota
+        from ..selection.simulation import unknown_topic_quota
         mode = "judge" if args.judge_unknown_topics else "skip"
 
         def quota(topics: list[str]) -> Any:   # the session calls it with the runs' topics, once read

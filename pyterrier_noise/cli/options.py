@@ -14,7 +14,6 @@ standard library only), so that ``--help`` answers at once.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, Sequence
 
 from .._vocab import (FIT_SCOPES, IMPROPER_FITS, JUDGE_MODELS, JUDGE_NAMES, META_AP_DEPTH, STOP_LEADERS, TIE_POLICIES,
@@ -128,28 +127,6 @@ def output_format(choices: Sequence[str] = ("text", "tsv")) -> argparse.Argument
     p = _parent()
     p.add_argument("--format", choices=list(choices), default="text", help="output format")
     return p
-
-
-# ---------------------------------------------------------------------------------------------
-# deprecated spellings of an option
-
-class DeprecatedAlias(argparse.Action):
-    """A hidden old spelling of an option: stores into the new option's ``dest`` and warns on stderr."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, new: str = "", **kwargs: Any) -> None:
-        kwargs["help"] = argparse.SUPPRESS
-        super().__init__(option_strings, dest, **kwargs)
-        self.new = new
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        print(f"pyterrier-noise: warning: {option_string} is deprecated; use {self.new}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
-
-
-def deprecated_alias(parser: Any, old: str, new: str, dest: str, **kwargs: Any) -> None:
-    """Add ``old`` to ``parser`` as a hidden, warning alias of the option ``new`` (same ``dest``)."""
-    parser.add_argument(old, dest=dest, action=DeprecatedAlias, new=new, default=argparse.SUPPRESS, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------

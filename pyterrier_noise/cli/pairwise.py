@@ -185,6 +185,5 @@ def register_cli(subparsers: Any) -> None:
     s.add_argument("--missing", default="0", metavar="P|P1,P2,P3",
                    help="probability that an answer is missing, overall or per question (default: 0)")
     s.add_argument("--rel", type=float, default=1.0, help="lowest relevant label: label >= REL (default: 1)")
-    options.deprecated_alias(s, "--relevant-from", "--rel", dest="rel", type=float)
     s.add_argument("--no-gold", action="store_true", help="mark no gold pairs")
     s.set_defaults(handler=_cmd_simulate)

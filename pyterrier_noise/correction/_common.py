@@ -1,5 +1,5 @@
 """Helpers shared by the correction modules: warnings that point at the user's call, the normal
-quantiles of the intervals and tests, the deprecated keyword of the replicate count, and the gain
+quantiles of the intervals and tests, and the gain
 of each label for a measure."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from scipy import stats
 
 from .._validation import announce, check_choice, check_int
-from .._warnings import CorrectionWarning, deprecated, warn
+from .._warnings import CorrectionWarning, warn
 from ..engine import gains
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,16 +51,8 @@ def _check_ddof(ddof: Any) -> int:
     return check_choice("ddof", ddof, (0, 1))
 
 
-def _n_replicates(n_replicates: int, legacy: dict[str, Any], minimum: int = 2) -> int:
-    """The bootstrap replicate count, accepting the deprecated keyword ``n_boot`` (one release).
-
-    ``legacy`` is the public function's ``**kwargs``; any other keyword is a TypeError, as Python
-    would raise it."""
-    if "n_boot" in legacy:
-        deprecated("n_boot", "n_replicates", stacklevel=4)
-        n_replicates = legacy.pop("n_boot")
-    if legacy:
-        raise TypeError(f"unexpected keyword argument(s) {sorted(legacy)}")
+def _n_replicates(n_replicates: int, minimum: int = 2) -> int:
+    """The bootstrap replicate count."""
     return check_int("n_replicates", n_replicates, minimum)
 
 

@@ -366,8 +366,7 @@ def _estimate(measure: str, calibration: JudgeCalibration, idx: np.ndarray, qids
 
 def corrected_metric(run: Any, qrels: Any = None, *, calibration: JudgeCalibration, discount: Any,
                      gains: Any = None, measure: str = "metric", se: SE = "delta", n_replicates: int = 10_000,
-                     seed: SeedLike = 0, ddof: int = 1, alpha: float = 0.05, unjudged: Unjudged = "zero",
-                     **deprecated: Any) -> CorrectedEstimate:
+                     seed: SeedLike = 0, ddof: int = 1, alpha: float = 0.05, unjudged: Unjudged = "zero") -> CorrectedEstimate:
     """Corrected value of any metric linear in gains, ``M_q = sum_s d_s v[label_qs]``.
 
     Generalises Goldberg et al. 2017, Eq 14 (P@k) and Eq 18 (DCG); SE by the delta method
@@ -388,10 +387,8 @@ def corrected_metric(run: Any, qrels: Any = None, *, calibration: JudgeCalibrati
             (``"zero"``, trec_eval's convention; they are not corrected), as bronze label
             ``labels[0]`` (``"lowest"``), or raise (``"error"``).  Ranks past the end of a ranking
             always contribute 0.
-
-    ``n_boot`` is a deprecated alias of ``n_replicates``.
     """
-    n_replicates = _n_replicates(n_replicates, deprecated)
+    n_replicates = _n_replicates(n_replicates)
     calibration = calibration_arg(calibration)
     d = np.asarray(discount, dtype=np.float64)
     if d.ndim != 1 or d.size == 0 or not np.isfinite(d).all():
@@ -415,8 +412,7 @@ def _threshold_gains(calibration: JudgeCalibration, gains: Any, rel: Any) -> Any
 
 def corrected_precision(run: Any, qrels: Any = None, *, calibration: JudgeCalibration, k: int, rel: float = 1,
                         gains: Any = None, se: SE = "delta", n_replicates: int = 10_000, seed: SeedLike = 0,
-                        ddof: int = 1, alpha: float = 0.05, unjudged: Unjudged = "zero",
-                        **deprecated: Any) -> CorrectedEstimate:
+                        ddof: int = 1, alpha: float = 0.05, unjudged: Unjudged = "zero") -> CorrectedEstimate:
     """Corrected P@k (Goldberg et al. 2017, Eq 14) with SE by Eq 7 (Sec 3.5) or bootstrap.
 
     ``k`` is the rank cutoff (the ``@k`` of ``P@k``).  A document counts as relevant when its label
@@ -424,7 +420,7 @@ def corrected_precision(run: Any, qrels: Any = None, *, calibration: JudgeCalibr
     is always ``k`` (trec_eval); the rank weights are the engine's.  See :func:`corrected_metric`
     for ``run``, ``qrels``, ``se``, ``seed`` and ``unjudged``.
     """
-    n_replicates = _n_replicates(n_replicates, deprecated)
+    n_replicates = _n_replicates(n_replicates)
     cutoff = check_int("k", k, 1)
     calibration = calibration_arg(calibration)
     idx, qids = label_positions(run, qrels, calibration, cutoff, unjudged)
@@ -435,14 +431,13 @@ def corrected_precision(run: Any, qrels: Any = None, *, calibration: JudgeCalibr
 
 def corrected_dcg(run: Any, qrels: Any = None, *, calibration: JudgeCalibration, k: int | None = None,
                   gains: Any = None, se: SE = "delta", n_replicates: int = 10_000, seed: SeedLike = 0,
-                  ddof: int = 1, alpha: float = 0.05, unjudged: Unjudged = "zero",
-                  **deprecated: Any) -> CorrectedEstimate:
+                  ddof: int = 1, alpha: float = 0.05, unjudged: Unjudged = "zero") -> CorrectedEstimate:
     """Corrected DCG@k (Goldberg et al. 2017, Eq 18): ``sum_s v[label] / log2(s + 1)``, linear gain, no
     normalisation (nDCG is not linear and not corrected).  ``k=None``: the whole ranking.
 
     Gains default to the label values.  SE by the graded delta method or bootstrap.
     """
-    n_replicates = _n_replicates(n_replicates, deprecated)
+    n_replicates = _n_replicates(n_replicates)
     calibration = calibration_arg(calibration)
     idx, qids = label_positions(run, qrels, calibration, k, unjudged)
     cutoff = idx.shape[1]
@@ -455,13 +450,13 @@ def corrected_dcg(run: Any, qrels: Any = None, *, calibration: JudgeCalibration,
 def corrected_rbp(run: Any, qrels: Any = None, *, calibration: JudgeCalibration, p: float = 0.8,
                   k: int | None = None, rel: float = 1, gains: Any = None, se: SE = "delta",
                   n_replicates: int = 10_000, seed: SeedLike = 0, ddof: int = 1, alpha: float = 0.05,
-                  unjudged: Unjudged = "zero", **deprecated: Any) -> CorrectedEstimate:
+                  unjudged: Unjudged = "zero") -> CorrectedEstimate:
     """Corrected rank-biased precision, weights ``(1 - p) p^(s-1)`` (Moffat & Zobel 2008).
 
     Binary gain ``label >= rel`` unless ``gains`` is given; ``k=None`` scores the whole ranking
     (the RBP *base*: unretrieved ranks contribute 0).
     """
-    n_replicates = _n_replicates(n_replicates, deprecated)
+    n_replicates = _n_replicates(n_replicates)
     p = check_probability("p", p)
     calibration = calibration_arg(calibration)
     idx, qids = label_positions(run, qrels, calibration, k, unjudged)

@@ -34,7 +34,7 @@ def _check_mass_total(mass: Any) -> float:
 
 def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float = 1.0, measure: str = "metric",
                       se: SEMethod = "delta", n_replicates: int = 10_000, seed: SeedLike = 0,
-                      ddof: int = 1, alpha: float = 0.05, **deprecated: Any) -> CorrectedEstimate:
+                      ddof: int = 1, alpha: float = 0.05) -> CorrectedEstimate:
     """Correct per-query values of a binary-gain linear metric (Goldberg et al. 2017, Eq 14, Eq 7).
 
     ``values[q] = sum_s d_s [bronze relevant]`` with every one of the metric's ranks filled by a
@@ -42,9 +42,8 @@ def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float
     1 for P@k, ``1 - p**k`` for RBP@k, ``sum 1/log2(s+1)`` for DCG@k.  Then each topic's label
     mass is ``(mass - value, value)``.  ``values`` is an array or a Series indexed by qid (e.g.
     one system's rows of ``pt.Experiment(..., perquery=True)``).  Binary calibrations only.
-    ``n_boot`` is a deprecated alias of ``n_replicates``.
     """
-    n_replicates = _n_replicates(n_replicates, deprecated)
+    n_replicates = _n_replicates(n_replicates)
     calibration = calibration_arg(calibration)
     calibration.require_binary("correct_per_query")
     s = _check_mass_total(mass)
@@ -69,16 +68,14 @@ def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float
 
 def correct_summary(mean: float, sd: float, n: int, calibration: JudgeCalibration, *, mass: float = 1.0,
                     measure: str = "metric", se: SEMethod = "delta",
-                    n_replicates: int = 10_000, seed: SeedLike = 0, alpha: float = 0.05,
-                    **deprecated: Any) -> CorrectedEstimate:
+                    n_replicates: int = 10_000, seed: SeedLike = 0, alpha: float = 0.05) -> CorrectedEstimate:
     """Correct a binary metric known only by its mean, SD over topics and number of topics.
 
     Goldberg et al. 2017, Eq 5/14 for the value and Eq 7 with ``V[J] = sd^2 / n`` (Sec 3.5) for the
     SE; this is how the paper's eBay and TREC examples are reported.  The bootstrap draws the
     topic mean from ``Normal(mean, sd^2 / n)`` (notes A11) and redraws the calibration.
-    ``n_boot`` is a deprecated alias of ``n_replicates``.
     """
-    n_replicates = _n_replicates(n_replicates, deprecated)
+    n_replicates = _n_replicates(n_replicates)
     calibration = calibration_arg(calibration)
     calibration.require_binary("correct_summary")
     s = _check_mass_total(mass)

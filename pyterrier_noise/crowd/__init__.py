@@ -7,7 +7,7 @@ Yang (2019) thesis, Ch. 5.
 module              what it holds
 ==================  ==========================================================================
 ``read``            :data:`COLUMNS`, :func:`read_pairwise` and its validators
-``aggregate``       :func:`document_scores`, :func:`aggregate`, :func:`ratio_matrix_scores`,
+``aggregation``     :func:`document_scores`, :func:`aggregate`, :func:`ratio_matrix_scores`,
                     :func:`to_categories` (preference / absolute / ratio / combined scores)
 ``quality``         transitivity and absolute inconsistency, gold accuracy, position bias,
                     :func:`worker_quality`, :func:`workers_path`
@@ -16,18 +16,14 @@ module              what it holds
 ``simulate``        :func:`design_partitions`, :func:`simulate_crowd`
 ==================  ==========================================================================
 
-The old single module ``pyterrier_noise.pairwise`` resolves to this subpackage for one release,
-with a DeprecationWarning.
 """
-from .read import COLUMNS, COLUMN_ALIASES, read_pairwise
-from .aggregate import METHODS, document_scores, aggregate, ratio_matrix_scores, to_categories
-from .quality import (transitivity_inconsistency, absolute_inconsistency, gold_accuracy, position_bias,
-                      PositionBias, worker_quality, workers_path)
-from .agreement import document_agreement, document_tau, judgment_alpha, system_agreement, SystemAgreement
-from .simulate import design_partitions, simulate_crowd
+from .._lazy import attach
 
-__all__ = ['COLUMNS', 'COLUMN_ALIASES', 'METHODS', 'read_pairwise', 'simulate_crowd', 'design_partitions',
-           'document_scores', 'aggregate', 'ratio_matrix_scores', 'to_categories', 'transitivity_inconsistency',
-           'absolute_inconsistency', 'gold_accuracy', 'position_bias', 'PositionBias', 'worker_quality',
-           'document_agreement', 'document_tau', 'judgment_alpha', 'system_agreement', 'SystemAgreement',
-           'workers_path']
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "read": "COLUMNS COLUMN_ALIASES read_pairwise",
+    "aggregation": "METHODS document_scores aggregate ratio_matrix_scores to_categories",
+    "quality": "transitivity_inconsistency absolute_inconsistency gold_accuracy position_bias PositionBias "
+               "worker_quality workers_path",
+    "agreement": "document_agreement document_tau judgment_alpha system_agreement SystemAgreement",
+    "simulate": "design_partitions simulate_crowd",
+})

@@ -100,7 +100,7 @@ def with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarra
 
     Keys are ``topic * n_vocab + document code`` (``jkey`` of the table's rows, ``pkey`` of the
     positions) with codes in docno order, so the sorted distinct keys are the grown table's rows in
-    (topic, docno) order, as :meth:`JudgmentTable._from_frame` orders them, found with integer
+    (topic, docno) order, as :meth:`JudgmentTable.from_frame` orders them, found with integer
     operations only (no string sort or hashing); ``docnos`` is the vocabulary in code order."""
     keys, inverse = unique_inverse(np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
     labels = np.full(len(keys), np.nan)

@@ -193,9 +193,6 @@ class JudgmentTable:
     def __len__(self) -> int:
         return len(self.labels)
 
-    #: the former private name of :meth:`from_frame`, still used by other subpackages
-    _from_frame = from_frame
-
 
 def _order(qid: np.ndarray, docno: np.ndarray, topics: Sequence[str] | None) -> tuple:
     """(rows kept: of the topics; their order by (topic, docno); the topics; topic of each row in

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from .._validation import InputError, check_ties
-from .._warnings import deprecated
 from ..engine import AlignedRuns, MeasureSpec
 from ..measures import to_spec
 from ..measures.parse import measure_label as parsed_label
@@ -82,12 +81,3 @@ def interactive() -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
 
 
-def renamed(new_name: str, new: Any, old_name: str, old: Any, default: Any = None) -> Any:
-    """The value of a renamed keyword: ``old`` (with a DeprecationWarning naming ``new_name``) when
-    only the old keyword was given, else ``new`` (``default`` when neither was)."""
-    if old is None:
-        return default if new is None else new
-    if new is not None:
-        raise InputError(f"give {new_name}= only ({old_name}= is its deprecated old name), not both")
-    deprecated(f"{old_name}=", f"{new_name}=", stacklevel=4)
-    return old

@@ -31,7 +31,7 @@ from ..engine import AlignedRuns, MeasureSpec
 from ..engine import pools
 from ..judges import deeply_judged_runs
 from ..stats import consistent_discrimination, discrimination_agreement, discrimination_ratio
-from ._common import aligned_runs, labelled_spec, renamed
+from ._common import aligned_runs, labelled_spec
 
 __all__ = ["pool_entry_depth", "depth_labels", "pool_multiplicity", "multiplicity_table",
            "DepthExperiment", "depth_experiment", "unjudged_depth"]
@@ -253,11 +253,10 @@ class DepthExperiment:
             "diff": (s[:, :, :D] - s[:, :, D:]).ravel(),
         })
 
-    def plot_movement(self, save: str | Path | None = None, *, path: str | Path | None = None) -> Any:
+    def plot_movement(self, save: str | Path | None = None) -> Any:
         """Score change from depth k to the full qrels against the RBP residual at k (thesis Fig. 4.8/4.9).
 
-        Returns the matplotlib Figure; writes it to ``save`` (a path) when given (``path=`` is the
-        deprecated old name of ``save=``)."""
+        Returns the matplotlib Figure; writes it to ``save`` (a path) when given."""
         from matplotlib import colormaps
         fig = _plot.figure(4.0 * len(self.measures), 3.6)
         axes = fig.subplots(1, len(self.measures), squeeze=False)[0]
@@ -276,9 +275,9 @@ class DepthExperiment:
             ax.set_ylabel(f"score(k) - score({self.versions[-1]})")
             ax.grid(alpha=0.3)
         axes[-1].legend(fontsize=7, markerscale=3, ncol=2)
-        return _plot.save(fig, renamed("save", save, "path", path))
+        return _plot.save(fig, save)
 
-    def plot_discrimination(self, save: str | Path | None = None, *, path: str | Path | None = None) -> Any:
+    def plot_discrimination(self, save: str | Path | None = None) -> Any:
         """Discrimination ratio, and FP / FN shares against the full qrels, by pool depth (Tables 4.5, 4.6).
 
         Returns the Figure; ``save``: as in :meth:`plot_movement`."""
@@ -304,9 +303,9 @@ class DepthExperiment:
         ax2.set_title(f"decisions that differ from {self.versions[-1]}", fontsize=10)
         ax1.legend(fontsize=8)
         ax2.legend(fontsize=7, ncol=2)
-        return _plot.save(fig, renamed("save", save, "path", path))
+        return _plot.save(fig, save)
 
-    def plot_consistency(self, save: str | Path | None = None, *, path: str | Path | None = None) -> Any:
+    def plot_consistency(self, save: str | Path | None = None) -> Any:
         """Per-pair Kendall tau between depth and p-value, stacked by significance class (thesis Fig. 4.7).
 
         Returns the Figure; ``save``: as in :meth:`plot_movement`."""
@@ -332,7 +331,7 @@ class DepthExperiment:
             ax.set_xlabel("Kendall tau(depth, p-value) of a pair (bins of 0.1)")
             ax.set_ylabel("run pairs")
         axes[-1].legend(fontsize=7)
-        return _plot.save(fig, renamed("save", save, "path", path))
+        return _plot.save(fig, save)
 
 
 def _movement_rows(measure: str, s: np.ndarray, resid: np.ndarray, depths: list[int]) -> list[dict]:
@@ -376,10 +375,10 @@ def _movement_rows(measure: str, s: np.ndarray, resid: np.ndarray, depths: list[
 
 def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10, 20, 50, 100), *,
                      measures: Sequence[Any] = ("AP", "nDCG", "RBP(p=0.98)"), pool_runs: Sequence[str] | None = None,
-                     p: float | None = None, alpha: float = 0.05, test: Test = "t",
+                     p: float = 0.98, alpha: float = 0.05, test: Test = "t",
                      ties: TiePolicy = "trec_eval", rel: float = 1.0, n_resamples: int = 10_000,
                      seed: int | np.random.Generator | None = 0,
-                     residual_p: float | None = None, reference_depth: int | None = None) -> DepthExperiment:
+                     reference_depth: int | None = None) -> DepthExperiment:
     """The pool-depth study of Yang (2019), Sec. 4.6-4.9, against the full qrels or the thesis's depth-50 reference.
 
     Every depth k gives the Depth@k reduced qrels (:func:`depth_labels`); together with the full
@@ -406,7 +405,7 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
         measures: measures to study (ir_measures names or objects, or MeasureSpec).
         pool_runs: runs forming the pools (default: all scored runs).
         p: RBP persistence of the residual that is compared with score movement (default 0.98,
-            the thesis's; ``residual_p=`` is its deprecated old name).
+            the thesis's).
         alpha: significance level (p < alpha).
         test: paired test over topics (``"t"``: two-tailed paired t-test, as the thesis).
         ties: tie policy of the alignment.
@@ -420,8 +419,7 @@ def depth_experiment(runs: Any, qrels: Any = None, depths: Any = (1, 2, 3, 5, 10
     Returns:
         :class:`DepthExperiment`.
     """
-    residual_p = check_probability("p" if residual_p is None else "residual_p",
-                                   renamed("p", p, "residual_p", residual_p, default=0.98))
+    residual_p = check_probability("p", p)
     ks = _depths(depths)
     aligned = aligned_runs(runs, qrels, ties)
     if aligned.n_runs < 2:

@@ -37,7 +37,7 @@ from .._validation import InputError, check_choice, check_probability
 from ..engine import AlignedRuns, MeasureSpec
 from ..measures import RBPResidual, to_spec
 from ..stats import kendall_tau, rbo
-from ._common import RBO_P, aligned_runs, labelled_spec, renamed
+from ._common import RBO_P, aligned_runs, labelled_spec
 
 __all__ = ["DEFAULT_GRID", "FINE_GRID", "DEPTH_GRID", "CORRELATIONS", "phi_grid",
            "PhiMatch", "match_phi", "match_phi_many", "plot_phi_match",
@@ -211,10 +211,10 @@ class PhiMatch:
             params["rel"] = int(self.rel) if float(self.rel).is_integer() else self.rel
         return RBPResidual(**params)
 
-    def plot(self, save: str | Path | None = None, *, path: str | Path | None = None) -> Any:
+    def plot(self, save: str | Path | None = None) -> Any:
         """The correlation-against-phi curve (and the per-topic phi against R) as a Figure, written to
-        ``save`` when given (``path=``: deprecated old name); see :func:`plot_phi_match`."""
-        return plot_phi_match(self, renamed("save", save, "path", path))
+        ``save`` when given; see :func:`plot_phi_match`."""
+        return plot_phi_match(self, save)
 
     def to_text(self) -> str:
         """A plain-text report: the match, the curve (``*`` marks the match) and the per-topic summary."""
@@ -387,7 +387,7 @@ def match_phi(runs: Any, qrels: Any = None, measure: Any = "AP", grid: Any = Non
 
 
 def plot_phi_match(matches: PhiMatch | Sequence[PhiMatch] | Mapping[str, PhiMatch],
-                   save: str | Path | None = None, *, path: str | Path | None = None) -> Any:
+                   save: str | Path | None = None) -> Any:
     """Plot correlation against phi for one or more matches (Yang 2019, Fig. 4.2; Fig. 4.3/4.4).
 
     Left panel: the correlation of each reference metric's system ordering with RBP(phi)'s
@@ -397,7 +397,7 @@ def plot_phi_match(matches: PhiMatch | Sequence[PhiMatch] | Mapping[str, PhiMatc
 
     Args:
         matches: a :class:`PhiMatch`, a list of them, or the dict of :func:`match_phi_many`.
-        save: write the figure here (a path; optional).  ``path=`` is its deprecated old name.
+        save: write the figure here (a path; optional).
 
     Returns:
         The matplotlib ``Figure``.
@@ -411,7 +411,6 @@ def plot_phi_match(matches: PhiMatch | Sequence[PhiMatch] | Mapping[str, PhiMatc
     if not items or not all(isinstance(m, PhiMatch) for m in items):
         raise InputError("plot_phi_match needs one or more PhiMatch results")
     topical = [m for m in items if m.per_topic is not None]
-    save = renamed("save", save, "path", path)
     fig = _plot.figure(5.2 + 4.2 * len(topical), 3.8)
     axes = fig.subplots(1, 1 + len(topical), squeeze=False)[0]
     ax = axes[0]
@@ -495,7 +494,7 @@ def _scores_arrays(aligned: AlignedRuns, measures: Any, phi: Any, grid: Any, cor
 def scores_with_residuals(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"), p: Any = None, *,
                           perquery: bool = False, grid: Any = None, correlation: Correlation = "kendall",
                           rbo_p: float = RBO_P, rel: float = 1.0, max_rel: float | None = None,
-                          ties: TiePolicy = "trec_eval", phi: Any = None) -> pd.DataFrame:
+                          ties: TiePolicy = "trec_eval") -> pd.DataFrame:
     """AP / nDCG (any metric) with the residual of the matched RBP beside each score.
 
     Yang (2019), Sec. 4.4 and 4.10: a recall-based metric has no residual of its own, so report
@@ -510,19 +509,17 @@ def scores_with_residuals(runs: Any, qrels: Any = None, measures: Any = ("AP", "
         qrels: the judgments, unless ``runs`` is aligned.
         measures: metrics (ir_measures names or objects, or MeasureSpec).
         p: the RBP persistence phi: None (match), a number in (0, 1), a :class:`PhiMatch`, or
-            ``{measure: p}``.  ``phi=`` is its deprecated old name.
+            ``{measure: p}``.
         perquery: one row per (run, topic) instead of the mean over the qrels' topics.
         grid, correlation, rbo_p, rel, max_rel: as in :func:`match_phi_many`.
         ties: tie policy of the alignment.
 
     Returns:
-        Frame ``name, [qid,] measure, value, phi, base, residual, rbp``: the metric's value, the
+        Frame ``name, [qid,] measure, value, phi, base, residual``: the metric's value, the
         persistence phi used, RBP(phi) (``base``: unjudged = non-relevant) and its residual.  A
-        topic a run does not answer scores 0 with residual 1 (``trec_eval -c``).  ``rbp`` is a
-        deprecated copy of ``base`` (its old name; it goes in the next release).
+        topic a run does not answer scores 0 with residual 1 (``trec_eval -c``).
         ``frame.attrs["phi"]`` is ``{measure: phi}``.
     """
-    p = renamed("p", p, "phi", phi)
     correlation = check_choice("correlation", correlation, CORRELATIONS)
     rbo_p = check_probability("rbo_p", rbo_p)
     rel, max_rel = _rel_args(rel, max_rel)
@@ -542,7 +539,6 @@ def scores_with_residuals(runs: Any, qrels: Any = None, measures: Any = ("AP", "
                 "name": aligned.run_names, "measure": lab, "value": v.mean(axis=1), "phi": chosen[lab],
                 "base": base[lab].mean(axis=1), "residual": resid[lab].mean(axis=1)}))
     out = pd.concat(frames, ignore_index=True)
-    out["rbp"] = out["base"]          # deprecated old name of ``base`` (one release)
     keys = ["name", "qid"] if perquery else ["name"]
     run_order = {n: i for i, n in enumerate(aligned.run_names)}
     out = out.sort_values(keys[:1], key=lambda s: s.map(run_order), kind="stable").reset_index(drop=True)
@@ -556,7 +552,7 @@ _MATCHABLE = ("AP", "nDCG", "P", "RR", "DCG")
 def add_residual_columns(experiment: pd.DataFrame, runs: Any, qrels: Any = None, p: Any = None, *,
                          measures: Sequence[str] | None = None, grid: Any = None, correlation: Correlation = "kendall",
                          rbo_p: float = RBO_P, rel: float = 1.0, max_rel: float | None = None,
-                         ties: TiePolicy = "trec_eval", phi: Any = None) -> pd.DataFrame:
+                         ties: TiePolicy = "trec_eval") -> pd.DataFrame:
     """``pt.Experiment`` output with the matched-RBP residual of each AP / nDCG / P / RR column.
 
     Yang (2019), Sec. 4.10.  ``runs`` are the systems' result frames (``{name: frame}`` with
@@ -564,22 +560,21 @@ def add_residual_columns(experiment: pd.DataFrame, runs: Any, qrels: Any = None,
     output).  Wide output (``pt.Experiment(...)``) gets, after each matchable measure column
     ``M``, a column ``"M RBPResidual(p=phi)"`` holding the mean residual over the qrels' topics;
     per-query output (``perquery=True``: ``name, qid, measure, value``) gets columns ``phi`` and
-    ``residual``, as :func:`pyterrier_noise.measures.evaluate` names it (NaN on rows of other measures;
-    the old name ``rbp_residual`` stays as a copy for one release).  Every input column and row is kept.
+    ``residual``, as :func:`pyterrier_noise.measures.evaluate` names it (NaN on rows of other
+    measures).  Every input column and row is kept.
 
     Args:
         experiment: a ``pt.Experiment`` result frame.
         runs: the systems' result frames, or an :class:`AlignedRuns`.
         qrels: the judgments given to ``pt.Experiment``.
         p: the RBP persistence phi, as in :func:`scores_with_residuals` (None: match on these
-            runs).  ``phi=`` is its deprecated old name.
+            runs).
         measures: the columns / measures to annotate (default: every AP, nDCG, P, RR, DCG measure).
         grid, correlation, rbo_p, rel, max_rel, ties: as in :func:`scores_with_residuals`.
 
     Returns:
         A copy of ``experiment`` with the residual columns.
     """
-    p = renamed("p", p, "phi", phi)
     if not isinstance(experiment, pd.DataFrame) or "name" not in experiment.columns:
         raise InputError("experiment must be a pt.Experiment result frame with a 'name' column")
     perquery = {"qid", "measure", "value"} <= set(experiment.columns)
@@ -618,7 +613,6 @@ def add_residual_columns(experiment: pd.DataFrame, runs: Any, qrels: Any = None,
         hit = key.reindex(idx)
         out["phi"] = hit["phi"].to_numpy()
         out["residual"] = hit["residual"].to_numpy()
-        out["rbp_residual"] = out["residual"]      # deprecated old name of ``residual`` (one release)
         return out
     for m in chosen:
         sub = table[table["measure"] == m].set_index("name")

@@ -27,7 +27,7 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
-from ..measures.evaluate import finish_values
+from ..measures.evaluation import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
 from .._vocab import CORRECTIONS, TESTS, TOPIC_MISMATCH
 from ._common import RBO_P, interactive, measure_label, spec_and_ties

@@ -20,21 +20,18 @@ unjudged) that ``AlignedRuns.evaluate`` scores for every run, topic and replicat
 * :mod:`.llm` -- :class:`LLMJudge`, an LLM relevance judge over any OpenAI-compatible endpoint (UMBRELA's
   prompt, Upadhyay et al. 2024), with its durable answer cache (:class:`LabelCache`).
 """
-from .._warnings import PerturbationWarning
-from .base import Chain, JudgmentPerturbation
-from .confusion import ConfusionJudge
-from .disagreement import FlipRateModel, MetarankLogisticModel, sample_for_dual_assessment
-from .llm import LabelCache, LLMJudge, LLMJudgeResult, PromptTemplate
-from .flips import JUDGES, WEBBER_TREC6, RandomFlips, RankBiasedFlips, sdt_params, sdt_rates
-from .metaap import META_AP_DEPTH, PREDICTORS, RUN_ORDERS, meta_ap, meta_ap_weight, metarank
-from .pools import PoolDepthReduction, RandomRemoval, deeply_judged_runs
-from .predictors import compare_predictors
-from .replicates import ReplicateSet
-from .sampling import inclusion_probabilities, weighted_subset
+from .._lazy import attach
 
-__all__ = ['JUDGES', 'WEBBER_TREC6', 'META_AP_DEPTH', 'RUN_ORDERS', 'PerturbationWarning', 'sdt_rates', 'sdt_params',
-           'meta_ap_weight', 'meta_ap', 'inclusion_probabilities', 'weighted_subset', 'ReplicateSet',
-           'JudgmentPerturbation', 'RandomFlips', 'RankBiasedFlips', 'FlipRateModel', 'MetarankLogisticModel',
-           'sample_for_dual_assessment', 'ConfusionJudge', 'PoolDepthReduction', 'RandomRemoval', 'Chain',
-           'deeply_judged_runs', 'PREDICTORS', 'metarank', 'compare_predictors', 'LLMJudge', 'LLMJudgeResult',
-           'LabelCache', 'PromptTemplate']
+__getattr__, __dir__, __all__ = attach(__name__, {
+    ".._warnings": "PerturbationWarning",
+    "flips": "JUDGES WEBBER_TREC6 sdt_rates sdt_params RandomFlips RankBiasedFlips",
+    "metaap": "META_AP_DEPTH RUN_ORDERS PREDICTORS meta_ap_weight meta_ap metarank",
+    "sampling": "inclusion_probabilities weighted_subset",
+    "replicates": "ReplicateSet",
+    "base": "JudgmentPerturbation Chain",
+    "disagreement": "FlipRateModel MetarankLogisticModel sample_for_dual_assessment",
+    "confusion": "ConfusionJudge",
+    "pools": "PoolDepthReduction RandomRemoval deeply_judged_runs",
+    "predictors": "compare_predictors",
+    "llm": "LLMJudge LLMJudgeResult LabelCache PromptTemplate",
+})

@@ -7,25 +7,15 @@ from typing import Any
 import numpy as np
 
 from .._validation import InputError, check_number
-from .._warnings import PerturbationWarning, deprecated
+from .._warnings import PerturbationWarning
 from ..engine import AlignedRuns, JudgmentTable
 
 
 def _warn(message: str, stacklevel: int = 3) -> None:
-    """Emit a :class:`~pyterrier_noise.PerturbationWarning` (a model cannot act as asked)."""
+    """Emit a :class:`~pyterrier_noise.judges.PerturbationWarning` (a model cannot act as asked)."""
     warnings.warn(message, PerturbationWarning, stacklevel=stacklevel)
 
 
-def _replicates_arg(n_replicates: Any, n: Any) -> Any:
-    """``n_replicates``, or the deprecated ``n=`` keyword (kept for one release)."""
-    if n is not None:
-        deprecated("n", "n_replicates", stacklevel=4)
-        if n_replicates is not None:
-            raise InputError("give the number of replicates once: n_replicates (n is its deprecated alias)")
-        return n
-    if n_replicates is None:
-        raise TypeError("missing the number of replicates: pass n_replicates (e.g. model.sample_labels(table, 100))")
-    return n_replicates
 
 
 def _binary_labels(rel: Any, off_label: Any, on_label: Any) -> tuple[float, float, float]:

@@ -10,7 +10,7 @@ import pyterrier as pt
 
 from .._validation import InputError, check_int, check_seed
 from ..engine import JudgmentTable
-from ._common import _as_table, _is_integral, _label_column, _replicates_arg
+from ._common import _as_table, _is_integral, _label_column
 from .replicates import ReplicateSet
 from .stream import Rows, Stream
 
@@ -60,8 +60,8 @@ class JudgmentPerturbation(pt.Transformer):
         s = self.seed if seed is None else check_seed(seed)
         return np.random.SeedSequence(s)
 
-    def sample_labels(self, table: JudgmentTable, n_replicates: int | None = None, seed: int | None = None, *,
-                      start: int = 0, n: int | None = None) -> np.ndarray:
+    def sample_labels(self, table: JudgmentTable, n_replicates: int, seed: int | None = None, *,
+                      start: int = 0) -> np.ndarray:
         """Labels of ``n_replicates`` replicates: a ``(len(table), n_replicates)`` float matrix, ``NaN`` = unjudged.
 
         Rows are aligned with ``table.frame``.  Column ``i`` is replicate ``start + i``.  Replicate
@@ -70,9 +70,8 @@ class JudgmentPerturbation(pt.Transformer):
         not on ``n_replicates`` nor ``start``, so ``sample_labels(table, 1, seed=s, start=i)`` is
         column ``i`` of ``sample_labels(table, k, seed=s)`` for any ``k > i``.  An oracle judging
         one document at a time gets replicate ``i``'s labels only by drawing on the same table.
-        Vectorised over judgments and replicates.  ``n=`` is a deprecated alias of ``n_replicates``.
+        Vectorised over judgments and replicates.
         """
-        n_replicates = _replicates_arg(n_replicates, n)
         return self._sample(_as_table(table), n_replicates, self._seed_sequence(seed), start)
 
     def _sample(self, table: JudgmentTable, n: Any, ss: np.random.SeedSequence, start: Any) -> np.ndarray:
@@ -89,16 +88,13 @@ class JudgmentPerturbation(pt.Transformer):
         out[rows.rows] = sub
         return out
 
-    def replicates(self, qrels: Any, n_replicates: int | None = None, seed: int | None = None, *, start: int = 0,
-                   n: int | None = None) -> ReplicateSet:
+    def replicates(self, qrels: Any, n_replicates: int, seed: int | None = None, *, start: int = 0) -> ReplicateSet:
         """``n_replicates`` replicates of ``qrels`` (a frame, TREC file, ir_datasets qrels or a JudgmentTable).
 
         The table is ``JudgmentTable.from_qrels(qrels)``: the same rows as
         ``AlignedRuns.build(runs, qrels).table``, so ``.labels`` can be evaluated directly.
         Replicate ``i`` equals column ``i - start`` of :meth:`sample_labels` on that table.
-        ``n=`` is a deprecated alias of ``n_replicates``.
         """
-        n_replicates = _replicates_arg(n_replicates, n)
         table = qrels if isinstance(qrels, JudgmentTable) else JudgmentTable.from_qrels(qrels)
         ss = self._seed_sequence(seed)
         labels = self._sample(table, n_replicates, ss, start)

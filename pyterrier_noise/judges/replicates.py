@@ -11,7 +11,6 @@ import pandas as pd
 from .._output import atomic_write
 from .._progress import progress_bar
 from .._validation import InputError, check_int, check_number
-from .._warnings import deprecated
 from ..engine import JudgmentTable
 from ._common import _is_integral, _label_column, _warn
 from .stream import Rows
@@ -40,12 +39,6 @@ class ReplicateSet:
     def n_replicates(self) -> int:
         """Number of replicates."""
         return self.labels.shape[1]
-
-    @property
-    def n(self) -> int:
-        """Deprecated alias of :attr:`n_replicates`."""
-        deprecated("ReplicateSet.n", "ReplicateSet.n_replicates")
-        return self.n_replicates
 
     def __len__(self) -> int:
         return self.n_replicates

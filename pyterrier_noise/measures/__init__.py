@@ -8,23 +8,18 @@ Modules: :mod:`.base` (NoiseMeasure, parameter checks), :mod:`.rbp`, :mod:`.cwl`
 :func:`register`) and :mod:`.evaluate` (:func:`evaluate`, :func:`with_residuals`).
 Importing this subpackage registers the measures with ir_measures (idempotent).
 """
-from .base import NoiseMeasure, check_params
-from .rbp import RBPBase, RBPResidual, RBPUpper, RBPProjected
-from .cwl import INSTBase, INSTResidual, INSTUpper, INSQBase, INSQResidual, INSQUpper
-from .ties import APTies, nDCGTies, PTies, RRTies
-from .table import CAPABILITIES, Capability
-from .parse import parse_measure, to_spec
-from .evaluate import (with_residuals, evaluate, evaluate_arrays, EvaluationArrays, judgment_table,
-                       check_judgments)
-from .provider import NoiseProvider, NoiseEvaluator, PROVIDER, ALL_MEASURES, register
+from .._lazy import attach
+from .provider import register
 
-#: the tie-aware standard measures (trec_eval's definitions with a ``ties`` parameter)
-TIE_AWARE = [APTies, nDCGTies, PTies, RRTies]
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "rbp": "RBPBase RBPResidual RBPUpper RBPProjected",
+    "cwl": "INSTBase INSTResidual INSTUpper INSQBase INSQResidual INSQUpper",
+    "ties": "APTies nDCGTies PTies RRTies TIE_AWARE",
+    "base": "NoiseMeasure check_params",
+    "table": "CAPABILITIES Capability",
+    "parse": "parse_measure to_spec",
+    "evaluation": "evaluate with_residuals evaluate_arrays EvaluationArrays judgment_table check_judgments",
+    "provider": "NoiseProvider NoiseEvaluator PROVIDER ALL_MEASURES register",
+})
 
 register()
-
-__all__ = ['RBPBase', 'RBPResidual', 'RBPUpper', 'RBPProjected', 'INSTBase', 'INSTResidual', 'INSTUpper', 'INSQBase',
-           'INSQResidual', 'INSQUpper', 'APTies', 'nDCGTies', 'PTies', 'RRTies', 'TIE_AWARE', 'NoiseMeasure',
-           'check_params', 'CAPABILITIES', 'Capability', 'parse_measure', 'judgment_table', 'check_judgments',
-           'ALL_MEASURES', 'with_residuals', 'to_spec', 'NoiseProvider', 'NoiseEvaluator', 'PROVIDER', 'evaluate',
-           'evaluate_arrays', 'EvaluationArrays', 'register']

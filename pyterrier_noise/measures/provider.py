@@ -14,7 +14,7 @@ from ..engine import AlignedRuns, JudgmentTable
 from . import cwl, rbp
 from . import ties as tie_measures
 from .base import NoiseMeasure
-from .evaluate import check_judgments, finish_values
+from .evaluation import check_judgments, finish_values
 from .parse import to_spec
 from .table import OWN_MEASURES
 

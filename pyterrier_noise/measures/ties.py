@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .base import REL, TIES, NoiseMeasure, Param
 
-__all__ = ["APTies", "nDCGTies", "PTies", "RRTies"]
+__all__ = ["APTies", "nDCGTies", "PTies", "RRTies", "TIE_AWARE"]
 
 
 class _APTies(NoiseMeasure):
@@ -32,3 +32,7 @@ class _RRTies(NoiseMeasure):
 
 
 APTies, nDCGTies, PTies, RRTies = _APTies(), _nDCGTies(), _PTies(), _RRTies()
+
+
+#: the tie-aware standard measures (trec_eval's definitions with a ``ties`` parameter)
+TIE_AWARE = [APTies, nDCGTies, PTies, RRTies]

@@ -1,11 +1,12 @@
 """The HTML report (html.py: one self-contained interactive page), its sections with computed
 conclusions (sections.py), its interactive Plotly figures (interactive.py), its static matplotlib
 figures (figures.py) and its words (words.py)."""
-from .figures import plot_rbp_ranges
-from .html import Report
-from .sections import (build_report, correction_section, robustness_section, scores_section, selection_section, tie_stats_section,
-                       ties_section, write_report)
-from .versions import versions_section
+from .._lazy import attach
 
-__all__ = ['Report', 'build_report', 'correction_section', 'plot_rbp_ranges', 'robustness_section', 'scores_section',
-           'selection_section', 'tie_stats_section', 'ties_section', 'versions_section', 'write_report']
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "html": "Report",
+    "sections": "write_report build_report correction_section robustness_section scores_section selection_section "
+                "tie_stats_section ties_section",
+    "figures": "plot_rbp_ranges",
+    "versions": "versions_section",
+})

@@ -14,62 +14,11 @@ analyses not yet reproduced, with the reason.  The papers:
 ``data`` is a folder holding ``trec-covid-round1/`` (default ``$PYTERRIER_NOISE_DATA`` or
 ``../shared/data`` beside the repository) or ``"synthetic"`` for the built-in collection.
 """
-from __future__ import annotations
+from .._lazy import attach
 
-import importlib
-import time
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
-
-from .._validation import InputError
-from .data import DATA_ENV, SYNTHETIC, default_data_dir, resolve_data
-from .record import (BLOCKS, CHECK_VERDICTS, CLAIM_VERDICTS, DATA_DIFFERS, FAILS, HOLDS, NOT_COMPARABLE,
-                     NOT_REPRODUCED, PAPER_VERDICTS, REFERENCE, REPRODUCED, REVERSED, VERDICTS, Claim, Reproduction,
-                     Row, format_number, judge)
-
-#: the papers, by short name, with authors and year
-PAPERS = {
-    "rashidi2023": "Rashidi, Zobel and Moffat (2023): stability of RBP vs AP under judgment flips",
-    "goldberg2017": "Goldberg et al. (2017): the eBay correction and Algorithm 2",
-    "moffat2007": "Moffat, Webber and Zobel (2007): RBP worked example; Methods A, B, C vs pooling",
-    "webber2012": "Webber, Chandar and Carterette (2012): flip-rate vs metarank disagreement models",
-    "yang2019": "Yang (2019) thesis: banding bounds, ties at rho = 2, phi matching, pool depth",
-}
-
-__all__ = ["PAPERS", "run", "run_all", "Reproduction", "Row", "Claim", "judge", "VERDICTS", "PAPER_VERDICTS",
-           "CHECK_VERDICTS", "CLAIM_VERDICTS", "BLOCKS", "REPRODUCED", "DATA_DIFFERS", "NOT_COMPARABLE",
-           "NOT_REPRODUCED", "REVERSED", "HOLDS", "FAILS", "REFERENCE", "DATA_ENV", "SYNTHETIC", "default_data_dir",
-           "resolve_data", "format_number"]
-
-
-def _check_paper(paper: Any) -> str:
-    if paper not in PAPERS:
-        raise InputError(f"unknown paper {paper!r}; expected one of {', '.join(PAPERS)} (or 'all')")
-    return str(paper)
-
-
-def run(paper: str, data: str | Path | None = None, quick: bool = False, progress: bool = False) -> Reproduction:
-    """Run one paper's headline experiment (see the module docstring) and return its record.
-
-    Args:
-        paper: a short name of :data:`PAPERS`.
-        data: a folder holding ``trec-covid-round1/``, or ``"synthetic"``; default
-            ``$PYTERRIER_NOISE_DATA`` or ``../shared/data`` beside the repository.
-        quick: fewer replicates and budgets (well under a minute per paper).
-        progress: progress bars on stderr.
-    """
-    paper = _check_paper(paper)
-    module = importlib.import_module(f"{__name__}.{paper}")
-    where = resolve_data(data) if getattr(module, "NEEDS_DATA", True) else data
-    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")
-    start = time.perf_counter()
-    rec = module.run(where, quick=bool(quick), progress=bool(progress))
-    rec.seconds = round(time.perf_counter() - start, 1)
-    rec.ran_at = started
-    return rec
-
-
-def run_all(data: str | Path | None = None, quick: bool = False, progress: bool = False) -> list[Reproduction]:
-    """:func:`run` for every paper of :data:`PAPERS`, in order."""
-    return [run(p, data=data, quick=quick, progress=progress) for p in PAPERS]
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "papers": "PAPERS run run_all",
+    "record": "Reproduction Row Claim judge VERDICTS PAPER_VERDICTS CHECK_VERDICTS CLAIM_VERDICTS BLOCKS REPRODUCED "
+              "DATA_DIFFERS NOT_COMPARABLE NOT_REPRODUCED REVERSED HOLDS FAILS REFERENCE format_number",
+    "data": "DATA_ENV SYNTHETIC default_data_dir resolve_data",
+})

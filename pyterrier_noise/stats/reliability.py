@@ -76,7 +76,13 @@ def krippendorff_alpha(data: object,
     flat = arr.ravel()
     missing = pd.isna(flat)
     try:
-        cat = pd.Categorical(flat, categories=None if categories is None else list(categories))
+        if categories is None:
+            cat = pd.Categorical(flat)
+        else:   # values outside the categories get code -1 (pandas deprecates passing them in)
+            known = pd.Index(list(categories))
+            if not known.is_unique:
+                raise ValueError("categories must be unique")
+            cat = pd.Categorical.from_codes(known.get_indexer(pd.Index(flat, dtype=object)), categories=known)
     except (TypeError, ValueError) as err:
         raise InputError(f"data values cannot be ordered as one set of categories ({err}); "
                          "use one type of value (numbers or labels)") from None

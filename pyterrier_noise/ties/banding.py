@@ -21,10 +21,9 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
-from .._vocab import BAND_ORDERS, BAND_ORDER_ALIASES
-from .._warnings import deprecated
+from .._vocab import BAND_ORDERS
 
-__all__ = ["BAND_ORDERS", "BAND_ORDER_ALIASES", "band_boundaries", "first_multi_doc_band", "worst_case_delta_rr",
+__all__ = ["BAND_ORDERS", "band_boundaries", "first_multi_doc_band", "worst_case_delta_rr",
            "worst_case_delta_rbp", "worst_case_table", "rho_label"]
 
 RhoLike = Union[int, float, str, Fraction, Decimal]
@@ -63,24 +62,8 @@ def _check_depth(depth: int, name: str = "depth") -> int:
     return check_int(name, depth)
 
 
-def _persistence(p: float | None, phi: float | None) -> float:
-    """RBP persistence from ``p`` or the deprecated ``phi`` keyword (one of them)."""
-    if phi is not None:
-        if p is not None:
-            raise InputError(f"give p= (RBP persistence) or the deprecated phi=, not both (p={p!r}, phi={phi!r})")
-        deprecated("phi=", "p=", stacklevel=4)
-        return phi
-    if p is None:
-        raise InputError("p (RBP persistence, in (0, 1)) is required")
-    return p
-
-
 def band_order(by: str) -> str:
-    """``by`` checked against :data:`BAND_ORDERS`; a deprecated name (``"rank"``, ``"score"``) is
-    mapped to its new one with a DeprecationWarning."""
-    if isinstance(by, str) and by in BAND_ORDER_ALIASES:
-        deprecated(f"by={by!r}", f"by={BAND_ORDER_ALIASES[by]!r}", stacklevel=4)
-        return BAND_ORDER_ALIASES[by]
+    """``by`` checked against :data:`BAND_ORDERS`."""
     return check_choice("by", by, BAND_ORDERS)
 
 
@@ -179,8 +162,7 @@ def worst_case_delta_rr(rho: RhoLike) -> float:
     return float(1.0 / b - np.mean(1.0 / np.arange(b, e + 1, dtype=np.float64)))
 
 
-def worst_case_delta_rbp(rho: RhoLike, p: float | None = None, depth: int = 1000, *,
-                         phi: float | None = None) -> float:
+def worst_case_delta_rbp(rho: RhoLike, p: float, depth: int = 1000) -> float:
     """Largest loss of RBP(p) caused by banding: optimistic order minus expected value.
 
     Yang (2019) thesis, Sec. 3.3.2, Table 3.3:
@@ -193,11 +175,11 @@ def worst_case_delta_rbp(rho: RhoLike, p: float | None = None, depth: int = 1000
 
     Args:
         rho: growth factor >= 1.
-        p: RBP persistence in (0, 1) (the thesis's ``phi``; ``phi=`` is a deprecated alias).
+        p: RBP persistence in (0, 1) (the thesis's ``phi``).
         depth: length of the ranking.
     """
     r = exact_rho(rho)
-    p = check_probability("p", _persistence(p, phi))
+    p = check_probability("p", p)
     depth = _check_depth(depth)
     starts = band_starts(r, depth)
     lengths = np.diff(np.append(starts, depth + 1))
@@ -216,17 +198,13 @@ def worst_case_delta_rbp(rho: RhoLike, p: float | None = None, depth: int = 1000
 
 
 def worst_case_table(rhos: Sequence[RhoLike] = (1.1, 1.2, 1.4, 1.7, 2.0),
-                     ps: Sequence[float] = (0.5, 0.85), depth: int = 1000, *,
-                     phis: Sequence[float] | None = None) -> pd.DataFrame:
+                     ps: Sequence[float] = (0.5, 0.85), depth: int = 1000) -> pd.DataFrame:
     """Thesis Table 3.3 for any ``rhos`` and RBP persistences ``ps`` (Yang 2019, Sec. 3.3.2).
 
     Returns one row per rho with columns ``rho`` (exact, as text), ``delta_rr``,
     ``delta_rbp(p=...)`` for each p, and ``first_multi_band_start`` / ``first_multi_band_end``
-    (``<NA>`` for rho = 1).  ``phis=`` is a deprecated alias of ``ps=``.
+    (``<NA>`` for rho = 1).
     """
-    if phis is not None:
-        deprecated("worst_case_table(phis=...)", "worst_case_table(ps=...)")
-        ps = phis
     rows = []
     for rho in rhos:  # a handful of table rows
         r = exact_rho(rho)

@@ -28,16 +28,13 @@ import pyterrier as pt
 
 from .._validation import InputError, check_choice, check_seed
 from .._vocab import PRECISIONS, TIE_BREAK_STRATEGIES, BandOrder, Precision, TieBreakStrategy
-from .._warnings import deprecated
 from ._frames import (_check_unique, _codes, _docno_codes, _empty, _finish, _numeric, _order_keys, _positions,
                       _validate)
 from .banding import RhoLike, band_starts, exact_rho, band_order, rho_label
 from .rounding import round_scores
 
-__all__ = ["TieBanding", "ScoreRounding", "TieBreaker", "TIE_BREAK_STRATEGIES", "TIE_BREAK_ALIASES"]
+__all__ = ["TieBanding", "ScoreRounding", "TieBreaker", "TIE_BREAK_STRATEGIES"]
 
-#: Deprecated strategy names (kept for one release): old name -> new name.
-TIE_BREAK_ALIASES = {"rank": "given"}
 
 # ------------------------------------------------------------------------------------------------
 # transformers
@@ -64,8 +61,7 @@ class TieBanding(pt.Transformer):
         by: the existing order of each ranking (:data:`BAND_ORDERS`).  ``"given"`` (default):
             the ``rank`` column ascending (row order among equal ranks); without a ``rank``
             column, as ``"trec_eval"``.  ``"trec_eval"``: score descending, then docno
-            descending.  ``"input"``: row order.  The old names ``"rank"`` and ``"score"`` are
-            deprecated aliases of ``"given"`` and ``"trec_eval"``.
+            descending.  ``"input"``: row order.
     """
 
     def __init__(self, rho: RhoLike, by: BandOrder = "given") -> None:
@@ -159,8 +155,7 @@ class TieBreaker(pt.Transformer):
     * ``"given"``: score descending, ties in the order the run gives them: by the ``rank``
       column, then row order (the thesis's canonical TREC order: ``sort -k4gr -k3,3``; the thesis
       calls trusting the system's own order "run order"); without a ``rank`` column, row order.
-      The same word as the engine's ``ties="given"``.  ``"rank"`` is its deprecated old name
-      (which, as before, requires a ``rank`` column).
+      The same word as the engine's ``ties="given"``.
     * ``"input"``: score descending, ties in row order, ignoring any ``rank`` column (what
       ``pt.model.add_ranks`` and cwl_eval do).
     * ``"random"``: score descending, ties in a random order drawn from ``seed``.  The draw depends
@@ -182,11 +177,6 @@ class TieBreaker(pt.Transformer):
                  seed: int | None = None, precision: Precision = "float64",
                  rescore: bool = False) -> None:
         super().__init__()
-        # the deprecated "rank" keeps its old contract: the frame must have a rank column
-        self._needs_rank = strategy == "rank"
-        if isinstance(strategy, str) and strategy in TIE_BREAK_ALIASES:
-            deprecated(f"TieBreaker({strategy!r})", f"TieBreaker({TIE_BREAK_ALIASES[strategy]!r})")
-            strategy = TIE_BREAK_ALIASES[strategy]
         self.strategy = check_choice("strategy", strategy, TIE_BREAK_STRATEGIES)
         self.precision = check_choice("precision", precision, PRECISIONS)
         if strategy == "random":
@@ -213,7 +203,7 @@ class TieBreaker(pt.Transformer):
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         """Reorder every ranking of ``inp`` (``qid, docno, score``) and recompute ``rank``."""
-        _validate(inp, self, ["score", "rank"] if self._needs_rank else ["score"])
+        _validate(inp, self, ["score"])
         if len(inp) == 0:
             return _empty(inp, score="float64") if self.rescore else _empty(inp)
         _check_unique(inp, ["qid", "docno"], self)

@@ -8,18 +8,12 @@ request bodies bounded as they stream, login throttling, a ``Host`` allow-list, 
 server file paired with the session file (a lost or older one is refused, not silently replaced).
 Needs the ``web`` extra (starlette, uvicorn, python-multipart, jinja2).
 """
-from .docs import Collection, Topic, highlight, open_collection, read_documents, read_topics
-from .leases import Dispatcher, Refused, Task, parse_scale
-from .server import ServeConfig, ServerState, open_server
-from .store import ServerLock, WebError, WebStore, companion_path
+from .._lazy import attach
 
-
-def create_app(config: "ServeConfig | None" = None, state: "ServerState | None" = None, close: bool = False):
-    """The Starlette application (see :func:`pyterrier_noise.web.app.create_app`)."""
-    from .app import create_app as _create
-    return _create(config=config, state=state, close=close)
-
-
-__all__ = ["Collection", "Topic", "highlight", "open_collection", "read_documents", "read_topics", "Dispatcher",
-           "Refused", "Task", "parse_scale", "ServeConfig", "ServerState", "open_server", "ServerLock", "WebError",
-           "WebStore", "companion_path", "create_app"]
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "docs": "Collection Topic highlight open_collection read_documents read_topics",
+    "leases": "Dispatcher Refused Task parse_scale",
+    "server": "ServeConfig ServerState open_server",
+    "store": "ServerLock WebError WebStore companion_path",
+    "app": "create_app",
+})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from scipy import stats
@@ -52,7 +52,7 @@ def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
             calibration: CalibrationSharing = "auto",
             paired: Literal["auto"] | bool = "auto", se: SEMethod = "delta",
             alternative: Alternative = "two-sided", alpha: float = 0.05,
-            n_replicates: int = 10_000, seed: SeedLike = 0, **deprecated: Any) -> Comparison:
+            n_replicates: int = 10_000, seed: SeedLike = 0) -> Comparison:
     """Test ``a - b`` on corrected metrics (Goldberg et al. 2017, Eq 10/11).
 
     ``calibration="independent"`` adds the two estimates' variances, as the paper's Eq 10 does --
@@ -69,14 +69,13 @@ def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
     ``paired="auto"`` pairs topics when both estimates have per-query values over the same qids
     (query term ``Var_q(a_q - b_q) / n``); otherwise the query terms add (unpaired).
     ``se="bootstrap"`` draws topics and calibrations jointly under the same choices
-    (``n_replicates`` replicates; ``seed`` defaults to 0).  ``n_boot`` is a deprecated alias of
-    ``n_replicates``.
+    (``n_replicates`` replicates; ``seed`` defaults to 0).
     """
     for name, e in (("a", a), ("b", b)):
         if not isinstance(e, CorrectedEstimate):
             raise InputError(f"{name} must be a CorrectedEstimate (from corrected_precision etc.), got "
                              f"{type(e).__name__}")
-    n_replicates = _n_replicates(n_replicates, deprecated)
+    n_replicates = _n_replicates(n_replicates)
     check_choice("calibration", calibration, CALIBRATION_SHARING)
     check_choice("paired", paired, ("auto", True, False))
     check_choice("se", se, SE_METHODS)
