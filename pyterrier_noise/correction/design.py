@@ -462,8 +462,13 @@ class PlannedSelector:
         self._inner.bypass(qid, docno)
         self._done.add((str(qid), str(docno)))
 
+    def replay(self, actions: Any, qids: Any, docnos: Any, labels: Any, weights: Any) -> None:
+        """A session's committed steps, applied to the wrapped selector at once and marked done in the plan."""
+        self._inner.replay(actions, qids, docnos, labels, weights)
+        self._done.update((str(q), str(d)) for q, d in zip(qids, docnos))
+
     def __getattr__(self, name: str) -> Any:     # bounds, system_bounds, judged_qrels ... of the wrapped selector
-        if name.startswith("_"):    # private hooks (e.g. a session's bulk replay) would bypass the plan's bookkeeping
+        if name.startswith("_"):    # private hooks would bypass the plan's bookkeeping
             raise AttributeError(name)
         return getattr(self._inner, name)
 
