@@ -7,16 +7,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from crowd_helpers import collection
 
 import pyterrier_noise as pn
 from pyterrier_noise._validation import CoercionWarning, InputError
 from pyterrier_noise.crowd import aggregate, read_pairwise, simulate_crowd, workers_path
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return collection()
 
 
 def parser():

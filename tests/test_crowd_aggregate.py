@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from crowd_helpers import collection, rows, scores_of
+from crowd_helpers import rows, scores_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -24,11 +24,6 @@ from pyterrier_noise.crowd import (
     simulate_crowd,
     to_categories,
 )
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return collection()
 
 
 @pytest.fixture(scope="module")

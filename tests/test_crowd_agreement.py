@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from crowd_helpers import collection
 from scipy import stats
 
 import pyterrier_noise as pn
@@ -19,11 +18,6 @@ from pyterrier_noise.crowd import (
     simulate_crowd,
     system_agreement,
 )
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return collection()
 
 
 def test_judgment_alpha_thesis_table_2_12():

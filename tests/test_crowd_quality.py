@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from crowd_helpers import collection, rows
+from crowd_helpers import rows
 from scipy import stats
 
 from pyterrier_noise._validation import CoercionWarning
@@ -21,11 +21,6 @@ from pyterrier_noise.crowd import (
     transitivity_inconsistency,
     worker_quality,
 )
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return collection()
 
 
 def test_transitivity_thesis_example_and_consistent_worker():

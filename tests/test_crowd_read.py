@@ -6,15 +6,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from crowd_helpers import collection, rows
+from crowd_helpers import rows
 
 from pyterrier_noise._validation import CoercionWarning, InputError
 from pyterrier_noise.crowd import COLUMNS, read_pairwise, simulate_crowd
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return collection()
 
 
 def test_read_roundtrip_through_csv(tmp_path, coll):

@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from crowd_helpers import collection
 
 from pyterrier_noise._validation import CoercionWarning, InputError
 from pyterrier_noise.crowd import (
@@ -18,11 +17,6 @@ from pyterrier_noise.crowd import (
     document_tau,
     simulate_crowd,
 )
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return collection()
 
 
 def test_design_partitions_reproduce_table_5_1():

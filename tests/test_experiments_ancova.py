@@ -18,12 +18,9 @@ from pyterrier_noise._validation import InputError
 from pyterrier_noise.experiments import (depth_ancova, depth_experiment, depth_labels, judgment_overlap,
                                        unjudged_depth)
 from pyterrier_noise.selection import rbp_pool
-from pyterrier_noise.synthetic import make_collection
 
 
-@pytest.fixture(scope="module")
-def coll():
-    return make_collection(n_topics=8, n_systems=8, n_docs_per_topic=150, depth=40, pool_depth=10, seed=2)
+pytestmark = pytest.mark.collection(n_topics=8, n_systems=8, n_docs_per_topic=150, depth=40, pool_depth=10, seed=2)
 
 
 @pytest.fixture(scope="module")

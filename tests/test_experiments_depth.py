@@ -15,14 +15,11 @@ import scipy.stats as st
 from pyterrier_noise import AlignedRuns, MeasureSpec
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.judges import PoolDepthReduction
-from pyterrier_noise.synthetic import make_collection
 from pyterrier_noise.experiments import (depth_experiment, depth_labels, multiplicity_table, pool_entry_depth,
                                        pool_multiplicity)
 
 
-@pytest.fixture(scope="module")
-def coll():
-    return make_collection(n_topics=12, n_systems=14, n_docs_per_topic=200, depth=60, pool_depth=8, seed=7)
+pytestmark = pytest.mark.collection(n_topics=12, n_systems=14, n_docs_per_topic=200, depth=60, pool_depth=8, seed=7)
 
 
 @pytest.fixture(scope="module")

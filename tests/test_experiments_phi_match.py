@@ -18,15 +18,12 @@ import scipy.stats as st
 
 from pyterrier_noise import AlignedRuns, MeasureSpec, evaluate
 from pyterrier_noise._validation import InputError
-from pyterrier_noise.synthetic import make_collection
 from pyterrier_noise.experiments import (DEPTH_GRID, add_residual_columns, match_phi, match_phi_many,
                                        plot_phi_match, scores_with_residuals)
 from pyterrier_noise.cli.phi_match import register_cli
 
 
-@pytest.fixture(scope="module")
-def coll():
-    return make_collection(n_topics=12, n_systems=14, n_docs_per_topic=200, depth=60, pool_depth=8, seed=7)
+pytestmark = pytest.mark.collection(n_topics=12, n_systems=14, n_docs_per_topic=200, depth=60, pool_depth=8, seed=7)
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,6 @@ from pyterrier_noise import AlignedRuns, JudgmentTable, MeasureSpec
 from pyterrier_noise.cli import main
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.experiments import CONCLUSIONS, RobustnessResult, robustness_experiment
-from pyterrier_noise.synthetic import default_collection
 
 MEASURES = ["RBP(rel=1,p=0.8)", "AP", "nDCG@10"]
 SPECS = [MeasureSpec("RBP", p=0.8), MeasureSpec("AP"), MeasureSpec("nDCG", cutoff=10)]
@@ -50,11 +49,6 @@ def _fast_statsmodels_holm(monkeypatch):
     references below call it per replicate, so skip the collection (the numbers do not change)."""
     import gc
     monkeypatch.setattr(gc, "collect", lambda *a: 0)
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return default_collection()
 
 
 @pytest.fixture(scope="module")

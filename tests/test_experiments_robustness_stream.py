@@ -13,14 +13,8 @@ from pyterrier_noise import JudgmentTable
 from pyterrier_noise.experiments import RobustnessResult, robustness_experiment
 from pyterrier_noise.experiments import robustness as robustness_module
 from pyterrier_noise.judges import RandomFlips
-from pyterrier_noise.synthetic import default_collection
 
 MEASURES = ["RBP(p=0.8)", "AP", "nDCG@10"]
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return default_collection()
 
 
 @pytest.fixture(scope="module")

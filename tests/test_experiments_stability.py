@@ -14,7 +14,6 @@ from pyterrier_noise._validation import InputError
 from pyterrier_noise.experiments import (PAPER_RBO, RobustnessResult, compare_stability, consensus_run,
                                        consensus_similarity, ordering_agreement)
 from pyterrier_noise.judges import meta_ap
-from pyterrier_noise.synthetic import make_collection
 
 
 def _rbo_trunc_brute(a, b, p, depth):
@@ -72,9 +71,7 @@ def test_compare_stability_is_scipys_paired_t_test(fifty):
         compare_stability(agree, "RBP", "nDCG")
 
 
-@pytest.fixture(scope="module")
-def coll():
-    return make_collection(n_topics=4, n_systems=6, n_docs_per_topic=80, depth=30, pool_depth=10, seed=6)
+pytestmark = pytest.mark.collection(n_topics=4, n_systems=6, n_docs_per_topic=80, depth=30, pool_depth=10, seed=6)
 
 
 def test_consensus_run_orders_by_mean_meta_ap(coll):

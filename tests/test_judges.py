@@ -24,7 +24,7 @@ from pyterrier_noise.judges import (
     PoolDepthReduction, RandomFlips, RandomRemoval, RankBiasedFlips, ReplicateSet, deeply_judged_runs,
     inclusion_probabilities, meta_ap, meta_ap_weight, sample_for_dual_assessment, sdt_params, sdt_rates,
     weighted_subset)
-from pyterrier_noise.synthetic import default_collection, make_collection
+from pyterrier_noise.synthetic import make_collection
 
 COVID = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec-covid-round1"
 DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "perturbation.md"
@@ -37,11 +37,6 @@ def same(a, b) -> bool:
 def band(n: int, p: float, level: float = 0.999) -> tuple[float, float]:
     lo, hi = stats.binom.interval(level, n, p)
     return lo, hi
-
-
-@pytest.fixture(scope="module")
-def coll():
-    return default_collection()
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,11 @@ import pytest
 
 from pyterrier_noise.io import read_qrels
 from pyterrier_noise.selection import JudgingSession
-from pyterrier_noise.synthetic import make_collection
 
 from cli_helpers import run_cli
 
 
-@pytest.fixture(scope="module")
-def coll():
-    return make_collection(n_topics=4, n_systems=5, n_docs_per_topic=40, depth=15, pool_depth=3, seed=5)
+pytestmark = pytest.mark.collection(n_topics=4, n_systems=5, n_docs_per_topic=40, depth=15, pool_depth=3, seed=5)
 
 
 def _brute_force(runs, judged, p):

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from pyterrier_noise.selection import JudgingSession, QrelsOracle, SessionError
-from pyterrier_noise.synthetic import make_collection
 
 from test_selection_session import FakeSelector, _child_prelude, steps
 
@@ -21,9 +20,7 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 
 
-@pytest.fixture(scope="module")
-def coll():
-    return make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
+pytestmark = pytest.mark.collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
 
 
 _RACER = """

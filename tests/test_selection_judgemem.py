@@ -10,12 +10,9 @@ import pytest
 
 from pyterrier_noise.io import write_trec_run
 from pyterrier_noise.selection import JudgingSession, JudgmentSelector, QrelsOracle, fingerprint_runs
-from pyterrier_noise.synthetic import make_collection
 
 
-@pytest.fixture(scope="module")
-def coll():
-    return make_collection(n_topics=6, n_systems=7, n_docs_per_topic=80, depth=25, pool_depth=5, seed=11)
+pytestmark = pytest.mark.collection(n_topics=6, n_systems=7, n_docs_per_topic=80, depth=25, pool_depth=5, seed=11)
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,6 @@ from pyterrier_noise.io import read_qrels
 from pyterrier_noise.selection import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
                                      SessionError, SessionLockedError, TerminalOracle, fingerprint_qrels,
                                      fingerprint_runs, read_docs_file, read_topics_file)
-from pyterrier_noise.synthetic import make_collection
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -112,9 +111,7 @@ def factory(request):
     return FakeSelector if request.param == "fake" else _real_factory()
 
 
-@pytest.fixture(scope="module")
-def coll():
-    return make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
+pytestmark = pytest.mark.collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
 
 
 def steps(session):
