@@ -181,7 +181,7 @@ def test_cli_calibrate_gives_ndcg_under_the_pair_design(tmp_path):
     # tests/test_correction_pair_ap.py check their values); RR stays NaN
     rdir = _calibrate_files(tmp_path)
     args = ("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt", rdir,
-            "-m", "nDCG@5", "-m", "AP", "-m", "RR", "--method", "ppi,ppi++,gold")
+            "-m", "nDCG@5", "-m", "AP", "-m", "RR", "--method", "ppi,ppi++,gold", "--no-plots")   # figures: above
     # the small gold sample holds fewer relevant pairs per topic than AP's minimum (10): with the
     # check off, AP is estimated; by default it is NaN, and the warning gives the counts
     code, _, stderr = run_cli(*args, "--ap-min-relevant", "0", "--out", tmp_path / "out")

@@ -69,6 +69,7 @@ def test_table_3_1_expected_ap_exact_and_thesis_approximation():
     assert expected_ap([1, 0], [1, 1], 1, formula="thesis") == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("T", [1.0, 3.0])
 def test_table_3_1_inst_exact_tail_against_every_ordering(T):
     """INST (infinite tail) expected / best / worst: the engine on each of the 72 orderings."""
@@ -236,6 +237,7 @@ def component_extremes(spec: MeasureSpec, runs, aligned, L):
     return up - lo
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 100_000))
 def test_every_mode_equals_brute_force(seed):
@@ -253,6 +255,7 @@ def test_every_mode_equals_brute_force(seed):
             np.testing.assert_allclose(got, ref[:, :, col], atol=1e-10, rtol=0, err_msg=f"{mode} {spec}")
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 100_000), st.sampled_from(["AP", "RR", "INST"]))
 def test_expected_nonlinear_with_longer_groups(seed, family):

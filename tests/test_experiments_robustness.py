@@ -544,6 +544,7 @@ def _robustness_argv(paths, out, n):
             "--tpr", "0.9", "--fpr", "0.1", "-n", n, "--quiet", "--no-plots", "--out", out]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
 def test_robustness_interrupted_mid_run_then_a_rerun_succeeds(tmp_path, sig):
     import signal

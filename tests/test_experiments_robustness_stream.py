@@ -193,6 +193,7 @@ def test_band_budget_keeps_large_bands_apart():
     assert budget.used == 0
 
 
+@pytest.mark.slow
 def test_robustness_imports_neither_scipy_stats_nor_the_other_experiments():
     """The robustness experiment imports what it uses (issue 19, start-up): not scipy.stats (its
     t-test is the Gram form over scipy.special), statsmodels, PyTerrier, nor the depth and phi

@@ -192,6 +192,7 @@ def _fuzz_inputs():
     return st.one_of(text, st.binary(max_size=60), text.map(lambda b: b.replace(b" ", b"\t")))
 
 
+@pytest.mark.slow
 def test_fuzz_trec_readers_never_crash(tmp_path):
     from hypothesis import HealthCheck, given, settings
 

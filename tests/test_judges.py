@@ -1002,6 +1002,7 @@ def _staged(out: Path) -> int:
     return sum(1 for s in out.glob(TMP_PREFIX + "*") for f in s.glob("replicate-*"))
 
 
+@pytest.mark.slow
 def test_perturb_ctrl_c_mid_write_keeps_nothing(tmp_path):
     import signal
 
@@ -1016,6 +1017,7 @@ def test_perturb_ctrl_c_mid_write_keeps_nothing(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json"] + [f"replicate-000{i}.qrels" for i in range(1, 5)]
 
 
+@pytest.mark.slow
 def test_perturb_sigkill_leftover_is_removed_by_the_next_run(tmp_path):
     import signal
 

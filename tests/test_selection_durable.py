@@ -275,6 +275,7 @@ print("finished", flush=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["before writing", "written, not closed", "before publishing",
                                    "published, not opened", "opened", "step 1", "step 6"])
 def test_sigkill_during_creation_and_start_up(tmp_path, coll, point):
