@@ -166,7 +166,9 @@ def test_measure_order_does_not_depend_on_the_hash_seed():
 
 
 def test_provider_keeps_the_order_asked_and_sorts_a_set_canonically():
-    from pyterrier_noise.measures.provider import _in_order
+    from pyterrier_noise.measures import NoiseProvider
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
     asked = [pn.INSQUpper(T=2), pn.RBPBase(p=0.8), pn.RBPBase(p=0.5)]
-    assert _in_order(asked) == asked
-    assert _in_order(set(asked)) == [pn.RBPBase(p=0.5), pn.RBPBase(p=0.8), pn.INSQUpper(T=2)]
+    assert list(NoiseProvider().evaluator(asked, qrels).measures) == asked
+    assert list(NoiseProvider().evaluator(set(asked), qrels).measures) == [pn.RBPBase(p=0.5), pn.RBPBase(p=0.8),
+                                                                           pn.INSQUpper(T=2)]

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pyterrier_noise._pool import worker_pool
-from pyterrier_noise.cli.eval import _fmt, _tsv_lines
+from pyterrier_noise.cli.eval import _tsv_lines   # the writer alone: no evaluation gives these bit patterns
 from pyterrier_noise.measures import EvaluationArrays
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +87,10 @@ def test_vectorised_tsv_equals_the_row_loop():
     res = EvaluationArrays(names, measures, qids, values.reshape(3, 2, n_topics),
                            values[::-1].reshape(3, 2, n_topics))
     # the former writer, one row at a time (cli/eval.py before the column-wise one): rows by run,
-    # then measure, then topic
+    # then measure, then topic; a value is its shortest round-trip repr, empty when missing
+    def _fmt(x: float) -> str:
+        return "" if math.isnan(x) else repr(float(x))
+
     old = "".join(f"{names[r]}\t{qids[t]}\t{measures[m]}\t{_fmt(res.value[r, m, t])}\t{_fmt(res.residual[r, m, t])}\n"
                   for r in range(3) for m in range(2) for t in range(n_topics))
     assert _tsv_lines(res) == old
