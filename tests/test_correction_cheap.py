@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from pyterrier_noise._validation import InputError
+from pyterrier_noise._warnings import CorrectionWarning
 from pyterrier_noise.correction import (CheapStudy, GoldSample, cheap_experiment, fit_confusion, fit_judge,
                                         ht_covariance, sample_pairs, sample_topics)
 from pyterrier_noise.correction.estimators import measure_gains
@@ -378,11 +379,13 @@ def ebay_study(n_topics: int, n_relevant: int):
 ])
 def test_goldberg_ebay_numbers_through_the_engine(n_topics, n_relevant, value, calibration_var):
     st, c, gold, smp = ebay_study(n_topics, n_relevant)
-    est = st.estimate(c, gold, smp, methods=("naive", "goldberg"))[P3]
+    with pytest.warns(CorrectionWarning, match=r"1 rank stratum/strata \(1-10\) had a gold grade without gold pairs"):
+        est = st.estimate(c, gold, smp, methods=("naive", "goldberg"))[P3]
     assert est.systems["naive"][0][0] == pytest.approx(n_relevant / (3 * n_topics), abs=1e-12)
     assert est.systems["goldberg"][0][0] == pytest.approx(value, abs=1e-6)
     # the calibration terms of Eq 7: the topics-scope variance minus its query-sampling term
-    top = st.estimate(c, gold, smp, methods=("goldberg",), scope="topics")[P3]
+    with pytest.warns(CorrectionWarning, match=r"1 rank stratum/strata \(1-10\) had a gold grade without gold pairs"):
+        top = st.estimate(c, gold, smp, methods=("goldberg",), scope="topics")[P3]
     calib = top.systems["goldberg"][1][0] ** 2 - top.topic_var["goldberg"][0][0]
     assert calib == pytest.approx(calibration_var, rel=1e-4)
     # the collection scope adds the judge's own noise on these documents (a non-negative term here)
@@ -415,7 +418,8 @@ def test_fit_confusion_weighted_counts_brute_force():
 def test_cheap_experiment_frames_and_warning():
     runs, truth, cheap = tiny(seed=9, n_topics=4, n_docs=6)
     gold = truth.sample(10, random_state=1)
-    with pytest.warns(UserWarning, match="not estimated"):
+    with pytest.warns(CorrectionWarning, match="is not identified by the gold sample"), pytest.warns(CorrectionWarning, match=r"1 rank stratum/strata \(11\+\) had a gold grade without gold pairs"), \
+            pytest.warns(UserWarning, match="not estimated"):
         res = cheap_experiment(runs, cheap, gold, ["P@3", "nDCG@3"])
     assert res.design == "post-stratified"   # a simple random sample, post-stratified
     assert list(res.systems.columns[:6]) == ["name", "method", "P@3", "P@3 se", "P@3 lo", "P@3 hi"]
@@ -426,7 +430,8 @@ def test_cheap_experiment_frames_and_warning():
     assert res.systems.loc[res.systems["method"] == "goldberg", "nDCG@3"].isna().all()   # the warning's subject
     # whole topics judged -> topic design, every measure estimated
     gold_topics = truth[truth["qid"].isin(["1", "2", "3"])]
-    res2 = cheap_experiment(runs, cheap, gold_topics, ["nDCG@3"], methods=("naive", "ppi++", "gold"))
+    with pytest.warns(CorrectionWarning, match="the gold qrels judge every cheap-judged pair of 3 topics"):
+        res2 = cheap_experiment(runs, cheap, gold_topics, ["nDCG@3"], methods=("naive", "ppi++", "gold"))
     assert res2.design == "topics" and res2.systems["nDCG@3"].notna().all()
     fig = res2.plot()
     assert fig.axes

@@ -89,7 +89,8 @@ def test_study_diagnostics_and_the_warning_on_a_known_collection():
     cheap[ev] = [0, 1, 2, 1, 0]
     z_top, z_deep = confusion_determinant_z(10 * J_TOP), confusion_determinant_z(10 * J_DEEP)
     assert z_top < z_deep < 2
-    with pytest.warns(CorrectionWarning, match=rf"of P@3: the confusion matrix of rank stratum 1-2 \(97% of the "
+    with pytest.warns(CorrectionWarning, match="is not identified by the gold sample"), \
+            pytest.warns(CorrectionWarning, match=rf"of P@3: the confusion matrix of rank stratum 1-2 \(97% of the "
                                                rf"measure's weight; gold pairs per gold grade 10, 10, 10\) is not "
                                                rf"identified by the gold sample: \|det J\| / sd\(det J\) = "
                                                rf"{z_top:.3g} < 2"):
