@@ -231,7 +231,7 @@ def _bad_inputs(tmp_path):
 def test_unbounded_or_binary_input_is_refused(tmp_path, case):
     from cli_helpers import run_cli
     path, words = _bad_inputs(tmp_path)[case]
-    (tmp_path / "q").write_text("1 0 d1 1\n")
+    (tmp_path / "q").write_text("1 0 d1 1\n1 0 d2 0\n")
     (tmp_path / "r").write_text(RUN_LINES)
     for reader in (read_run, read_qrels):
         with pytest.raises(InputError, match=words) as err:

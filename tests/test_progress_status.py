@@ -40,7 +40,7 @@ def test_eval_has_quiet_and_evaluate_is_silent_when_stderr_is_captured(capsys, t
     assert sub.parse_args(["q", "r", "-m", "AP"]).progress is True
     assert sub.parse_args(["q", "r", "-m", "AP", "--quiet"]).progress is False
     run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [2.0, 1.0], "rank": [0, 1]})
-    qrels = pd.DataFrame({"qid": ["1"], "docno": ["a"], "label": [1]})
+    qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "c"], "label": [1, 0]})
     res = evaluate({"r": run}, qrels, ["AP"], progress=True)
     assert res["value"].tolist() == [1.0]    # AP of a ranking with its one relevant document first
     assert capsys.readouterr().err == ""

@@ -22,6 +22,7 @@ from scipy import stats
 
 from pyterrier_noise._validation import InputError
 from pyterrier_noise.io import read_qrels
+from pyterrier_noise.judges import PerturbationWarning
 from pyterrier_noise.selection import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,
                                      SessionError, SessionLockedError, TerminalOracle, fingerprint_qrels,
                                      fingerprint_runs, read_docs_file, read_topics_file)
@@ -145,7 +146,8 @@ def test_noisy_flips_extremes_and_passthrough(coll):
     truth = np.array([base.judge(a, b) for a, b in keys])
     same = NoisyOracle(base, tpr=1.0, fpr=0.0, seed=1)
     assert np.array_equal([same.judge(a, b) for a, b in keys], truth)
-    inverted = NoisyOracle(base, tpr=0.0, fpr=1.0, seed=1)
+    with pytest.warns(PerturbationWarning, match=r"tpr=0 <= fpr=1: this judge is no better than chance"):
+        inverted = NoisyOracle(base, tpr=0.0, fpr=1.0, seed=1)
     got = np.array([inverted.judge(a, b) for a, b in keys])
     assert np.array_equal(got, np.where(truth >= 1, 0.0, 1.0))
     assert inverted.judge("1", "not-judged") is None  # bypass passes through
@@ -180,9 +182,11 @@ def test_noisy_flip_rates_match_tpr_fpr():
     assert stats.binomtest(kept, n, 0.93).pvalue > 1e-4
     assert stats.binomtest(on, n, 0.07).pvalue > 1e-4
     # graded: a flipped-on document gets on_label, a flipped-off one off_label
-    g = NoisyOracle(CallableOracle(lambda q, d: 2.0), tpr=0.0, fpr=0.0, seed=0, documents=[("q", "x")])
+    with pytest.warns(PerturbationWarning, match=r"tpr=0 <= fpr=0: this judge is no better than chance"):
+        g = NoisyOracle(CallableOracle(lambda q, d: 2.0), tpr=0.0, fpr=0.0, seed=0, documents=[("q", "x")])
     assert g.judge("q", "x") == 0.0
-    g = NoisyOracle(CallableOracle(lambda q, d: 0.0), tpr=1.0, fpr=1.0, on_label=2, seed=0, documents=[("q", "x")])
+    with pytest.warns(PerturbationWarning, match=r"tpr=1 <= fpr=1: this judge is no better than chance"):
+        g = NoisyOracle(CallableOracle(lambda q, d: 0.0), tpr=1.0, fpr=1.0, on_label=2, seed=0, documents=[("q", "x")])
     assert g.judge("q", "x") == 2.0
 
 
@@ -222,8 +226,10 @@ def test_noisy_oracle_validation(kwargs, match):
 def test_noisy_oracle_accepts_perturbation_models():
     class Flips:  # any object with the rates works
         tpr, fpr = 0.0, 1.0
-    o = NoisyOracle(CallableOracle(lambda q, d: 1.0), Flips(), documents=[("q", "d")])
-    assert (o.tpr, o.fpr) == (0.0, 1.0) and o.judge("q", "d") == 0.0
+    with pytest.warns(PerturbationWarning, match=r"tpr=0 <= fpr=1: this judge is no better than chance"):
+        o = NoisyOracle(CallableOracle(lambda q, d: 1.0), Flips(), documents=[("q", "d")])
+    with pytest.warns(PerturbationWarning, match=r"the qrels hold no non-relevant judgment: fpr=1 cannot act"):
+        assert (o.tpr, o.fpr) == (0.0, 1.0) and o.judge("q", "d") == 0.0
     pm = pytest.importorskip("pyterrier_noise.judges")
     truth = {("q%d" % (i % 4), "d%d" % i): float(i % 3) for i in range(300)}
     base = CallableOracle(lambda q, d: truth[(q, d)])
@@ -294,7 +300,7 @@ def test_noisy_oracle_in_a_session_draws_over_qrels_and_candidates(tmp_path, col
         assert s.history[["qid", "docno", "label"]].equals(h[["qid", "docno", "label"]])
     with pytest.raises(InputError, match="change its draws"):
         again.bind([("no-such-topic", "d1")])
-    with pytest.raises(InputError, match="not in its table"):
+    with pytest.raises(InputError, match="not in its table"), pytest.warns(PerturbationWarning, match=r"the qrels hold no non-relevant judgment: fpr=0.1 cannot act"):
         NoisyOracle(CallableOracle(lambda q, d: 1.0), tpr=0.9, fpr=0.1, documents=[("q", "a")]).judge("q", "b")
 
 
