@@ -31,8 +31,9 @@ def run_cli(args, capsys):
 
 def test_tsv_per_query_contract(files, capsys):
     tmp, runs, qrels = files
-    code, out, _ = run_cli(["eval", tmp / "qrels.txt", tmp / "runs", "-m", "RBP(p=0.8)", "-m", "AP",
-                            "--per-query", "--format", "tsv"], capsys)
+    with pytest.warns(pn.CoercionWarning, match=r"have no ranking and score 0 .* run 'run1' does not answer qid '3'"):
+        code, out, _ = run_cli(["eval", tmp / "qrels.txt", tmp / "runs", "-m", "RBP(p=0.8)", "-m", "AP",
+                                "--per-query", "--format", "tsv"], capsys)
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "run\tqid\tmeasure\tvalue\tresidual"
@@ -41,18 +42,21 @@ def test_tsv_per_query_contract(files, capsys):
     rbp = {(r[0], r[1]): (float(r[3]), float(r[4])) for r in rows if r[2] == "RBP(p=0.8)"}
     assert rbp[("run1", "3")] == (0.0, 1.0)
     assert all(r[4] == "" for r in rows if r[2] == "AP")
-    ref = pn.evaluate(runs, qrels, ["RBP(p=0.8)"], perquery=True)
+    with pytest.warns(pn.CoercionWarning, match=r"have no ranking and score 0 .* run 'run1' does not answer qid '3'"):
+        ref = pn.evaluate(runs, qrels, ["RBP(p=0.8)"], perquery=True)
     for r in ref.itertuples():
         assert rbp[(r.name, r.qid)] == (r.value, r.residual)  # full precision round trip
 
 
 def test_tsv_means_over_every_qrels_topic(files, capsys):
     tmp, runs, qrels = files
-    code, out, _ = run_cli(["eval", tmp / "qrels.txt", tmp / "runs" / "run1", "-m", "RBP(p=0.8)",
-                            "--format", "tsv"], capsys)
+    with pytest.warns(pn.CoercionWarning, match=r"have no ranking and score 0 .* run 'run1' does not answer qid '3'"):
+        code, out, _ = run_cli(["eval", tmp / "qrels.txt", tmp / "runs" / "run1", "-m", "RBP(p=0.8)",
+                                "--format", "tsv"], capsys)
     rows = [l.split("\t") for l in out.splitlines()[1:]]
     assert [r[:3] for r in rows] == [["run1", "all", "RBP(p=0.8)"]]
-    perq = pn.evaluate({"run1": runs["run1"]}, qrels, ["RBP(p=0.8)"], perquery=True)
+    with pytest.warns(pn.CoercionWarning, match=r"have no ranking and score 0 .* run 'run1' does not answer qid '3'"):
+        perq = pn.evaluate({"run1": runs["run1"]}, qrels, ["RBP(p=0.8)"], perquery=True)
     assert len(perq) == 3
     assert float(rows[0][3]) == pytest.approx(perq["value"].mean())
     assert float(rows[0][4]) == pytest.approx(perq["residual"].mean())  # includes the unanswered topic's 1
@@ -69,8 +73,9 @@ def test_text_format_mimics_rbp_eval(files, capsys):
 
 def test_json_format_and_ties(files, capsys):
     tmp, runs, qrels = files
-    code, out, _ = run_cli(["eval", tmp / "qrels.txt", tmp / "runs", "-m", "INST(T=2,max_rel=2)",
-                            "--ties", "given", "--format", "json"], capsys)
+    with pytest.warns(pn.CoercionWarning, match=r"have no ranking and score 0 .* run 'run1' does not answer qid '3'"):
+        code, out, _ = run_cli(["eval", tmp / "qrels.txt", tmp / "runs", "-m", "INST(T=2,max_rel=2)",
+                                "--ties", "given", "--format", "json"], capsys)
     recs = json.loads(out)
     assert {r["run"] for r in recs} == {"run0", "run1"}
     assert all(0 <= r["value"] <= 1 and 0 <= r["residual"] <= 1 for r in recs)

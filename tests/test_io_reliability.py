@@ -288,7 +288,8 @@ def test_kept_fractional_labels_stay_graded_downstream():
     q = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "label": [1.5, 0.5]})
     run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [2.0, 1.0]})
     kept = pn.read_qrels(q, fractional="keep")
-    res = pn.evaluate({"r": run}, kept, ["RBP(p=0.5,max_rel=2)"])
+    with pytest.warns(pn.NoiseWarning, match="every one of the 2 judged labels is relevant"):   # 1.5 and 0.5
+        res = pn.evaluate({"r": run}, kept, ["RBP(p=0.5,max_rel=2)"])
     assert res["value"].iloc[0] == pytest.approx(0.4375, abs=1e-15)
     with pytest.warns(pn.CoercionWarning, match="2 fractional label"):
         trunc = pn.evaluate({"r": run}, q, ["RBP(p=0.5,max_rel=2)"])
