@@ -24,7 +24,31 @@ SLOW_TESTS = {
 }
 
 
+def _reference_corrections_without_gc() -> None:
+    """statsmodels' ``multipletests`` (the tests' reference for p-value corrections) runs a full
+    ``gc.collect()`` on every Holm call: in a test process holding thousands of objects that is
+    0.1-0.7 s a call, and the brute-force references call it thousands of times.  The values do not
+    depend on it, so the tests' copy runs with ``gc.collect`` a no-op for the call's duration."""
+    import gc
+    try:
+        from statsmodels.stats import multitest
+    except ImportError:
+        return
+    original = multitest.multipletests
+
+    @functools.wraps(original)
+    def multipletests(*args, **kwargs):
+        collect, gc.collect = gc.collect, (lambda generation=2: 0)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            gc.collect = collect
+
+    multitest.multipletests = multipletests
+
+
 def pytest_configure(config):
+    _reference_corrections_without_gc()
     config.addinivalue_line("markers", "collection(**params): the synthetic collection the module's `coll` fixture "
                             "gives, make_collection(**params) (default_collection() when unmarked)")
 
