@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("make_corpus", Path(__file__).parent / "hostile" / "make_corpus.py")
+_spec = importlib.util.spec_from_file_location("make_corpus", Path(__file__).resolve().parents[1] / "hostile" / "make_corpus.py")
 corpus = importlib.util.module_from_spec(_spec)
 sys.modules["make_corpus"] = corpus   # dataclasses look their module up
 _spec.loader.exec_module(corpus)

@@ -224,7 +224,7 @@ def test_the_real_process_exits_2_with_one_sentence(files):
     import sys
     blocker = files / "a-file"
     blocker.write_text("x\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     p = subprocess.run([sys.executable, "-m", "pyterrier_noise.cli", "round", "--quantum", "1e-320", str(files / "run1"),
                         "--out", str(blocker / "x.run")], capture_output=True, text=True, env=env)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and p.stderr.startswith("pyterrier-noise: error:")

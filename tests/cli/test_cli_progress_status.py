@@ -1,4 +1,4 @@
-"""The one-line status of long phases without steps to count (issue 19, "Progress"): shown after
+"""The one-line status of long phases without steps to count: shown after
 the delay only when stderr is a terminal, never with --quiet, never in pytest's captured stderr."""
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from pyterrier_noise import read_run, write_trec_run
 from cli_helpers import run_cli
 from pyterrier_noise.ties import tie_stats, tie_stats_in_chunks
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 T31 = pd.DataFrame({"qid": "351", "docno": list("DHACMSWBEJ"),
                     "score": [9.8, 9.3, 9.3, 9.3, 8.4, 8.4, 8.2, 8.0, 8.0, 8.0]})

@@ -232,11 +232,11 @@ def test_naive_is_the_engine_mean_with_the_t_standard_error():
 
 
 def test_nonlinear_measures_have_no_goldberg_pair_design_estimate():
-    # nDCG and AP have ratio estimators (tests/test_correction_pair_ndcg.py, tests/test_correction_pair_ap.py)
+    # nDCG and AP have ratio estimators (tests/correction/test_correction_pair_ndcg.py, tests/correction/test_correction_pair_ap.py)
     # but not Goldberg et al.'s correction
     runs, truth, cheap = tiny(seed=1)
     st = study_of(runs, cheap, [NDCG, AP])
-    st.ap_min_relevant = 0.0     # 4 gold pairs: far below AP's minimum (tests/test_correction_pair_ap.py); the machinery here
+    st.ap_min_relevant = 0.0     # 4 gold pairs: far below AP's minimum (tests/correction/test_correction_pair_ap.py); the machinery here
     c = st.aligned.table.labels
     smp = sample_pairs(c, 4, design="uniform", seed=0)
     est = st.estimate(c, labels_on_table(st, truth)[smp.rows], smp)

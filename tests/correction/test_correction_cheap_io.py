@@ -177,8 +177,8 @@ def test_cli_calibrate_writes_tables_and_figures(tmp_path):
 
 
 def test_cli_calibrate_gives_ndcg_under_the_pair_design(tmp_path):
-    # nDCG@k and AP by the ratio estimators (tests/test_correction_pair_ndcg.py and
-    # tests/test_correction_pair_ap.py check their values); RR stays NaN
+    # nDCG@k and AP by the ratio estimators (tests/correction/test_correction_pair_ndcg.py and
+    # tests/correction/test_correction_pair_ap.py check their values); RR stays NaN
     rdir = _calibrate_files(tmp_path)
     args = ("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt", rdir,
             "-m", "nDCG@5", "-m", "AP", "-m", "RR", "--method", "ppi,ppi++,gold", "--no-plots")   # figures: above

@@ -11,7 +11,7 @@ Where each expected number comes from:
 * merging: a stratum without a grade (or with a singular matrix) merged into its neighbour gives
   exactly the estimate of the coarser binning;
 * the seed-001 eBay numbers (Goldberg et al. 2017, Sec 6: 0.8047 and 0.8284) stay in
-  tests/test_correction_cheap.py (``test_goldberg_ebay_numbers_through_the_engine``), which runs
+  tests/correction/test_correction_cheap.py (``test_goldberg_ebay_numbers_through_the_engine``), which runs
   with the default rank strata.
 """
 from __future__ import annotations

@@ -163,7 +163,7 @@ def test_cheap_experiment_gives_ndcg_under_the_pair_design():
                                ap_min_relevant=0)   # 10 gold pairs: below AP's minimum, which is tested elsewhere
     rows = res.systems.set_index(["name", "method"])
     assert np.isfinite(rows.loc[(slice(None), ["ppi", "gold"]), "nDCG@3"]).all()
-    assert np.isfinite(rows.loc[(slice(None), ["ppi", "gold"]), "AP"]).all()   # tests/test_correction_pair_ap.py
+    assert np.isfinite(rows.loc[(slice(None), ["ppi", "gold"]), "AP"]).all()   # tests/correction/test_correction_pair_ap.py
     assert rows.loc[(slice(None), "ppi"), "RR"].isna().all()               # RR: topic design only
     text = " ".join(str(w.message) for w in caught)
     assert "ppi for RR" in text and "ppi for nDCG@3" not in text and "gold for nDCG@3" not in text

@@ -12,7 +12,7 @@ import matplotlib
 import pytest
 
 matplotlib.use("Agg")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 MARKER = re.compile(r"<!--\s*numbers:\s*(\S+?)#(\S+)\s*-->")
 SEPARATOR = re.compile(r"^\|[-| :]+\|$")
@@ -42,7 +42,7 @@ UNBACKED = {
                                                                          "is not committed",
     ("benchmarks.md", "| run (UTC) | ours | peer | ratio |"): "W3 timings of five runs; benchmarks/results/"
                                                                  "w3_selection.json keeps the last run only",
-    ("serve.md", "| request | answer | cases tested |"): "counts of the refusal cases in tests/test_web.py",
+    ("serve.md", "| request | answer | cases tested |"): "counts of the refusal cases in tests/web/test_web.py",
     ("serve.md", "| run | judgments | wall clock |"): "serve load timings (benchmarks/serve_load.py); "
                                                      "benchmarks/results/ is not committed",
     ("cheap-judges.md", "| measure | gold pairs | method | coverage, systems |"): "cheap-judge study (benchmarks/"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # README blocks may sit indented inside a list item: the fence's indentation is stripped.
 BLOCK = re.compile(r"^([ \t]*)```python\n(.*?)^\1```", re.S | re.M)
 

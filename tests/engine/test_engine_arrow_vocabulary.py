@@ -1,4 +1,4 @@
-"""The W1 fast path (issue 19): the Arrow docno vocabulary, the scipy-free product of one label
+"""The evaluation fast path: the Arrow docno vocabulary, the scipy-free product of one label
 version, and lazy scipy imports.  Every check compares with the path it replaces."""
 from __future__ import annotations
 

@@ -359,7 +359,7 @@ def test_from_arrays_and_plots(noisy, tmp_path):
     assert len(dots) == 1 and list(dots[0].get_xdata()) == list(range(1, S + 1))
     np.testing.assert_allclose(dots[0].get_ydata(), noisy.true["AP"].mean(axis=1)[order])
     # the boxes: one box per system (a PolyCollection), two whiskers and two caps per system, one median each;
-    # each median lies between its box's edges (the box statistics themselves: tests/test_plots_boxes.py)
+    # each median lies between its box's edges (the box statistics themselves: tests/experiments/test_experiments_plots_boxes.py)
     from matplotlib.collections import LineCollection, PolyCollection
     boxes = [c for c in ax.collections if isinstance(c, PolyCollection)]
     whiskers, medians = [c for c in ax.collections if isinstance(c, LineCollection)]

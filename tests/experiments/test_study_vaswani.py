@@ -25,7 +25,7 @@ import pytest
 import pyterrier_noise as pn
 
 pytestmark = pytest.mark.slow      # live PISA pipelines, subprocesses: the integration suite
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 P = 0.8
 NAMES = ["BM25", "DPH", "PL2", "QLD"]
 

@@ -22,7 +22,7 @@ from pyterrier_noise.experiments import versions_experiment
 from pyterrier_noise.io import read_qrels, read_runs
 from pyterrier_noise.judges import ConfusionJudge, RandomFlips, RankBiasedFlips
 
-SECOND = Path(__file__).parent / "data" / "covid-rnd1-second-assessor.qrels"
+SECOND = Path(__file__).resolve().parents[1] / "data" / "covid-rnd1-second-assessor.qrels"
 GOLDBERG_TREC2007 = np.array([[216, 46], [21, 17]], dtype=float)   # Goldberg et al. 2017, Table 2, judge 1
 N_RUNS = 10
 

@@ -26,8 +26,8 @@ from pyterrier_noise.judges import (
     weighted_subset)
 from pyterrier_noise.synthetic import make_collection
 
-COVID = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec-covid-round1"
-DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "perturbation.md"
+COVID = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec-covid-round1"
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "perturbation.md"
 
 
 def same(a, b) -> bool:

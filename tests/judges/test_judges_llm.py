@@ -26,7 +26,7 @@ from pyterrier_noise.io import read_cheap_qrels  # noqa: E402
 from pyterrier_noise.judges.llm import (LabelCache, LLMJudge, PromptTemplate, label_distribution,  # noqa: E402
                                         parse_label)
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]   # tests/: llm_server.py
 sys.path.insert(0, str(HERE))
 import llm_server  # noqa: E402
 

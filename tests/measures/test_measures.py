@@ -150,7 +150,7 @@ def test_measure_order_does_not_depend_on_the_hash_seed():
     import subprocess
     import sys
     from pathlib import Path
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     outs = []
     for seed in ("1", "2", "3"):
         env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -1,4 +1,4 @@
-"""Issue 13 items 4, 5, 7-10 and issue 14 item 3: one measure vocabulary, stable topic sets,
+"""The measures' conventions: one measure vocabulary, stable topic sets,
 relevant-only qrels, tie-aware standard measures, one RBPProjected convention, strict parsing."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""W1 as a whole process (issue 19): run files read by threads while the qrels and imports proceed
+"""``eval`` as a whole process: run files read by threads while the qrels and imports proceed
 (``RunFileReader``), the lazy ``io`` package, what the command imports.  Every check compares the
 fast path with the path it replaces (serial reading, frames from the validating reader) or with
 the lines of the files themselves."""

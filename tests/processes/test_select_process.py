@@ -1,4 +1,4 @@
-"""W3 as a whole process (issue 19): judgment selection without pandas (a ``JudgmentTable`` as the
+"""``select`` as a whole process: judgment selection without pandas (a ``JudgmentTable`` as the
 oracle, the RBP ranges as arrays), the reader that inflates run files before numpy and pyarrow are
 imported, the dictionary encoding on two cores and the grouping of positions by row (per topic, in
 two threads).  Every check compares the new path with the one it replaces (frames, one-piece

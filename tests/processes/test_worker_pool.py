@@ -18,7 +18,7 @@ from pyterrier_noise._pool import worker_pool
 from pyterrier_noise.cli.eval import _tsv_lines   # the writer alone: no evaluation gives these bit patterns
 from pyterrier_noise.measures import EvaluationArrays
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LINUX = sys.platform.startswith("linux")
 
 

@@ -20,7 +20,7 @@ from pyterrier_noise.reproduce import (CLAIM_VERDICTS, DATA_DIFFERS, FAILS, HOLD
                                        PAPERS, REPRODUCED, REVERSED, Claim, Reproduction, Row, judge, run)
 from pyterrier_noise.reproduce.record import VALIDATION_BLOCK, derived
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 SEED_FILES = {"rashidi2023": "000_", "goldberg2017": "001_", "moffat2007": "002_", "webber2012": "003_",
               "yang2019": "004_"}
 

@@ -16,7 +16,7 @@ from pyterrier_noise.selection import JudgingSession, QrelsOracle, SessionError
 
 from test_selection_session import FakeSelector, _child_prelude, steps
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 
 

@@ -27,7 +27,7 @@ from pyterrier_noise.selection import (CallableOracle, JudgingSession, NoisyOrac
                                      SessionError, SessionLockedError, TerminalOracle, fingerprint_qrels,
                                      fingerprint_runs, read_docs_file, read_topics_file)
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 
 

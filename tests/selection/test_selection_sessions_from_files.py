@@ -1,4 +1,4 @@
-"""Judging sessions from run files, lean and quick to resume (issue 19): the runs are read with Arrow
+"""Judging sessions from run files, lean and quick to resume: the runs are read with Arrow
 (same fingerprint and stored runs as the frames path), the selector's alignment is stored, older files
 without it still open (and get it), and the replay of a long session equals record() one by one."""
 from __future__ import annotations
@@ -163,7 +163,7 @@ def test_aligning_columns_equals_aligning_the_files(run_dir, coll, ties, include
 
 def test_sparse_rows_against_numpy():
     # brute force: the numpy CSR's product, row gather and append equal the dense matrix's
-    # (the grouping by row: tests/test_w3_process.py)
+    # (the grouping by row: tests/processes/test_select_process.py)
     import numpy as np
     from pyterrier_noise.selection.contributions import _Rows
     rng = np.random.default_rng(7)

@@ -35,7 +35,7 @@ from pyterrier_noise.ties import (
     worst_case_table,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 # ---------------------------------------------------------------------------------------------
 # thesis Table 3.1

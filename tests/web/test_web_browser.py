@@ -18,7 +18,7 @@ pytest.importorskip("uvicorn", reason="the 'web' extra (uvicorn) is not installe
 pytest.importorskip("httpx", reason="httpx (the dev extra) is not installed")
 pytest.importorskip("selenium", reason="selenium (the dev extra) is not installed")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("uvicorn", reason="the 'web' extra (uvicorn) is not installed")
 pytest.importorskip("httpx", reason="httpx (the dev extra) is not installed")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench():
