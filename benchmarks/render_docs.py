@@ -1,6 +1,6 @@
 """Store the numbers of docs tables that are not a reproduction as JSON in docs/data/, in each page's layout.
 
-Every numeric table in docs/ is backed by JSON that a script wrote (tests/test_docs_numbers.py
+Every numeric table in docs/ is backed by JSON that a script wrote (tests/docs/test_docs_numbers.py
 checks the page against it).  The reproductions write their own records
 (``pyterrier-noise reproduce all --write-docs``); this script writes the others it can back:
 

@@ -18,7 +18,7 @@ Sides (on TREC-COVID round 1, 143 gzip runs):
 Sides alternate (ours, floor, ours, floor, ...) so that drift in the machine's speed hits both; the
 median wall time of each side and the median of the pairwise ratios are reported, with the peak
 memory of the largest single process (``wait4``).  The values themselves are checked by
-``benchmarks/w1_evaluate.py`` and tests/test_reference.py.
+``benchmarks/w1_evaluate.py`` and tests/measures/test_reference.py.
 
 Before measuring, every side's ``pyterrier_noise`` is byte-compiled (``compileall``), as ``pip
 install`` does for the peers: an editable checkout run with ``PYTHONDONTWRITEBYTECODE=1`` would

@@ -1,6 +1,7 @@
 """Shared fixtures: where ../shared/data lives, and small synthetic runs generated in code."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,35 @@ SLOW_TESTS = {
     "test_sigkill_loses_nothing_and_resumes_identically", "test_concurrent_writers_are_refused",
     "test_cli_interactive_in_tmux", "test_cli_interactive_in_a_subprocess",
 }
+
+
+def _reference_corrections_without_gc() -> None:
+    """statsmodels' ``multipletests`` (the tests' reference for p-value corrections) runs a full
+    ``gc.collect()`` on every Holm call: in a test process holding thousands of objects that is
+    0.1-0.7 s a call, and the brute-force references call it thousands of times.  The values do not
+    depend on it, so the tests' copy runs with ``gc.collect`` a no-op for the call's duration."""
+    import gc
+    try:
+        from statsmodels.stats import multitest
+    except ImportError:
+        return
+    original = multitest.multipletests
+
+    @functools.wraps(original)
+    def multipletests(*args, **kwargs):
+        collect, gc.collect = gc.collect, (lambda generation=2: 0)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            gc.collect = collect
+
+    multitest.multipletests = multipletests
+
+
+def pytest_configure(config):
+    _reference_corrections_without_gc()
+    config.addinivalue_line("markers", "collection(**params): the synthetic collection the module's `coll` fixture "
+                            "gives, make_collection(**params) (default_collection() when unmarked)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -46,6 +76,25 @@ def covid() -> Path:
 @pytest.fixture(scope="session")
 def vaswani() -> Path:
     return require(VASWANI)
+
+
+@functools.lru_cache(maxsize=None)
+def _synthetic(params: tuple) -> "SyntheticCollection":  # noqa: F821
+    from pyterrier_noise.synthetic import default_collection, make_collection
+    return make_collection(**dict(params)) if params else default_collection()
+
+
+@pytest.fixture(scope="module")
+def coll(request):
+    """The synthetic collection of a test module: ``default_collection()``, or ``make_collection(**params)``
+    for a module marked ``pytestmark = pytest.mark.collection(**params)`` (or a test parametrised with
+    ``indirect=["coll"]`` and a dict of params).  Each collection is built once a session; every module gets
+    its own deep copy, so a module may modify it."""
+    params = getattr(request, "param", None)
+    if params is None:
+        marker = request.node.get_closest_marker("collection")
+        params = marker.kwargs if marker else {}
+    return _synthetic(tuple(sorted(params.items()))).copy()
 
 
 def random_collection(seed: int, n_runs: int = 3, n_topics: int = 4, n_docs: int = 30, depth: int = 15,

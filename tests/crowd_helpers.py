@@ -1,19 +1,10 @@
 """Helpers shared by the tests of :mod:`pyterrier_noise.crowd` (tests/test_crowd_*.py)."""
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
 from pyterrier_noise.crowd import aggregate
-from pyterrier_noise.synthetic import default_collection
-
-
-@functools.lru_cache(maxsize=1)
-def collection():
-    """The built-in synthetic collection, built once per test session."""
-    return default_collection()
 
 
 def rows(*items, **const):

@@ -7,7 +7,7 @@ label, and the label's log-probabilities when asked.  A pair is faulty by a hash
 ``fail500`` / ``timeout`` / ``rate429`` pair fails on its first request only, a ``garbage`` pair always
 answers without a parsable label, a ``slow`` pair answers after ``--slow-seconds``.  ``GET /stats``
 gives the requests received, in total and per pair, and the seconds spent in the handler.  Used by
-tests/test_judges_llm.py and benchmarks/llm_judge.py.
+tests/judges/test_judges_llm.py and benchmarks/llm_judge.py.
 """
 from __future__ import annotations
 

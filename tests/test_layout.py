@@ -451,7 +451,8 @@ def test_command_line_restores_warnings_formatting(tmp_path, capsys):
     (tmp_path / "r").write_text("1 Q0 d1 1 2.0 x\n1 Q0 d2 2 1.0 x\n")
     before = warnings.formatwarning
     from pyterrier_noise.cli import main
-    assert main(["eval", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "P@1"]) == 0
+    with pytest.warns(pn.io.CoercionWarning, match="1 duplicate judgment"):
+        assert main(["eval", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "P@1"]) == 0
     assert warnings.formatwarning is before
     assert capsys.readouterr().out.split() == ["r", "all", "P@1", "0.0000"]   # the last duplicate (label 0) kept
 

@@ -21,11 +21,6 @@ DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "synthetic.md"
 
 
 @pytest.fixture(scope="module")
-def coll() -> SyntheticCollection:
-    return default_collection()
-
-
-@pytest.fixture(scope="module")
 def tied() -> SyntheticCollection:
     return make_collection(quantise=1)
 

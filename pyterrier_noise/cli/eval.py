@@ -93,7 +93,7 @@ def _fmt(x: float) -> str:
 
 def _fmt_column(values) -> list:
     """:func:`_fmt` over a column: Python's ``repr`` (the shortest round-trip text, numpy's float64
-    text too: tests/test_pool.py checks them equal on random bit patterns) is cheaper than numpy's
+    text too: tests/processes/test_worker_pool.py checks them equal on random bit patterns) is cheaper than numpy's
     conversion to text."""
     import numpy as np
     return ["" if x != x else repr(x) for x in np.asarray(values, dtype=np.float64).tolist()]

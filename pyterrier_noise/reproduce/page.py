@@ -1,7 +1,7 @@
 """docs/reproductions.md, generated from the stored records (``pyterrier-noise reproduce all --write-docs``).
 
 Every numeric table is preceded by a ``<!-- numbers: docs/data/<file>.json#<table> -->`` marker, so
-that ``tests/test_docs_numbers.py`` checks every number the page shows against the JSON: per paper the
+that ``tests/docs/test_docs_numbers.py`` checks every number the page shows against the JSON: per paper the
 rows quoting the paper (``#summary``), the checks of the package and of simulations (``#checks``) and
 the verdict counts (``#verdicts``); for all papers ``docs/data/reproductions_summary.json#all``.
 """

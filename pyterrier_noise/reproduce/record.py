@@ -15,7 +15,7 @@ A :class:`Reproduction` is what :func:`pyterrier_noise.reproduce.run` returns an
 ``claims`` lists the paper's headline claims (abstract and conclusion), each with the rows that test
 it and a verdict.  Analyses not run are listed in ``not_yet`` with the reason.  ``tables`` holds extra
 tables in the layout a docs page shows them (``columns`` and ``rows``), so that
-``tests/test_docs_numbers.py`` can check the page against them.
+``tests/docs/test_docs_numbers.py`` can check the page against them.
 """
 from __future__ import annotations
 

@@ -55,10 +55,11 @@ def correct_pvalues(pvalues: object, method: Correction = "holm", axis: int = 0)
 
     Bonferroni, Holm (1979) step-down and Benjamini-Hochberg (1995) step-up adjustments, as
     ``statsmodels.stats.multitest.multipletests`` computes them. A 1-D input goes through
-    statsmodels itself. statsmodels is one-dimensional, so for batches (e.g. the pairs of
-    each of 100 replicates) the same sort-and-cumulate formulas are applied along ``axis`` in
-    numpy instead of calling statsmodels once per replicate; the tests check every slice against
-    statsmodels. NaN p-values are left out of their family (m counts finite values) and stay NaN.
+    statsmodels itself for ``fdr_bh``. statsmodels is one-dimensional, so for batches (e.g. the
+    pairs of each of 100 replicates) and for Bonferroni and Holm (whose statsmodels code runs a
+    full garbage collection on every call) the same sort-and-cumulate formulas, with the same
+    floating-point operations, are applied along ``axis`` in numpy; the tests check every slice
+    against statsmodels. NaN p-values are left out of their family (m counts finite values) and stay NaN.
 
     Args:
         pvalues: raw p-values, any shape.
@@ -80,7 +81,7 @@ def correct_pvalues(pvalues: object, method: Correction = "holm", axis: int = 0)
     if ((p[finite] < 0) | (p[finite] > 1)).any():
         bad = tuple(int(v) for v in np.argwhere(finite & ((p < 0) | (p > 1)))[0])
         raise InputError(f"pvalues must lie in [0, 1]; found {p[bad]!r} at index {bad}")
-    if p.ndim == 1:
+    if p.ndim == 1 and method == "fdr_bh":
         from statsmodels.stats.multitest import multipletests
         out = np.full_like(p, np.nan)
         if finite.any():

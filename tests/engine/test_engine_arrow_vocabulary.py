@@ -1,0 +1,106 @@
+"""The evaluation fast path: the Arrow docno vocabulary, the scipy-free product of one label
+version, and lazy scipy imports.  Every check compares with the path it replaces."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from pyterrier_noise.engine import AlignedRuns, JudgmentTable, MeasureSpec
+from pyterrier_noise.engine.keys import doc_vocabulary
+from pyterrier_noise.io import run_file_columns
+
+
+def _vocab(duniq, jdoc):
+    """(code of each run docno, code of each judged docno, vocabulary in code order); the codes
+    of the judged-only docnos are reached through the judged codes (their slots may differ)."""
+    rank_of, jcode, docnos = doc_vocabulary(duniq, np.asarray(jdoc, dtype=object))
+    return rank_of[:len(duniq)], jcode, docnos()
+
+
+@pytest.mark.parametrize("runs_docs,judged", [
+    (["d3", "d1", "d10", "d2"], ["d2", "d9", "d1", "d0"]),
+    # non-ASCII: Arrow orders UTF-8 bytes, numpy code points; the two orders agree
+    (["é", "e", "z", "\u00ff", "\u0100", "\U0001F600", "a b"], ["\uffff", "e", "\U0001F600", "Z"]),
+    (["x"], []),
+])
+def test_arrow_vocabulary_equals_the_object_one(runs_docs, judged):
+    # the object path (numpy str sort, pandas index lookups) is the reference
+    a = _vocab(pa.array(runs_docs), judged)
+    o = _vocab(np.asarray(runs_docs, dtype=object), judged)
+    for x, y in zip(a, o):
+        assert np.array_equal(x, y)
+    assert list(o[2]) == sorted(set(runs_docs) | set(judged))   # code order is docno order
+
+
+def test_arrow_vocabulary_with_non_string_judged_docnos_falls_back():
+    a = _vocab(pa.array(["1", "3"]), [2, "1"])
+    o = _vocab(np.asarray(["1", "3"], dtype=object), [2, "1"])
+    for x, y in zip(a, o):
+        assert np.array_equal(x, y)
+
+
+def test_unified_codes_over_many_files(tmp_path):
+    # several files (several dictionaries): codes point at the same strings as the lines say
+    lines = {"a": "1 Q0 x 1 3 t\n1 Q0 y 2 2 t\n2 Q0 z 1 1 t\n",
+             "b": "1 Q0 z 1 3 t\n2 Q0 x 1 2 t\n",
+             "c": "3 Q0 w 1 3 t\n1 Q0 y 1 2 t\n"}
+    paths = []
+    for name, text in lines.items():
+        (tmp_path / name).write_text(text)
+        paths.append(tmp_path / name)
+    for arrow_docnos in (False, True):
+        _, qc, qu, dc, du, _, _ = run_file_columns(paths, arrow_docnos=arrow_docnos)
+        du = np.asarray(du.to_pylist() if arrow_docnos else du, dtype=object)
+        want = [ln.split() for t in lines.values() for ln in t.splitlines()]
+        assert list(qu[qc]) == [w[0] for w in want]
+        assert list(du[dc]) == [w[2] for w in want]
+        assert len(set(du)) == len(du)
+
+
+def _small_case(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(40)]
+    qrels = pd.DataFrame({"qid": np.repeat(["1", "2", "3"], 20),
+                          "docno": np.concatenate([rng.choice(docs, 20, replace=False) for _ in range(3)]),
+                          "label": rng.integers(0, 3, 60)})
+    runs = {}
+    for r in range(3):
+        rows = [(q, d, float(rng.integers(0, 5))) for q in ("1", "2", "3")
+                for d in rng.choice(docs, 15, replace=False)]
+        f = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+        f["rank"] = f.groupby("qid").cumcount()
+        runs[f"r{r}"] = f
+    return qrels, runs
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "expected"])
+def test_one_version_product_equals_scipy_bit_for_bit(ties):
+    from pyterrier_noise.engine import position_weights
+    # the weighted bincount adds in the CSR product's order: identical floats, not merely close
+    qrels, runs = _small_case()
+    aligned = AlignedRuns.build(runs, JudgmentTable.from_qrels(qrels), ties=ties)
+    L = aligned.label_matrix()
+    for spec in (MeasureSpec("RBP", p=0.8), MeasureSpec("P", cutoff=10), MeasureSpec("DCG")):
+        w = aligned.effective_weights(spec, position_weights)
+        ours = aligned.weighted_sum(w, np.where(np.isnan(L), 0.0, L))
+        ref = aligned._sparse(w) @ np.where(np.isnan(L), 0.0, L)
+        assert ours.shape == ref.shape and np.array_equal(ours, ref)
+    # several versions go through scipy and agree with one version at a time
+    L3 = np.column_stack([L[:, 0], np.roll(L[:, 0], 1), np.where(np.isnan(L[:, 0]), 1.0, np.nan)])
+    v3 = aligned.evaluate([MeasureSpec("RBP", p=0.8, component="residual")], L3)
+    for r in range(3):
+        v1 = aligned.evaluate([MeasureSpec("RBP", p=0.8, component="residual")], L3[:, r])
+        assert np.array_equal(list(v3.values())[0][:, :, r], list(v1.values())[0][:, :, 0])
+
+
+def test_engine_and_measures_import_without_scipy_sparse():
+    # scipy.sparse (about 0.1 s) is imported only for several label versions at once
+    code = ("import sys, pyterrier_noise.engine.align, pyterrier_noise.engine.kernels; "
+            "print('scipy.sparse' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
