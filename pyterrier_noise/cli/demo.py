@@ -145,8 +145,8 @@ def _noisy_judges_section(runs: dict, qrels: Any, out: Path, report: Any, progre
     agree = summary[["kendall_tau", "tau_ap", "rbo"]]
     fates = summary[["kept_significant", "lost", "reversed", "gained"]]
     print("2. Noisy judges: 100 replicates of the qrels with random judge errors (TPR 0.93, FPR 0.07: the default")
-    print("   judge model, the main setting of Rashidi, Zobel & Moffat 2023). Agreement of each replicate's ranking with the unperturbed one")
-    print("   (Kendall's tau, tau_AP, rank-biased overlap; 1 = same order):")
+    print("   judge model, the main setting of Rashidi, Zobel & Moffat 2023). Agreement of each replicate's ranking")
+    print("   with the unperturbed one (Kendall's tau, tau_AP, rank-biased overlap; 1 = same order):")
     print("   " + agree.round(3).reset_index().to_string(index=False).replace("\n", "\n   "))
     print("   Significant pairs under the unperturbed qrels (paired t-test, alpha 0.05): " + ", ".join(
         f"{m} {int(n)}" for m, n in summary["significant_pairs"].items()) + ".")
@@ -162,7 +162,9 @@ def _selection_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
     qrels (Moffat, Webber & Zobel 2007)."""
     from ..report import selection_section
     from ..selection import compare_methods
-    budget = max(100, len(qrels) // 2)
+    # up to every judgment of the qrels: the methods differ in which documents they judge first, and
+    # the ranges of the top systems only come apart once most of what matters is judged
+    budget = len(qrels)
     checkpoints = sorted({budget // 4, budget // 2, budget})
     summary, results = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"), checkpoints=checkpoints,
                                        p_eval=[0.8])
@@ -170,12 +172,21 @@ def _selection_section(runs: dict, qrels: Any, out: Path, report: Any) -> None:
                         "sig_base_upper") if c in summary.columns]
     shown = summary[keep]
     print("3. Which documents to judge next: the qrels re-judged by depth pooling and Methods A, B, C")
-    print(f"   (RBP p = 0.8), at {', '.join(map(str, checkpoints))} judgments. 'top_residual' is the mean residual of the best third")
-    print("   of the systems; 'separated' the share of their pairs whose ranges no longer overlap; 'sig_base_upper'")
-    print("   the share where one's base is significantly above the other's upper bound (Wilcoxon, alpha 0.05).")
+    print(f"   (RBP p = 0.8), at {', '.join(map(str, checkpoints))} judgments. 'top_residual' is the mean residual")
+    print("   of the best third of the systems; 'separated' the share of their pairs whose ranges no longer overlap;")
+    print("   'sig_base_upper' the share where one's base is significantly above the other's upper bound")
+    print("   (Wilcoxon, alpha 0.05).")
     print("   " + shown.round(4).to_string(index=False).replace("\n", "\n   "))
+    last = shown[shown["judgments"] == shown["judgments"].max()].set_index("method")
     if (shown[[c for c in ("separated", "sig_base_upper") if c in shown]].fillna(0) == 0).all().all():
         print("   No pair of top systems is separated yet: the judgments are too few.")
+    elif "separated" in last:
+        best = last["separated"].idxmax()
+        print(f"   What to see: with the same {int(last['judgments'].max())} judgments, Method {best} separates "
+              f"{last.loc[best, 'separated']:.0%} of the top systems' pairs and depth pooling "
+              f"{last.loc['pool', 'separated']:.0%},")
+        print("   because it judges first the documents whose labels move the top systems' ranges (Moffat, Webber")
+        print("   and Zobel 2007).")
     summary.to_csv(out / "selection.tsv", sep="\t", index=False)
     selection_section(report, summary, results["C"].systems, heading="3. Which documents to judge next",
                       systems_method="C")

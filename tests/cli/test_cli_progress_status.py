@@ -44,3 +44,29 @@ def test_eval_has_quiet_and_evaluate_is_silent_when_stderr_is_captured(capsys, t
     res = evaluate({"r": run}, qrels, ["AP"], progress=True)
     assert res["value"].tolist() == [1.0]    # AP of a ranking with its one relevant document first
     assert capsys.readouterr().err == ""
+
+
+def test_a_slow_phase_of_a_command_shows_its_status_line_within_about_two_seconds(tmp_path, capsys, monkeypatch):
+    """``band`` with a banding made slow (2.5 s): the status line comes after the 2 s delay and says
+    when the phase ended; with --quiet nothing is said."""
+    import time
+
+    from pyterrier_noise.cli import main
+    from pyterrier_noise.ties import TieBanding
+    monkeypatch.setattr(_progress, "stderr_is_terminal", lambda: True)
+    slow = TieBanding.transform
+
+    def transform(self, frame):
+        time.sleep(2.5)
+        return slow(self, frame)
+
+    monkeypatch.setattr(TieBanding, "transform", transform)
+    run = tmp_path / "run"
+    run.write_text("".join(f"1 Q0 d{d} {d + 1} {10 - d} r\n" for d in range(5)))
+    for flag, shown in (("--progress", True), ("--quiet", False)):
+        assert main(["band", str(run), "--rho", "2", "--out", str(tmp_path / f"out{flag}"), flag]) == 0
+        err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("banding ")]
+        if shown:
+            assert err[0] == f"banding {run} ..." and err[1].startswith(f"banding {run}: done in "), err
+        else:
+            assert err == []

@@ -48,6 +48,20 @@ def test_demo_ends_with_every_file_it_wrote_what_to_open_and_the_commands(demo):
     assert not re.search(r"^\s+(measure|system)\s*$", stdout, re.M)
 
 
+def test_demo_judging_part_shows_a_method_separating_the_top_systems(demo):
+    """Part 3 runs to every judgment of the synthetic qrels, where the methods differ: the best one
+    separates some top pairs, and the text says which and by how much (from the written table)."""
+    out, stdout = demo
+    sel = pd.read_csv(out / "selection.tsv", sep="\t")
+    last = sel[sel["judgments"] == sel["judgments"].max()].set_index("method")
+    best = last["separated"].idxmax()
+    assert last.loc[best, "separated"] > last.loc["pool", "separated"]
+    assert (f"Method {best} separates {last.loc[best, 'separated']:.0%} of the top systems' pairs and depth "
+            f"pooling {last.loc['pool', 'separated']:.0%}") in stdout
+    part3 = stdout[stdout.index("3. Which documents"):stdout.index("4. Quantised")]
+    assert all(len(line) <= 120 for line in part3.splitlines())
+
+
 def test_demo_report_is_self_contained_with_a_section_per_part(demo):
     out, _ = demo
     page = (out / "report.html").read_text()
