@@ -309,3 +309,16 @@ def test_calibrate_refuses_a_gold_grade_off_the_scale(tmp_path):
                               rdir, "-m", "P@5", "--out", tmp_path / "out")
     assert code == 2
     assert "gold.txt, line 4" in stderr and "grade 7 is not on the scale" in stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--plan", "0", "--plan must be an integer >= 1, got 0"),
+    ("--correction-alpha", "2", "--correction-alpha must be strictly between 0 and 1, got 2.0"),
+])
+def test_calibrate_errors_name_the_option_typed(tmp_path, option, value, message):
+    rdir = _calibrate_files(tmp_path)
+    more = () if option == "--plan" else ("--gold", tmp_path / "gold.txt")
+    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", *more, rdir, "-m", "P@5",
+                              option, value, "--out", tmp_path / "out")
+    assert code == 2
+    assert f"error: {message}" in stderr

@@ -154,7 +154,8 @@ def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, 
                 print("pyterrier-noise: interrupted; nothing written", file=sys.stderr)
                 return 130
             except InputError as exc:
-                print(f"pyterrier-noise: error: {exc}", file=sys.stderr)
+                from ._outputs import name_option
+                print(f"pyterrier-noise: error: {name_option(exc, parser, argv, args)}", file=sys.stderr)
                 return 2
             except BrokenPipeError:
                 return 0
