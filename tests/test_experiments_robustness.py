@@ -73,6 +73,21 @@ def noisy(small):
                                  seed=7, baseline=2, correction="holm", perquery=True)
 
 
+def test_identical_runs_say_that_kendall_tau_is_undefined_without_a_numpy_warning(small):
+    runs, qrels, topics = small
+    first = next(iter(runs.values()))
+    import warnings
+    from pyterrier_noise._warnings import NoiseWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = robustness_experiment({"a": first, "b": first.copy()}, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1),
+                                    n_replicates=4, seed=3)
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+    said = [str(w.message) for w in caught if issubclass(w.category, NoiseWarning)]
+    assert any("AP: Kendall's tau is undefined (NaN) in every replicate" in m for m in said), said
+    assert math.isnan(res.summary.set_index("measure").loc["AP", "kendall_tau"])
+
+
 # ------------------------------------------------------------------------------------------------
 # zero noise
 
