@@ -487,6 +487,27 @@ def test_open_errors(tmp_path, coll):
         JudgingSession(tmp_path / "other.sqlite", runs=coll.runs, selector_factory=FakeSelector)
 
 
+@pytest.mark.parametrize("schema", ["CREATE TABLE notes(id INTEGER, body TEXT); INSERT INTO notes VALUES (1, 'x')",
+                                    "CREATE TABLE meta(key TEXT, value TEXT); INSERT INTO meta VALUES ('format', 'v2')",
+                                    "CREATE TABLE meta(a)"])
+@pytest.mark.parametrize("create", [True, False])
+def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, coll, schema, create):
+    """Another application's SQLite file (rollback journal) is refused before any PRAGMA that writes:
+    its bytes stay the same, and no -wal file appears."""
+    path = tmp_path / "app.sqlite"
+    other = sqlite3.connect(path)
+    other.executescript(schema)
+    other.commit()
+    other.close()
+    before = path.read_bytes()
+    kw = {"runs": coll.runs} if create else {"create": False}
+    with pytest.raises(SessionError, match="not a pyterrier-noise judging session .*the file was not changed"):
+        JudgingSession(path, selector_factory=FakeSelector, **kw)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.sqlite"]
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
 def test_concurrent_writers_are_refused(tmp_path, coll):
     path = tmp_path / "s.sqlite"
     s = JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector)
