@@ -565,11 +565,11 @@ def _robustness_argv(paths, out, n):
             "--tpr", "0.9", "--fpr", "0.1", "--replicates", n, "--quiet", "--no-plots", "--out", out]
 
 
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_robustness_interrupted_mid_run_then_a_rerun_succeeds(tmp_path, sig):
     import signal
 
-    from cli_helpers import signal_when, start_program, temporaries, write_collection
+    from cli_helpers import group_alive, signal_when, start_program, temporaries, write_collection
     paths = write_collection(tmp_path)
     out = tmp_path / "robust"
     proc = start_program(*_robustness_argv(paths, out, 20000))
@@ -577,8 +577,12 @@ def test_robustness_interrupted_mid_run_then_a_rerun_succeeds(tmp_path, sig):
     if sig == "SIGINT":
         assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
         assert not out.exists()
+    elif sig == "SIGTERM":      # as Ctrl-C: one line, nothing written, exit 128 + SIGTERM
+        assert status == 143 and err == "pyterrier-noise: terminated; nothing written\n"
+        assert not out.exists()
     else:
         assert status == -signal.SIGKILL
+    assert not group_alive(proc)         # no worker outlives the command
     assert main([str(a) for a in _robustness_argv(paths, out, 3)]) == 0
     assert temporaries(out) == [] and "summary.tsv" in json.loads((out / "manifest.json").read_text())["files"]
 
