@@ -924,3 +924,28 @@ def test_export_over_the_session_file_is_refused(tmp_path, coll, monkeypatch):
     assert path.read_bytes() == before
     with JudgingSession(path) as s:            # still a session, resumable
         assert s.n_judged == 3
+
+
+def test_cli_judge_sigterm_saves_the_judgments_and_resumes(tmp_path):
+    """SIGTERM mid-run of judge: one line saying what is saved, exit 143, no process left; the same
+    command then resumes from the saved judgments."""
+    import signal
+
+    from cli_helpers import group_alive, signal_when, start_program, write_collection
+
+    from pyterrier_noise import cli
+    paths = write_collection(tmp_path)
+    sess = tmp_path / "s.sqlite"
+    wal = tmp_path / "s.sqlite-wal"
+    argv = ["judge", "--session", sess, "--method", "pool", "--qrels", paths["qrels"], "--quiet",
+            *[paths[f"run{r}"] for r in range(5)]]
+    proc = start_program(*argv, "--budget", "9000")
+    status, err = signal_when(proc, lambda: wal.exists() and wal.stat().st_size > 200_000, signal.SIGTERM)
+    assert status == 143, err
+    assert err.startswith("\nterminated: ") and "judgments are saved in" in err and "Traceback" not in err, err
+    saved = int(err.split("terminated: ")[1].split()[0])
+    assert 0 < saved < 9000
+    assert not group_alive(proc)
+    assert cli.main([str(a) for a in argv[:-5]] + ["--budget", str(saved + 3)]) == 0
+    with JudgingSession(sess, create=False) as s:
+        assert s.n_judged == saved + 3
