@@ -3,7 +3,8 @@
 A worker started by :func:`worker_pool` asks the kernel (Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)``)
 to be killed when its parent dies, even by SIGKILL, and exits at once if the parent is already gone
 when it starts (the race between ``fork`` and ``prctl``); it ignores SIGINT, which the parent handles.
-While the pool is open, SIGTERM in the parent kills the workers and then ends the parent as
+While the pool is open, SIGTERM in the parent kills the workers and then calls the handler the
+program had installed (a command's: it unwinds as on Ctrl-C), or else ends the parent as
 SIGTERM's default action does (no Python-level shutdown that could wait on a worker); SIGINT
 raises :class:`KeyboardInterrupt` in the parent and the pool's ``with`` block terminates and
 joins the workers.  Elsewhere than Linux the workers are still terminated on every exit
@@ -62,14 +63,22 @@ def _die_with_parent(parent: int, init: Callable | None, args: tuple, state: tup
 
 
 _OPEN: list = []   # pools open in this process, for the SIGTERM handler
+_BEFORE: list = []  # the SIGTERM handler each open pool replaced (the first is the program's)
 
 
 def _end_with_workers(signum: int, frame) -> None:
-    """SIGTERM while a pool is open: kill its workers, then end as the default action would."""
+    """SIGTERM while a pool is open: kill its workers, then hand the signal to the program's own
+    handler (a command's: it unwinds, and the pool's ``with`` block ends), or end as the default
+    action would."""
     for pool in _OPEN:
         for proc in getattr(pool, "_pool", ()):
             with contextlib.suppress(OSError, TypeError):
                 os.kill(proc.pid, signal.SIGKILL)
+    before = _BEFORE[0] if _BEFORE else None
+    if callable(before):
+        signal.signal(signum, before)
+        before(signum, frame)
+        return
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 
@@ -101,6 +110,7 @@ def worker_pool(processes: int, initializer: Callable | None = None,
                         initargs=(os.getpid(), initializer, initargs, () if state is None else (state,)))
         _OPEN.append(pool)
         if main:
+            _BEFORE.append(old_term)
             signal.signal(signal.SIGTERM, _end_with_workers)
         yield pool
     finally:
@@ -109,4 +119,6 @@ def worker_pool(processes: int, initializer: Callable | None = None,
             pool.join()
             _OPEN.remove(pool)
         if main:
+            if _BEFORE:
+                _BEFORE.pop()
             signal.signal(signal.SIGTERM, signal.SIG_DFL if old_term is None else old_term)

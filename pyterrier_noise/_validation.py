@@ -23,7 +23,18 @@ class InputError(ValueError):
     """A run, qrels file, frame or parameter that cannot be used as given.
 
     The message says where (``file:line`` or ``column 'x', row n``) and what was expected.
+    ``param``: the parameter a ``check_*`` function refused (its message starts with that name),
+    so that the command line can name the option the user typed instead.
     """
+
+    param: str | None = None
+
+
+def _refused(name: str, message: str) -> InputError:
+    """An InputError about parameter ``name`` (see :attr:`InputError.param`)."""
+    exc = InputError(message)
+    exc.param = name
+    return exc
 
 
 def where(source: str | None, line: int | None = None, column: str | None = None,
@@ -59,11 +70,11 @@ def finite_array(name: str, x, what: str = "numeric scores") -> "np.ndarray":
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be {what} (array-like of numbers)") from None
+        raise _refused(name, f"{name} must be {what} (array-like of numbers)") from None
     bad = ~np.isfinite(arr)
     if bad.any():
         pos = tuple(int(v) for v in np.argwhere(bad)[0])
-        raise InputError(f"{name} has a non-finite value ({arr[pos]!r}) at index {pos}; "
+        raise _refused(name, f"{name} has a non-finite value ({arr[pos]!r}) at index {pos}; "
                          "every value must be a finite number")
     return arr
 
@@ -78,13 +89,13 @@ def check_number(name: str, value) -> float:
     """A finite number (not a bool), or an InputError naming the argument."""
     import math
     if _is_bool(value):
-        raise InputError(f"{name} must be a number, got {value!r}")
+        raise _refused(name, f"{name} must be a number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}") from None
+        raise _refused(name, f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(v):
-        raise InputError(f"{name} must be a finite number, got {value!r}")
+        raise _refused(name, f"{name} must be a finite number, got {value!r}")
     return v
 
 
@@ -97,7 +108,7 @@ def check_choice(name: str, value, choices, *, allow_none: bool = False):
     if value is None and allow_none:
         return None
     if value not in choices:
-        raise InputError(f"{name} must be {'None or ' if allow_none else ''}{_one_of(choices)}, got {value!r}")
+        raise _refused(name, f"{name} must be {'None or ' if allow_none else ''}{_one_of(choices)}, got {value!r}")
     return value
 
 
@@ -108,7 +119,7 @@ def check_ties(ties, choices=TIE_POLICIES, *, allow_none: bool = False, name: st
         return None
     if not isinstance(ties, str) or ties not in choices:
         also = " (or None for each measure's own)" if allow_none else ""
-        raise InputError(f"{name} must be {_one_of(choices)}{also}, got {ties!r}")
+        raise _refused(name, f"{name} must be {_one_of(choices)}{also}, got {ties!r}")
     return ties
 
 
@@ -119,7 +130,7 @@ def check_seed(seed, name: str = "seed", *, allow_none: bool = True) -> int | No
         return None
     if _is_bool(seed) or not isinstance(seed, numbers.Integral) or seed < 0:
         also = " (or None for fresh entropy)" if allow_none else ""
-        raise InputError(f"{name} must be a non-negative integer{also}, got {seed!r}")
+        raise _refused(name, f"{name} must be a non-negative integer{also}, got {seed!r}")
     return int(seed)
 
 
@@ -127,7 +138,7 @@ def check_rate(name: str, value) -> float:
     """A probability in the closed interval [0, 1] (a rate of 0 or 1 is a valid judge)."""
     v = check_number(name, value)
     if not 0.0 <= v <= 1.0:
-        raise InputError(f"{name} must be a probability in [0, 1], got {value!r}")
+        raise _refused(name, f"{name} must be a probability in [0, 1], got {value!r}")
     return v
 
 
@@ -137,7 +148,7 @@ def check_int(name: str, value, minimum: int | None = None) -> int:
     low = 1 if minimum is None else minimum
     if _is_bool(value) or not isinstance(value, numbers.Integral) or value < low:
         expected = "a positive integer" if minimum is None else f"an integer >= {minimum}"
-        raise InputError(f"{name} must be {expected}, got {value!r}")
+        raise _refused(name, f"{name} must be {expected}, got {value!r}")
     return int(value)
 
 
@@ -146,9 +157,9 @@ def check_probability(name: str, value: float) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number strictly between 0 and 1, got {value!r}") from None
+        raise _refused(name, f"{name} must be a number strictly between 0 and 1, got {value!r}") from None
     if not 0.0 < v < 1.0:
-        raise InputError(f"{name} must be strictly between 0 and 1, got {value!r}")
+        raise _refused(name, f"{name} must be strictly between 0 and 1, got {value!r}")
     return v
 
 
@@ -172,16 +183,16 @@ def check_confusion(name: str, matrix, labels=None, *, counts: bool = False, num
         except (TypeError, ValueError):
             same = list(matrix.columns) == list(matrix.index)
         if not same:
-            raise InputError(f"{name} frame's columns (observed labels) must be the same labels in the same order "
+            raise _refused(name, f"{name} frame's columns (observed labels) must be the same labels in the same order "
                              f"as its index (true labels), got index {list(matrix.index)} and columns "
                              f"{list(matrix.columns)}")
         matrix = matrix.to_numpy()
     try:
         m = np.asarray(matrix, dtype=np.float64)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a square matrix of {what}, got {matrix!r}") from None
+        raise _refused(name, f"{name} must be a square matrix of {what}, got {matrix!r}") from None
     if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < minimum:
-        raise InputError(f"{name} must be a square L x L matrix with L >= {minimum} (rows = true labels, columns = "
+        raise _refused(name, f"{name} must be a square L x L matrix with L >= {minimum} (rows = true labels, columns = "
                          f"observed labels), got shape {m.shape}")
     bad = ~np.isfinite(m) | (m < 0)
     if counts:
@@ -189,12 +200,13 @@ def check_confusion(name: str, matrix, labels=None, *, counts: bool = False, num
     if bad.any():
         i, j = np.argwhere(bad)[0]
         cell = "a non-negative integer count" if counts else "a probability >= 0"
-        raise InputError(f"{name} row {i}, column {j} must be {cell}, got {m[i, j].item()!r}")
+        raise _refused(name, f"{name} row {i}, column {j} must be {cell}, got {m[i, j].item()!r}")
     if not counts:
         sums = m.sum(axis=1)
         off = np.flatnonzero(np.abs(sums - 1.0) > 1e-9)
         if off.size:
-            raise InputError(f"{name} row {off[0]} sums to {sums[off[0]].item()!r}; every row (a true label) must sum "
+            raise _refused(
+                name, f"{name} row {off[0]} sums to {sums[off[0]].item()!r}; every row (a true label) must sum "
                              f"to 1: P(observed | true)")
     n = m.shape[0]
     labels = list(range(n)) if labels is None else [x.item() if hasattr(x, "item") else x for x in labels]

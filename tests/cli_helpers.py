@@ -88,6 +88,21 @@ def signal_when(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -
     return proc.returncode, err
 
 
+def group_alive(proc: subprocess.Popen, wait: float = 5.0) -> bool:
+    """Whether a process of ``proc``'s process group (a worker it started) is still alive ``wait``
+    seconds after it ended (workers killed with their parent need a moment to be reaped)."""
+    import time
+    end = time.monotonic() + wait
+    while True:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return False
+        if time.monotonic() > end:
+            return True
+        time.sleep(0.05)
+
+
 def dead_pid() -> int:
     """The id of a process that has ended (and been reaped)."""
     p = subprocess.Popen([sys.executable, "-c", "pass"])

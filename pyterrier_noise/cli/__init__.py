@@ -142,19 +142,23 @@ def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, 
                 from ._outputs import check_args
                 check_args(parser, argv, args)
                 return int(args.handler(args) or 0)
-            except KeyboardInterrupt:   # Ctrl-C: one line, exit 130 (128 + SIGINT), no partial output
+            except KeyboardInterrupt as exc:   # Ctrl-C: one line, exit 130 (128 + SIGINT), no partial output;
+                from ._process import Terminated   # SIGTERM: the same, exit 143 (128 + SIGTERM)
                 if as_program:
                     # the interrupt is handled: a second SIGINT (another Ctrl-C, or a late one: select
                     # was seen to die by SIGINT after printing this line in 1 of 25 runs, cause not
                     # pinned down) must not turn this exit into a death by signal
                     import signal
                     signal.signal(signal.SIGINT, signal.SIG_IGN)
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 from .._output import discard_temporaries
                 discard_temporaries()
-                print("pyterrier-noise: interrupted; nothing written", file=sys.stderr)
-                return 130
+                term = isinstance(exc, Terminated)
+                print(f"pyterrier-noise: {'terminated' if term else 'interrupted'}; nothing written", file=sys.stderr)
+                return 143 if term else 130
             except InputError as exc:
-                print(f"pyterrier-noise: error: {exc}", file=sys.stderr)
+                from ._outputs import name_option
+                print(f"pyterrier-noise: error: {name_option(exc, parser, argv, args)}", file=sys.stderr)
                 return 2
             except BrokenPipeError:
                 return 0

@@ -35,6 +35,22 @@ def command_actions(parser: argparse.ArgumentParser, argv: Sequence[str]) -> lis
         p = sub.choices[name]
 
 
+def name_option(exc: Exception, parser: argparse.ArgumentParser, argv: Sequence[str],
+                args: argparse.Namespace) -> str:
+    """The message of ``exc`` with the library parameter it names (``InputError.param``) replaced by the
+    option the user typed: the option of that destination (``correction_alpha`` -> ``--correction-alpha``)
+    or, where the library's name is not the option's, the command's ``option_names`` (``n`` -> ``--plan``)."""
+    text = str(exc)
+    param = getattr(exc, "param", None)
+    if not param or not text.startswith(param):
+        return text
+    option = getattr(args, "option_names", {}).get(param)
+    if option is None:
+        option = next((_label(a) for a in command_actions(parser, argv) if a.dest == param and a.option_strings),
+                      None)
+    return text if option is None else option + text[len(param):]
+
+
 def _label(a: argparse.Action) -> str:
     if a.option_strings:
         return next((o for o in a.option_strings if o.startswith("--")), a.option_strings[0])

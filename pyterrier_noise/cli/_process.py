@@ -18,7 +18,16 @@ import os
 import sys
 from typing import Iterator
 
-__all__ = ["WITHOUT_GC", "BATCH_MEMORY", "tuned", "batch_memory"]
+__all__ = ["WITHOUT_GC", "BATCH_MEMORY", "Terminated", "tuned", "batch_memory"]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM in a command: raised where the command is, so that it unwinds as a Ctrl-C does (a
+    session rolls back its step, worker pools are ended, temporaries removed), then exit 143."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated()
 
 #: commands that run without garbage collections, neither while they run nor at exit: bounded runs
 #: that leave almost no cyclic garbage (docs/selection.md)
@@ -43,9 +52,13 @@ def tuned(command: str | None, as_program: bool) -> Iterator[None]:
         batch_memory()
     if command in WITHOUT_GC:
         gc.disable()
+    import signal
+    # SIGTERM ends the command as Ctrl-C does (serve's uvicorn installs its own handler over this one)
+    old_term = signal.signal(signal.SIGTERM, _terminated)
     try:
         yield
     finally:
+        signal.signal(signal.SIGTERM, old_term)
         if command in WITHOUT_GC:
             gc.freeze()
 

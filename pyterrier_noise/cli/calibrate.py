@@ -104,7 +104,7 @@ def register_cli(subparsers: Any) -> None:
                    help="ppi / ppi++ use the cheap labels' probability column (P(relevant), e.g. llm-judge's from "
                         "the logprobs) as the prediction for P@k and RBP, instead of the hard label")
     p.add_argument("--no-plots", action="store_true", help="write the TSV files only")
-    p.set_defaults(handler=_cmd_calibrate)
+    p.set_defaults(handler=_cmd_calibrate, option_names={"n": "--plan"})
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:

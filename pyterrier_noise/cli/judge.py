@@ -153,10 +153,12 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         try:
             report = s.run(oracle, budget=args.budget, progress=args.qrels is not None and args.progress,
                            stop=options.stop_rule(args))
-        except KeyboardInterrupt:
-            print(f"\ninterrupted: {s.n_judged} judgments are saved in {args.session}; "
+        except KeyboardInterrupt as exc:
+            from ._process import Terminated
+            term = isinstance(exc, Terminated)
+            print(f"\n{'terminated' if term else 'interrupted'}: {s.n_judged} judgments are saved in {args.session}; "
                   f"run the same command to resume", file=sys.stderr)
-            return 130
+            return 143 if term else 130
         why = {"budget": "budget reached", "exhausted": "no candidate left", "quit": "quit",
                "limit": "step limit reached", "stopped": f"stop rule: {report.detail}"}[report.reason]
         print(f"session {args.session}: {s.n_judged} judgments ({report.judged} new), {s.n_bypassed} bypassed; "

@@ -186,4 +186,4 @@ def register_cli(subparsers: Any) -> None:
                    help="probability that an answer is missing, overall or per question (default: 0)")
     s.add_argument("--rel", type=float, default=1.0, help="lowest relevant label: label >= REL (default: 1)")
     s.add_argument("--no-gold", action="store_true", help="mark no gold pairs")
-    s.set_defaults(handler=_cmd_simulate)
+    s.set_defaults(handler=_cmd_simulate, option_names={"relevant_from": "--rel"})

@@ -13,6 +13,7 @@ Methods (see :mod:`.estimators`): ``naive`` (today's practice), ``goldberg`` (Go
 """
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,7 +230,7 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     ``ppi`` and ``ppi++``; ``goldberg`` needs the pair design.  Estimates a method cannot give are
     NaN, with one warning that names them.
     """
-    from ..io.cheap import read_cheap_qrels
+    from ..io.cheap import check_grades, read_cheap_qrels
     from ..io import read_qrels
     from ..measures import to_spec
 
@@ -244,6 +245,8 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     correction_alpha = check_probability("correction_alpha", correction_alpha)
     cheap_q = read_cheap_qrels(cheap)
     gold_q = read_qrels(gold)
+    gold_path = Path(gold) if isinstance(gold, (str, os.PathLike)) else None
+    check_grades(gold_q, str(gold_path) if gold_path is not None else "gold labels", path=gold_path)
     if isinstance(runs, (list, tuple)) and runs and isinstance(runs[0], pd.DataFrame):
         names = list(names) if names is not None else [f"run{i}" for i in range(len(runs))]
         runs = dict(zip(names, runs))

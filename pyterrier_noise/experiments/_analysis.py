@@ -67,6 +67,18 @@ def _sd(x: np.ndarray) -> float:
     return float(np.nanstd(x, ddof=1)) if np.sum(~np.isnan(x)) > 1 else 0.0
 
 
+def _tau_mean(tau: np.ndarray, measure: str) -> float:
+    """The mean Kendall tau over the replicates where it is defined; where it is nowhere (every system
+    scores the same, before or after perturbation: a ranking of ties has no order to agree with) NaN,
+    said in a sentence rather than numpy's "Mean of empty slice"."""
+    if np.isnan(tau).all():
+        from .._warnings import warn
+        warn(f"{measure}: Kendall's tau is undefined (NaN) in every replicate: every system has the same "
+             f"score (identical runs?), so the ranking has no order to agree with")
+        return float("nan")
+    return float(np.nanmean(tau))
+
+
 def _ratio(num: float, den: float) -> float:
     return float(num) / float(den) if den else float("nan")
 
@@ -330,7 +342,7 @@ class Analysis:
         t = st.tot
         rows["summ"] = {
             "measure": m, "n_systems": S, "n_topics": len(res.topics), "n_replicates": R,
-            "kendall_tau": float(np.nanmean(tau)), "kendall_tau_sd": _sd(tau),
+            "kendall_tau": _tau_mean(tau, m), "kendall_tau_sd": _sd(tau),
             "tau_ap": float(np.mean(tap)), "tau_ap_sd": _sd(tap),
             "rbo": float(np.mean(rb)), "rbo_sd": _sd(rb),
             "n_pairs": len(i), "significant_pairs": int(sig0.sum()),

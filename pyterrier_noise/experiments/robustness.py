@@ -194,7 +194,8 @@ def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: 
     the runs to it once per tie policy."""
     names, files, results = _read_systems(retr_systems, topics, names)
     if len(names) < 2:
-        raise InputError(f"a robustness experiment needs at least 2 systems, got {len(names)}")
+        read = f" (read as a run: {', '.join(map(str, files))})" if files else ""
+        raise InputError(f"a robustness experiment needs at least 2 systems, got {len(names)}{read}")
     baseline_index(baseline, names)  # fail before the expensive part
     table, wanted = _judgment_table(qrels, topics, on_topic_mismatch)
     runs = files if files is not None else {name: as_run(res, name) for name, res in zip(names, results)}

@@ -227,7 +227,8 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
         raise InputError(f"reference {reference!r} is not one of the versions {vnames}")
     names, runs = _systems(retr_systems, topics, names)
     if len(names) < 2:
-        raise InputError(f"a label-versions experiment needs at least 2 systems, got {len(names)}")
+        raise InputError(f"a label-versions experiment needs at least 2 systems, got {len(names)} "
+                         f"({', '.join(map(str, names)) or 'none'})")
     bases = _baselines(baseline, names)
     evaluated = _evaluated_topics(judged, reference, topics, on_topic_mismatch)
     table, L = label_matrix(versions, evaluated, unjudged)

@@ -19,7 +19,10 @@ import pandas as pd
 from .._validation import InputError
 from .read import read_qrels
 
-__all__ = ["read_cheap_qrels", "CHEAP_COLUMNS"]
+__all__ = ["read_cheap_qrels", "check_grades", "CHEAP_COLUMNS", "GRADES"]
+
+#: the grades a cheap or gold label may take: UMBRELA's 0-3 scale (Upadhyay et al. 2024)
+GRADES = (0, 1, 2, 3)
 
 #: accepted names of each column, in order of preference
 CHEAP_COLUMNS = {
@@ -61,17 +64,48 @@ def _normalise(frame: pd.DataFrame, where: str, line_of: Any = None) -> pd.DataF
             i = int(np.flatnonzero((vals < 0) | (vals > 1))[0])
             raise InputError(f"{where}, {line(i)}: column {c!r} is a probability in [0, 1], got {float(vals[i]):g}")
         out[role] = vals
-    lab = out["label"].to_numpy()
-    if (lab != np.round(lab)).any():
-        i = int(np.flatnonzero(lab != np.round(lab))[0])
-        raise InputError(f"{where}, {line(i)}: grade {float(lab[i]):g} is not a whole number (expected 0-3)")
-    out["label"] = lab.astype(np.int64)
+    check_grades(out, where, line_of)
+    out["label"] = out["label"].to_numpy().astype(np.int64)
     dup = out.duplicated(["qid", "docno"])
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
         raise InputError(f"{where}, {line(i)}: pair qid={out['qid'].iloc[i]!r} docno={out['docno'].iloc[i]!r} "
                          f"is labelled twice ({int(dup.sum())} duplicate(s)); aggregate the labels first")
     return out
+
+
+def _file_line(path: Path, qid: str, docno: str) -> str:
+    """The line of a TREC qrels file that labels ``qid, docno`` (for messages), or ``""``."""
+    try:
+        opener = __import__("gzip").open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for n, text in enumerate(f, start=1):
+                fields = text.split()
+                if len(fields) >= 4 and fields[0] == qid and fields[2] == docno:
+                    return f"line {n}"
+    except OSError:
+        pass
+    return ""
+
+
+def check_grades(frame: pd.DataFrame, where: str, line_of: Any = None, path: Path | None = None) -> None:
+    """Refuse a label that is not one of :data:`GRADES` (a fraction, a 7 on the 0-3 scale, a -1),
+    naming ``where``, the line (``line_of[i]``, or found in the TREC file ``path``) or row, and the
+    allowed grades."""
+    lab = pd.to_numeric(frame["label"], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isin(lab, GRADES)
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    if line_of is not None:
+        at = f"line {line_of[i]}"
+    else:
+        at = (_file_line(path, str(frame["qid"].iloc[i]), str(frame["docno"].iloc[i])) if path is not None
+              else "") or f"row {i}"
+    kind = "not a whole number" if np.isfinite(lab[i]) and lab[i] != np.round(lab[i]) else "not on the scale"
+    raise InputError(f"{where}, {at}: grade {float(lab[i]):g} is {kind} (qid {frame['qid'].iloc[i]!r}, docno "
+                     f"{frame['docno'].iloc[i]!r}); the grades are {', '.join(map(str, GRADES))} "
+                     f"({int(bad.sum())} such label(s))")
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
@@ -115,10 +149,14 @@ def read_cheap_qrels(source: Any) -> pd.DataFrame:
     """
     if isinstance(source, pd.DataFrame):
         if {"qid", "docno", "label"} <= set(source.columns) and "probability" not in source.columns:
-            return read_qrels(source)
+            out = read_qrels(source)
+            check_grades(out, "cheap labels frame")
+            return out
         return _normalise(source, "cheap labels frame")
     if not isinstance(source, (str, os.PathLike)):
-        return read_qrels(source)
+        out = read_qrels(source)
+        check_grades(out, "cheap labels")
+        return out
     path = Path(source)
     if not path.is_file():
         raise InputError(f"{path}: no such file")
@@ -133,4 +171,6 @@ def read_cheap_qrels(source: Any) -> pd.DataFrame:
             raise InputError(f"{path}: cannot read as {'TSV' if sep == chr(9) else 'CSV'} ({exc})") from None
         # data rows start at line 2 (line 1 is the header)
         return _normalise(frame, str(path), np.arange(2, len(frame) + 2))
-    return read_qrels(path)
+    out = read_qrels(path)
+    check_grades(out, str(path), path=path)
+    return out

@@ -28,7 +28,8 @@ def run_name(path: Path) -> str:
 
 
 def list_run_files(directory: Path) -> list[Path]:
-    """The run files of a directory (hidden files and subdirectories skipped), sorted by name.  An
+    """The run files of a directory (hidden files skipped; a subdirectory or other entry that is not a
+    file skipped with a warning naming it; every other file is read as a run), sorted by name.  An
     entry that is a symlink leading nowhere (a missing target or a loop) is an error naming it:
     it would otherwise be a run silently missing from the results."""
     entries = [p for p in directory.iterdir() if not p.name.startswith(".")]
@@ -39,6 +40,12 @@ def list_run_files(directory: Path) -> list[Path]:
                          f" that lead{'s' if len(broken) == 1 else ''} nowhere (a missing target or a loop): {shown}; "
                          "fix or remove them")
     files = sorted(p for p in entries if p.is_file())
+    others = sorted(p.name + ("/" if p.is_dir() else "") for p in entries if not p.is_file())
+    if others:    # a subdirectory, a FIFO, a socket: said, not skipped in silence
+        from .._validation import announce
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        announce(f"{directory}: {len(others)} entr{'y is' if len(others) == 1 else 'ies are'} not a file and "
+                 f"{'is' if len(others) == 1 else 'are'} not read as a run: {shown}")
     if not files:
         raise InputError(f"{directory}: the directory holds no run files")
     return files

@@ -712,6 +712,10 @@ def _connect(path: Path, timeout: float) -> sqlite3.Connection:
         raise SessionError(f"{path}: cannot open the session file ({exc})") from None
     try:
         conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+        foreign = _foreign_format(conn, "meta")   # before any PRAGMA that writes: another file stays as it was
+        if foreign is not None:
+            raise SessionError(f"{path}: not a pyterrier-noise judging session ({foreign}, expected format "
+                               f"{FORMAT!r}); the file was not changed")
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise SessionError(f"{path}: SQLite refused the WAL journal (journal_mode={mode})")
@@ -728,4 +732,28 @@ def _connect(path: Path, timeout: float) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise SessionError(f"{path}: not a judging session file ({exc})") from None
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def foreign_format(conn: sqlite3.Connection, table: str, expected: str) -> str | None:
+    """Why the SQLite file of ``conn`` is not one of ours (its tables without ``table``, or a ``format``
+    in ``table`` other than ``expected``), or None (ours, or an empty file).  Reads only: called before
+    any PRAGMA or statement that writes, so that a foreign file is refused untouched."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    if not tables:
+        return None
+    if table not in tables:
+        shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+        return f"its tables are {shown}"
+    try:
+        row = conn.execute(f"SELECT value FROM {table} WHERE key='format'").fetchone()
+    except sqlite3.OperationalError:
+        return f"its table {table!r} has no key and value columns"
+    return None if row is not None and row[0] == expected else f"format {None if row is None else row[0]!r}"
+
+
+def _foreign_format(conn: sqlite3.Connection, table: str) -> str | None:
+    return foreign_format(conn, table, FORMAT)

@@ -90,6 +90,8 @@ class TieBanding(pt.Transformer):
         if len(inp) == 0:
             return _empty(inp, score="float64", band="int64")
         _check_unique(inp, ["qid", "docno"], self)
+        if "score" in inp.columns:     # replaced by 1 / band, but a NaN or inf score is refused as the CLI does
+            _numeric(inp, "score", self)
         keys = _order_keys(inp, by, self)
         perm = np.lexsort((*keys, _codes(inp["qid"])))
         pos = _positions(_codes(inp["qid"])[perm])

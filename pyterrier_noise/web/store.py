@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError
+from ..selection.store import foreign_format
 from .._vocab import WEB_ROLES
 from . import auth
 
@@ -204,6 +205,11 @@ class WebStore:
             problems = [str(r[0]) for r in rows if str(r[0]).lower() != "ok"]
             if problems:
                 raise sqlite3.DatabaseError("; ".join(problems))
+            foreign = foreign_format(self.conn, "web_meta", _FORMAT)   # before anything that writes
+            if foreign is not None:
+                self.close()
+                raise WebError(f"{self.path}: not a judging server file ({foreign}, expected format {_FORMAT!r}); "
+                               f"the file was not changed")
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             with self.tx() as c:

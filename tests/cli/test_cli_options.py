@@ -89,3 +89,23 @@ def test_options_have_one_spelling(capsys):
     with pytest.raises(SystemExit):     # --relevant-from was its name before the first release
         sub.parse_args(["--out", "c.csv", "--relevant-from", "2"])
     assert "--relevant-from" not in sub.format_help() and "--rel " in sub.format_help()
+
+
+def test_option_names_map_to_options_of_their_command():
+    """A command's ``option_names`` (library parameter -> option, for errors) names options it has."""
+    import argparse
+
+    from pyterrier_noise.cli import _parser
+    parser = _parser(None, [])
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found = 0
+    stack = list(sub.choices.values())
+    while stack:
+        p = stack.pop()
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                stack.extend(a.choices.values())
+        for param, option in (p.get_default("option_names") or {}).items():
+            found += 1
+            assert any(option in a.option_strings for a in p._actions), (p.prog, param, option)
+    assert found >= 2

@@ -78,7 +78,7 @@ def test_round_needs_exactly_one_rule(t31_file, tmp_path):
     assert run_cli("round", t31_file, "--out", tmp_path / "x")[0] == 2
     assert run_cli("round", "--decimals", "1", "--sig-digits", "2", t31_file, "--out", tmp_path / "x")[0] == 2
     status, _, err = run_cli("round", "--sig-digits", "0", t31_file, "--out", tmp_path / "x")
-    assert status == 2 and "sig_digits must be a positive integer" in err
+    assert status == 2 and "--sig-digits must be a positive integer, got 0" in err
 
 
 def two_runs(tmp_path: Path) -> tuple[Path, pd.DataFrame]:

@@ -287,3 +287,40 @@ def test_design_frame_round_trip_and_errors():
         GoldSample.from_design_frame(table, bad)
     with pytest.raises(InputError, match="missing column"):
         GoldSample.from_design_frame(table, frame.drop(columns="stratum"))
+
+
+@pytest.mark.parametrize("which, text, where", [
+    ("cheap.jsonl", '{"qid": "1", "docid": "d0", "grade": 7}\n', "cheap.jsonl, line 1"),
+    ("cheap.csv", "qid,docid,grade\n1,d0,2\n1,d1,-1\n", "cheap.csv, line 3"),
+    ("cheap.txt", "1 0 d0 1\n1 0 d1 7\n", "cheap.txt, line 2"),
+])
+def test_cheap_grades_off_the_scale_are_refused_with_file_and_line(tmp_path, which, text, where):
+    f = tmp_path / which
+    f.write_text(text)
+    with pytest.raises(InputError, match=rf"{where}: grade -?\d+ is not on the scale .*; the grades are 0, 1, 2, 3"):
+        read_cheap_qrels(f)
+
+
+def test_calibrate_refuses_a_gold_grade_off_the_scale(tmp_path):
+    rdir = _calibrate_files(tmp_path)
+    gold = (tmp_path / "gold.txt").read_text().splitlines()
+    q, it, d, _ = gold[3].split()
+    gold[3] = f"{q} {it} {d} 7"
+    (tmp_path / "gold.txt").write_text("\n".join(gold) + "\n")
+    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt",
+                              rdir, "-m", "P@5", "--out", tmp_path / "out")
+    assert code == 2
+    assert "gold.txt, line 4" in stderr and "grade 7 is not on the scale" in stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--plan", "0", "--plan must be an integer >= 1, got 0"),
+    ("--correction-alpha", "2", "--correction-alpha must be strictly between 0 and 1, got 2.0"),
+])
+def test_calibrate_errors_name_the_option_typed(tmp_path, option, value, message):
+    rdir = _calibrate_files(tmp_path)
+    more = () if option == "--plan" else ("--gold", tmp_path / "gold.txt")
+    code, _, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", *more, rdir, "-m", "P@5",
+                              option, value, "--out", tmp_path / "out")
+    assert code == 2
+    assert f"error: {message}" in stderr

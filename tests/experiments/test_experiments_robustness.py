@@ -67,6 +67,21 @@ def noisy(small):
                                  seed=7, baseline=2, correction="holm", perquery=True)
 
 
+def test_identical_runs_say_that_kendall_tau_is_undefined_without_a_numpy_warning(small):
+    runs, qrels, topics = small
+    first = next(iter(runs.values()))
+    import warnings
+    from pyterrier_noise._warnings import NoiseWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = robustness_experiment({"a": first, "b": first.copy()}, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1),
+                                    n_replicates=4, seed=3)
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+    said = [str(w.message) for w in caught if issubclass(w.category, NoiseWarning)]
+    assert any("AP: Kendall's tau is undefined (NaN) in every replicate" in m for m in said), said
+    assert math.isnan(res.summary.set_index("measure").loc["AP", "kendall_tau"])
+
+
 # ------------------------------------------------------------------------------------------------
 # zero noise
 
@@ -545,11 +560,11 @@ def _robustness_argv(paths, out, n):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
 def test_robustness_interrupted_mid_run_then_a_rerun_succeeds(tmp_path, sig):
     import signal
 
-    from cli_helpers import signal_when, start_program, temporaries, write_collection
+    from cli_helpers import group_alive, signal_when, start_program, temporaries, write_collection
     paths = write_collection(tmp_path)
     out = tmp_path / "robust"
     proc = start_program(*_robustness_argv(paths, out, 20000))
@@ -557,8 +572,12 @@ def test_robustness_interrupted_mid_run_then_a_rerun_succeeds(tmp_path, sig):
     if sig == "SIGINT":
         assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
         assert not out.exists()
+    elif sig == "SIGTERM":      # as Ctrl-C: one line, nothing written, exit 128 + SIGTERM
+        assert status == 143 and err == "pyterrier-noise: terminated; nothing written\n"
+        assert not out.exists()
     else:
         assert status == -signal.SIGKILL
+    assert not group_alive(proc)         # no worker outlives the command
     assert main([str(a) for a in _robustness_argv(paths, out, 3)]) == 0
     assert temporaries(out) == [] and "summary.tsv" in json.loads((out / "manifest.json").read_text())["files"]
 

@@ -271,6 +271,25 @@ def test_a_run_directory_entry_leading_nowhere_is_named(tmp_path, link):
     assert sorted(read_runs(d)) == ["a", "b"]
 
 
+def test_run_directory_entries_not_read_as_runs_are_named(tmp_path):
+    """A subdirectory is skipped with a warning naming it; a README is read as a run, and the errors
+    say so: the parse error names the file and line, the count of systems names the file."""
+    from cli_helpers import run_cli
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "README.md").write_text("# My runs\n")
+    (d / "plots").mkdir()
+    (tmp_path / "q").write_text("1 0 d1 1\n2 0 d1 0\n")
+    with pytest.warns(CoercionWarning, match=r"1 entry is not a file and is not read as a run: plots/"):
+        with pytest.raises(InputError, match=r"README.md line 1: expected 6 whitespace-separated fields"):
+            read_runs(d)
+    status, _, err = run_cli("robustness", tmp_path / "q", d, "-m", "P@1", "--out", tmp_path / "out")
+    assert status == 2 and "needs at least 2 systems, got 1 (read as a run: " in err and "README.md)" in err, err
+    (d / "a").write_text(RUN_LINES)
+    status, _, err = run_cli("eval", "-m", "P@1", tmp_path / "q", d)
+    assert status == 2 and "README.md line 1: expected 6 whitespace-separated fields" in err, err
+
+
 def test_identifiers_with_spaces_between_tabs_are_split_as_trec_eval_and_counted(tmp_path):
     # issue 30: a qrels docno with a trailing space gave AP 0.0 without a word; trec_eval splits a line
     # at any run of whitespace, so 'd2 ' is 'd2': read so, with one warning counting the lines

@@ -999,15 +999,17 @@ def _staged(out: Path) -> int:
 
 
 @pytest.mark.slow
-def test_perturb_ctrl_c_mid_write_keeps_nothing(tmp_path):
+@pytest.mark.parametrize("sig, status_word", [("SIGINT", (130, "interrupted")), ("SIGTERM", (143, "terminated"))])
+def test_perturb_ctrl_c_mid_write_keeps_nothing(tmp_path, sig, status_word):
     import signal
 
-    from cli_helpers import signal_when, start_program, write_collection
+    from cli_helpers import group_alive, signal_when, start_program, write_collection
     qrels = write_collection(tmp_path, runs=0)["qrels"]
     out = tmp_path / "reps"
     proc = start_program(*_perturb_argv(qrels, out, 3000))
-    status, err = signal_when(proc, lambda: _staged(out) >= 3, signal.SIGINT)
-    assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
+    status, err = signal_when(proc, lambda: _staged(out) >= 3, getattr(signal, sig))
+    assert (status, err) == (status_word[0], f"pyterrier-noise: {status_word[1]}; nothing written\n")
+    assert not group_alive(proc)
     assert not out.exists()          # no replicate, no manifest, no temporary folder: the new folder is gone
     assert main([str(a) for a in _perturb_argv(qrels, out, 4)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json"] + [f"replicate-000{i}.qrels" for i in range(1, 5)]

@@ -807,19 +807,22 @@ def test_system_bounds_are_the_per_run_means_of_bounds(p):
     assert per_topic["projected"].isna().any()   # the fallback is exercised
 
 
-def test_select_ctrl_c_mid_run_is_one_line_and_exit_130(tmp_path):
-    # issue 30: a raw KeyboardInterrupt traceback before; a rerun then succeeds without --force
+@pytest.mark.parametrize("sig, status_word", [("SIGINT", (130, "interrupted")), ("SIGTERM", (143, "terminated"))])
+def test_select_ctrl_c_mid_run_is_one_line_and_exit_130(tmp_path, sig, status_word):
+    # issue 30: a raw KeyboardInterrupt traceback before; a rerun then succeeds without --force.
+    # SIGTERM ends it the same way, with exit 143
     import signal
 
-    from cli_helpers import signal_when, start_program, temporaries, write_collection
+    from cli_helpers import group_alive, signal_when, start_program, temporaries, write_collection
 
     from pyterrier_noise.cli import main
     paths = write_collection(tmp_path)
     out = tmp_path / "sel"
     argv = ["select", paths["qrels"], *[paths[f"run{r}"] for r in range(5)], "--quiet", "--out", out]
     proc = start_program(*argv, "--budget", "10000")
-    status, err = signal_when(proc, out.exists, signal.SIGINT)
-    assert status == 130 and err == "pyterrier-noise: interrupted; nothing written\n"
+    status, err = signal_when(proc, out.exists, getattr(signal, sig))
+    assert (status, err) == (status_word[0], f"pyterrier-noise: {status_word[1]}; nothing written\n")
+    assert not group_alive(proc)
     assert not out.exists()
     assert main([str(a) for a in argv] + ["--budget", "20"]) == 0
     assert temporaries(out) == [] and (out / "judgments.tsv").exists()

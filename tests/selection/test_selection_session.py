@@ -495,6 +495,27 @@ def test_open_errors(tmp_path, coll):
         JudgingSession(tmp_path / "other.sqlite", runs=coll.runs, selector_factory=FakeSelector)
 
 
+@pytest.mark.parametrize("schema", ["CREATE TABLE notes(id INTEGER, body TEXT); INSERT INTO notes VALUES (1, 'x')",
+                                    "CREATE TABLE meta(key TEXT, value TEXT); INSERT INTO meta VALUES ('format', 'v2')",
+                                    "CREATE TABLE meta(a)"])
+@pytest.mark.parametrize("create", [True, False])
+def test_a_foreign_sqlite_file_is_refused_untouched(tmp_path, coll, schema, create):
+    """Another application's SQLite file (rollback journal) is refused before any PRAGMA that writes:
+    its bytes stay the same, and no -wal file appears."""
+    path = tmp_path / "app.sqlite"
+    other = sqlite3.connect(path)
+    other.executescript(schema)
+    other.commit()
+    other.close()
+    before = path.read_bytes()
+    kw = {"runs": coll.runs} if create else {"create": False}
+    with pytest.raises(SessionError, match="not a pyterrier-noise judging session .*the file was not changed"):
+        JudgingSession(path, selector_factory=FakeSelector, **kw)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.sqlite"]
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
 def test_concurrent_writers_are_refused(tmp_path, coll):
     path = tmp_path / "s.sqlite"
     s = JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector)
@@ -911,3 +932,28 @@ def test_export_over_the_session_file_is_refused(tmp_path, coll, monkeypatch):
     assert path.read_bytes() == before
     with JudgingSession(path) as s:            # still a session, resumable
         assert s.n_judged == 3
+
+
+def test_cli_judge_sigterm_saves_the_judgments_and_resumes(tmp_path):
+    """SIGTERM mid-run of judge: one line saying what is saved, exit 143, no process left; the same
+    command then resumes from the saved judgments."""
+    import signal
+
+    from cli_helpers import group_alive, signal_when, start_program, write_collection
+
+    from pyterrier_noise import cli
+    paths = write_collection(tmp_path)
+    sess = tmp_path / "s.sqlite"
+    wal = tmp_path / "s.sqlite-wal"
+    argv = ["judge", "--session", sess, "--method", "pool", "--qrels", paths["qrels"], "--quiet",
+            *[paths[f"run{r}"] for r in range(5)]]
+    proc = start_program(*argv, "--budget", "9000")
+    status, err = signal_when(proc, lambda: wal.exists() and wal.stat().st_size > 200_000, signal.SIGTERM)
+    assert status == 143, err
+    assert err.startswith("\nterminated: ") and "judgments are saved in" in err and "Traceback" not in err, err
+    saved = int(err.split("terminated: ")[1].split()[0])
+    assert 0 < saved < 9000
+    assert not group_alive(proc)
+    assert cli.main([str(a) for a in argv[:-5]] + ["--budget", str(saved + 3)]) == 0
+    with JudgingSession(sess, create=False) as s:
+        assert s.n_judged == saved + 3

@@ -385,6 +385,21 @@ def test_tiebreaker_validation():
         TieBreaker()(dup)
 
 
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("make", [lambda: TieBanding(2), lambda: TieBanding(2, by="input"),
+                                  lambda: TieBanding(2, by="given"), lambda: TieBanding(2, by="trec_eval"),
+                                  lambda: TieBreaker("input"), lambda: TieBreaker("given"),
+                                  lambda: ScoreRounding(decimals=1)])
+@pytest.mark.parametrize("with_rank", [False, True])
+def test_every_tie_transformer_refuses_a_non_finite_score_naming_the_row(make, value, with_rank):
+    bad = t31_frame()
+    if with_rank:
+        bad = bad.assign(rank=np.arange(len(bad)))
+    bad.loc[3, "score"] = value
+    with pytest.raises(InputError, match=r"column 'score', row 3 \(qid .*\): expected a finite number"):
+        make()(bad)
+
+
 def test_text_scores_are_converted_with_a_warning():
     df = t31_frame().assign(score=[str(s) for s in T31_SIM])
     with pytest.warns(CoercionWarning, match="10 values changed"):

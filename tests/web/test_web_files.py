@@ -297,3 +297,19 @@ def test_a_failed_undo_changes_nothing_and_can_be_tried_again(tmp_path):
         assert alice.post("/assess/undo", {"judgment": str(last["id"])}, follow_redirects=False).status_code == 303
         u = alice.task()
         assert u["redo"] and (u["qid"], u["docno"]) == (t["qid"], t["docno"])
+
+
+def test_a_foreign_sqlite_file_as_the_server_file_is_refused_untouched(tmp_path):
+    """Another application's SQLite file where the server file goes is refused before any PRAGMA or
+    table that writes: its bytes stay the same."""
+    from pyterrier_noise.web.store import WebStore
+    path = companion_path(tmp_path / "s.sqlite")
+    other = sqlite3.connect(path)
+    other.executescript("CREATE TABLE notes(id INTEGER, body TEXT); INSERT INTO notes VALUES (1, 'x');")
+    other.commit()
+    other.close()
+    before = path.read_bytes()
+    with pytest.raises(WebError, match=r"not a judging server file \(its tables are notes.*the file was not changed"):
+        WebStore(tmp_path / "s.sqlite")
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
