@@ -8,12 +8,14 @@ user types::
     pyterrier-noise select QRELS RUN... --method C --budget 2000 --out DIR --quiet
 
 ``--repeat`` times per size (alternating sizes), and prints the median per size and its ratio to
-the smallest size.  The cost of a judgment should not depend on the number of topics: the target
+the smallest size; and, in a fresh process, the selection loop alone (the 2,000 proposals and
+recordings after the selector is built and the qrels' labels looked up).  ``--before CHECKOUT``
+times another checkout's package alongside, alternating.  The cost of a judgment should not depend on the number of topics: the target
 is 2,000 judgments on 100,000 topics within 2x of the same on 1,000 topics (reading the larger
 files is part of both times).
 
 Usage:  python benchmarks/selection_topics.py [--topics 1000 10000 100000] [--repeat 3]
-        [--budget 2000] [--method C] [--dir DIR]
+        [--budget 2000] [--method C] [--before CHECKOUT] [--dir DIR]
 """
 from __future__ import annotations
 
@@ -59,13 +61,35 @@ def generate(n_topics: int, root: Path, seed: int = 0) -> tuple[Path, list[Path]
     return qrels, runs
 
 
-def run_once(qrels: Path, runs: list[Path], out: Path, budget: int, method: str) -> float:
+def run_once(qrels: Path, runs: list[Path], out: Path, budget: int, method: str, source: Path = ROOT) -> float:
     cmd = [sys.executable, "-m", "pyterrier_noise.cli", "select", str(qrels), *map(str, runs),
            "--method", method, "--budget", str(budget), "--out", str(out), "--force", "--quiet"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t0
+
+
+LOOP = r'''
+import sys, time
+from pyterrier_noise.io import read_qrels
+from pyterrier_noise.selection import JudgmentSelector
+qrels, method, budget, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+q = read_qrels(qrels)
+sel = JudgmentSelector({f"r{i}": r for i, r in enumerate(runs)}, method=method)
+sel.judge(q, 0)   # the qrels' labels looked up once
+t0 = time.perf_counter()
+sel.judge(q, budget)
+print(time.perf_counter() - t0)
+'''
+
+
+def loop_once(qrels: Path, runs: list[Path], budget: int, method: str, source: Path = ROOT) -> float:
+    """The selection loop alone (``budget`` proposals and recordings, in a fresh process)."""
+    env = dict(os.environ, PYTHONPATH=str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", LOOP, str(qrels), method, str(budget), *map(str, runs)],
+                         check=True, env=env, capture_output=True, text=True).stdout
+    return float(out.split()[-1])
 
 
 def main() -> int:
@@ -74,27 +98,38 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--budget", type=int, default=2000)
     ap.add_argument("--method", default="C")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="also time the package of this checkout (a directory holding pyterrier_noise/)")
     ap.add_argument("--dir", type=Path, default=None, help="keep the generated files here (default: a tempdir)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="pyterrier-noise-selection-")) if args.dir is None else args.dir
     try:
         data = {n: generate(n, tmp / f"t{n}") for n in args.topics}
-        times: dict[int, list[float]] = {n: [] for n in args.topics}
+        sides = {"ours": ROOT} if args.before is None else {"before": args.before, "ours": ROOT}
+        times = {(side, n): [] for side in sides for n in args.topics}
+        loops = {(side, n): [] for side in sides for n in args.topics}
         for _ in range(args.repeat):
             for n in args.topics:
-                times[n].append(run_once(*data[n], tmp / f"out{n}", args.budget, args.method))
+                for side, source in sides.items():   # alternating: both sides meet the same load
+                    times[side, n].append(run_once(*data[n], tmp / f"out{n}", args.budget, args.method, source))
+                    loops[side, n].append(loop_once(*data[n], args.budget, args.method, source))
         load = os.getloadavg()[0]
-        first = statistics.median(times[args.topics[0]])
-        print(f"{'topics':>8} {'median s':>9} {'runs':>24} {'ratio':>6}")
-        for n in args.topics:
-            med = statistics.median(times[n])
-            print(f"{n:>8} {med:>9.2f} {' '.join(f'{x:.2f}' for x in times[n]):>24} {med / first:>6.2f}")
+        print(f"select --method {args.method} --budget {args.budget}, median of {args.repeat} whole processes")
+        print(f"{'side':>7} {'topics':>8} {'median s':>9} {'x first size':>13} {'loop s':>7} {'x first':>8}   runs")
+        for side in sides:
+            first = statistics.median(times[side, args.topics[0]])
+            lfirst = statistics.median(loops[side, args.topics[0]])
+            for n in args.topics:
+                med, lmed = statistics.median(times[side, n]), statistics.median(loops[side, n])
+                print(f"{side:>7} {n:>8} {med:>9.2f} {med / first:>13.2f} {lmed:>7.3f} {lmed / lfirst:>8.2f}   "
+                      + " ".join(f"{x:.2f}" for x in times[side, n]))
         print(f"load average {load:.1f}")
         out = ROOT / "benchmarks" / "results"
         out.mkdir(exist_ok=True)
         (out / "selection_topics.json").write_text(json.dumps(
             {"budget": args.budget, "method": args.method, "load": load,
-             "times": {str(n): times[n] for n in args.topics}}, indent=1))
+             "times": {f"{side} {n}": v for (side, n), v in times.items()},
+             "loops": {f"{side} {n}": v for (side, n), v in loops.items()}}, indent=1))
     finally:
         if args.dir is None:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -137,7 +137,7 @@ def positions_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def _group_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n_seg, T = aligned.n_segments, aligned.n_topics
+    n_seg = aligned.n_segments
     J = len(aligned.table)
     jidx = aligned.jidx
     if (jidx < 0).any():
@@ -153,11 +153,12 @@ def _group_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndar
     pos = np.empty(n_pos, dtype=it)
     fill = _RowGrouping(aligned, ptr, segs, pos, it)
     # Grouping the positions by row is the stable argsort of jidx.  A topic's rows are a block of
-    # the table and its positions are its segments (one per run), so the sort is done per topic, on
-    # the row within the topic (16 bits for TREC-size topics: numpy's stable argsort of 16-bit keys
-    # is a counting sort): the topics' positions are gathered without sorting, and half the topics
-    # are grouped in a second thread (numpy's sorts and gathers release the GIL); the result is
-    # that of a sort of jidx.
+    # the table and its positions are its segments (one per run), so the sort is done per chunk of
+    # consecutive topics (at most 65,536 rows, one topic if larger), on the row within the chunk
+    # (16 bits: numpy's stable argsort of 16-bit keys is a counting sort): the chunks' positions are
+    # gathered without sorting, a loop over chunks rather than topics (100,000 short topics are a few
+    # dozen chunks), and half the chunks are grouped in a second thread (numpy's sorts and gathers
+    # release the GIL); the result is that of a sort of jidx.
     chunks = _topic_chunks(np.asarray(aligned.table.topic_start, dtype=np.int64))
     if len(chunks) >= 2 and n_pos >= 100_000:
         from concurrent.futures import ThreadPoolExecutor

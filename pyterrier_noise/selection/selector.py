@@ -574,7 +574,11 @@ class JudgmentSelector:
     def labels_of(self, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
         """Labels of every row of ``aligned.table`` from qrels (a frame, validated by ``read_qrels``,
         or a :class:`~pyterrier_noise.engine.JudgmentTable`); NaN where the qrels have none."""
-        return labels_for(self, qrels)
+        out = labels_for(self, qrels)
+        if is_frame(qrels) or isinstance(qrels, JudgmentTable):
+            self._oracle_cache = (qrels, out)   # judge() with the same qrels looks nothing up again
+            return out.copy()
+        return out
 
     def labels(self) -> np.ndarray:
         """Current label of every row of ``aligned.table`` (NaN = unjudged): a label version for
