@@ -137,7 +137,7 @@ def positions_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def _group_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n_seg, T = aligned.n_segments, aligned.n_topics
+    n_seg = aligned.n_segments
     J = len(aligned.table)
     jidx = aligned.jidx
     if (jidx < 0).any():
@@ -153,19 +153,22 @@ def _group_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndar
     pos = np.empty(n_pos, dtype=it)
     fill = _RowGrouping(aligned, ptr, segs, pos, it)
     # Grouping the positions by row is the stable argsort of jidx.  A topic's rows are a block of
-    # the table and its positions are its segments (one per run), so the sort is done per topic, on
-    # the row within the topic (16 bits for TREC-size topics: numpy's stable argsort of 16-bit keys
-    # is a counting sort): the topics' positions are gathered without sorting, and half the topics
-    # are grouped in a second thread (numpy's sorts and gathers release the GIL); the result is
-    # that of a sort of jidx.
-    if T >= 2 and n_pos >= 100_000:
+    # the table and its positions are its segments (one per run), so the sort is done per chunk of
+    # consecutive topics (at most 65,536 rows, one topic if larger), on the row within the chunk
+    # (16 bits: numpy's stable argsort of 16-bit keys is a counting sort): the chunks' positions are
+    # gathered without sorting, a loop over chunks rather than topics (100,000 short topics are a few
+    # dozen chunks), and half the chunks are grouped in a second thread (numpy's sorts and gathers
+    # release the GIL); the result is that of a sort of jidx.
+    chunks = _topic_chunks(np.asarray(aligned.table.topic_start, dtype=np.int64))
+    if len(chunks) >= 2 and n_pos >= 100_000:
         from concurrent.futures import ThreadPoolExecutor
+        half = len(chunks) // 2
         with ThreadPoolExecutor(1) as pool:
-            other = pool.submit(fill, range(T // 2, T))
-            fill(range(T // 2))
+            other = pool.submit(fill, chunks[half:])
+            fill(chunks[:half])
             other.result()
     else:
-        fill(range(T))
+        fill(chunks)
     return ptr, segs, pos
 
 
@@ -179,22 +182,42 @@ class _RowGrouping:
         self.seg_start = np.zeros(len(self.seg_len), dtype=np.int64)
         np.cumsum(self.seg_len[:-1], out=self.seg_start[1:])
 
-    def __call__(self, topics: range) -> None:
+    def __call__(self, chunks: list[tuple[int, int]]) -> None:
         a, ptr = self.a, self.ptr
         T, start = a.n_topics, a.table.topic_start
-        for t in topics:   # one topic's positions at once (a loop over topics, not documents)
-            seg = np.arange(t, a.n_segments, T)               # the topic's segments, in run order
-            lens = self.seg_len[seg]
-            lo, hi = int(ptr[start[t]]), int(ptr[start[t + 1]])
+        S = a.n_runs
+        for t0, t1 in chunks:   # topics [t0, t1) at once (a loop over chunks of topics, not documents)
+            lo, hi = int(ptr[start[t0]]), int(ptr[start[t1]])
             if hi == lo:
                 continue
-            # the positions of these segments, each segment's in rank order
-            idx = np.arange(hi - lo, dtype=np.int64) + np.repeat(self.seg_start[seg] - (np.cumsum(lens) - lens), lens)
-            rows = int(start[t + 1] - start[t])
-            key = (a.jidx[idx] - start[t]).astype(np.uint16 if rows <= 1 << 16 else np.uint32)
+            # the chunk's segments run r * T + t for t in [t0, t1): one contiguous range of segments,
+            # hence of positions, per run; concatenated in run order, each row's entries come in
+            # segment order (the topic being fixed), each segment's in rank order
+            first = np.arange(S, dtype=np.int64) * T + t0
+            seg_lo = self.seg_start[first]
+            seg_hi = self.seg_start[first + (t1 - t0) - 1] + self.seg_len[first + (t1 - t0) - 1]
+            lens = seg_hi - seg_lo
+            idx = np.arange(hi - lo, dtype=np.int64) + np.repeat(seg_lo - (np.cumsum(lens) - lens), lens)
+            seg = np.repeat(np.arange(S * T, dtype=np.int64).reshape(S, T)[:, t0:t1].ravel(),
+                            self.seg_len.reshape(S, T)[:, t0:t1].ravel())
+            rows = int(start[t1] - start[t0])
+            key = (a.jidx[idx] - start[t0]).astype(np.uint16 if rows <= 1 << 16 else np.uint32)
             order = np.argsort(key, kind="stable")
-            np.take(np.repeat(seg.astype(self.it), lens), order, out=self.segs[lo:hi])
+            np.take(seg.astype(self.it), order, out=self.segs[lo:hi])
             self.pos[lo:hi] = a.pos[idx[order]]
+
+
+def _topic_chunks(start: np.ndarray, rows: int = 1 << 16) -> list[tuple[int, int]]:
+    """Consecutive topics ``[t0, t1)`` grouped so that a group holds at most ``rows`` table rows
+    (``start``: each topic's first row, and the end); a larger topic is a group alone."""
+    T = len(start) - 1
+    out, t0 = [], 0
+    while t0 < T:
+        t1 = int(np.searchsorted(start, start[t0] + rows, side="right")) - 1
+        t1 = min(T, max(t0 + 1, t1))
+        out.append((t0, t1))
+        t0 = t1
+    return out
 
 
 def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) -> _Contributions:

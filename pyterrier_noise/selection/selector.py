@@ -158,6 +158,7 @@ class JudgmentSelector:
         a = self.aligned
         self.run_names = list(a.run_names)
         self.topics = list(a.topics)
+        self._topic_of: dict[str, int] | None = None
         self._S, self._T = a.n_runs, a.n_topics
         self._topic = a.table.topic_index.astype(np.int64)
         # the qid of a row is its topic's, and its docno the table's (no frame of 10^5+ strings is built)
@@ -287,25 +288,34 @@ class JudgmentSelector:
             k = np.minimum(np.searchsorted(names[by_name], qids), len(names) - 1)
             found = names[by_name][k] == qids
             t_of[found] = by_name[k[found]]
-        by_topic = np.argsort(t_of, kind="stable")
-        for idx in np.split(by_topic, np.flatnonzero(np.diff(t_of[by_topic])) + 1):   # each topic's queries
-            t = int(t_of[idx[0]]) if len(idx) else -1
-            if t < 0:
-                continue
-            lo, hi = self._topic_start[t], self._topic_start[t + 1]   # one bisection per topic
-            if hi == lo:
-                continue
-            block, want = self._docno[lo:hi], docnos[idx]
-            k = np.minimum(np.searchsorted(block, want), hi - lo - 1)
-            hit = block[k] == want
-            out[idx[hit]] = lo + k[hit]
+        # one bisection per query within its topic's block, all queries at once (a loop over the
+        # bisection's steps, not over topics or queries): the first row whose docno is >= the query's
+        idx = np.flatnonzero(t_of >= 0)
+        lo = self._topic_start[t_of[idx]]
+        hi = self._topic_start[t_of[idx] + 1]
+        want, table = docnos[idx], self._docno
+        a, b = lo.copy(), hi.copy()
+        while True:
+            live = np.flatnonzero(a < b)
+            if not len(live):
+                break
+            mid = (a[live] + b[live]) // 2
+            less = table[mid] < want[live]
+            a[live[less]] = mid[less] + 1
+            b[live[~less]] = mid[~less]
+        ok = a < hi
+        hit = np.zeros(len(idx), dtype=bool)
+        hit[ok] = table[a[ok]] == want[ok]
+        out[idx[hit]] = a[hit]
         return out
 
     def _row(self, qid: Any, docno: Any) -> int:
         qid, docno = str(qid), str(docno)
+        if self._topic_of is None:   # qid -> topic index, built at the first lookup
+            self._topic_of = {q: i for i, q in enumerate(self.topics)}
         try:
-            t = self.topics.index(qid)
-        except ValueError:
+            t = self._topic_of[qid]
+        except KeyError:
             raise InputError(f"qid {qid!r} is not a topic of the runs (topics: {self.topics[:5]}"
                              f"{' ...' if len(self.topics) > 5 else ''})") from None
         lo, hi = self._topic_start[t], self._topic_start[t + 1]
@@ -564,7 +574,11 @@ class JudgmentSelector:
     def labels_of(self, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
         """Labels of every row of ``aligned.table`` from qrels (a frame, validated by ``read_qrels``,
         or a :class:`~pyterrier_noise.engine.JudgmentTable`); NaN where the qrels have none."""
-        return labels_for(self, qrels)
+        out = labels_for(self, qrels)
+        if is_frame(qrels) or isinstance(qrels, JudgmentTable):
+            self._oracle_cache = (qrels, out)   # judge() with the same qrels looks nothing up again
+            return out.copy()
+        return out
 
     def labels(self) -> np.ndarray:
         """Current label of every row of ``aligned.table`` (NaN = unjudged): a label version for

@@ -239,6 +239,8 @@ class SelectionQueue:
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
         self._seg_pool = np.repeat(self._pool_mask, T)
+        self._exact_cache: dict[int, float] = {}       # row -> exact weight at the current factors
+        self._exact_topics: dict[int, list[int]] = {}  # topic -> its rows in the cache
 
     def _a_top(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         """The rows in decreasing Method A weight and their weights, at least the first ``m + 1``
@@ -297,11 +299,18 @@ class SelectionQueue:
         the summation order: the same state always gives the same bits."""
         ptr, data, prun = self._contrib.pool.indptr, self._contrib.pool.data, self._contrib.pool_run
         XT, g, topic = self._XT, self._g, self._topic
+        cache, by_topic = self._exact_cache, self._exact_topics
         out = []
         for j in rows.tolist():  # only the few rows tied at the top: never a hot loop
-            lo, hi = ptr[j], ptr[j + 1]
-            run = prun[lo:hi].astype(np.intp)   # take() with intp indices: no conversion inside
-            out.append(math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist()))
+            v = cache.get(j)
+            if v is None:
+                # kept until a factor of the row changes (_update_factors): rows tied at the top stay
+                # tied step after step when many topics share one pattern of weights
+                lo, hi = ptr[j], ptr[j + 1]
+                run = prun[lo:hi].astype(np.intp)   # take() with intp indices: no conversion inside
+                v = cache[j] = math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist())
+                by_topic.setdefault(int(topic[j]), []).append(j)
+            out.append(v)
         return np.asarray(out, dtype=np.float64)
 
     def _exact_one(self, j: int) -> float:
@@ -498,6 +507,12 @@ class SelectionQueue:
         (X) and, for run-level scopes, the run's factor in every topic (g).  ``segs`` and ``runs``
         are ``intp`` arrays (indexing with them needs no conversion)."""
         h = self._head
+        if not self._g_const:
+            self._exact_cache.clear()
+            self._exact_topics.clear()
+        else:
+            for j in self._exact_topics.pop(t, ()):
+                del self._exact_cache[j]
         if self._x_query:
             XT_t = self._XT[t]
             XT_t.put(runs, self._x_values(mass.take(segs), base.take(segs) if self._c_query else None))
