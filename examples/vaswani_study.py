@@ -30,7 +30,6 @@ def main() -> None:
         print(f"skipped: the Vaswani collection is not at {args.data} (../shared/data is not beside the repo)")
         return
     try:
-        import pyterrier_pisa
         from pyterrier_pisa import PisaIndex
     except ImportError:
         print("skipped: pyterrier-pisa is not installed (pip install pyterrier-pisa)")
@@ -39,7 +38,6 @@ def main() -> None:
 
     import pyterrier_noise as pn
 
-    pyterrier_pisa.log_level(False)   # PISA's own [info] lines off: the study prints its tables only
     corpus = gzip.open(args.data / "corpus.trec.gz", "rt").read()
     docs = re.findall(r"<DOCNO>\s*(\S+)\s*</DOCNO>(.*?)</DOC>", corpus, flags=re.S)
     with tempfile.TemporaryDirectory() as tmp:
