@@ -10,6 +10,7 @@ exact expected value over all orderings of each tied group, and counts how the s
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,9 @@ def main() -> None:
         if not DATA.exists():
             raise SystemExit(f"--real needs {DATA}")
         qrels = read_qrels(DATA / "qrels-rnd1.txt")
-        runs = read_runs(sorted((DATA / "runs").iterdir())[: 15 if args.quick else None])
+        files = sorted((DATA / "runs").iterdir())[: 15 if args.quick else None]
+        print(f"reading {len(files)} TREC-COVID runs ...", file=sys.stderr, flush=True)
+        runs = read_runs(files)
     else:
         c = make_collection(n_topics=10 if args.quick else 30, seed=2)
         qrels, runs = c.qrels, c.runs
@@ -49,6 +52,7 @@ def main() -> None:
     for label, transformer in [("round to 1 decimal", ScoreRounding(decimals=1)),
                                ("round to 1 significant digit", ScoreRounding(sig_digits=1)),
                                ("bands, rho = 1.5", TieBanding(1.5)), ("bands, rho = 2", TieBanding(2))]:
+        print(f"{label}: quantising {len(runs)} runs and evaluating them three ways ...", file=sys.stderr, flush=True)
         changed = {n: transformer(r) for n, r in runs.items()}
         arbitrary = AlignedRuns.build(changed, qrels, ties="trec_eval", on_topic_mismatch="ignore").evaluate([rbp, ndcg])
         expected = AlignedRuns.build(changed, qrels, ties="expected", on_topic_mismatch="ignore").evaluate([rbp, ndcg])

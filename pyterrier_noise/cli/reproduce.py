@@ -39,13 +39,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     import json
 
     from .._output import OutputDirectory
+    from .._progress import status
     from ..reproduce import run
     from ..reproduce.page import write_docs
     papers = list(PAPERS) if args.paper == "all" else [args.paper]
     directory = OutputDirectory(args.out, "reproduce", force=args.force) if args.out else None
     records = []
     for paper in papers:
-        rec = run(paper, data=args.data, quick=args.quick, progress=args.progress)
+        with status(f"reproducing {paper}", args.progress):   # a line after 2 s: phases without a bar
+            rec = run(paper, data=args.data, quick=args.quick, progress=args.progress)
         records.append(rec)
         print(rec.to_text(), flush=True)
         if directory is not None:
