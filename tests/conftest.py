@@ -48,6 +48,17 @@ def vaswani() -> Path:
     return require(VASWANI)
 
 
+@pytest.fixture(scope="session")
+def covid_collection(covid):
+    """TREC-COVID round 1 read once for the session: (qrels, {run name: frame}), all 143 runs.
+    Shared by every reference test: treat the frames as read-only."""
+    from pyterrier_noise import read_qrels, read_runs
+    qrels = read_qrels(covid / "qrels-rnd1.txt")
+    runs = read_runs(covid / "runs")
+    assert len(runs) == 143
+    return qrels, runs
+
+
 def random_collection(seed: int, n_runs: int = 3, n_topics: int = 4, n_docs: int = 30, depth: int = 15,
                       judged_frac: float = 0.6, tie_decimals: int | None = None, grades: int = 3):
     """Small random runs and qrels: {name: frame}, qrels frame (some retrieved documents unjudged)."""
