@@ -95,6 +95,33 @@ def coll(request):
         marker = request.node.get_closest_marker("collection")
         params = marker.kwargs if marker else {}
     return _synthetic(tuple(sorted(params.items()))).copy()
+@pytest.fixture(scope="session")
+def vaswani_pisa(vaswani, tmp_path_factory):
+    """Vaswani's 11,429 documents indexed once per session with pyterrier-pisa (one thread), in a
+    temporary directory; shared by the PISA pipeline tests."""
+    pisa = pytest.importorskip("pyterrier_pisa", reason="pyterrier-pisa is not installed")
+    import gzip
+    import re
+    import warnings
+    corpus = gzip.open(vaswani / "corpus.trec.gz", "rt").read()
+    docs = re.findall(r"<DOCNO>\s*(\S+)\s*</DOCNO>(.*?)</DOC>", corpus, flags=re.S)
+    assert len(docs) == 11429                       # Vaswani's corpus size
+    index = pisa.PisaIndex(str(tmp_path_factory.mktemp("pisa") / "vaswani.pisa"), threads=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # pisa: "text_field not specified"
+        index.index({"docno": d, "text": t.strip()} for d, t in docs)
+    return index
+
+
+@pytest.fixture(scope="session")
+def covid_collection(covid):
+    """TREC-COVID round 1 read once for the session: (qrels, {run name: frame}), all 143 runs.
+    Shared by every reference test: treat the frames as read-only."""
+    from pyterrier_noise import read_qrels, read_runs
+    qrels = read_qrels(covid / "qrels-rnd1.txt")
+    runs = read_runs(covid / "runs")
+    assert len(runs) == 143
+    return qrels, runs
 
 
 def random_collection(seed: int, n_runs: int = 3, n_topics: int = 4, n_docs: int = 30, depth: int = 15,

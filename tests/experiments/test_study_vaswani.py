@@ -9,10 +9,8 @@ scipy.stats.ttest_rel + statsmodels' multipletests.  Then one test per numbered 
 """
 from __future__ import annotations
 
-import gzip
 import json
 import os
-import re
 import subprocess
 import sys
 import warnings
@@ -35,16 +33,9 @@ NAMES = ["BM25", "DPH", "PL2", "QLD"]
 
 
 @pytest.fixture(scope="module")
-def study(vaswani, tmp_path_factory):
-    pisa = pytest.importorskip("pyterrier_pisa", reason="pyterrier-pisa is not installed")
+def study(vaswani, vaswani_pisa):
     import pyterrier as pt
-    corpus = gzip.open(vaswani / "corpus.trec.gz", "rt").read()
-    docs = re.findall(r"<DOCNO>\s*(\S+)\s*</DOCNO>(.*?)</DOC>", corpus, flags=re.S)
-    assert len(docs) == 11429                       # Vaswani's corpus size
-    index = pisa.PisaIndex(str(tmp_path_factory.mktemp("pisa") / "vaswani.pisa"), threads=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # pisa: "text_field not specified"
-        index.index({"docno": d, "text": t.strip()} for d, t in docs)
+    index = vaswani_pisa                            # conftest: Vaswani indexed once per session
     topics = pn.selection.read_topics_file(vaswani / "topics.trec")
     qrels = pn.read_qrels(vaswani / "qrels")
     assert len(topics) == 93 and len(qrels) == 2083

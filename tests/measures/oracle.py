@@ -368,8 +368,8 @@ def topic_rankings(run, qrels, order: str = "trec_eval"):
     """{qid: (labels in order, float32 scores in order)} of one run frame (qid, docno, score[,
     rank]) against a qrels frame (qid, docno, label).  ``order``: ``trec_eval``, ``double``
     (gdeval), ``docno_asc`` (ir_measures' judged / msmarco providers) or ``given`` (the rank column)."""
-    lab = {(q, d): float(v) for q, d, v in zip(qrels["qid"].astype(str), qrels["docno"].astype(str),
-                                               qrels["label"])}
+    lab = {(q, d): float(v) for q, d, v in zip(qrels["qid"].astype(str).tolist(),
+                                               qrels["docno"].astype(str).tolist(), qrels["label"].tolist())}
     out = {}
     for qid, part in run.groupby(run["qid"].astype(str), sort=False):
         docnos = part["docno"].astype(str).tolist()

@@ -77,7 +77,8 @@ def trec_name(text: str) -> tuple[str, str, int, bool, dict | None]:
 
 def qrels_dict(qrels: pd.DataFrame, gains: dict | None = None) -> dict:
     out: dict = defaultdict(dict)
-    for q, d, v in zip(qrels["qid"].astype(str), qrels["docno"].astype(str), qrels["label"]):
+    for q, d, v in zip(qrels["qid"].astype(str).tolist(), qrels["docno"].astype(str).tolist(),
+                       qrels["label"].tolist()):
         v = int(v)
         out[q][d] = gains.get(v, v) if gains else v
     return dict(out)
@@ -85,7 +86,8 @@ def qrels_dict(qrels: pd.DataFrame, gains: dict | None = None) -> dict:
 
 def run_dict(run: pd.DataFrame) -> dict:
     out: dict = defaultdict(dict)
-    for q, d, s in zip(run["qid"].astype(str), run["docno"].astype(str), run["score"].astype(float)):
+    for q, d, s in zip(run["qid"].astype(str).tolist(), run["docno"].astype(str).tolist(),
+                       run["score"].astype(float).tolist()):
         out[q][d] = float(s)
     return dict(out)
 
@@ -103,14 +105,20 @@ def reference(texts, runs: dict, qrels: pd.DataFrame) -> dict:
             ask, key, rel, jo, gains = trec_name(t)
             gk = tuple(sorted(gains.items())) if gains else None
             by_call[rel, jo, gk].append((t, ask, key))
-    irm_qrels = pd.DataFrame({"query_id": qrels["qid"].astype(str), "doc_id": qrels["docno"].astype(str),
-                              "relevance": qrels["label"].astype(int)})
     evaluators = {}
     for (rel, jo, gk), items in by_call.items():
         evaluators[rel, jo, gk] = (pytrec_eval.RelevanceEvaluator(
             qrels_dict(qrels, dict(gk) if gk else None), {ask for _, ask, _ in items},
             relevance_level=rel, judged_docs_only_flag=jo), items)
+    # ir_measures' providers: each builds its evaluator (the qrels) once and scores every run;
+    # rows go in as plain tuples (iterating Arrow-backed frame columns costs more than the tools)
     others = [t for t in texts if provider_of(t) != "pytrec_eval"]
+    irm_qrels = [ir_measures.Qrel(q, d, int(v)) for q, d, v in zip(
+        qrels["qid"].astype(str).tolist(), qrels["docno"].astype(str).tolist(), qrels["label"].tolist())]
+    providers = []
+    for prov in dict.fromkeys(provider_of(t) for t in others):
+        ms = {ir_measures.parse_measure(t): t for t in others if provider_of(t) == prov}
+        providers.append((getattr(ir_measures, prov).evaluator(list(ms), irm_qrels), ms))
     for name, run in runs.items():
         rd = run_dict(run)
         for ev, items in evaluators.values():
@@ -118,29 +126,54 @@ def reference(texts, runs: dict, qrels: pd.DataFrame) -> dict:
             for qid, vals in res.items():
                 for t, _, key in items:
                     out[name, qid, t] = vals[key]
-        if others:
-            irm_run = pd.DataFrame({"query_id": run["qid"].astype(str), "doc_id": run["docno"].astype(str),
-                                    "score": run["score"].astype(float)})
-            for prov in {provider_of(t) for t in others}:
-                ms = {ir_measures.parse_measure(t): t for t in others if provider_of(t) == prov}
-                provider = getattr(ir_measures, prov)
-                for metric in provider.iter_calc(list(ms), irm_qrels, irm_run):
+        if providers:
+            irm_run = [ir_measures.ScoredDoc(q, d, s) for q, d, s in zip(
+                run["qid"].astype(str).tolist(), run["docno"].astype(str).tolist(),
+                run["score"].astype(float).tolist())]
+            for ev, ms in providers:
+                for metric in ev.iter_calc(irm_run):
                     out[name, metric.query_id, ms[metric.measure]] = metric.value
     return out
 
 
-def trec_ranked_copy(run: pd.DataFrame) -> pd.DataFrame:
+def trec_ranked_copy(run: pd.DataFrame, depth: int | None = None) -> pd.DataFrame:
     """The run with its scores replaced by strictly decreasing numbers in trec_eval's order, so
     that a tool breaking ties another way (judged, msmarco: docno ascending; gdeval: float64
-    scores) ranks it exactly as trec_eval does."""
+    scores) ranks it exactly as trec_eval does.  ``depth``: keep each topic's first ``depth``
+    documents only; a tool then gives a measure cut at ``depth`` or less (Judged@k, RR@k, ERR@k)
+    exactly the value it gives on the whole copy, which it ranks the same way."""
     from oracle import trec_eval_order
-    parts = []
-    for _, part in run.groupby(run["qid"].astype(str), sort=False):
-        idx = trec_eval_order(part["docno"].astype(str).tolist(), part["score"].astype(float).tolist())
-        part = part.iloc[idx].copy()
-        part["score"] = -pd.RangeIndex(len(part)).to_numpy().astype(float)
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
+    docnos, scores = run["docno"].astype(str).tolist(), run["score"].astype(float).tolist()
+    rows: dict = defaultdict(list)                      # topics in order of first appearance
+    for i, q in enumerate(run["qid"].astype(str).tolist()):
+        rows[q].append(i)
+    order, new_scores = [], []
+    for part in rows.values():
+        idx = trec_eval_order([docnos[i] for i in part], [scores[i] for i in part])[:depth]
+        order.extend(part[i] for i in idx)
+        new_scores.extend(float(-k) for k in range(len(idx)))
+    out = run.iloc[order].reset_index(drop=True)
+    out["score"] = new_scores
+    return out
+
+
+def cutoff_of(text: str) -> int | None:
+    """The rank cutoff of a measure string (None for a whole-ranking measure)."""
+    return oracle_measure(text).param("cutoff")
+
+
+_SESSION: dict = {}
+
+
+def once(key, runs: dict, compute):
+    """``compute()``, computed once per test session for these runs (the same object): the
+    session's TREC-COVID frames (conftest's ``covid_collection``) are compared with pytrec_eval and
+    the oracle by test_oracle.py and test_reference_new.py alike.  The runs are held with the value,
+    so a later collection cannot take their place."""
+    hit = _SESSION.get(key)
+    if hit is None or hit[0] is not runs:
+        hit = _SESSION[key] = (runs, compute())
+    return hit[1]
 
 
 def engine_values(runs, qrels, texts, ties=None) -> tuple[dict, dict]:

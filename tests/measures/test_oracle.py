@@ -20,7 +20,7 @@ from oracle import (
     tie_values,
     topic_rankings,
 )
-from refs import GDEVAL_TOL, MEASURES, MEASURES_SHORT, TOL, provider_of, reference
+from refs import GDEVAL_TOL, MEASURES, MEASURES_SHORT, TOL, once, provider_of, reference
 
 # the order each reference ranks a run in: trec_eval compares float32 scores, gdeval float64 ones,
 # judged and msmarco break ties by docno ascending
@@ -43,9 +43,20 @@ def oracle_like_references(texts, runs, qrels):
     return out
 
 
-def compare(texts, runs, qrels):
-    ref = reference(texts, runs, qrels)
-    ours = oracle_like_references(texts, runs, qrels)
+def compare(texts, runs, qrels, session=False):
+    """``session``: pytrec_eval's values and the oracle's in trec_eval's order (pytrec_eval's) are
+    computed once for the session's runs (refs.once), which test_reference_new.py compares too."""
+    if session:
+        from oracle import evaluate as oracle_evaluate
+        direct = [t for t in texts if provider_of(t) == "pytrec_eval"]
+        other = [t for t in texts if provider_of(t) != "pytrec_eval"]
+        ref = dict(once(("pytrec_eval", tuple(direct)), runs, lambda: reference(direct, runs, qrels)))
+        ref.update(reference(other, runs, qrels))
+        ours = dict(once(("oracle", tuple(texts)), runs, lambda: oracle_evaluate(runs, qrels, texts)))
+        ours.update(oracle_like_references(other, runs, qrels))
+    else:
+        ref = reference(texts, runs, qrels)
+        ours = oracle_like_references(texts, runs, qrels)
     counts = dict.fromkeys(texts, 0)
     for key, want in ref.items():
         tol = GDEVAL_TOL if provider_of(key[2]) == "gdeval" else TOL
@@ -63,12 +74,9 @@ def test_oracle_equals_the_references_on_graded_synthetic_runs(seed):
         assert n >= (1 if provider_of(t) in ("msmarco", "gdeval") else 15), (t, n)
 
 
-def test_oracle_equals_the_references_on_all_covid_runs(covid):
-    from pyterrier_noise import read_qrels, read_runs
-    qrels = read_qrels(covid / "qrels-rnd1.txt")
-    runs = read_runs(covid / "runs")
-    assert len(runs) == 143
-    counts = compare(MEASURES, runs, qrels)
+def test_oracle_equals_the_references_on_all_covid_runs(covid_collection):
+    qrels, runs = covid_collection
+    counts = compare(MEASURES, runs, qrels, session=True)
     for t, n in counts.items():
         assert n == 143 * 30, (t, n)     # every run answers every topic; every topic has relevant documents
 

@@ -10,15 +10,8 @@ import pyterrier_noise as pn
 
 
 @pytest.fixture(scope="module")
-def pisa_index(vaswani, tmp_path_factory):
-    pisa = pytest.importorskip("pyterrier_pisa", reason="pyterrier-pisa is not installed")
-    import gzip
-    text = gzip.open(vaswani / "corpus.trec.gz", "rt").read()
-    docs = re.findall(r"<DOCNO>\s*(\S+)\s*</DOCNO>(.*?)</DOC>", text, flags=re.S)
-    assert len(docs) == 11429
-    index = pisa.PisaIndex(str(tmp_path_factory.mktemp("pisa") / "vaswani.pisa"), threads=1)
-    index.index({"docno": d, "text": t.strip()} for d, t in docs)
-    return index
+def pisa_index(vaswani_pisa):
+    return vaswani_pisa          # conftest: indexed once per session
 
 
 def test_pt_experiment_bm25_vs_dph_with_residuals(vaswani, pisa_index):

@@ -13,36 +13,53 @@ import logging
 import numpy as np
 import pytest
 
-from pyterrier_noise import AlignedRuns, MeasureSpec, read_qrels, read_runs
+from pyterrier_noise import AlignedRuns, CoercionWarning, MeasureSpec
 
 TOL = 1e-9
 
 
 @pytest.fixture(scope="module")
-def data(covid):
-    qrels = read_qrels(covid / "qrels-rnd1.txt")
-    runs = read_runs(covid / "runs")
-    assert len(runs) == 143
+def data(covid, covid_collection):
+    qrels, runs = covid_collection
     return covid, qrels, runs
 
 
-@pytest.mark.parametrize("graded", [False, True], ids=["binary", "graded"])
-def test_rbp_equals_rbp_eval_all_runs(data, graded):
+PS = [0.5, 0.8, 0.95]
+
+
+@pytest.fixture(scope="module")
+def rbp_eval_results(data):
+    """rbp-eval's results for every run file, binary and graded: each file is parsed once by
+    rbp_eval.load_run and evaluated against both readings of the qrels (evaluate does not change
+    the run)."""
     from rbp_eval import Ordering, RelType, evaluate, load_qrels, load_run
+    covid, _, runs = data
+    ref_qrels = {}
+    for graded in (False, True):
+        with open(covid / "qrels-rnd1.txt") as fh:
+            q = ref_qrels[graded] = load_qrels(fh)
+        q.set_reltype(RelType.FRACT, 0.5) if graded else q.set_reltype(RelType.BINARY, 1.0)
+    out: dict = {False: {}, True: {}}
+    for name in runs:
+        with gzip.open(covid / "runs" / f"{name}.gz", "rt") as fh:
+            run = load_run(fh)
+        for graded, q in ref_qrels.items():
+            out[graded][name] = evaluate(q, run, Ordering.SCORE, PS, [float("inf")])
+    return out
+
+
+@pytest.mark.parametrize("graded", [False, True], ids=["binary", "graded"])
+def test_rbp_equals_rbp_eval_all_runs(data, rbp_eval_results, graded):
     covid, qrels, runs = data
-    ps = [0.5, 0.8, 0.95]
+    ps = PS
     aligned = AlignedRuns.build(runs, qrels, ties="expected")
     kw = dict(max_rel=2.0) if graded else {}
     base = [MeasureSpec("RBP", p=p, **kw) for p in ps]
     resid = [MeasureSpec("RBP", "residual", p=p, **kw) for p in ps]
     ours = aligned.evaluate(base + resid)
-    with open(covid / "qrels-rnd1.txt") as fh:
-        ref_qrels = load_qrels(fh)
-    ref_qrels.set_reltype(RelType.FRACT, 0.5) if graded else ref_qrels.set_reltype(RelType.BINARY, 1.0)
     compared = 0
     for ri, name in enumerate(aligned.run_names):
-        with gzip.open(covid / "runs" / f"{name}.gz", "rt") as fh:
-            ref = evaluate(ref_qrels, load_run(fh), Ordering.SCORE, ps, [float("inf")])
+        ref = rbp_eval_results[graded][name]
         for qres in ref.qid_res:
             t = aligned.topics.index(qres.qid)
             for k in range(len(ps)):
@@ -77,7 +94,7 @@ def test_inst_insq_equal_cwl_eval_all_runs(data):
         order = np.lexsort((np.arange(len(run)), run["rank"].to_numpy(), run["qid"].to_numpy()))
         run = run.iloc[order]
         for qid, docs in run.groupby("qid", sort=False)["docno"]:
-            t = aligned.topics.index(qid)
+            t, docs = aligned.topics.index(qid), docs.tolist()
             rankings = {}
             for max_rel, h in handlers.items():
                 maker = RankingMaker(qid, h, min_gain=0.0, max_gain=1.0, cost_dict=None, max_n=1000)
@@ -108,7 +125,11 @@ def test_trec_measures_equal_pytrec_eval_all_runs(data):
     lookup = {str(m): s for m, s in pairs}
     compared = 0
     for ri, name in enumerate(aligned.run_names):
-        run = runs[name].rename(columns={"qid": "query_id", "docno": "doc_id"})[["query_id", "doc_id", "score"]]
+        # the frame's rows as ir_measures.ScoredDoc tuples (what it makes of a frame, without
+        # iterating Arrow-backed columns row by row)
+        run = runs[name]
+        run = [ir_measures.ScoredDoc(*row) for row in zip(run["qid"].tolist(), run["docno"].tolist(),
+                                                           run["score"].tolist())]
         for metric in evaluator.iter_calc(run):
             t = aligned.topics.index(metric.query_id)
             assert ours[lookup[str(metric.measure)]][ri, t, 0] == pytest.approx(metric.value, abs=TOL), \
@@ -121,7 +142,8 @@ def test_trec_measures_equal_pytrec_eval_all_runs(data):
 def test_aligning_the_run_directory_equals_aligning_frames(data, ties):
     """The Arrow file path (read and aligned in parallel workers) gives exactly the frame path's arrays."""
     covid, qrels, runs = data
-    direct = AlignedRuns.build(covid / "runs", qrels, ties=ties)
+    with pytest.warns(CoercionWarning, match="ranks start at 0"):     # said once per file ranked from 0
+        direct = AlignedRuns.build(covid / "runs", qrels, ties=ties)
     framed = AlignedRuns.build(runs, qrels, ties=ties, n_jobs=1)
     assert direct.run_names == framed.run_names
     for attr in ("seg_len", "pos", "jidx", "group_start", "group_end"):

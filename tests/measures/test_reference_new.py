@@ -23,18 +23,36 @@ import pytest
 from conftest import random_collection
 from oracle import evaluate as oracle_evaluate
 from pyterrier_noise._validation import CoercionWarning
-from refs import GDEVAL_TOL, MEASURES, MEASURES_SHORT, TOL, engine_values, provider_of, reference, trec_ranked_copy
+from refs import (
+    GDEVAL_TOL,
+    MEASURES,
+    MEASURES_SHORT,
+    TOL,
+    cutoff_of,
+    engine_values,
+    once,
+    provider_of,
+    reference,
+    trec_ranked_copy,
+)
 
 SYNTH = MEASURES + MEASURES_SHORT
 
 
-def references_in_trec_order(texts, runs, qrels) -> dict:
-    """pytrec_eval on the runs as given; the other providers on their trec_eval-ordered copies."""
+def references_in_trec_order(texts, runs, qrels, direct_once=False) -> dict:
+    """pytrec_eval on the runs as given; the other providers on their trec_eval-ordered copies,
+    cut below the deepest cutoff they are asked for (when every one has a cutoff).
+    ``direct_once``: pytrec_eval's values shared for the session (refs.once)."""
     direct = [t for t in texts if provider_of(t) == "pytrec_eval"]
     other = [t for t in texts if provider_of(t) != "pytrec_eval"]
-    out = reference(direct, runs, qrels) if direct else {}
+    out = {}
+    if direct:
+        out.update(once(("pytrec_eval", tuple(direct)), runs, lambda: reference(direct, runs, qrels)) if direct_once
+                   else reference(direct, runs, qrels))
     if other:
-        out.update(reference(other, {n: trec_ranked_copy(r) for n, r in runs.items()}, qrels))
+        cutoffs = [cutoff_of(t) for t in other]
+        depth = None if None in cutoffs else max(cutoffs)
+        out.update(reference(other, {n: trec_ranked_copy(r, depth) for n, r in runs.items()}, qrels))
     return out
 
 
@@ -115,13 +133,11 @@ def test_unanswered_topic_scores_as_trec_eval_c(text):
 # TREC-COVID round 1, all 143 runs (slow)
 
 @pytest.fixture(scope="module")
-def covid_values(covid):
-    from pyterrier_noise import read_qrels, read_runs
-    qrels = read_qrels(covid / "qrels-rnd1.txt")
-    runs = read_runs(covid / "runs")
-    assert len(runs) == 143
+def covid_values(covid_collection):
+    qrels, runs = covid_collection
     got, errors = engine_values(runs, qrels, MEASURES)
-    return got, errors, references_in_trec_order(MEASURES, runs, qrels), oracle_evaluate(runs, qrels, MEASURES)
+    return (got, errors, references_in_trec_order(MEASURES, runs, qrels, direct_once=True),
+            once(("oracle", tuple(MEASURES)), runs, lambda: oracle_evaluate(runs, qrels, MEASURES)))
 
 
 @pytest.mark.parametrize("text", MEASURES)
