@@ -13,7 +13,8 @@ import logging
 import numpy as np
 import pytest
 
-from pyterrier_noise import AlignedRuns, CoercionWarning, MeasureSpec
+from pyterrier_noise import AlignedRuns, MeasureSpec
+from pyterrier_noise.io import CoercionWarning
 
 TOL = 1e-9
 
