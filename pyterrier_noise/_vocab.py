@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 __all__ = [
+    "PAPERS",
     "TiePolicy", "TIE_POLICIES", "GroupedPolicy", "GROUPED_POLICIES", "RunOrder", "RUN_ORDERS", "BandOrder",
     "BAND_ORDERS", "TieBreakStrategy", "TIE_BREAK_STRATEGIES", "Precision",
     "PRECISIONS", "RangeColumn", "RANGE_COLUMNS", "CwlTail", "CWL_TAILS", "TieStatsLevel", "TIE_STATS_LEVELS",
@@ -241,3 +242,16 @@ PAIR_TIES: tuple[PairTie, ...] = get_args(PairTie)
 #: who a judging-server account is
 WebRole = Literal["assessor", "organiser"]
 WEB_ROLES: tuple[WebRole, ...] = get_args(WebRole)
+
+
+# ---------------------------------------------------------------------------------------------
+# reproductions
+
+#: the source papers that ``reproduce`` runs, by short name, with authors and year
+PAPERS = {
+    "rashidi2023": "Rashidi, Zobel and Moffat (2023): stability of RBP vs AP under judgment flips",
+    "goldberg2017": "Goldberg et al. (2017): the eBay correction and Algorithm 2",
+    "moffat2007": "Moffat, Webber and Zobel (2007): RBP worked example; Methods A, B, C vs pooling",
+    "webber2012": "Webber, Chandar and Carterette (2012): flip-rate vs metarank disagreement models",
+    "yang2019": "Yang (2019) thesis: banding bounds, ties at rho = 2, phi matching, pool depth",
+}

@@ -44,7 +44,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> "NoReturn":   # type: ignore[override]
         target = self
         if self.prog == "pyterrier-noise":   # unrecognized arguments: argparse reports them at the top
-            leaves = _leaves(self)
+            leaves = commands(self)
             words = [t for t in self.argv if not t.startswith("-")]
             for n in (2, 1):
                 if " ".join(words[:n]) in leaves:
@@ -59,14 +59,14 @@ def _options(parser: argparse.ArgumentParser) -> set[str]:
     return {o for a in parser._actions for o in a.option_strings}
 
 
-def _leaves(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+def commands(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
     """Every command's parser by its name (``pairwise aggregate`` for a command's own actions)."""
     out: dict[str, argparse.ArgumentParser] = {}
     for a in parser._actions:
         if isinstance(a, argparse._SubParsersAction):
             for name, sub in a.choices.items():
                 full = f"{prefix} {name}".strip()
-                out.update(_leaves(sub, full) or {full: sub})
+                out.update(commands(sub, full) or {full: sub})
     return out
 
 
@@ -85,7 +85,7 @@ def did_you_mean(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[s
             unknown.append(opt)   # (a prefix of a known option is argparse's abbreviation)
     if not unknown:
         return []
-    leaves = _leaves(_parser())
+    leaves = commands(_parser())
     here = parser.prog.removeprefix("pyterrier-noise ")
     hints = []
     for opt in unknown:

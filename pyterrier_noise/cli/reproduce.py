@@ -4,16 +4,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._vocab import PAPERS
 from . import options
-
-#: pyterrier_noise.reproduce.PAPERS (copied so that --help imports nothing heavy)
-PAPERS = {
-    "rashidi2023": "Rashidi, Zobel and Moffat (2023): stability of RBP vs AP under judgment flips",
-    "goldberg2017": "Goldberg et al. (2017): the eBay correction and Algorithm 2",
-    "moffat2007": "Moffat, Webber and Zobel (2007): RBP worked example; Methods A, B, C vs pooling",
-    "webber2012": "Webber, Chandar and Carterette (2012): flip-rate vs metarank disagreement models",
-    "yang2019": "Yang (2019) thesis: banding bounds, ties at rho = 2, phi matching, pool depth",
-}
 
 EXAMPLES = """papers:
 """ + "".join(f"  {k:13s} {v}\n" for k, v in PAPERS.items()) + """  all           every one of them, in this order

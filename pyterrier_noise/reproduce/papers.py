@@ -8,19 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError
+from .._vocab import PAPERS   # the papers' names: one place, read by the command line too
 from .data import resolve_data
 from .record import Reproduction
 
 __all__ = ["PAPERS", "run", "run_all"]
-
-#: the papers, by short name, with authors and year
-PAPERS = {
-    "rashidi2023": "Rashidi, Zobel and Moffat (2023): stability of RBP vs AP under judgment flips",
-    "goldberg2017": "Goldberg et al. (2017): the eBay correction and Algorithm 2",
-    "moffat2007": "Moffat, Webber and Zobel (2007): RBP worked example; Methods A, B, C vs pooling",
-    "webber2012": "Webber, Chandar and Carterette (2012): flip-rate vs metarank disagreement models",
-    "yang2019": "Yang (2019) thesis: banding bounds, ties at rho = 2, phi matching, pool depth",
-}
 
 
 def _check_paper(paper: Any) -> str:

@@ -8,20 +8,10 @@ import argparse
 
 import pytest
 
-from pyterrier_noise.cli import _parser, main
+from pyterrier_noise.cli import _parser, commands, main
 
 
-def _leaves(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
-    out: dict[str, argparse.ArgumentParser] = {}
-    for a in parser._actions:
-        if isinstance(a, argparse._SubParsersAction):
-            for name, sub in a.choices.items():
-                full = f"{prefix} {name}".strip()
-                out.update(_leaves(sub, full) or {full: sub})
-    return out
-
-
-COMMANDS = _leaves(_parser())
+COMMANDS = commands(_parser())
 
 
 def _options(parser: argparse.ArgumentParser) -> set[str]:
