@@ -63,7 +63,25 @@ def _die_with_parent(parent: int, init: Callable | None, args: tuple, state: tup
 
 
 _OPEN: list = []   # pools open in this process, for the SIGTERM handler
+_KILLED: set = set()   # ids of the open pools whose workers the SIGTERM handler killed
 _BEFORE: list = []  # the SIGTERM handler each open pool replaced (the first is the program's)
+
+
+def _kill_workers(pool: Any) -> None:
+    """SIGKILL every worker process of ``pool`` (multiprocessing keeps them in ``pool._pool``)."""
+    for proc in getattr(pool, "_pool", ()):
+        with contextlib.suppress(OSError, TypeError):
+            os.kill(proc.pid, signal.SIGKILL)
+
+
+def _abandon(pool: Any) -> None:
+    """A pool whose workers were killed: kill any it started since, and neither terminate nor join it.
+    A worker killed while it held the task queue's lock leaves that lock taken, and ``terminate()``
+    (also run at exit by the pool's finaliser) would wait for it forever."""
+    _kill_workers(pool)
+    finaliser = getattr(pool, "_terminate", None)
+    if finaliser is not None:
+        finaliser.cancel()
 
 
 def _end_with_workers(signum: int, frame) -> None:
@@ -71,9 +89,8 @@ def _end_with_workers(signum: int, frame) -> None:
     handler (a command's: it unwinds, and the pool's ``with`` block ends), or end as the default
     action would."""
     for pool in _OPEN:
-        for proc in getattr(pool, "_pool", ()):
-            with contextlib.suppress(OSError, TypeError):
-                os.kill(proc.pid, signal.SIGKILL)
+        _KILLED.add(id(pool))
+        _kill_workers(pool)
     before = _BEFORE[0] if _BEFORE else None
     if callable(before):
         signal.signal(signum, before)
@@ -115,8 +132,12 @@ def worker_pool(processes: int, initializer: Callable | None = None,
         yield pool
     finally:
         if pool is not None:
-            pool.terminate()
-            pool.join()
+            if id(pool) in _KILLED:
+                _KILLED.discard(id(pool))
+                _abandon(pool)
+            else:
+                pool.terminate()
+                pool.join()
             _OPEN.remove(pool)
         if main:
             if _BEFORE:

@@ -521,7 +521,7 @@ def test_concurrent_writers_are_refused(tmp_path, coll):
     s = JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector)
     with pytest.raises(SessionLockedError, match="open in another process"):
         JudgingSession(path, selector_factory=FakeSelector)
-    code = (_child_prelude(True, False) + "from pyterrier_noise.selection.session import JudgingSession, SessionLockedError\n"
+    code = (_child_prelude(True, False) + "from pyterrier_noise.selection import JudgingSession, SessionLockedError\n"
             "try:\n"
             f"    JudgingSession({str(path)!r}, selector_factory=FakeSelector)\n"
             "except SessionLockedError as e:\n"
