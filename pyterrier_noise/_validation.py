@@ -99,6 +99,21 @@ def check_number(name: str, value) -> float:
     return v
 
 
+def check_positive(name: str, value, what: str = "a positive number") -> float:
+    """A finite number above 0 (not a bool), or an InputError saying ``NAME must be WHAT``."""
+    import math
+    message = f"{name} must be {what}, got {value!r}"
+    if _is_bool(value):
+        raise _refused(name, message)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise _refused(name, message) from None
+    if not (math.isfinite(v) and v > 0):
+        raise _refused(name, message)
+    return v
+
+
 def _one_of(choices) -> str:
     return f"one of {', '.join(map(repr, choices))}"
 

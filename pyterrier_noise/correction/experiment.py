@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_int, check_probability
+from .._validation import InputError, check_int, check_positive, check_probability
 from .._vocab import SEMethod
 from ._common import SeedLike, _check_ddof, _n_replicates, _warn, _z
 from .calibration import JudgeCalibration, calibration_arg
@@ -22,14 +22,8 @@ from .estimates import CorrectedEstimate, calibration_terms, finish_estimate, go
 __all__ = ["correct_per_query", "correct_summary", "correct_experiment"]
 
 
-def _check_mass_total(mass: Any) -> float:
-    try:
-        s = float(mass)
-    except (TypeError, ValueError):
-        raise InputError(f"mass must be a positive number (sum of the rank weights), got {mass!r}") from None
-    if not (np.isfinite(s) and s > 0):
-        raise InputError(f"mass must be a positive number (sum of the rank weights), got {mass!r}")
-    return s
+def _mass_total(mass: Any) -> float:
+    return check_positive("mass", mass, "a positive number (sum of the rank weights)")
 
 
 def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float = 1.0, measure: str = "metric",
@@ -46,7 +40,7 @@ def correct_per_query(values: Any, calibration: JudgeCalibration, *, mass: float
     n_replicates = _n_replicates(n_replicates)
     calibration = calibration_arg(calibration)
     calibration.require_binary("correct_per_query")
-    s = _check_mass_total(mass)
+    s = _mass_total(mass)
     if isinstance(values, pd.Series):
         qids = pd.Index(values.index.astype(str), name="qid")
         x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
@@ -78,7 +72,7 @@ def correct_summary(mean: float, sd: float, n: int, calibration: JudgeCalibratio
     n_replicates = _n_replicates(n_replicates)
     calibration = calibration_arg(calibration)
     calibration.require_binary("correct_summary")
-    s = _check_mass_total(mass)
+    s = _mass_total(mass)
     n = check_int("n", n, 2)
     try:
         mean, sd = float(mean), float(sd)
@@ -147,9 +141,9 @@ def correct_experiment(perquery: pd.DataFrame, calibration: JudgeCalibration | M
     values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=np.float64)
     measures = pd.unique(df["measure"])
     if isinstance(mass, Mapping):
-        totals = {m: (_check_mass_total(mass[m]) if m in mass else _infer_mass(m)) for m in measures}
+        totals = {m: (_mass_total(mass[m]) if m in mass else _infer_mass(m)) for m in measures}
     elif mass is not None:
-        totals = {m: _check_mass_total(mass) for m in measures}
+        totals = {m: _mass_total(mass) for m in measures}
     else:
         totals = {m: _infer_mass(m) for m in measures}
     names = pd.unique(df["name"])

@@ -18,23 +18,13 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import spsolve
 
-from .._validation import InputError, announce, check_choice, check_int
+from .._validation import InputError, announce, check_choice, check_int, check_positive
 from .._vocab import CROWD_METHODS as METHODS
 from .._vocab import BIAS_WEIGHTINGS, RATIO_METHODS, BiasWeighting, CrowdMethod, RatioMethod
 from ._table import _Index, _index, _judgments, _qrels
 
 __all__ = ["METHODS", "document_scores", "aggregate", "ratio_matrix_scores", "to_categories"]
 
-
-
-def _check_eps(eps: Any) -> float:
-    try:
-        e = float(eps)
-    except (TypeError, ValueError):
-        raise InputError(f"eps must be a positive number, got {eps!r}") from None
-    if not (np.isfinite(e) and e > 0):
-        raise InputError(f"eps must be a positive number, got {eps!r}")
-    return e
 
 
 def _bias_weights(left_bias: Any, weighting: str) -> tuple[float, float]:
@@ -286,7 +276,7 @@ def _document_scores(judgments: Any, want: set, *, eps: float = 1.0, left_bias: 
                      combine: Sequence[str] = ("preference", "absolute", "ratio")) -> pd.DataFrame:
     """:func:`document_scores` computing only the methods in ``want`` (others NaN)."""
     j = _judgments(judgments)
-    e = _check_eps(eps)
+    e = check_positive("eps", eps)
     norm = _normalizer(normalizer, "normalizer")
     if isinstance(combine, str):
         combine = [combine]

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, announce, check_int, check_number
+from .._validation import InputError, announce, check_int, check_number, check_positive
 from ._table import _qrels
 
 __all__ = ["design_partitions", "simulate_crowd"]
@@ -178,9 +178,7 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
         raise InputError(f"missing must be a probability in [0, 1) or three of them (one per question), "
                          f"got {missing!r}")
     miss = np.broadcast_to(miss, (3,))
-    scale = check_number("ratio_scale", ratio_scale)
-    if not (np.isfinite(scale) and scale > 0):
-        raise InputError(f"ratio_scale must be a positive number, got {ratio_scale!r}")
+    scale = check_positive("ratio_scale", ratio_scale)
     theta = check_number("relevant_from", relevant_from) - 0.5
     sigma_w = 1.0 / (np.sqrt(2.0) * ndtri(acc_w))
     scale_w = scale * np.exp(rng.normal(0.0, 1.0, nw))
