@@ -183,17 +183,6 @@ def announce_zero_based(files: list[tuple[PathLike, np.ndarray]]) -> None:
     announce(f"{where}: read as 0-based ranks, as pt.io.write_results writes them (TREC files are 1-based)")
 
 
-def rank_offset(path: PathLike, rank: np.ndarray, qid) -> int:
-    """1 for a file of 1-based ranks (TREC's convention), 0 for one whose ranks start at 0 (as
-    ``pt.io.write_results`` writes PyTerrier frames): those are read as 0-based, announced with
-    the number of rankings that start at 0."""
-    starts = zero_based(rank, qid)
-    if not len(starts):
-        return 1
-    announce_zero_based([(path, starts)])
-    return 0
-
-
 # --------------------------------------------------------------------------------------------
 # Arrow's parse of a file's bytes
 

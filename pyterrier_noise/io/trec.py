@@ -12,17 +12,19 @@ import gzip
 import io
 import os
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .._validation import InputError, announce
+from .._warnings import warn
 from .._vocab import Fractional
 from .frames import QRELS_COLUMNS, RUN_COLUMNS, SOURCE_KEY, clean_qrels, clean_run
 
 from .files import TREC_RUN_FIELDS, PathLike, list_run_files, run_file_arguments, run_name  # noqa: F401
-from .reader import file_bytes, rank_offset, rank_problem
+from .reader import announce_zero_based, file_bytes, rank_problem, zero_based
 
 
 # --------------------------------------------------------------------------------------------
@@ -151,6 +153,14 @@ def read_trec_run(path: PathLike) -> pd.DataFrame:
     with a CoercionWarning counting those rankings.  A rank that is not a whole number >= 0 is an
     error naming the line (trec_eval ignores ranks; the package uses them for ``ties="given"``).
     """
+    df, starts = _read_run(path)
+    if len(starts):
+        announce_zero_based([(path, starts)])
+    return df
+
+
+def _read_run(path: PathLike) -> tuple[pd.DataFrame, np.ndarray]:
+    """:func:`read_trec_run` without its announcement: the frame, and the rankings that start at 0."""
     path = Path(path)
     data = _read_bytes(path)
     if not data.strip():
@@ -168,9 +178,19 @@ def read_trec_run(path: PathLike) -> pd.DataFrame:
         tok = next(f for n, _, f in _lines(data) if n == lineno)[3].decode()
         raise InputError(f"{path} line {lineno}: rank {tok!r} is not a whole number between 0 and 2**53 "
                          f"({int(bad.sum())} such line(s))")
-    df["rank"] = rank.astype(np.int64) - rank_offset(path, rank, df["qid"].to_numpy())
+    starts = zero_based(rank, df["qid"].to_numpy())
+    df["rank"] = rank.astype(np.int64) - (0 if len(starts) else 1)
     df.attrs[SOURCE_KEY] = str(path)
-    return df
+    return df, starts
+
+
+def _read_run_recorded(path: Path) -> tuple[pd.DataFrame, np.ndarray, list]:
+    """:func:`_read_run` with the warnings it raised recorded, not shown (``(message, category)``
+    each): a worker process cannot show them where the caller would see them."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df, starts = _read_run(path)
+    return df, starts, [(str(w.message), w.category) for w in caught]
 
 
 def read_trec_qrels(path: PathLike, fractional: Fractional = "truncate") -> pd.DataFrame:
@@ -204,10 +224,15 @@ def read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataFr
     if n_jobs > 1 and len(files) >= 8:
         from .._pool import worker_pool
         with worker_pool(n_jobs) as pool:   # workers die with this process, even by SIGKILL
-            frames = pool.map(read_trec_run, files, chunksize=max(1, len(files) // (4 * n_jobs)))
+            read = pool.map(_read_run_recorded, files, chunksize=max(1, len(files) // (4 * n_jobs)))
     else:
-        frames = [read_trec_run(p) for p in files]
-    return dict(zip(names, frames))
+        read = [_read_run_recorded(p) for p in files]
+    # the warnings of every file, shown here (blamed on the caller), and one for all 0-based files
+    for _, _, caught in read:
+        for message, category in caught:
+            warn(message, category)
+    announce_zero_based([(p, starts) for p, (_, starts, _) in zip(files, read) if len(starts)])
+    return dict(zip(names, (df for df, _, _ in read)))
 
 
 def write_trec_run(run: pd.DataFrame, path: PathLike, tag: str = "pyterrier_noise") -> None:

@@ -58,8 +58,10 @@ def test_cli_prints_a_repeated_kind_once_with_its_count(capsys):
     assert len(err) == 3 and err[2].startswith("pyterrier-noise: warning: 5 warnings like") and "file0.txt" in err[2]
 
 
-def test_a_reader_warning_is_blamed_on_the_callers_line(tmp_path):
-    _, runs = _zero_based_runs(tmp_path, n_runs=3)
+@pytest.mark.parametrize("n_runs", [3, 9])   # 9: read in worker processes
+def test_a_reader_warning_is_blamed_on_the_callers_line(tmp_path, n_runs):
+    _, runs = _zero_based_runs(tmp_path, n_runs=n_runs)
     with pytest.warns(CoercionWarning, match="ranks start at 0") as record:
         read_runs(runs)
-    assert {w.filename for w in record} == {__file__}
+    assert [w.filename for w in record] == [__file__]
+    assert f"ranks start at 0 in {n_runs} run files ({2 * n_runs} rankings" in str(record[0].message)

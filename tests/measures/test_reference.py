@@ -143,7 +143,7 @@ def test_trec_measures_equal_pytrec_eval_all_runs(data):
 def test_aligning_the_run_directory_equals_aligning_frames(data, ties):
     """The Arrow file path (read and aligned in parallel workers) gives exactly the frame path's arrays."""
     covid, qrels, runs = data
-    with pytest.warns(CoercionWarning, match="ranks start at 0"):     # said once per file ranked from 0
+    with pytest.warns(CoercionWarning, match="ranks start at 0"):     # said once, for every file ranked from 0
         direct = AlignedRuns.build(covid / "runs", qrels, ties=ties)
     framed = AlignedRuns.build(runs, qrels, ties=ties, n_jobs=1)
     assert direct.run_names == framed.run_names
