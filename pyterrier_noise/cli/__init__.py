@@ -124,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = _parser(command, argv)
     args = parser.parse_args(argv)
+    if getattr(args, "verbose", False) and getattr(args, "progress", None) is False:
+        parser.error("--verbose asks for more on stderr (every warning) and --quiet for less: give one of them, not both")
     args.argv = argv   # the command as typed: the reports name the command that made them
     from ._process import tuned
     with tuned(command, as_program):   # gc, malloc and environment: before the handler imports numpy
@@ -133,11 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, as_program: bool) -> int:
     """The command's handler, its errors as one line each and its exit status."""
     from .._validation import InputError
-    from .._warnings import CoercionWarning
+    from .._warnings import CoercionWarning, NoiseWarning
     old_format = warnings.formatwarning
     try:
-        with warnings.catch_warnings(), once_per_kind():
-            warnings.simplefilter("always", CoercionWarning)
+        verbose = bool(getattr(args, "verbose", False))
+        with warnings.catch_warnings(), once_per_kind(verbose):
+            warnings.simplefilter("always", NoiseWarning if verbose else CoercionWarning)
             try:
                 from ._outputs import check_args
                 check_args(parser, argv, args)
@@ -173,9 +176,10 @@ def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, 
 
 
 @contextlib.contextmanager
-def once_per_kind():
+def once_per_kind(verbose: bool = False):
     """Each kind of warning (:func:`~pyterrier_noise._warnings.warning_kind`) printed once, when it first
     comes, as one line on stderr; at the end, one line per kind that came again, with its count.
+    With ``verbose`` (``--verbose``), every warning printed in full as it comes, and no count.
     (Through ``warnings.formatwarning``, so that a caller recording warnings still gets every one.)"""
     from .._warnings import warning_kind
     seen: dict = {}
@@ -186,7 +190,7 @@ def once_per_kind():
         key = (category, warning_kind(text))
         first = key not in seen
         seen.setdefault(key, [text, 0])[1] += 1
-        return f"pyterrier-noise: warning: {text}\n" if first else ""
+        return f"pyterrier-noise: warning: {text}\n" if first or verbose else ""
 
     warnings.formatwarning = fmt
     try:
@@ -194,9 +198,10 @@ def once_per_kind():
     finally:
         warnings.formatwarning = old
         for text, count in seen.values():
-            if count > 1:
+            if count > 1 and not verbose:
                 short = text if len(text) <= 80 else text[:77] + "..."
-                print(f"pyterrier-noise: warning: {count} warnings like \"{short}\" in all", file=sys.stderr)
+                print(f"pyterrier-noise: warning: {count} warnings like \"{short}\" in all "
+                      "(--verbose lists every one)", file=sys.stderr)
 
 
 if __name__ == "__main__":

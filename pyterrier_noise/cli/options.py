@@ -72,9 +72,11 @@ def replicates(default: int = 100) -> argparse.ArgumentParser:
 
 
 def progress(default: bool | None = True) -> argparse.ArgumentParser:
-    """``--quiet`` / ``--progress``, on every command: ``--quiet`` turns the progress bars and status
-    lines on stderr off, ``--progress`` keeps them on (the default; with ``default=None`` the
-    command decides, e.g. by whether stderr is a terminal)."""
+    """``--quiet`` / ``--progress`` and ``--verbose``, on every command: ``--quiet`` turns the progress
+    bars and status lines on stderr off, ``--progress`` keeps them on (the default; with
+    ``default=None`` the command decides, e.g. by whether stderr is a terminal); ``--verbose`` prints
+    every warning in full as it comes, where by default each kind is printed once with a count
+    (``pyterrier_noise.cli.once_per_kind``).  ``--verbose`` with ``--quiet`` is refused."""
     p = _parent()
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quiet", "-q", dest="progress", action="store_false", default=default,
@@ -82,6 +84,9 @@ def progress(default: bool | None = True) -> argparse.ArgumentParser:
     g.add_argument("--progress", dest="progress", action="store_true",
                    help="show progress bars and status lines on stderr"
                         + (" (the default)" if default else ""))
+    p.add_argument("--verbose", action="store_true",
+                   help="print every warning in full as it comes (by default each kind is printed once, "
+                        "with a count at the end)")
     return p
 
 

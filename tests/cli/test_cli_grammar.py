@@ -71,6 +71,24 @@ def test_quiet_and_progress_on_every_command(command):
     assert quiet.const is False and loud.const is True
 
 
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_verbose_on_every_command(command):
+    parser = COMMANDS[command]
+    verbose = next(a for a in parser._actions if "--verbose" in a.option_strings)
+    assert verbose.dest == "verbose" and verbose.default is False and verbose.const is True
+
+
+@pytest.mark.parametrize("argv", [["eval", "q", "r", "-m", "AP"], ["demo", "--out", "o"],
+                                  ["pairwise", "aggregate", "j.csv", "--out", "o"]])
+def test_verbose_with_quiet_is_refused_with_a_sentence(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv + ["--verbose", "--quiet"])
+    assert exc.value.code == 2
+    command = " ".join(argv[:2]) if argv[0] == "pairwise" else argv[0]
+    assert (f"pyterrier-noise {command}: error: --verbose asks for more on stderr (every warning) and --quiet "
+            "for less: give one of them, not both") in capsys.readouterr().err
+
+
 #: one name per idea: spellings no command has
 NEVER = ("-n", "--noisy-judges-n", "--p", "--p-eval", "--judging-budget", "--n-replicates", "--k", "--pool-depth")
 

@@ -65,3 +65,44 @@ def test_a_reader_warning_is_blamed_on_the_callers_line(tmp_path, n_runs):
         read_runs(runs)
     assert [w.filename for w in record] == [__file__]
     assert f"ranks start at 0 in {n_runs} run files ({2 * n_runs} rankings" in str(record[0].message)
+
+
+def _mixed_separator_runs(tmp_path, n_runs):
+    """Runs whose lines mix tabs and spaces: one warning of one kind per run file."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"{q} 0 d{d} {d % 2}\n" for q in (1, 2) for d in range(5)))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for r in range(n_runs):
+        (runs / f"run{r}").write_text("".join(f"{q} Q0\td{d} {d + 1} {10 - d - r * 0.1} run{r}\n"
+                                              for q in (1, 2) for d in range(5)))
+    return qrels, runs
+
+
+@pytest.mark.parametrize("n_runs", [3, 9])   # 9: read in worker processes
+def test_a_repeated_kind_is_one_line_and_a_count_by_default_and_every_line_under_verbose(
+        tmp_path, capsys, monkeypatch, n_runs):
+    qrels, runs = _mixed_separator_runs(tmp_path, n_runs)
+    monkeypatch.setattr(warnings, "showwarning", _display)
+    assert main(["eval", str(qrels), str(runs), "-m", "AP"]) == 0
+    quiet = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(quiet) == 2, quiet
+    assert quiet[0].startswith(f"pyterrier-noise: warning: {runs / 'run0'}: 10 line(s) mix tabs and spaces")
+    assert quiet[1].startswith(f"pyterrier-noise: warning: {n_runs} warnings like \"{runs / 'run0'}")
+    assert quiet[1].endswith("in all (--verbose lists every one)")
+
+    assert main(["eval", str(qrels), str(runs), "-m", "AP", "--verbose"]) == 0
+    loud = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert loud == [f"pyterrier-noise: warning: {runs / f'run{r}'}: 10 line(s) mix tabs and spaces (e.g. line 1): "
+                    "read as trec_eval reads them, every run of spaces and tabs separating two fields (so an "
+                    "identifier with a leading or trailing space or tab loses it)" for r in range(n_runs)]
+
+
+def test_verbose_prints_every_warning_of_a_kind_in_full(capsys):
+    with warnings.catch_warnings(), once_per_kind(verbose=True):
+        warnings.simplefilter("always")
+        warnings.showwarning = _display
+        for k in range(5):
+            warnings.warn(f"file{k}.txt: {k} odd line(s) skipped", CoercionWarning)
+    assert capsys.readouterr().err.splitlines() == [f"pyterrier-noise: warning: file{k}.txt: {k} odd line(s) skipped"
+                                                    for k in range(5)]
