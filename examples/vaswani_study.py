@@ -14,6 +14,7 @@ import argparse
 import gzip
 import re
 import tempfile
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -40,15 +41,20 @@ def main() -> None:
 
     corpus = gzip.open(args.data / "corpus.trec.gz", "rt").read()
     docs = re.findall(r"<DOCNO>\s*(\S+)\s*</DOCNO>(.*?)</DOC>", corpus, flags=re.S)
-    with tempfile.TemporaryDirectory() as tmp:
-        index = PisaIndex(str(Path(tmp) / "vaswani.pisa"), threads=1)
+    topics = pn.selection.read_topics_file(args.data / "topics.trec")
+    qrels = pn.read_qrels(args.data / "qrels").astype({"label": int})   # pytrec_eval's AP wants integers
+    # PISA's C++ core logs [info] lines and progress counters to the process's stdout and stderr:
+    # held back, and shown only if indexing or retrieval fails
+    with tempfile.TemporaryDirectory() as tmp, pn.io.quiet_native_logs():
+        index = PisaIndex(str(Path(tmp) / "vaswani.pisa"), text_field="text", threads=1)
         index.index({"docno": docno, "text": text.strip()} for docno, text in docs)
-        topics = pn.selection.read_topics_file(args.data / "topics.trec")
-        qrels = pn.read_qrels(args.data / "qrels").astype({"label": int})   # pytrec_eval's AP wants integers
         pipelines = {"BM25": index.bm25(num_results=100), "DPH": index.dph(num_results=100),
                      "PL2": index.pl2(num_results=100), "QLD": index.qld(num_results=100)}
         runs = {name: pipeline(topics) for name, pipeline in pipelines.items()}
         banded = {"BM25 banded (rho 2)": (pipelines["BM25"] >> pn.ties.TieBanding(2))(topics)}
+    # the all-relevant note (Vaswani's qrels list relevant documents only) is said in the first line below,
+    # not again for every evaluation
+    warnings.filterwarnings("ignore", message="every one of the .* judged labels is relevant")
 
     print(f"Vaswani: {len(docs)} documents, {len(topics)} topics, {len(qrels)} judgments "
           f"(labels {sorted(qrels['label'].unique().tolist())}: relevant-only, so base + residual = 1)\n")

@@ -4,8 +4,9 @@ Modules: :mod:`.frames` (normalising and validating frames), :mod:`.files` (run 
 unread), :mod:`.reader` (the one reader of a file's bytes, and Arrow's parse of plain TREC files into
 columns, in threads: :class:`RunFileReader`, the engine's reader), :mod:`.trec` (the validating reader
 of TREC text files, which names the offending line, and the writers), :mod:`.datasets` (qrels from
-ir_datasets ids and objects) and :mod:`.read` (``read_qrels`` / ``read_run`` / ``read_runs`` over
-every input form).
+ir_datasets ids and objects), :mod:`.read` (``read_qrels`` / ``read_run`` / ``read_runs`` over
+every input form) and :mod:`.native` (``quiet_native_logs``: what native libraries such as PISA
+write to the process's stdout and stderr, held back).
 
 Names are imported on first use (PEP 562), so that listing run files and starting to read them
 (:mod:`.files`, :mod:`.reader`) does not wait for pandas.
@@ -21,5 +22,6 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "reader": "RunFileReader read_arrow_run read_arrow_qrels run_file_columns",
     "read": "RunsInput QrelsInput read_qrels read_run read_runs read_run_arguments",
     "cheap": "CHEAP_COLUMNS read_cheap_qrels",
+    "native": "quiet_native_logs",
     ".._warnings": "CoercionWarning",
 })
