@@ -14,7 +14,7 @@ examples:
   pyterrier-noise reproduce goldberg2017                 # the paper's own numbers: needs no data
   pyterrier-noise reproduce moffat2007 --quick           # TREC-COVID round 1 from ../shared/data
   pyterrier-noise reproduce all --data synthetic --quick --out repro/
-  pyterrier-noise reproduce all --write-docs             # regenerate docs/reproductions.md and docs/data/
+  pyterrier-noise reproduce all --write-docs             # regenerate docs/reproductions.md, its evidence, docs/data/
 
 Each paper prints its headline claims (supported / contradicted / mixed / not testable, with the
 rows that test them), then the rows quoting the paper's printed numbers (as printed, where, ours,
@@ -74,5 +74,6 @@ def register_cli(subparsers: Any) -> None:
                         "else ../shared/data beside the repository)")
     p.add_argument("--quick", action="store_true", help="fewer replicates and budgets (well under a minute per paper)")
     p.add_argument("--write-docs", action="store_true", dest="write_docs",
-                   help="store the records in docs/data/ and regenerate docs/reproductions.md")
+                   help="store the records in docs/data/ and regenerate docs/reproductions.md and "
+                        "docs/evidence/reproductions.md")
     p.set_defaults(handler=_cmd_reproduce)

@@ -14,7 +14,7 @@ from cli_helpers import run_cli
 from pyterrier_noise import InputError
 from pyterrier_noise.reproduce import (FAILS, HOLDS, PAPERS, REPRODUCED, VERDICTS, Reproduction, Row, default_data_dir,
                                        resolve_data, run)
-from pyterrier_noise.reproduce.page import render_page
+from pyterrier_noise.reproduce.page import render_evidence, render_page
 
 
 def _row(rec: Reproduction, quantity: str) -> Row:
@@ -97,7 +97,7 @@ def test_command_writes_records_and_a_page(tmp_path):
     assert "0.8047" in out and "Headline claims:" in out and "Not yet reproduced:" in out and "569,154" in out
     rec = Reproduction.load(tmp_path / "o" / "reproduce_goldberg2017.json")
     assert _row(rec, "corrected P@3, data set b").ours == pytest.approx(0.828442, abs=1e-6)
-    page = render_page([rec])
+    page = render_evidence([rec])
     assert "<!-- numbers: docs/data/reproduce_goldberg2017.json#summary -->" in page
     assert ("| corrected P@3, data set a | 0.805 | Sec. 6 (Eq 5) | 0.8047 | 0.0005 | the paper's eBay summary "
             "statistics and calibration (Sec. 6) | reproduced |") in page
@@ -123,10 +123,12 @@ def test_command_line_copy_of_the_papers_agrees_with_the_library():
 
 
 def test_reproductions_page_is_generated_from_the_stored_records():
-    """docs/reproductions.md is exactly what ``reproduce all --write-docs`` renders from docs/data/."""
+    """docs/reproductions.md and docs/evidence/reproductions.md are exactly what ``reproduce all --write-docs``
+    renders from docs/data/."""
     from pyterrier_noise.reproduce.page import DOCS, json_path
     stored = [Reproduction.load(json_path(p)) for p in PAPERS]
     assert (DOCS / "reproductions.md").read_text() == render_page(stored)
+    assert (DOCS / "evidence" / "reproductions.md").read_text() == render_evidence(stored)
     assert [r.paper for r in stored] == list(PAPERS) and not any(r.quick for r in stored)
 
 

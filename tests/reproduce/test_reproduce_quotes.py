@@ -251,7 +251,7 @@ def test_goldberg_framing():
 
 
 def test_verdict_summary_of_all(records):
-    from pyterrier_noise.reproduce.page import COUNT_COLUMNS, all_table, render_page, summary_text
+    from pyterrier_noise.reproduce.page import COUNT_COLUMNS, all_table, render_evidence, render_page, summary_text
     recs = list(records.values())
     table = all_table(recs)
     assert [r[0] for r in table["rows"]] == [*PAPERS, "all"]
@@ -263,4 +263,4 @@ def test_verdict_summary_of_all(records):
     assert max(len(line) for line in text.splitlines()) <= 120 and text.splitlines()[-1].split()[0] == "all"
     page = render_page(recs)
     assert "<!-- numbers: docs/data/reproductions_summary.json#all -->" in page
-    assert all(f"docs/data/reproduce_{p}.json#verdicts" in page for p in PAPERS)
+    assert all(f"docs/data/reproduce_{p}.json#verdicts" in render_evidence(recs) for p in PAPERS)
