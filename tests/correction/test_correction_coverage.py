@@ -1,5 +1,5 @@
 """The coverage study behind compare()'s default (benchmarks/compare_coverage.py) and its table in
-docs/correction.md.
+docs/evidence/correction.md.
 
 The simulated truth is Goldberg et al. (2017)'s eBay setting (Sec 6); the check is that the interval
 of the variance that matches the design holds the true difference about 95% of the time, and that
@@ -53,7 +53,7 @@ def test_ebay_both_ways():
 
 def test_docs_table_shows_the_stored_results():
     stored = json.loads((ROOT / "benchmarks" / "results" / "compare_coverage.json").read_text())
-    page = (ROOT / "docs" / "correction.md").read_text()
+    page = (ROOT / "docs" / "evidence" / "correction.md").read_text()
     assert f"simulates\n{stored['n_experiments']:,} experiments" in page or \
         f"{stored['n_experiments']:,} experiments" in page
     names = {"one sample": "one calibration sample for both", "one sample, no difference": "one sample, equal true P@3",

@@ -841,14 +841,16 @@ def test_cli_help_and_errors(cli_files, capsys):
 def test_docs_examples_run(tmp_path, monkeypatch):
     if not DOCS_PAGE.exists():
         pytest.skip("docs/perturbation.md is absent")
-    blocks = re.findall(r"```python\n(.*?)```", DOCS_PAGE.read_text(), flags=re.S)
+    # the page and its companion on rank-biased and fitted judges
+    blocks = [(page, block) for page in (DOCS_PAGE, DOCS_PAGE.with_name("rank-biased-judges.md"))
+              for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)]
     assert len(blocks) >= 8
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PerturbationWarning)
-        for block in blocks:
-            exec(compile(block, str(DOCS_PAGE), "exec"), namespace)
+        for page, block in blocks:
+            exec(compile(block, str(page), "exec"), namespace)
 
 
 # ------------------------------------------------------------------------------------------------
