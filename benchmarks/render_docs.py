@@ -228,7 +228,7 @@ T31_RELEVANT = set("ACSWJ")
 
 
 def table31() -> dict:
-    """docs/ties.md's Table 3.1: expected, pessimistic and optimistic RBP(0.9), P@5, RR and AP by the engine."""
+    """docs/tied-evaluation.md's Table 3.1: expected, pessimistic and optimistic RBP(0.9), P@5, RR and AP by the engine."""
     from fractions import Fraction
 
     import pandas as pd

@@ -226,7 +226,7 @@ def _stored(name: str) -> dict:
 
 def test_named_judges_and_table_3_1_are_reproduced():
     """benchmarks/render_docs.py recomputes perturbation.md's named judges (judges.JUDGES through sdt_rates)
-    and ties.md's Table 3.1 (the engine's tie modes; Yang 2019 thesis, Table 3.1, brute force in test_ties.py)."""
+    and tied-evaluation.md's Table 3.1 (the engine's tie modes; Yang 2019 thesis, Table 3.1, brute force in test_ties.py)."""
     module = _render_docs()
     assert module.judges_table() == _stored("perturbation_judges")["judges"]
     assert module.table31() == _stored("ties_table31")["table31"]
