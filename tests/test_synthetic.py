@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ir_measures import P
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.synthetic import SyntheticCollection, _break_ties, default_collection, make_collection
 
 DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "synthetic.md"

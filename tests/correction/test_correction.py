@@ -18,7 +18,8 @@ from pyterrier_noise.correction import (
     CorrectionWarning, JudgeCalibration, compare, correct_experiment, correct_per_query, correct_summary,
     corrected_dcg, corrected_from_mass, corrected_metric, corrected_precision, corrected_rbp, label_mass,
 )
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 
 # the calibration counts printed in Goldberg et al. (2017), Sec 6 (the eBay example)
 EBAY = dict(n_relevant=59, agree_relevant=43, n_nonrelevant=84, agree_nonrelevant=67)

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pyterrier_noise._warnings import CorrectionWarning
+from pyterrier_noise.correction import CorrectionWarning
 from pyterrier_noise.correction import JudgeCalibration
 from pyterrier_noise.correction.estimators import confusion_determinant_z
 

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyterrier_noise._warnings import CoercionWarning, CorrectionWarning
+from pyterrier_noise.correction import CorrectionWarning
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, corrected_from_mass
 from pyterrier_noise.correction.design import post_stratify
 from pyterrier_noise.correction.estimates import (calibration_bootstrap_var, corrected_from_strata,
@@ -246,7 +247,7 @@ def test_rank_strata_bins_and_refusals():
     assert names == ["1-10", "11-100", "101+"] and b.tolist() == [0, 0, 1, 1, 2]
     b, names = rank_strata([3, np.inf], [])
     assert names == ["1+"] and b.tolist() == [0, 0]
-    from pyterrier_noise._validation import InputError
+    from pyterrier_noise import InputError
     with pytest.raises(InputError, match="increasing"):
         rank_strata([1], [10, 5])
 

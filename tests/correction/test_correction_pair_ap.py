@@ -32,8 +32,9 @@ import warnings
 import numpy as np
 import pytest
 
-from pyterrier_noise._validation import InputError
-from pyterrier_noise._warnings import CorrectionWarning, NoiseWarning
+from pyterrier_noise import InputError
+from pyterrier_noise import NoiseWarning
+from pyterrier_noise.correction import CorrectionWarning
 from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, sample_pairs
 from pyterrier_noise.correction import ap_pair
 from pyterrier_noise.correction.ap_pair import _APParts, sampled_relevant, segment_exclusive_cumsum

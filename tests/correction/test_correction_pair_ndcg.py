@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, sample_pairs
 from pyterrier_noise.correction.ratio import ideal_from_counts
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.correction import CheapStudy, cheap_experiment
 from pyterrier_noise.correction.cheap import measure_range
 from pyterrier_noise.correction.design import MIN_POST_STRATUM, post_stratify, srs_plausibility

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import pyterrier_noise as pn
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.crowd import (
     METHODS,
     aggregate,

@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 
 import pyterrier_noise as pn
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.crowd import (
     aggregate,
     document_agreement,

@@ -12,7 +12,7 @@ import pytest
 from crowd_helpers import rows
 from scipy import stats
 
-from pyterrier_noise._validation import CoercionWarning
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.crowd import (
     absolute_inconsistency,
     gold_accuracy,

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.crowd import (
     METHODS,
     design_partitions,

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from pyterrier_noise import AlignedRuns
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.experiments import (depth_ancova, depth_experiment, depth_labels, judgment_overlap,
                                        unjudged_depth)
 from pyterrier_noise.selection import rbp_pool

@@ -14,7 +14,7 @@ import pytest
 import scipy.stats as st
 
 from pyterrier_noise.judges import PerturbationWarning
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.engine import JudgmentTable
 from pyterrier_noise.experiments import assessor_significance, simulation_fidelity
 from pyterrier_noise.judges import FlipRateModel, MetarankLogisticModel, RandomFlips

@@ -17,7 +17,7 @@ import pyterrier_noise as pn
 import scipy.stats as st
 
 from pyterrier_noise import AlignedRuns, MeasureSpec, evaluate
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.experiments import (DEPTH_GRID, add_residual_columns, match_phi, match_phi_many,
                                        plot_phi_match, scores_with_residuals)
 from pyterrier_noise.cli.phi_match import register_cli

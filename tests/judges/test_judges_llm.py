@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("uvicorn")
 
-from pyterrier_noise._validation import InputError  # noqa: E402
+from pyterrier_noise import InputError  # noqa: E402
 from pyterrier_noise.io import read_cheap_qrels  # noqa: E402
 from pyterrier_noise.judges.llm import (LabelCache, LLMJudge, PromptTemplate, label_distribution,  # noqa: E402
                                         parse_label)

@@ -15,7 +15,7 @@ import scipy.stats as st
 from scipy.special import expit
 
 from pyterrier_noise.judges import PerturbationWarning
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.judges import MetarankLogisticModel, compare_predictors, meta_ap, metarank
 from pyterrier_noise.synthetic import make_collection
 

@@ -14,7 +14,7 @@ import pytest
 
 import pyterrier_noise as pn
 import pyterrier_noise.measures  # noqa: F401  (registers the measures)
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.judges import PoolDepthReduction
 from pyterrier_noise.measures import APTies, PTies, RRTies, nDCGTies, to_spec
 from pyterrier_noise.synthetic import default_collection

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import random_collection
-from pyterrier_noise._validation import InputError
-from pyterrier_noise._warnings import CoercionWarning
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.engine import AlignedRuns, JudgmentTable
 from pyterrier_noise.io import RunFileReader, run_file_columns, run_name
 

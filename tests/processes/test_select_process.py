@@ -16,7 +16,7 @@ import pytest
 
 from conftest import random_collection
 from pyterrier_noise._arrow import numbers
-from pyterrier_noise._warnings import CoercionWarning
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.engine import AlignedRuns, JudgmentTable
 from pyterrier_noise.io import read_arrow_qrels, write_trec_qrels, write_trec_run
 from pyterrier_noise.io import reader as io_reader

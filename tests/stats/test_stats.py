@@ -13,7 +13,8 @@ from hypothesis import strategies as hst
 from hypothesis.extra.numpy import arrays
 from statsmodels.stats.multitest import multipletests
 
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.stats import _checks, tukey
 from pyterrier_noise.stats import tests as stats_tests
 from pyterrier_noise.stats import (ALTERNATIVES, all_pairs, correct_pvalues, degradation_test,

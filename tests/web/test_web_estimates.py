@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.correction import cheap_experiment, plan_gold_sample
 from pyterrier_noise.io import write_trec_run
 from pyterrier_noise.selection import QrelsOracle
