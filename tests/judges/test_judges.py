@@ -804,9 +804,7 @@ def test_cli_models(cli_files, capsys, coll, extra):
     fill = {"runs": d / "runs", "matrix": d / "matrix.csv", "counts": d / "counts.tsv", "alt": d / "alt.txt"}
     extra = [e.format(**fill) for e in extra]
     out_dir = d / ("out-" + "-".join(e for e in extra if not e.startswith(str(d))).replace(".", ""))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code, out, err = run_cli(["perturb", d / "qrels.txt", *extra, "--replicates", "2", "--out", out_dir], capsys)
+    code, out, err = run_cli(["perturb", d / "qrels.txt", *extra, "--replicates", "2", "--out", out_dir], capsys)
     assert code == 0, err
     assert (out_dir / "replicate-0002.qrels").exists()
     rep = pn.read_qrels(out_dir / "replicate-0001.qrels")
