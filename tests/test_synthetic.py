@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ir_measures import P
 
 from pyterrier_noise import InputError
+# _break_ties: synthetic.py's private tie breaker, tested here next to the module it serves
 from pyterrier_noise.synthetic import SyntheticCollection, _break_ties, default_collection, make_collection
 
 DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "synthetic.md"

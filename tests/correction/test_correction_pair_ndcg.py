@@ -176,7 +176,7 @@ def test_pooled_variance_brute_force():
     product of the means estimated unbiasedly), where ``a`` is a pair's known weight vector in the
     linearisation (``alpha_t w``, then ``-beta_rt c_tg`` per grade) and ``r`` its residual vector
     (the gain's, then each grade indicator's)."""
-    from pyterrier_noise.correction.ratio import _Parts
+    from pyterrier_noise.correction.ratio import _Parts   # private: the ratio estimator's parts under test
     study, cheap, gold, *_ = setup(1, variance="pooled")
     smp = sample_pairs(cheap, 8, design="stratified", seed=2)
     est = study.estimate(cheap, gold[smp.rows], smp, methods=("ppi",))[NDCG3]

@@ -362,7 +362,7 @@ def test_from_arrays_and_plots(noisy, tmp_path):
                                          correction="holm", seed=7)
     pd.testing.assert_frame_equal(again.pairs, noisy.pairs)
     from matplotlib.figure import Figure
-    from pyterrier_noise import _plot
+    from pyterrier_noise import _plot   # private: a figure as the package makes them, drawn on
     S = len(noisy.names)
     fig = noisy.plot_distributions("AP")
     assert isinstance(fig, Figure) and len(fig.axes) == 1

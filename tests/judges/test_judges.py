@@ -992,7 +992,7 @@ def _perturb_argv(qrels, out, n):
 
 def _staged(out: Path) -> int:
     """Replicate files in the stage of a running perturb (0 while there is none)."""
-    from pyterrier_noise._output import TMP_PREFIX
+    from pyterrier_noise._output import TMP_PREFIX   # private: the stage's name is what this test looks for
     return sum(1 for s in out.glob(TMP_PREFIX + "*") for f in s.glob("replicate-*"))
 
 
@@ -1040,6 +1040,7 @@ def test_perturb_replicates_beyond_memory_are_refused_with_the_size(tmp_path):
 
 def _model_option_cases():
     """From the perturb parser: (model, option argv) for every model option the model does not use."""
+    # private: the cases are generated from perturb's own option tables, which these tests check
     from pyterrier_noise.cli import _parser
     from pyterrier_noise.cli._outputs import command_actions
     from pyterrier_noise.cli.perturb import _DEFAULTS, _USES
@@ -1059,7 +1060,7 @@ def _model_option_cases():
 
 
 def test_every_model_option_is_covered():
-    from pyterrier_noise.cli.perturb import _DEFAULTS
+    from pyterrier_noise.cli.perturb import _DEFAULTS   # private: the option table under test
     covered = {argv[0] for _, argv in _model_option_cases()}
     assert len(covered) == len(_DEFAULTS)     # every option is unused by some model
     assert len(_model_option_cases()) > 60

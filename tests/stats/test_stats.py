@@ -15,7 +15,7 @@ from statsmodels.stats.multitest import multipletests
 
 from pyterrier_noise import InputError
 from pyterrier_noise.io import CoercionWarning
-from pyterrier_noise.stats import _checks, tukey
+from pyterrier_noise.stats import _checks, tukey   # _checks: its block size is patched to test the blocked path
 from pyterrier_noise.stats import tests as stats_tests
 from pyterrier_noise.stats import (ALTERNATIVES, all_pairs, correct_pvalues, degradation_test,
                                    mean_ci, paired_test, pairwise_significance, pvalue_quadrants,
@@ -458,7 +458,7 @@ def test_all_pairs_t_codes_equal_the_p_value_codes_at_and_near_the_critical_valu
     means (t = 0, p = 1: equal to the cut 1), nearly identical systems (the Gram form falls back to
     the differences) and random pairs."""
     from scipy import special
-    from pyterrier_noise.stats.tests import _T_MARGIN, all_pairs_t_codes, p_codes
+    from pyterrier_noise.stats.tests import _T_MARGIN, all_pairs_t_codes, p_codes   # the margin under test
 
     rng = np.random.default_rng(5)
     T, K = 30, 6
