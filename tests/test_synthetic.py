@@ -81,9 +81,9 @@ def test_documents_do_not_depend_on_systems_pool_or_ties(coll):
 def test_default_collection_returns_a_copy():
     a = default_collection()
     a.runs["run01"].loc[:, "score"] = -1.0
-    a.qrels.drop(a.qrels.index, inplace=True)
+    a.qrels.loc[:, "label"] = -1          # in place (DataFrame.drop(inplace=True) is deprecated in pandas 3.1)
     b = default_collection()
-    assert (b.runs["run01"]["score"] > 0).all() and len(b.qrels) > 0
+    assert (b.runs["run01"]["score"] > 0).all() and len(b.qrels) > 0 and (b.qrels["label"] >= 0).all()
 
 
 def test_accessors_return_copies(coll):
