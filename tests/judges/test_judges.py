@@ -422,8 +422,7 @@ def test_metarank_logistic_recovers_coefficients(dual):
 def test_per_topic_fits_equal_separate_statsmodels_fits(dual):
     import statsmodels.api as sm
     c, m, orig, alt, _ = dual
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PerturbationWarning)
+    with pytest.warns(PerturbationWarning, match=r"logistic model\(s\) are improper"):   # topics whose labels all agree
         model = MetarankLogisticModel(metarank=m, scope="per_topic").fit(orig, alt)
     coef = model.coefficients_
     d = m.assign(A=(orig["label"].to_numpy() >= 1).astype(int), B=alt["label"].to_numpy())
@@ -472,8 +471,7 @@ def test_improper_fits_are_detected_and_fall_back():
     # a new metarank between the classes: the step's middle (1.25) decides
     new = pd.DataFrame({"qid": ["1"], "docno": ["x"], "label": [1]})
     mx = pd.concat([m, pd.DataFrame({"qid": ["1"], "docno": ["x"], "meta_ap": [1.3]})], ignore_index=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PerturbationWarning)
+    with pytest.warns(PerturbationWarning, match=r"logistic model\(s\) are improper"):
         m2 = MetarankLogisticModel(metarank=mx, scope="per_topic").fit(orig, alt)
     assert m2.probabilities(new)["p_relevant"].iloc[0] == 1.0
     # the earlier behaviour: the rank-insensitive empirical rate
@@ -844,7 +842,7 @@ def test_docs_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PerturbationWarning)
+        warnings.simplefilter("ignore", PerturbationWarning)   # the page shows its improper-fit warning to readers
         for block in blocks:
             exec(compile(block, str(DOCS_PAGE), "exec"), namespace)
 
