@@ -205,7 +205,7 @@ def test_item2_capabilities_resolve_at_pt_noise():
 
 COLUMNS_SCRIPT = r"""
 import json, warnings
-warnings.simplefilter("ignore")
+warnings.simplefilter("ignore")   # a child process printing JSON: its stderr is captured, not asserted
 import pyterrier as pt
 import pyterrier_noise as pn
 from pyterrier_noise.synthetic import default_collection
