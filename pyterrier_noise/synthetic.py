@@ -310,6 +310,41 @@ def make_collection(
     n_topics = _int_arg("n_topics", n_topics, 1)
     n_systems = _int_arg("n_systems", n_systems, 1)
     n_docs = _int_arg("n_docs_per_topic", n_docs_per_topic, 1)
+    depth, pool_depth, grade_values, quantise, n_variants = _check_shape(n_systems, n_docs, depth, pool_depth,
+                                                                         grades, quantise, n_variants)
+    seed = _int_arg("seed", seed, 0)
+
+    names = [f"run{i + 1:0{max(2, len(str(n_systems)))}d}" for i in range(n_systems)]
+    contrib_mask = _pool_arg(pool_systems, names)
+    qids = [str(t + 1) for t in range(n_topics)]
+
+    # Independent streams, so that e.g. the documents do not change with the number of systems.
+    docs_rng, sys_rng, noise_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+    level = _latent_levels(docs_rng, n_topics, n_docs, len(grade_values))
+    quality, snr, log_scale, topic_scale, variants, parents = _systems(sys_rng, n_systems, n_topics, n_variants)
+    score = _scores(noise_rng, snr, level, log_scale, topic_scale, variants, parents, quantise)
+    order, top = _ranked(score, depth, quantise)
+
+    # --- pooled judgments: the top pool_depth of the contributing systems
+    judged = np.zeros((n_topics, n_docs), dtype=bool)
+    judged[np.arange(n_topics)[None, :, None], order[contrib_mask, :, :pool_depth]] = True
+    topics, qrels, true_qrels, runs = _frames(qids, names, n_docs, depth, grade_values[level], judged, order, top)
+
+    return SyntheticCollection(
+        topics=topics, qrels=qrels, true_qrels=true_qrels, runs=runs,
+        contributing=[n for n, c in zip(names, contrib_mask) if c],
+        system_quality=pd.Series(quality, index=pd.Index(names, name="run"), name="quality"),
+        effectiveness=pd.DataFrame(snr, index=pd.Index(names, name="run"), columns=pd.Index(qids, name="qid")),
+        variant_of={names[v]: names[p] for v, p in zip(variants, parents)},
+        params=dict(n_topics=n_topics, n_systems=n_systems, n_docs_per_topic=n_docs, depth=depth,
+                    pool_depth=pool_depth, pool_systems=pool_systems, grades=tuple(int(g) for g in grade_values),
+                    quantise=quantise, n_variants=n_variants, seed=seed),
+    )
+
+
+def _check_shape(n_systems: int, n_docs: int, depth: Any, pool_depth: Any, grades: Any, quantise: Any,
+                 n_variants: Any) -> tuple[int, int, np.ndarray, int | None, int]:
+    """:func:`make_collection`'s depth, pool depth, grades, rounding and number of variants, checked."""
     depth = _int_arg("depth", depth, 1)
     if depth > n_docs:
         raise InputError(f"argument 'depth': a run cannot return more documents than a topic has; expected "
@@ -331,17 +366,11 @@ def make_collection(
     if n_variants >= n_systems:
         raise InputError(f"argument 'n_variants': expected fewer variants than systems ({n_systems}), "
                          f"got {n_variants}")
-    seed = _int_arg("seed", seed, 0)
+    return depth, pool_depth, grade_values, quantise, n_variants
 
-    names = [f"run{i + 1:0{max(2, len(str(n_systems)))}d}" for i in range(n_systems)]
-    contrib_mask = _pool_arg(pool_systems, names)
-    qids = [str(t + 1) for t in range(n_topics)]
 
-    # Independent streams, so that e.g. the documents do not change with the number of systems.
-    docs_rng, sys_rng, noise_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
-
-    # --- documents: latent relevance levels (T, D)
-    n_levels = len(grade_values)
+def _latent_levels(docs_rng: np.random.Generator, n_topics: int, n_docs: int, n_levels: int) -> np.ndarray:
+    """The documents' latent relevance levels (T, D), 0 .. n_levels - 1; every topic has a relevant one."""
     generality = docs_rng.beta(*_GENERALITY_BETA, size=n_topics)
     u = docs_rng.random((n_topics, n_docs))
     rel_probs = _GRADE_DECAY ** np.arange(n_levels - 1)
@@ -354,8 +383,12 @@ def make_collection(
                      1 + np.minimum(np.searchsorted(cum, rel_u, side="right"), n_levels - 2), 0)
     no_relevant = ~(level > 0).any(axis=1)
     level[no_relevant, u[no_relevant].argmin(axis=1)] = 1   # every topic has a relevant document
+    return level
 
-    # --- systems: quality, variants, per-topic signal-to-noise (S, T)
+
+def _systems(sys_rng: np.random.Generator, n_systems: int, n_topics: int, n_variants: int) -> tuple:
+    """The systems: quality, per-topic signal-to-noise (S, T), score scales, and the variants and
+    their parents."""
     quality = sys_rng.standard_normal(n_systems)
     difficulty = _DIFFICULTY_SD * sys_rng.standard_normal(n_topics)
     traits = sys_rng.standard_normal((n_topics, _N_TRAITS))
@@ -378,8 +411,14 @@ def make_collection(
     log_snr = (_LOG_SNR_MEAN + _QUALITY_WEIGHT * quality[:, None] - difficulty[None, :]
                + _TRAIT_WEIGHT * loadings @ traits.T + _IDIO_WEIGHT * idio)
     snr = np.clip(np.exp(log_snr), *_SNR_RANGE)
+    return quality, snr, log_scale, topic_scale, variants, parents
 
-    # --- runs: scores of every document by every system (S, T, D)
+
+def _scores(noise_rng: np.random.Generator, snr: np.ndarray, level: np.ndarray, log_scale: np.ndarray,
+            topic_scale: np.ndarray, variants: np.ndarray, parents: np.ndarray, quantise: int | None) -> np.ndarray:
+    """The scores of every document by every system (S, T, D): float32, or rounded to ``quantise`` decimals."""
+    n_systems, (n_topics, n_docs) = len(snr), level.shape
+    r = _VARIANT_CORRELATION
     shared = noise_rng.standard_normal((n_topics, n_docs))
     own = noise_rng.standard_normal((n_systems, n_topics, n_docs))
     own[variants] = r * own[parents] + np.sqrt(1 - r * r) * own[variants]
@@ -393,7 +432,13 @@ def make_collection(
         score = score.astype(np.float32)
     else:
         score = np.round(score, quantise)
+    return score
 
+
+def _ranked(score: np.ndarray, depth: int, quantise: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The top ``depth`` documents of each system and topic in trec_eval order (S, T, depth), and
+    their scores as float64 (strictly decreasing without ``quantise``)."""
+    n_docs = score.shape[-1]
     # trec_eval order: score descending, then docno descending.  Docnos are zero-padded, so docno
     # order is document-index order; a stable sort of the index-reversed scores puts ties in
     # descending docno order.
@@ -408,19 +453,18 @@ def make_collection(
             raise InputError(f"argument 'quantise': {quantise} decimals are finer than float32 can hold at "
                              f"these scores (up to {top.max():.1f}), so trec_eval would see other ties; "
                              f"use fewer decimals")
-    top = top.astype(np.float64)
+    return order, top.astype(np.float64)
 
-    # --- pooled judgments: the top pool_depth of the contributing systems
-    judged = np.zeros((n_topics, n_docs), dtype=bool)
-    judged[np.arange(n_topics)[None, :, None], order[contrib_mask, :, :pool_depth]] = True
 
-    # --- frames
+def _frames(qids: list[str], names: list[str], n_docs: int, depth: int, labels: np.ndarray, judged: np.ndarray,
+            order: np.ndarray, top: np.ndarray) -> tuple:
+    """The topics, pooled qrels, complete qrels and runs frames."""
+    n_topics = len(qids)
     width = len(str(n_docs - 1))
     doc_numbers = pd.Series(np.arange(n_docs)).astype(str).str.zfill(width)
     prefixes = pd.Series(np.repeat([f"d{q}-" for q in qids], n_docs))
     docnos = (prefixes + pd.concat([doc_numbers] * n_topics, ignore_index=True)).to_numpy(dtype=object)
     docnos = docnos.reshape(n_topics, n_docs)
-    labels = grade_values[level]
     qid_col = np.repeat(np.asarray(qids, dtype=object), n_docs).reshape(n_topics, n_docs)
 
     true_qrels = pd.DataFrame({"qid": qid_col.ravel(), "docno": docnos.ravel(), "label": labels.ravel()})
@@ -433,17 +477,7 @@ def make_collection(
     runs = {name: pd.DataFrame({"qid": run_qids, "docno": docnos[topic_rows, order[s]].ravel(),
                                 "score": top[s].ravel(), "rank": run_ranks})
             for s, name in enumerate(names)}
-
-    return SyntheticCollection(
-        topics=topics, qrels=qrels, true_qrels=true_qrels, runs=runs,
-        contributing=[n for n, c in zip(names, contrib_mask) if c],
-        system_quality=pd.Series(quality, index=pd.Index(names, name="run"), name="quality"),
-        effectiveness=pd.DataFrame(snr, index=pd.Index(names, name="run"), columns=pd.Index(qids, name="qid")),
-        variant_of={names[v]: names[p] for v, p in zip(variants, parents)},
-        params=dict(n_topics=n_topics, n_systems=n_systems, n_docs_per_topic=n_docs, depth=depth,
-                    pool_depth=pool_depth, pool_systems=pool_systems, grades=tuple(int(g) for g in grade_values),
-                    quantise=quantise, n_variants=n_variants, seed=seed),
-    )
+    return topics, qrels, true_qrels, runs
 
 
 def _break_ties(top: np.ndarray) -> np.ndarray:

@@ -9,12 +9,9 @@ import socket
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
-with warnings.catch_warnings():      # starlette's note on its httpx-based client
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
+from starlette.testclient import TestClient
 
 from pyterrier_noise.io import write_trec_run
 from pyterrier_noise.synthetic import make_collection
@@ -173,6 +170,7 @@ class Server:
             self.proc.send_signal(sig)
         code = self.proc.wait(timeout=30)
         self.log.close()
+        self.proc.stdout.close()
         return code
 
     def stderr(self) -> str:

@@ -175,6 +175,110 @@ def measure_range(spec: Any) -> tuple[float, float]:
     return (0.0, float("inf")) if spec.family == "DCG" else (0.0, 1.0)
 
 
+def _read_labels(cheap: Any, gold: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The cheap labels and the gold labels, read and checked."""
+    from ..io import read_qrels
+    from ..io.cheap import check_grades, read_cheap_qrels
+    cheap_q = read_cheap_qrels(cheap)
+    gold_q = read_qrels(gold)
+    gold_path = Path(gold) if isinstance(gold, (str, os.PathLike)) else None
+    check_grades(gold_q, str(gold_path) if gold_path is not None else "gold labels", path=gold_path)
+    return cheap_q, gold_q
+
+
+def _measure_specs(measures: Sequence[Any]) -> tuple[list[str], list[Any]]:
+    """The measures' names and specs; InputError on a tie policy other than trec_eval's order."""
+    from ..measures import to_spec
+    mnames = [m if isinstance(m, str) else str(m) for m in measures]
+    specs = []
+    for m in measures:
+        spec, ties = to_spec(m)
+        if ties not in RUN_ORDERS:
+            raise InputError(f"measure {m!r}: tie policy {ties!r} is not supported here (trec_eval order only)")
+        specs.append(spec)
+    return mnames, specs
+
+
+def _soft_gain(table: Any, cheap_q: pd.DataFrame) -> np.ndarray:
+    """The cheap labels' ``probability`` column in the table's row order (``soft=True``)."""
+    if "probability" not in cheap_q.columns:
+        raise InputError("soft=True (--soft) needs a probability column in the cheap labels (the judge's "
+                         "probability that the pair is relevant; llm-judge writes one from the logprobs)")
+    soft_gain = table.frame[["qid", "docno"]].merge(cheap_q[["qid", "docno", "probability"]],
+                                                    on=["qid", "docno"], how="left")["probability"].to_numpy()
+    if ((soft_gain < 0) | (soft_gain > 1)).any():
+        raise InputError("soft=True: the cheap labels' probability column must hold probabilities in [0, 1]")
+    return soft_gain
+
+
+def _estimates(study: CheapStudy, table: Any, rows: np.ndarray, labels: np.ndarray, design: str, smp: Any,
+               methods: Sequence[str], scope: str, test: str, soft_gain: np.ndarray | None) -> tuple[dict, dict]:
+    """The estimates in ``scope``, and in ``test``'s scope for the p-values."""
+    cheap_labels = table.labels
+    if design == "pairs":
+        order = np.argsort(rows)
+        given = labels[order]
+    else:
+        given = np.full(len(table), np.nan)
+        given[rows] = labels
+    est = study.estimate(cheap_labels, given, smp, methods=methods, scope=scope, soft=soft_gain)
+    if test == scope:
+        est_test = est
+    else:                  # the p-values' scope: the same estimates, another variance (warned once already)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est_test = study.estimate(cheap_labels, given, smp, methods=methods, scope=test, soft=soft_gain)
+    return est, est_test
+
+
+def _tables(run_names: Sequence[str], study: CheapStudy, methods: Sequence[str], mnames: list[str],
+            specs: list[Any], est: dict, est_test: dict, design: str, alpha: float, correction: Any,
+            correction_alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:class:`CheapResult`'s ``systems`` and ``pairs`` frames from the estimates (``est_test``: the
+    p-values' scope); one warning names the estimates no method could give (NaN)."""
+    sys_rows, pair_rows = [], []
+    unavailable: list[str] = []
+    for m in methods:
+        srow = pd.DataFrame({"name": run_names, "method": m})
+        prow = pd.DataFrame({"name": np.asarray(run_names)[study.i], "baseline": np.asarray(run_names)[study.j],
+                             "method": m})
+        for name, spec in zip(mnames, specs):
+            e = est[spec]
+            v, se = e.systems[m]
+            dv, dse = e.pairs[m]
+            ap_minimum = design == "pairs" and spec.family in AP_FAMILIES and m != "goldberg"   # warned in ap_pair
+            if np.isnan(v).all() and not ap_minimum:
+                unavailable.append(f"{m} for {name}")
+            q, dq = e.quantile(m, "systems", alpha), e.quantile(m, "pairs", alpha)
+            lo, hi = v - q * se, v + q * se
+            dlo, dhi = dv - dq * dse, dv + dq * dse
+            et = est_test[spec]
+            tv, tse = et.pairs[m]
+            p = p_value(tv, tse, et.df[m][1] if et.df and m in et.df else None)
+            a, b = measure_range(spec)          # estimates and interval ends in the measure's range
+            v, lo, hi = np.clip(v, a, b), np.clip(lo, a, b), np.clip(hi, a, b)
+            dv, dlo, dhi = np.clip(dv, a - b, b - a), np.clip(dlo, a - b, b - a), np.clip(dhi, a - b, b - a)
+            srow[name], srow[f"{name} se"], srow[f"{name} lo"], srow[f"{name} hi"] = v, se, lo, hi
+            prow[name], prow[f"{name} se"], prow[f"{name} lo"], prow[f"{name} hi"] = dv, dse, dlo, dhi
+            prow[f"{name} p-value"] = p
+            if correction is not None:
+                from ..stats import correct_pvalues
+                pc = correct_pvalues(p, correction) if len(p) else p
+                prow[f"{name} p-value corrected"] = pc
+                with np.errstate(invalid="ignore"):
+                    prow[f"{name} reject"] = pc <= correction_alpha
+        sys_rows.append(srow)
+        pair_rows.append(prow)
+    if unavailable:
+        why = ("under the pair design only P@k, DCG@k and RBP have an unbiased per-document correction, and "
+               "nDCG@k and AP ratio estimators (not Goldberg et al.'s: their corrected gains are per document, "
+               "and nDCG's ideal and AP's precisions and number of relevant documents are not sums of "
+               "per-document gains); RR needs the topic design"
+               if design == "pairs" else "Goldberg et al.'s correction needs a sample of pairs")
+        _warn(f"not estimated (NaN): {', '.join(unavailable)}; {why}")
+    return pd.concat(sys_rows, ignore_index=True), pd.concat(pair_rows, ignore_index=True)
+
+
 def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], *,
                      methods: Sequence[str] = ("naive", "goldberg", "ppi", "ppi++", "gold"),
                      sample: GoldSample | pd.DataFrame | str | Path | None = None, scope: Scope = "collection",
@@ -229,11 +333,9 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
     linearised variance); RR by ``naive`` only (use the topic design).  Topic design: every measure by ``naive``, ``gold``,
     ``ppi`` and ``ppi++``; ``goldberg`` needs the pair design.  Estimates a method cannot give are
     NaN, with one warning that names them.
-    """
-    from ..io.cheap import check_grades, read_cheap_qrels
-    from ..io import read_qrels
-    from ..measures import to_spec
 
+    (Long for its arguments' documentation; the body is about 35 lines of named steps.)
+    """
     methods = tuple(methods)
     for m in methods:
         check_choice("method", m, METHODS)
@@ -243,20 +345,11 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
         check_choice("correction", correction, CORRECTIONS)
     alpha = check_probability("alpha", alpha)
     correction_alpha = check_probability("correction_alpha", correction_alpha)
-    cheap_q = read_cheap_qrels(cheap)
-    gold_q = read_qrels(gold)
-    gold_path = Path(gold) if isinstance(gold, (str, os.PathLike)) else None
-    check_grades(gold_q, str(gold_path) if gold_path is not None else "gold labels", path=gold_path)
+    cheap_q, gold_q = _read_labels(cheap, gold)
     if isinstance(runs, (list, tuple)) and runs and isinstance(runs[0], pd.DataFrame):
         names = list(names) if names is not None else [f"run{i}" for i in range(len(runs))]
         runs = dict(zip(names, runs))
-    mnames = [m if isinstance(m, str) else str(m) for m in measures]
-    specs = []
-    for m in measures:
-        spec, ties = to_spec(m)
-        if ties not in RUN_ORDERS:
-            raise InputError(f"measure {m!r}: tie policy {ties!r} is not supported here (trec_eval order only)")
-        specs.append(spec)
+    mnames, specs = _measure_specs(measures)
     aligned = AlignedRuns.build(runs, cheap_q[["qid", "docno", "label"]], ties="trec_eval")
     study = CheapStudy(aligned, specs, goldberg_rank_bins=goldberg_rank_bins, ap_min_relevant=ap_min_relevant)
     table = aligned.table
@@ -271,73 +364,12 @@ def cheap_experiment(runs: Any, cheap: Any, gold: Any, measures: Sequence[Any], 
               "intervals held 0.91-0.93 of the system means at 1,500-2,000 gold pairs on TREC-COVID round 1 "
               "(500 studies; an estimator bias, not chance); for AP, plan a stratified sample (calibrate --plan) "
               "and pass its design (--sample design.tsv)")
-    cheap_labels = table.labels
-    if design == "pairs":
-        order = np.argsort(rows)
-        given = labels[order]
-    else:
-        given = np.full(len(table), np.nan)
-        given[rows] = labels
-    soft_gain = None
-    if soft:
-        if "probability" not in cheap_q.columns:
-            raise InputError("soft=True (--soft) needs a probability column in the cheap labels (the judge's "
-                             "probability that the pair is relevant; llm-judge writes one from the logprobs)")
-        soft_gain = table.frame[["qid", "docno"]].merge(cheap_q[["qid", "docno", "probability"]],
-                                                        on=["qid", "docno"], how="left")["probability"].to_numpy()
-        if ((soft_gain < 0) | (soft_gain > 1)).any():
-            raise InputError("soft=True: the cheap labels' probability column must hold probabilities in [0, 1]")
-    est = study.estimate(cheap_labels, given, smp, methods=methods, scope=scope, soft=soft_gain)
-    if test == scope:
-        est_test = est
-    else:                  # the p-values' scope: the same estimates, another variance (warned once already)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est_test = study.estimate(cheap_labels, given, smp, methods=methods, scope=test, soft=soft_gain)
-    run_names = aligned.run_names
-    sys_rows, pair_rows = [], []
-    unavailable: list[str] = []
-    for m in methods:
-        srow = pd.DataFrame({"name": run_names, "method": m})
-        prow = pd.DataFrame({"name": np.asarray(run_names)[study.i], "baseline": np.asarray(run_names)[study.j],
-                             "method": m})
-        for name, spec in zip(mnames, specs):
-            e = est[spec]
-            v, se = e.systems[m]
-            dv, dse = e.pairs[m]
-            ap_minimum = design == "pairs" and spec.family in AP_FAMILIES and m != "goldberg"   # warned in ap_pair
-            if np.isnan(v).all() and not ap_minimum:
-                unavailable.append(f"{m} for {name}")
-            q, dq = e.quantile(m, "systems", alpha), e.quantile(m, "pairs", alpha)
-            lo, hi = v - q * se, v + q * se
-            dlo, dhi = dv - dq * dse, dv + dq * dse
-            et = est_test[spec]
-            tv, tse = et.pairs[m]
-            p = p_value(tv, tse, et.df[m][1] if et.df and m in et.df else None)
-            a, b = measure_range(spec)          # estimates and interval ends in the measure's range
-            v, lo, hi = np.clip(v, a, b), np.clip(lo, a, b), np.clip(hi, a, b)
-            dv, dlo, dhi = np.clip(dv, a - b, b - a), np.clip(dlo, a - b, b - a), np.clip(dhi, a - b, b - a)
-            srow[name], srow[f"{name} se"], srow[f"{name} lo"], srow[f"{name} hi"] = v, se, lo, hi
-            prow[name], prow[f"{name} se"], prow[f"{name} lo"], prow[f"{name} hi"] = dv, dse, dlo, dhi
-            prow[f"{name} p-value"] = p
-            if correction is not None:
-                from ..stats import correct_pvalues
-                pc = correct_pvalues(p, correction) if len(p) else p
-                prow[f"{name} p-value corrected"] = pc
-                with np.errstate(invalid="ignore"):
-                    prow[f"{name} reject"] = pc <= correction_alpha
-        sys_rows.append(srow)
-        pair_rows.append(prow)
-    if unavailable:
-        why = ("under the pair design only P@k, DCG@k and RBP have an unbiased per-document correction, and "
-               "nDCG@k and AP ratio estimators (not Goldberg et al.'s: their corrected gains are per document, "
-               "and nDCG's ideal and AP's precisions and number of relevant documents are not sums of "
-               "per-document gains); RR needs the topic design"
-               if design == "pairs" else "Goldberg et al.'s correction needs a sample of pairs")
-        _warn(f"not estimated (NaN): {', '.join(unavailable)}; {why}")
+    soft_gain = _soft_gain(table, cheap_q) if soft else None
+    est, est_test = _estimates(study, table, rows, labels, design, smp, methods, scope, test, soft_gain)
+    systems, pairs = _tables(aligned.run_names, study, methods, mnames, specs, est, est_test, design, alpha,
+                             correction, correction_alpha)
     n_gold = len(rows)
-    res = CheapResult(pd.concat(sys_rows, ignore_index=True), pd.concat(pair_rows, ignore_index=True),
-                      design if design == "topics" else smp.design, scope, mnames, n_gold, study)
+    res = CheapResult(systems, pairs, design if design == "topics" else smp.design, scope, mnames, n_gold, study)
     return res
 
 

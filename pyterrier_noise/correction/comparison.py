@@ -48,6 +48,67 @@ class Comparison:
     n_invalid_replicates: int = 0
 
 
+def _analytic_se(a: CorrectedEstimate, b: CorrectedEstimate, b_pos: np.ndarray | None,
+                 calibration: str) -> float:
+    """The delta-method SE of ``a - b``: the query term (paired over topics when ``b_pos`` maps a's
+    topics to b's) plus the calibration terms, shared or independent."""
+    if b_pos is not None:
+        pa, pb = a.per_query.to_numpy(), b.per_query.to_numpy()[b_pos]
+        query_var = float(np.var(pa - pb, ddof=a.ddof) / len(pa))
+    else:
+        query_var = a.var_terms["query"] + b.var_terms["query"]
+    J = a.calibration.J
+    if calibration == "shared":
+        mu_a = a.calibration.J_inv.T @ a.mass_mean
+        mu_b = b.calibration.J_inv.T @ b.mass_mean
+        g = mu_a[:, None] * a.corrected_gains[None, :] - mu_b[:, None] * b.corrected_gains[None, :]
+        calib_var = float(calibration_terms(J, a.calibration.n_gold.to_numpy(np.float64), g).sum())
+    else:
+        calib_var = sum(v for k, v in a.var_terms.items() if k != "query") + \
+            sum(v for k, v in b.var_terms.items() if k != "query")
+    return float(np.sqrt(query_var + calib_var))
+
+
+def _bootstrap_se(a: CorrectedEstimate, b: CorrectedEstimate, b_pos: np.ndarray | None, calibration: str,
+                  n_replicates: int, seed: SeedLike) -> tuple[float, int]:
+    """The bootstrap SE of ``a - b`` (topics and calibrations drawn jointly) and the number of
+    replicates left out (warned)."""
+    rng = np.random.default_rng(seed)
+    b_boot = b
+    if b_pos is not None:
+        b_boot = dataclasses.replace(b, mass=b.mass[b_pos])
+    (ta, tb), valid = draw_thetas([a, b_boot], n_replicates, rng, shared=calibration == "shared",
+                                   paired=b_pos is not None)
+    n_invalid = int((~valid).sum())
+    if n_invalid:
+        _warn(f"{n_invalid} of {n_replicates} bootstrap draws had a singular or sign-flipped calibration and were "
+              f"left out (the judge is close to random)")
+    d = (ta - tb)[valid]
+    if d.size < 2:
+        raise InputError("fewer than 2 usable bootstrap replicates: the calibration is too close to random")
+    return float(d.std(ddof=1)), n_invalid
+
+
+def _naive_test(a: CorrectedEstimate, b: CorrectedEstimate, b_pos: np.ndarray | None,
+                alternative: str) -> tuple[float, float, float, float, str]:
+    """The naive comparison on the bronze values: a paired t-test over topics (``b_pos`` given) or
+    Welch's test; ``(se, statistic, df, p, test)``."""
+    if b_pos is not None:
+        na, nb = a.naive_per_query.to_numpy(), b.naive_per_query.to_numpy()[b_pos]
+        res = stats.ttest_rel(na, nb, alternative=alternative)
+        naive_se = float(np.std(na - nb, ddof=1) / np.sqrt(len(na)))
+        return naive_se, float(res.statistic), float(res.df), float(res.pvalue), "paired t"
+    va = a.naive_sd ** 2 / a.n_queries
+    vb = b.naive_sd ** 2 / b.n_queries
+    naive_se = float(np.sqrt(va + vb))
+    res = stats.ttest_ind_from_stats(a.naive_value, a.naive_sd, a.n_queries, b.naive_value, b.naive_sd,
+                                     b.n_queries, equal_var=False, alternative=alternative)
+    # Welch-Satterthwaite df (the paper's Eq 9 text prints n_b - 1 twice: a typo, notes A3)
+    naive_df = float((va + vb) ** 2 / (va ** 2 / (a.n_queries - 1) + vb ** 2 / (b.n_queries - 1))) \
+        if va + vb > 0 else float("nan")
+    return naive_se, float(res.statistic), naive_df, float(res.pvalue), "welch"
+
+
 def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
             calibration: CalibrationSharing = "auto",
             paired: Literal["auto"] | bool = "auto", se: SEMethod = "delta",
@@ -92,63 +153,15 @@ def compare(a: CorrectedEstimate, b: CorrectedEstimate, *,
     if paired is True and not can_pair:
         raise InputError("paired=True needs per-query values of both systems over the same qids")
     paired_b = bool(can_pair if paired == "auto" else paired)
-    ddof = a.ddof
     diff = a.value - b.value
-
-    if paired_b:
-        order = a.per_query.index
-        b_pos = b.per_query.index.get_indexer(order)
-        b_mass = b.mass[b_pos]
-        pa, pb = a.per_query.to_numpy(), b.per_query.to_numpy()[b_pos]
-        query_var = float(np.var(pa - pb, ddof=ddof) / len(pa))
-    else:
-        b_mass = b.mass
-        query_var = a.var_terms["query"] + b.var_terms["query"]
-    J = a.calibration.J
-    if calibration == "shared":
-        mu_a = a.calibration.J_inv.T @ a.mass_mean
-        mu_b = b.calibration.J_inv.T @ b.mass_mean
-        g = mu_a[:, None] * a.corrected_gains[None, :] - mu_b[:, None] * b.corrected_gains[None, :]
-        calib_var = float(calibration_terms(J, a.calibration.n_gold.to_numpy(np.float64), g).sum())
-    else:
-        calib_var = sum(v for k, v in a.var_terms.items() if k != "query") + \
-            sum(v for k, v in b.var_terms.items() if k != "query")
-    se_val = float(np.sqrt(query_var + calib_var))
+    b_pos = b.per_query.index.get_indexer(a.per_query.index) if paired_b else None
+    se_val = _analytic_se(a, b, b_pos, calibration)
     n_invalid = 0
     if se == "bootstrap":
-        rng = np.random.default_rng(seed)
-        b_boot = b
-        if paired_b:
-            b_boot = dataclasses.replace(b, mass=b_mass)
-        (ta, tb), valid = draw_thetas([a, b_boot], n_replicates, rng, shared=calibration == "shared",
-                                       paired=paired_b)
-        n_invalid = int((~valid).sum())
-        if n_invalid:
-            _warn(f"{n_invalid} of {n_replicates} bootstrap draws had a singular or sign-flipped calibration and were "
-                  f"left out (the judge is close to random)")
-        d = (ta - tb)[valid]
-        if d.size < 2:
-            raise InputError("fewer than 2 usable bootstrap replicates: the calibration is too close to random")
-        se_val = float(d.std(ddof=1))
+        se_val, n_invalid = _bootstrap_se(a, b, b_pos, calibration, n_replicates, seed)
     z = diff / se_val if se_val > 0 else (np.inf * np.sign(diff) if diff else 0.0)
     zc = _z(alpha)
-
-    # naive comparison on the bronze values
-    if paired_b:
-        na, nb = a.naive_per_query.to_numpy(), b.naive_per_query.to_numpy()[b_pos]
-        res = stats.ttest_rel(na, nb, alternative=alternative)
-        naive_se = float(np.std(na - nb, ddof=1) / np.sqrt(len(na)))
-        naive_stat, naive_df, naive_p, test = float(res.statistic), float(res.df), float(res.pvalue), "paired t"
-    else:
-        va = a.naive_sd ** 2 / a.n_queries
-        vb = b.naive_sd ** 2 / b.n_queries
-        naive_se = float(np.sqrt(va + vb))
-        res = stats.ttest_ind_from_stats(a.naive_value, a.naive_sd, a.n_queries, b.naive_value, b.naive_sd,
-                                         b.n_queries, equal_var=False, alternative=alternative)
-        # Welch-Satterthwaite df (the paper's Eq 9 text prints n_b - 1 twice: a typo, notes A3)
-        naive_df = float((va + vb) ** 2 / (va ** 2 / (a.n_queries - 1) + vb ** 2 / (b.n_queries - 1))) \
-            if va + vb > 0 else float("nan")
-        naive_stat, naive_p, test = float(res.statistic), float(res.pvalue), "welch"
+    naive_se, naive_stat, naive_df, naive_p, test = _naive_test(a, b, b_pos, alternative)
     return Comparison(diff=float(diff), se=se_val, z=float(z), p_value=_p_value(float(z), alternative),
                       ci_low=float(diff - zc * se_val), ci_high=float(diff + zc * se_val), calibration=calibration,
                       paired=paired_b, se_method=se, naive_diff=float(a.naive_value - b.naive_value),

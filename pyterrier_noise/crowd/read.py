@@ -149,6 +149,95 @@ def _rename_columns(df: pd.DataFrame, source: str) -> pd.DataFrame:
     return df.rename(columns=ren)
 
 
+def _read_table(source: PathLike | pd.DataFrame) -> tuple[pd.DataFrame, str, bool]:
+    """The judgments as read (strings), the source's name and whether it is a file."""
+    if isinstance(source, pd.DataFrame):
+        return source.copy(), str(source.attrs.get("source", "judgments frame")), False
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"{path}: no such file (expected a CSV of pairwise judgments)")
+        sep = "\t" if path.name.lower().endswith((".tsv", ".tsv.gz")) else ","
+        try:
+            df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+        except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+            raise InputError(f"{path}: cannot be read as {'TSV' if sep == chr(9) else 'CSV'} ({exc})") from None
+        return df, str(path), True
+    raise InputError(f"cannot read pairwise judgments from {type(source).__name__}; expected a CSV path "
+                     f"or a DataFrame")
+
+
+def _check_columns(df: pd.DataFrame, name: str) -> list[bool]:
+    """InputError unless the required columns, an answer column and both ratio columns or none are
+    there and there are rows; whether each ratio column is there."""
+    missing = [c for c in ("qid", "worker", "left", "right") if c not in df.columns]
+    if missing:
+        raise InputError(f"{name}: missing column(s) {missing}; found {list(df.columns)} (expected "
+                         f"{COLUMNS[:1] + COLUMNS[1:2] + COLUMNS[4:6]} and answer columns {COLUMNS[6:10]})")
+    has_ratio = [c in df.columns for c in ("ratio_left", "ratio_right")]
+    if any(has_ratio) and not all(has_ratio):
+        have = "ratio_left" if has_ratio[0] else "ratio_right"
+        raise InputError(f"{name}: column {have!r} needs its partner "
+                         f"{'ratio_right' if has_ratio[0] else 'ratio_left'!r} (one ratio number per document)")
+    if not ("preferred" in df.columns or "absolute" in df.columns or all(has_ratio)):
+        raise InputError(f"{name}: no answer column; expected at least one of 'preferred' (QUESTION1), "
+                         f"'absolute' (QUESTION2) or 'ratio_left' + 'ratio_right' (QUESTION3)")
+    if len(df) == 0:
+        raise InputError(f"{name}: no judgments (the table is empty)")
+    return has_ratio
+
+
+def _id_columns(df: pd.DataFrame, name: str, is_file: bool) -> pd.DataFrame:
+    """``qid, worker, left, right`` as strings; InputError on a pair showing one document twice."""
+    out = pd.DataFrame(index=df.index)
+    for col in ("qid", "worker", "left", "right"):
+        out[col] = _id_column(df, col, name, is_file)
+    left, right = out["left"].to_numpy(), out["right"].to_numpy()
+    same = left == right
+    if same.any():
+        i = int(np.flatnonzero(same)[0])
+        raise InputError(f"{_loc(name, is_file, i, 'right')}: the pair shows document {left[i]!r} on both sides "
+                         f"({int(same.sum())} such row(s)); a pair needs two different documents")
+    return out
+
+
+def _absolute_column(df: pd.DataFrame, preferred: np.ndarray, name: str, is_file: bool) -> np.ndarray:
+    """QUESTION2's answers as ``both``/``selected``/``none`` or NaN; spellings and unreadable
+    ``selected`` answers (no QUESTION1 answer) announced."""
+    text, miss = _answer_text(df, "absolute")
+    low = pd.Series(text, dtype=object).str.lower().str.replace(" ", "_").str.replace("-", "_")
+    mapped = low.map(_ABSOLUTE_VALUES).to_numpy(dtype=object, copy=True)
+    bad = ~miss & pd.isna(mapped)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{_loc(name, is_file, i, 'absolute')}: expected 'both', 'selected' or 'none' "
+                         f"(or option1/option2/option3), got {text[i]!r} ({int(bad.sum())} such row(s))")
+    spelled = ~miss & (mapped != text)
+    if spelled.any():
+        announce(f"{name}: column 'absolute': {int(spelled.sum())} value(s) in another spelling were read "
+                 f"as 'both'/'selected'/'none'")
+    mapped[miss] = np.nan
+    unreadable = (mapped == "selected") & pd.isna(preferred)
+    if unreadable.any():
+        announce(f"{name}: {int(unreadable.sum())} 'absolute' answer(s) 'selected' have no 'preferred' "
+                 f"answer to say which document was selected; made missing")
+        mapped[unreadable] = np.nan
+    return mapped
+
+
+def _ratio_columns(df: pd.DataFrame, name: str, is_file: bool) -> tuple[np.ndarray, np.ndarray]:
+    """QUESTION3's two numbers; a row with only one of them is announced and made missing."""
+    rl = _ratio_column(df, "ratio_left", name, is_file)
+    rr = _ratio_column(df, "ratio_right", name, is_file)
+    half = np.isnan(rl) != np.isnan(rr)
+    if half.any():
+        announce(f"{name}: {int(half.sum())} row(s) give a ratio number for only one of the two documents; "
+                 f"made missing")
+        rl[half] = np.nan
+        rr[half] = np.nan
+    return rl, rr
+
+
 def read_pairwise(source: PathLike | pd.DataFrame) -> pd.DataFrame:
     """Read pairwise crowd judgments (Yang 2019 Sec. 5.1.2) from a CSV/TSV file or a frame.
 
@@ -187,49 +276,12 @@ def read_pairwise(source: PathLike | pd.DataFrame) -> pd.DataFrame:
     Raises:
         InputError: naming the line (file) or row (frame) and column of the first bad value.
     """
-    if isinstance(source, pd.DataFrame):
-        df = source.copy()
-        name = str(source.attrs.get("source", "judgments frame"))
-        is_file = False
-    elif isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise InputError(f"{path}: no such file (expected a CSV of pairwise judgments)")
-        sep = "\t" if path.name.lower().endswith((".tsv", ".tsv.gz")) else ","
-        try:
-            df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
-        except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-            raise InputError(f"{path}: cannot be read as {'TSV' if sep == chr(9) else 'CSV'} ({exc})") from None
-        name = str(path)
-        is_file = True
-    else:
-        raise InputError(f"cannot read pairwise judgments from {type(source).__name__}; expected a CSV path "
-                         f"or a DataFrame")
+    df, name, is_file = _read_table(source)
     df = _rename_columns(df, name)
-    missing = [c for c in ("qid", "worker", "left", "right") if c not in df.columns]
-    if missing:
-        raise InputError(f"{name}: missing column(s) {missing}; found {list(df.columns)} (expected "
-                         f"{COLUMNS[:1] + COLUMNS[1:2] + COLUMNS[4:6]} and answer columns {COLUMNS[6:10]})")
-    has_ratio = [c in df.columns for c in ("ratio_left", "ratio_right")]
-    if any(has_ratio) and not all(has_ratio):
-        have = "ratio_left" if has_ratio[0] else "ratio_right"
-        raise InputError(f"{name}: column {have!r} needs its partner "
-                         f"{'ratio_right' if has_ratio[0] else 'ratio_left'!r} (one ratio number per document)")
-    if not ("preferred" in df.columns or "absolute" in df.columns or all(has_ratio)):
-        raise InputError(f"{name}: no answer column; expected at least one of 'preferred' (QUESTION1), "
-                         f"'absolute' (QUESTION2) or 'ratio_left' + 'ratio_right' (QUESTION3)")
-    if len(df) == 0:
-        raise InputError(f"{name}: no judgments (the table is empty)")
+    has_ratio = _check_columns(df, name)
     df = df.reset_index(drop=True)
-    out = pd.DataFrame(index=df.index)
-    for col in ("qid", "worker", "left", "right"):
-        out[col] = _id_column(df, col, name, is_file)
+    out = _id_columns(df, name, is_file)
     left, right = out["left"].to_numpy(), out["right"].to_numpy()
-    same = left == right
-    if same.any():
-        i = int(np.flatnonzero(same)[0])
-        raise InputError(f"{_loc(name, is_file, i, 'right')}: the pair shows document {left[i]!r} on both sides "
-                         f"({int(same.sum())} such row(s)); a pair needs two different documents")
     if "group" in df.columns:
         g = df["group"]
         out["group"] = np.where(g.isna(), "", g.astype(str).str.strip()).astype(object)
@@ -242,37 +294,11 @@ def read_pairwise(source: PathLike | pd.DataFrame) -> pd.DataFrame:
     else:
         out["preferred"] = np.full(len(df), np.nan, dtype=object)
     if "absolute" in df.columns:
-        text, miss = _answer_text(df, "absolute")
-        low = pd.Series(text, dtype=object).str.lower().str.replace(" ", "_").str.replace("-", "_")
-        mapped = low.map(_ABSOLUTE_VALUES).to_numpy(dtype=object, copy=True)
-        bad = ~miss & pd.isna(mapped)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{_loc(name, is_file, i, 'absolute')}: expected 'both', 'selected' or 'none' "
-                             f"(or option1/option2/option3), got {text[i]!r} ({int(bad.sum())} such row(s))")
-        spelled = ~miss & (mapped != text)
-        if spelled.any():
-            announce(f"{name}: column 'absolute': {int(spelled.sum())} value(s) in another spelling were read "
-                     f"as 'both'/'selected'/'none'")
-        mapped[miss] = np.nan
-        unreadable = (mapped == "selected") & pd.isna(out["preferred"].to_numpy())
-        if unreadable.any():
-            announce(f"{name}: {int(unreadable.sum())} 'absolute' answer(s) 'selected' have no 'preferred' "
-                     f"answer to say which document was selected; made missing")
-            mapped[unreadable] = np.nan
-        out["absolute"] = mapped
+        out["absolute"] = _absolute_column(df, out["preferred"].to_numpy(), name, is_file)
     else:
         out["absolute"] = np.full(len(df), np.nan, dtype=object)
     if all(has_ratio):
-        rl = _ratio_column(df, "ratio_left", name, is_file)
-        rr = _ratio_column(df, "ratio_right", name, is_file)
-        half = np.isnan(rl) != np.isnan(rr)
-        if half.any():
-            announce(f"{name}: {int(half.sum())} row(s) give a ratio number for only one of the two documents; "
-                     f"made missing")
-            rl[half] = np.nan
-            rr[half] = np.nan
-        out["ratio_left"], out["ratio_right"] = rl, rr
+        out["ratio_left"], out["ratio_right"] = _ratio_columns(df, name, is_file)
     else:
         out["ratio_left"] = np.nan
         out["ratio_right"] = np.nan

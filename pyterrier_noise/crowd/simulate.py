@@ -146,8 +146,30 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
         group, worker, pair; with ``return_workers=True`` also a frame ``worker, accuracy, sigma,
         ratio_scale``.
     """
-    from scipy.special import ndtri
     rng = np.random.default_rng(seed)
+    Y, nw, D, K, partitions = _check_design(workers_per_group, n_workers, docs_per_group, partners, partitions)
+    acc_w, sigma_w, scale_w, b, miss, theta = _draw_workers(rng, nw, accuracy, left_bias, missing, ratio_scale,
+                                                            relevant_from)
+    topics, n_t, doc_start, label, docno = _topic_documents(qrels, D)
+    X_t = np.full(len(n_t), partitions) if partitions is not None else design_partitions(n_t, K, pair_fraction)
+    X_t = np.atleast_1d(X_t).astype(np.int64)
+    group_docs, group_topic, group_part, group_no = _partition_groups(rng, n_t, doc_start, X_t, D)
+    lab = label[group_docs]
+    lslot, rslot, gold_side = _pair_lists(rng, lab, D, K, gold, relevant_from)
+    wk, answers = _answers(rng, lab, lslot, rslot, sigma_w, scale_w, Y, b, theta, miss)
+    names = np.array([f"w{i + 1:0{len(str(nw))}d}" for i in range(nw)], dtype=object)
+    out = _judgment_frame(topics[group_topic], group_part, group_no, group_docs, docno, lslot, rslot, gold_side,
+                          names[wk], answers)
+    out.attrs["source"] = f"simulate_crowd(seed={seed})"
+    out.attrs["pyterrier_noise_pairwise"] = True
+    if return_workers:
+        return out, pd.DataFrame({"worker": names, "accuracy": acc_w, "sigma": sigma_w, "ratio_scale": scale_w})
+    return out
+
+
+def _check_design(workers_per_group: Any, n_workers: Any, docs_per_group: Any, partners: Any,
+                  partitions: Any) -> tuple[int, int, int, int, int | None]:
+    """The design's counts, checked: Y workers per group of a crowd of nw, D documents per group, K partners."""
     Y = check_int("workers_per_group", workers_per_group, 1)
     nw = check_int("n_workers", n_workers, Y)
     D = check_int("docs_per_group", docs_per_group, 3)
@@ -157,6 +179,13 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
                          f"docs_per_group * partners (every document in exactly `partners` pairs)")
     if partitions is not None:
         partitions = check_int("partitions", partitions, 1)
+    return Y, nw, D, K, partitions
+
+
+def _draw_workers(rng: np.random.Generator, nw: int, accuracy: Any, left_bias: Any, missing: Any,
+                  ratio_scale: Any, relevant_from: Any) -> tuple:
+    """The workers' accuracy, noise ``sigma_w`` and number scale ``c_w``, and the answer options, checked."""
+    from scipy.special import ndtri
     acc = np.asarray(accuracy, dtype=float)
     if acc.shape == ():
         acc_w = np.full(nw, float(acc))
@@ -182,7 +211,12 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
     theta = check_number("relevant_from", relevant_from) - 0.5
     sigma_w = 1.0 / (np.sqrt(2.0) * ndtri(acc_w))
     scale_w = scale * np.exp(rng.normal(0.0, 1.0, nw))
+    return acc_w, sigma_w, scale_w, b, miss, theta
 
+
+def _topic_documents(qrels: Any, D: int) -> tuple:
+    """The topics with at least D documents (the others announced and left out), their sizes, the
+    first row of each, and the rows' labels and docnos."""
     q = _qrels(qrels, "qrels").sort_values(["qid", "docno"], kind="stable").reset_index(drop=True)
     sizes = q.groupby("qid", sort=True).size()
     small = sizes[sizes < D]
@@ -195,11 +229,13 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
     topics = np.asarray(sizes[sizes >= D].index, dtype=object)
     n_t = sizes[sizes >= D].to_numpy(dtype=np.int64)
     doc_start = np.concatenate([[0], np.cumsum(n_t)])
-    label = q["label"].to_numpy(dtype=float)
-    docno = q["docno"].to_numpy(dtype=object)
-    X_t = np.full(len(n_t), partitions) if partitions is not None else design_partitions(n_t, K, pair_fraction)
-    X_t = np.atleast_1d(X_t).astype(np.int64)
+    return topics, n_t, doc_start, q["label"].to_numpy(dtype=float), q["docno"].to_numpy(dtype=object)
 
+
+def _partition_groups(rng: np.random.Generator, n_t: np.ndarray, doc_start: np.ndarray, X_t: np.ndarray,
+                      D: int) -> tuple:
+    """Groups of D documents (rows of the qrels): X_t random partitionings of each topic, the last
+    group of each filled with documents of its first; with each group's topic, partitioning and number."""
     # blocks = (topic, partitioning); a random permutation of the topic's documents in each
     block_topic = np.repeat(np.arange(len(n_t)), X_t)
     block_part = np.arange(len(block_topic)) - np.repeat(np.concatenate([[0], np.cumsum(X_t)[:-1]]), X_t)
@@ -219,13 +255,17 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
     NG = len(group_docs)
     group_block = np.repeat(np.arange(B), G_b)
     group_no = np.arange(NG) - np.repeat(np.concatenate([[0], np.cumsum(G_b)[:-1]]), G_b)
+    return group_docs, block_topic[group_block], block_part[group_block], group_no
 
-    # pair lists: relabelled templates; the gold pair on a random edge
+
+def _pair_lists(rng: np.random.Generator, lab: np.ndarray, D: int, K: int, gold: bool,
+                relevant_from: float) -> tuple:
+    """Each group's pair list (left and right slots, (groups, pairs)): relabelled templates, the
+    gold pair on a random edge; and the gold side of each pair (NaN on pairs that are not gold)."""
     lib = _chain_templates(D, K, rng)
-    P = lib.shape[1]
+    NG, P = len(lab), lib.shape[1]
     tau = rng.integers(len(lib), size=NG)
     edge = rng.integers(P, size=NG)
-    lab = label[group_docs]
     jitter = rng.random((NG, D)) * 1e-3
     hr = np.argmax(lab + jitter, axis=1)
     nr = np.argmin(lab + jitter, axis=1)
@@ -246,9 +286,16 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
     is_gold = has_gold[:, None] & (np.arange(P)[None, :] == edge[:, None])
     gold_side = np.where(lslot == hr[:, None], "left", "right").astype(object)
     gold_side[~is_gold] = np.nan
+    return lslot, rslot, gold_side
 
-    # workers and their answers: arrays (groups, Y, P)
-    wk = np.argsort(rng.random((NG, nw)), axis=1)[:, :Y]
+
+def _answers(rng: np.random.Generator, lab: np.ndarray, lslot: np.ndarray, rslot: np.ndarray,
+             sigma_w: np.ndarray, scale_w: np.ndarray, Y: int, b: float, theta: float, miss: np.ndarray) -> tuple:
+    """The Y workers of each group (indices, (groups, Y)) and their answers, arrays (groups, Y, pairs):
+    preferred side, absolute answer, and the two ratio numbers."""
+    NG, D = lab.shape
+    P = lslot.shape[1]
+    wk = np.argsort(rng.random((NG, len(sigma_w))), axis=1)[:, :Y]
     sig = sigma_w[wk][:, :, None]
     share = _PRESENTATION_NOISE_SHARE
     read = lab[:, None, :] + sigma_w[wk][:, :, None] * math.sqrt(1 - share) * rng.standard_normal((NG, Y, D))
@@ -271,18 +318,24 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
     preferred[m1] = np.nan
     absolute[m2] = np.nan
     ratio_l, ratio_r = np.where(m3, np.nan, ratio_l), np.where(m3, np.nan, ratio_r)
+    return wk, (preferred, absolute, ratio_l, ratio_r)
 
-    gq = topics[block_topic[group_block]]
-    gid = (pd.Series(gq, dtype=object).astype(str) + "-p" + pd.Series(block_part[group_block] + 1).astype(str)
+
+def _judgment_frame(gq: np.ndarray, group_part: np.ndarray, group_no: np.ndarray, group_docs: np.ndarray,
+                    docno: np.ndarray, lslot: np.ndarray, rslot: np.ndarray, gold_side: np.ndarray,
+                    workers: np.ndarray, answers: tuple) -> pd.DataFrame:
+    """The judgments frame, one row per (group, worker, pair); ``workers``: the names, (groups, Y)."""
+    preferred, absolute, ratio_l, ratio_r = answers
+    NG, Y = workers.shape
+    P = lslot.shape[1]
+    gid = (pd.Series(gq, dtype=object).astype(str) + "-p" + pd.Series(group_part + 1).astype(str)
            + "-g" + pd.Series(group_no + 1).astype(str)).to_numpy(dtype=object)
-    width = len(str(nw))
-    names = np.array([f"w{i + 1:0{width}d}" for i in range(nw)], dtype=object)
     shape = (NG, Y, P)
     gi = np.broadcast_to(np.arange(NG)[:, None, None], shape).ravel()
     ldoc = group_docs[np.arange(NG)[:, None], lslot]
     rdoc = group_docs[np.arange(NG)[:, None], rslot]
     out = pd.DataFrame({
-        "qid": gq[gi], "worker": names[np.broadcast_to(wk[:, :, None], shape).ravel()], "group": gid[gi],
+        "qid": gq[gi], "worker": np.broadcast_to(workers[:, :, None], shape).ravel(), "group": gid[gi],
         "pair": np.broadcast_to(np.arange(P)[None, None, :], shape).ravel(),
         "left": docno[np.broadcast_to(ldoc[:, None, :], shape).ravel()],
         "right": docno[np.broadcast_to(rdoc[:, None, :], shape).ravel()],
@@ -290,9 +343,4 @@ def simulate_crowd(qrels: Any, *, workers_per_group: int = 3, n_workers: int = 6
         "ratio_left": ratio_l.ravel(), "ratio_right": ratio_r.ravel(),
         "gold": np.broadcast_to(gold_side[:, None, :], shape).ravel(),
     })
-    out.attrs["source"] = f"simulate_crowd(seed={seed})"
-    out.attrs["pyterrier_noise_pairwise"] = True
-    if return_workers:
-        return out, pd.DataFrame({"worker": names, "accuracy": acc_w, "sigma": sigma_w, "ratio_scale": scale_w})
     return out
-

@@ -234,19 +234,37 @@ def claims(rows: list[Row]) -> list[Claim]:
     ]
 
 
+def _top_systems(runs: dict, qrels: Any) -> dict:
+    """The paper's selection: the top :data:`N_SYSTEMS` runs by mean RBP(p = 0.95) (all if fewer)."""
+    if len(runs) <= N_SYSTEMS:
+        return runs
+    spec = MeasureSpec("RBP", p=0.95)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        means = AlignedRuns.build(runs, qrels).evaluate([spec])[spec][:, :, 0].mean(axis=1)
+    names = list(runs)
+    keep = [names[i] for i in np.argsort(-means, kind="stable")[:N_SYSTEMS]]
+    return {n: runs[n] for n in keep}
+
+
+def _reference_rows(s: Any, where: str) -> list[Row]:
+    """Kendall's tau and the forward share of kept significant conclusions: for reference, not the paper's."""
+    rows = []
+    for m in ("AP", RBP):
+        rows.append(Row(f"Kendall's tau of the system ordering, {NAMES[m]}", None, "", float(s.loc[m, "kendall_tau"]),
+                        3, where, REFERENCE, block=VALIDATION_BLOCK, note="Fig. 11 shows bars only, no numbers"))
+    for m in ("AP", RBP):
+        rows.append(Row(f"forward share: significant conclusions (p < {ALPHA}) kept under flips, {NAMES[m]}", None, "",
+                        float(s.loc[m, "kept_significant"]), 3, where, REFERENCE, block=VALIDATION_BLOCK,
+                        note="not the paper's protocol (its reverse protocol is in the rows above); for reference"))
+    return rows
+
+
 def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reproduction:
     """The random-flip stability experiment and the reverse protocol (100 replicates; 20 with ``quick``)."""
     coll = load_collection(data)
     qrels = coll.qrels.assign(label=(coll.qrels["label"] >= 1).astype(float))   # the paper binarises
-    runs = coll.runs
-    if len(runs) > N_SYSTEMS:   # the paper's selection: the top 50 by mean RBP(p = 0.95)
-        spec = MeasureSpec("RBP", p=0.95)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            means = AlignedRuns.build(runs, qrels).evaluate([spec])[spec][:, :, 0].mean(axis=1)
-        names = list(runs)
-        keep = [names[i] for i in np.argsort(-means, kind="stable")[:N_SYSTEMS]]
-        runs = {n: runs[n] for n in keep}
+    runs = _top_systems(coll.runs, qrels)
     n_rep = 20 if quick else 100
 
     def experiment(model):
@@ -300,13 +318,7 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
                         note="the paper's claim: rank-biased flips disturb system orderings more than random flips"))
     rows += reverse_rows(res, low_tpr, biased, where)
     rows += grid_rows(experiment, where)
-    for m in ("AP", RBP):
-        rows.append(Row(f"Kendall's tau of the system ordering, {NAMES[m]}", None, "", float(s.loc[m, "kendall_tau"]),
-                        3, where, REFERENCE, block=VALIDATION_BLOCK, note="Fig. 11 shows bars only, no numbers"))
-    for m in ("AP", RBP):
-        rows.append(Row(f"forward share: significant conclusions (p < {ALPHA}) kept under flips, {NAMES[m]}", None, "",
-                        float(s.loc[m, "kept_significant"]), 3, where, REFERENCE, block=VALIDATION_BLOCK,
-                        note="not the paper's protocol (its reverse protocol is in the rows above); for reference"))
+    rows += _reference_rows(s, where)
     return Reproduction(
         paper=PAPER, citation=CITATION, title=TITLE,
         experiment=(f"robustness_experiment with RandomFlips(0.93, 0.07), RandomFlips(0.31, 0.07) and "

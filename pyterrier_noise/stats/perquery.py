@@ -72,6 +72,22 @@ def _perquery_arrays(perquery: pd.DataFrame, measures: list[str], systems: list[
     return names, qids, np.moveaxis(arr, 1, 2)            # systems x topics x measures
 
 
+def _measures_of(perquery: pd.DataFrame, measure: object) -> list[str]:
+    """The measures asked for (``None``: every measure in the frame), as the frame spells them."""
+    available = list(pd.unique(perquery["measure"].astype(str)))
+    if measure is None:
+        measures = available
+    else:
+        measures = [str(m) for m in (measure if isinstance(measure, (list, tuple)) else [measure])]
+        unknown = [m for m in measures if m not in available]
+        if unknown:
+            raise InputError(f"measure(s) {unknown} not found in column 'measure'; "
+                             f"available: {available}")
+    if not measures:
+        raise InputError("perquery frame has no rows")
+    return measures
+
+
 def pairwise_significance(perquery: pd.DataFrame, measure: object = None, test: Test = "t",
                           alternative: Alternative = "two-sided",
                           correction: Correction | None = "holm", alpha: float = 0.05,
@@ -114,17 +130,7 @@ def pairwise_significance(perquery: pd.DataFrame, measure: object = None, test: 
     if correction is not None:
         _choice("correction", correction, CORRECTIONS)
     _alpha(alpha)
-    available = list(pd.unique(perquery["measure"].astype(str)))
-    if measure is None:
-        measures = available
-    else:
-        measures = [str(m) for m in (measure if isinstance(measure, (list, tuple)) else [measure])]
-        unknown = [m for m in measures if m not in available]
-        if unknown:
-            raise InputError(f"measure(s) {unknown} not found in column 'measure'; "
-                             f"available: {available}")
-    if not measures:
-        raise InputError("perquery frame has no rows")
+    measures = _measures_of(perquery, measure)
     names, qids, x = _perquery_arrays(perquery, measures, None if systems is None else
                                       list(systems), missing)
     if len(qids) < 2:

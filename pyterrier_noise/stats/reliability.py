@@ -37,6 +37,57 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # Krippendorff's alpha
 
+def _alpha_codes(arr: np.ndarray, missing: np.ndarray, level: str,
+                 categories: Sequence | None) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """The values' category codes (flat, -1 where missing), the number of categories, and the
+    categories as numbers for interval and ratio alpha; InputError on values the level cannot use."""
+    flat = arr.ravel()
+    try:
+        if categories is None:
+            cat = pd.Categorical(flat)
+        else:   # values outside the categories get code -1 (pandas deprecates passing them in)
+            known = pd.Index(list(categories))
+            if not known.is_unique:
+                raise ValueError("categories must be unique")
+            cat = pd.Categorical.from_codes(known.get_indexer(pd.Index(flat, dtype=object)), categories=known)
+    except (TypeError, ValueError) as err:
+        raise InputError(f"data values cannot be ordered as one set of categories ({err}); "
+                         "use one type of value (numbers or labels)") from None
+    codes = np.asarray(cat.codes, dtype=np.int64)
+    outside = (codes < 0) & ~missing
+    if outside.any():
+        r, c = divmod(int(np.flatnonzero(outside)[0]), arr.shape[1])
+        raise InputError(f"data row {r}, column {c}: value {arr[r, c]!r} is not in categories "
+                         f"{list(categories or [])!r}")
+    values = None
+    if level in ("interval", "ratio"):
+        try:
+            values = np.asarray(cat.categories, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{level} alpha needs numeric values; found labels such as "
+                             f"{list(cat.categories[:3])!r}") from None
+        if level == "ratio" and (values < 0).any():
+            raise InputError(f"ratio alpha needs non-negative values; found {values.min()!r}")
+    if level == "ordinal" and categories is None and not is_numeric(np.asarray(cat.categories)):
+        raise InputError("ordinal alpha on labels needs categories= giving their order "
+                         f"(found {list(cat.categories)!r})")
+    return codes, len(cat.categories), values
+
+
+def _alpha_delta(level: str, n_c: np.ndarray, values: np.ndarray | None) -> np.ndarray:
+    """The difference function ``delta_ck`` of the level (Krippendorff 2011), categories x categories."""
+    if level == "nominal":
+        return 1.0 - np.eye(len(n_c))
+    if level == "ordinal":
+        mid = np.cumsum(n_c) - n_c / 2.0                       # mid-rank of each category
+        return (mid[:, None] - mid[None, :]) ** 2
+    if level == "interval":
+        return (values[:, None] - values[None, :]) ** 2
+    tot = values[:, None] + values[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tot > 0, ((values[:, None] - values[None, :]) / tot) ** 2, 0.0)
+
+
 def krippendorff_alpha(data: object,
                        level: AlphaLevel = "nominal",
                        categories: Sequence | None = None) -> float:
@@ -73,37 +124,8 @@ def krippendorff_alpha(data: object,
     if arr.ndim != 2:
         raise InputError(f"data must be a 2-D units x raters matrix, got shape {arr.shape}")
     n_units = arr.shape[0]
-    flat = arr.ravel()
-    missing = pd.isna(flat)
-    try:
-        if categories is None:
-            cat = pd.Categorical(flat)
-        else:   # values outside the categories get code -1 (pandas deprecates passing them in)
-            known = pd.Index(list(categories))
-            if not known.is_unique:
-                raise ValueError("categories must be unique")
-            cat = pd.Categorical.from_codes(known.get_indexer(pd.Index(flat, dtype=object)), categories=known)
-    except (TypeError, ValueError) as err:
-        raise InputError(f"data values cannot be ordered as one set of categories ({err}); "
-                         "use one type of value (numbers or labels)") from None
-    codes = np.asarray(cat.codes, dtype=np.int64)
-    outside = (codes < 0) & ~missing
-    if outside.any():
-        r, c = divmod(int(np.flatnonzero(outside)[0]), arr.shape[1])
-        raise InputError(f"data row {r}, column {c}: value {arr[r, c]!r} is not in categories "
-                         f"{list(categories or [])!r}")
-    n_cat = len(cat.categories)
-    if level in ("interval", "ratio"):
-        try:
-            values = np.asarray(cat.categories, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(f"{level} alpha needs numeric values; found labels such as "
-                             f"{list(cat.categories[:3])!r}") from None
-        if level == "ratio" and (values < 0).any():
-            raise InputError(f"ratio alpha needs non-negative values; found {values.min()!r}")
-    if level == "ordinal" and categories is None and not is_numeric(np.asarray(cat.categories)):
-        raise InputError("ordinal alpha on labels needs categories= giving their order "
-                         f"(found {list(cat.categories)!r})")
+    missing = pd.isna(arr.ravel())
+    codes, n_cat, values = _alpha_codes(arr, missing, level, categories)
     unit = np.repeat(np.arange(n_units), arr.shape[1])[~missing]
     counts = np.bincount(unit * n_cat + codes[~missing], minlength=n_units * n_cat) \
         .reshape(n_units, n_cat).astype(float)
@@ -117,17 +139,7 @@ def krippendorff_alpha(data: object,
     o = weighted.T @ counts - np.diag(weighted.sum(axis=0))    # coincidence matrix
     n_c = o.sum(axis=1)
     n = n_c.sum()
-    if level == "nominal":
-        delta = 1.0 - np.eye(n_cat)
-    elif level == "ordinal":
-        mid = np.cumsum(n_c) - n_c / 2.0                       # mid-rank of each category
-        delta = (mid[:, None] - mid[None, :]) ** 2
-    elif level == "interval":
-        delta = (values[:, None] - values[None, :]) ** 2
-    else:
-        tot = values[:, None] + values[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            delta = np.where(tot > 0, ((values[:, None] - values[None, :]) / tot) ** 2, 0.0)
+    delta = _alpha_delta(level, n_c, values)
     expected = (np.outer(n_c, n_c) * delta).sum()
     if expected == 0:
         return float("nan")

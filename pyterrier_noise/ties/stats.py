@@ -96,6 +96,107 @@ def _check_unique_codes(results: pd.DataFrame, run: pd.Series, topic: np.ndarray
                          f"({len(dup)} duplicate(s) in all); expected each document at most once per ranking")
 
 
+def _per_topic(results: pd.DataFrame, run: pd.Series, rc: str, score: np.ndarray,
+               rank: np.ndarray | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:attr:`TieStats.topics`, and the tied groups (run, size), from one stable sort."""
+    # integer codes: a ranking (run, qid) is a topic, numbered in order of first appearance
+    # (as groupby(sort=False) orders them); one stable sort by (topic, score descending)
+    n = len(results)
+    run_code = _codes(run)
+    qid_code = _codes(results["qid"])
+    topic, first_row = _first_appearance(run_code * (int(qid_code.max()) + 1) + qid_code)
+    n_topics = len(first_row)
+    _check_unique_codes(results, run, topic, _codes(results["docno"]), rc)
+    order = _score_order(topic, score)
+    t_s, sc_s = topic[order], score[order]
+    new_topic = np.r_[True, t_s[1:] != t_s[:-1]]
+    new_group = new_topic | np.r_[True, sc_s[1:] != sc_s[:-1]]
+    g_start = np.flatnonzero(new_group)
+    g_size = np.diff(np.r_[g_start, n])
+    g_topic = t_s[g_start]
+    topic_start = np.flatnonzero(new_topic)
+    # 1-based rank where each group starts (competition rank, score descending)
+    g_rank = (g_start - topic_start[np.cumsum(new_topic)[g_start] - 1] + 1).astype(np.float64)
+    tied_g = g_size >= 2
+
+    n_docs = np.bincount(topic, minlength=n_topics).astype(np.int64)
+    n_tied_docs = np.bincount(g_topic[tied_g], weights=g_size[tied_g], minlength=n_topics).astype(np.int64)
+    n_tied_groups = np.bincount(g_topic[tied_g], minlength=n_topics).astype(np.int64)
+    largest_group = np.ones(n_topics, dtype=np.int64)
+    np.maximum.at(largest_group, g_topic[tied_g], g_size[tied_g])
+    first_tie_rank = np.full(n_topics, np.inf)
+    np.minimum.at(first_tie_rank, g_topic[tied_g], g_rank[tied_g])
+    first_tie_rank[np.isinf(first_tie_rank)] = np.nan
+
+    keys = pd.DataFrame({rc: run.iloc[first_row].to_numpy(), "qid": results["qid"].iloc[first_row].to_numpy()})
+    t = keys.assign(n_docs=n_docs, n_tied_docs=n_tied_docs, first_tie_rank=first_tie_rank,
+                    n_tied_groups=n_tied_groups, largest_group=largest_group, has_ties=n_tied_docs > 0)
+    groups = pd.DataFrame({rc: keys[rc].to_numpy()[g_topic[tied_g]], "size": g_size[tied_g].astype(np.int64)})
+
+    if rank is not None:
+        # in (topic, score descending, rank) order, an adjacent pair with different scores is the
+        # largest rank label of one score group and the smallest of the next group of its topic
+        rk = rank[order]
+        g_min = np.minimum.reduceat(rk, g_start)
+        g_max = np.maximum.reduceat(rk, g_start)
+        contra = (g_topic[1:] == g_topic[:-1]) & (g_max[:-1] > g_min[1:])   # between group i and i + 1
+        after = np.append(contra, False)
+        before = np.r_[False, contra]
+        docs_in = np.where(g_size == 1, after | before, after.astype(np.int64) + before)
+        t["n_contradictions"] = np.bincount(g_topic[:-1][contra], minlength=n_topics).astype(np.int64)
+        t["n_contradicted_docs"] = np.bincount(g_topic, weights=docs_in, minlength=n_topics).astype(np.int64)
+        t["has_contradictions"] = t["n_contradictions"] > 0
+    cols = [rc, "qid", "n_docs", "n_tied_docs", "n_tied_groups", "largest_group", "first_tie_rank", "has_ties"]
+    if rank is not None:
+        cols += ["n_contradictions", "n_contradicted_docs", "has_contradictions"]
+    return t[cols], groups
+
+
+def _per_run(topics: pd.DataFrame, groups: pd.DataFrame, rc: str, has_rank: bool) -> pd.DataFrame:
+    """:attr:`TieStats.runs` from the per-topic frame and the tied groups."""
+    by_run = topics.groupby(rc, sort=False)
+    runs = by_run.agg(n_topics=("qid", "size"), n_topics_with_ties=("has_ties", "sum"), n_docs=("n_docs", "sum"),
+                      n_tied_docs=("n_tied_docs", "sum"), n_tied_groups=("n_tied_groups", "sum"),
+                      largest_group=("largest_group", "max"))
+    runs["share_topics_with_ties"] = runs["n_topics_with_ties"] / runs["n_topics"]
+    runs["share_docs_tied"] = runs["n_tied_docs"] / runs["n_docs"]
+    tied_in_groups = groups.groupby(rc, sort=False)["size"].sum().reindex(runs.index, fill_value=0)
+    runs["mean_group_size"] = (tied_in_groups / runs["n_tied_groups"]).where(runs["n_tied_groups"] > 0)
+    runs["gm_first_tie_rank"] = _gmean_by(topics["first_tie_rank"], [topics[rc]]).reindex(runs.index)
+    runs["has_ties"] = runs["n_topics_with_ties"] > 0
+    if has_rank:
+        extra = by_run.agg(n_topics_with_contradictions=("has_contradictions", "sum"),
+                           n_contradictions=("n_contradictions", "sum"),
+                           n_contradicted_docs=("n_contradicted_docs", "sum"))
+        runs = runs.join(extra)
+        runs["share_topics_with_contradictions"] = runs["n_topics_with_contradictions"] / runs["n_topics"]
+        runs["share_docs_contradicted"] = runs["n_contradicted_docs"] / runs["n_docs"]
+        runs["has_contradictions"] = runs["n_topics_with_contradictions"] > 0
+    return runs.reset_index()
+
+
+def _share(num: float, den: float) -> float:
+    return float(num / den) if den else float("nan")
+
+
+def _summary(topics: pd.DataFrame, runs: pd.DataFrame, has_rank: bool) -> pd.DataFrame:
+    """:attr:`TieStats.summary`: Table 3.2's rows."""
+    n_runs, n_topics, n_docs = len(runs), len(topics), float(topics["n_docs"].sum())
+    first = topics["first_tie_rank"].dropna()
+    rows = {"tied scores": {
+        "share_runs": _share(runs["has_ties"].sum(), n_runs),
+        "share_topics": _share(topics["has_ties"].sum(), n_topics),
+        "share_docs": _share(topics["n_tied_docs"].sum(), n_docs),
+        "gm_first_tie_rank": float(np.exp(np.log(first).mean())) if len(first) else float("nan")}}
+    if has_rank:
+        rows["rank/score contradictions"] = {
+            "share_runs": _share(runs["has_contradictions"].sum(), n_runs),
+            "share_topics": _share(topics["has_contradictions"].sum(), n_topics),
+            "share_docs": _share(topics["n_contradicted_docs"].sum(), n_docs),
+            "gm_first_tie_rank": float("nan")}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
               precision: Precision = "float64") -> TieStats:
     """Tie statistics of runs in the style of Yang (2019) thesis Table 3.2.
@@ -135,98 +236,10 @@ def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
     has_rank = "rank" in results.columns
     rank = _numeric(results, "rank", "tie_stats") if has_rank else None
 
-    # integer codes: a ranking (run, qid) is a topic, numbered in order of first appearance
-    # (as groupby(sort=False) orders them); one stable sort by (topic, score descending)
-    n = len(results)
-    run_code = _codes(run)
-    qid_code = _codes(results["qid"])
-    topic, first_row = _first_appearance(run_code * (int(qid_code.max()) + 1) + qid_code)
-    n_topics = len(first_row)
-    _check_unique_codes(results, run, topic, _codes(results["docno"]), rc)
-    order = _score_order(topic, score)
-    t_s, sc_s = topic[order], score[order]
-    new_topic = np.r_[True, t_s[1:] != t_s[:-1]]
-    new_group = new_topic | np.r_[True, sc_s[1:] != sc_s[:-1]]
-    g_start = np.flatnonzero(new_group)
-    g_size = np.diff(np.r_[g_start, n])
-    g_topic = t_s[g_start]
-    topic_start = np.flatnonzero(new_topic)
-    # 1-based rank where each group starts (competition rank, score descending)
-    g_rank = (g_start - topic_start[np.cumsum(new_topic)[g_start] - 1] + 1).astype(np.float64)
-    tied_g = g_size >= 2
-
-    n_docs = np.bincount(topic, minlength=n_topics).astype(np.int64)
-    n_tied_docs = np.bincount(g_topic[tied_g], weights=g_size[tied_g], minlength=n_topics).astype(np.int64)
-    n_tied_groups = np.bincount(g_topic[tied_g], minlength=n_topics).astype(np.int64)
-    largest_group = np.ones(n_topics, dtype=np.int64)
-    np.maximum.at(largest_group, g_topic[tied_g], g_size[tied_g])
-    first_tie_rank = np.full(n_topics, np.inf)
-    np.minimum.at(first_tie_rank, g_topic[tied_g], g_rank[tied_g])
-    first_tie_rank[np.isinf(first_tie_rank)] = np.nan
-
-    keys = pd.DataFrame({rc: run.iloc[first_row].to_numpy(), "qid": results["qid"].iloc[first_row].to_numpy()})
-    t = keys.assign(n_docs=n_docs, n_tied_docs=n_tied_docs, first_tie_rank=first_tie_rank,
-                    n_tied_groups=n_tied_groups, largest_group=largest_group, has_ties=n_tied_docs > 0)
-    groups = pd.DataFrame({rc: keys[rc].to_numpy()[g_topic[tied_g]], "size": g_size[tied_g].astype(np.int64)})
-
-    if has_rank:
-        # in (topic, score descending, rank) order, an adjacent pair with different scores is the
-        # largest rank label of one score group and the smallest of the next group of its topic
-        rk = rank[order]
-        g_min = np.minimum.reduceat(rk, g_start)
-        g_max = np.maximum.reduceat(rk, g_start)
-        contra = (g_topic[1:] == g_topic[:-1]) & (g_max[:-1] > g_min[1:])   # between group i and i + 1
-        after = np.append(contra, False)
-        before = np.r_[False, contra]
-        docs_in = np.where(g_size == 1, after | before, after.astype(np.int64) + before)
-        t["n_contradictions"] = np.bincount(g_topic[:-1][contra], minlength=n_topics).astype(np.int64)
-        t["n_contradicted_docs"] = np.bincount(g_topic, weights=docs_in, minlength=n_topics).astype(np.int64)
-        t["has_contradictions"] = t["n_contradictions"] > 0
-    topics = t
-    cols = [rc, "qid", "n_docs", "n_tied_docs", "n_tied_groups", "largest_group", "first_tie_rank", "has_ties"]
-    if has_rank:
-        cols += ["n_contradictions", "n_contradicted_docs", "has_contradictions"]
-    topics = topics[cols]
-
-    by_run = topics.groupby(rc, sort=False)
-    runs = by_run.agg(n_topics=("qid", "size"), n_topics_with_ties=("has_ties", "sum"), n_docs=("n_docs", "sum"),
-                      n_tied_docs=("n_tied_docs", "sum"), n_tied_groups=("n_tied_groups", "sum"),
-                      largest_group=("largest_group", "max"))
-    runs["share_topics_with_ties"] = runs["n_topics_with_ties"] / runs["n_topics"]
-    runs["share_docs_tied"] = runs["n_tied_docs"] / runs["n_docs"]
-    tied_in_groups = groups.groupby(rc, sort=False)["size"].sum().reindex(runs.index, fill_value=0)
-    runs["mean_group_size"] = (tied_in_groups / runs["n_tied_groups"]).where(runs["n_tied_groups"] > 0)
-    runs["gm_first_tie_rank"] = _gmean_by(topics["first_tie_rank"], [topics[rc]]).reindex(runs.index)
-    runs["has_ties"] = runs["n_topics_with_ties"] > 0
-    if has_rank:
-        extra = by_run.agg(n_topics_with_contradictions=("has_contradictions", "sum"),
-                           n_contradictions=("n_contradictions", "sum"),
-                           n_contradicted_docs=("n_contradicted_docs", "sum"))
-        runs = runs.join(extra)
-        runs["share_topics_with_contradictions"] = runs["n_topics_with_contradictions"] / runs["n_topics"]
-        runs["share_docs_contradicted"] = runs["n_contradicted_docs"] / runs["n_docs"]
-        runs["has_contradictions"] = runs["n_topics_with_contradictions"] > 0
-    runs = runs.reset_index()
-
+    topics, groups = _per_topic(results, run, rc, score, rank)
+    runs = _per_run(topics, groups, rc, has_rank)
     group_sizes = groups.groupby([rc, "size"], sort=True).size().rename("n_groups").reset_index()
-
-    def _share(num: float, den: float) -> float:
-        return float(num / den) if den else float("nan")
-
-    n_runs, n_topics, n_docs = len(runs), len(topics), float(topics["n_docs"].sum())
-    first = topics["first_tie_rank"].dropna()
-    rows = {"tied scores": {
-        "share_runs": _share(runs["has_ties"].sum(), n_runs),
-        "share_topics": _share(topics["has_ties"].sum(), n_topics),
-        "share_docs": _share(topics["n_tied_docs"].sum(), n_docs),
-        "gm_first_tie_rank": float(np.exp(np.log(first).mean())) if len(first) else float("nan")}}
-    if has_rank:
-        rows["rank/score contradictions"] = {
-            "share_runs": _share(runs["has_contradictions"].sum(), n_runs),
-            "share_topics": _share(topics["has_contradictions"].sum(), n_topics),
-            "share_docs": _share(topics["n_contradicted_docs"].sum(), n_docs),
-            "gm_first_tie_rank": float("nan")}
-    summary = pd.DataFrame.from_dict(rows, orient="index")
+    summary = _summary(topics, runs, has_rank)
     return TieStats(topics=topics, runs=runs, group_sizes=group_sizes, summary=summary)
 
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 import pyterrier_noise as pn
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.crowd import aggregate, read_pairwise, simulate_crowd, workers_path
 
 

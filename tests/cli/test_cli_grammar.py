@@ -136,7 +136,7 @@ def test_rbp_persistence_is_a_measure_string(command):
 
 
 def test_rbp_persistences_refuses_other_measures_and_bad_p():
-    from pyterrier_noise._validation import InputError
+    from pyterrier_noise import InputError
     from pyterrier_noise.cli import options
     assert options.rbp_persistences(None) == (0.8, [])
     assert options.rbp_persistences(["RBP(p=0.5)", "RBP(p=0.95)"]) == (0.5, [0.95])

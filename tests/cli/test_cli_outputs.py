@@ -14,7 +14,7 @@ import pytest
 
 from pyterrier_noise import read_qrels
 from pyterrier_noise._output import TMP_PREFIX, OutputDirectory, atomic_file
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 
 from cli_helpers import run_cli
 from pyterrier_noise.ties import ScoreRounding, round_scores

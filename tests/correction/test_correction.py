@@ -5,8 +5,6 @@ recomputed there with numpy/scipy; the paper's unreproducible p = 0.841 is repla
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,7 +16,8 @@ from pyterrier_noise.correction import (
     CorrectionWarning, JudgeCalibration, compare, correct_experiment, correct_per_query, correct_summary,
     corrected_dcg, corrected_from_mass, corrected_metric, corrected_precision, corrected_rbp, label_mass,
 )
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 
 # the calibration counts printed in Goldberg et al. (2017), Sec 6 (the eBay example)
 EBAY = dict(n_relevant=59, agree_relevant=43, n_nonrelevant=84, agree_nonrelevant=67)
@@ -476,10 +475,8 @@ def test_pt_experiment_perquery_output():
     full_qrels["label"] = full_qrels["label"].astype(int)
     other = run.assign(score=-run["score"])
     topics = pd.DataFrame({"qid": run["qid"].unique(), "query": "x"})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pq = pt.Experiment([pt.Transformer.from_df(run), pt.Transformer.from_df(other)], topics, full_qrels,
-                           [ir_measures.P @ 3], names=["A", "B"], perquery=True)
+    pq = pt.Experiment([pt.Transformer.from_df(run), pt.Transformer.from_df(other)], topics, full_qrels,
+                       [ir_measures.P @ 3], names=["A", "B"], perquery=True)
     cal = JudgeCalibration.binary(60, 50, 70, 60)
     table = correct_experiment(pq, cal)
     direct = corrected_precision(run, full_qrels, calibration=cal, k=3)

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyterrier_noise._validation import InputError
-from pyterrier_noise._warnings import CorrectionWarning
+from pyterrier_noise import InputError
+from pyterrier_noise.correction import CorrectionWarning
 from pyterrier_noise.correction import (CheapStudy, GoldSample, cheap_experiment, fit_confusion, fit_judge,
                                         ht_covariance, sample_pairs, sample_topics)
 from pyterrier_noise.correction.estimators import measure_gains

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from cli_helpers import run_cli
-from pyterrier_noise._validation import InputError
-from pyterrier_noise._warnings import CorrectionWarning
+from pyterrier_noise import InputError
+from pyterrier_noise.correction import CorrectionWarning
 from pyterrier_noise.correction import CheapStudy, GoldSample, sample_pairs
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
 from pyterrier_noise.io import read_cheap_qrels, write_trec_qrels, write_trec_run

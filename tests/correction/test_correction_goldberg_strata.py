@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyterrier_noise._warnings import CoercionWarning, CorrectionWarning
+from pyterrier_noise.correction import CorrectionWarning
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, corrected_from_mass
 from pyterrier_noise.correction.design import post_stratify
 from pyterrier_noise.correction.estimates import (calibration_bootstrap_var, corrected_from_strata,
@@ -80,8 +81,8 @@ def known_collection(bins=(2,)):
         rows.append(("d", f"u{k}", g, c))
     table = pd.DataFrame(rows, columns=["qid", "docno", "gold", "cheap"])
     runs = known_runs()
-    with warnings.catch_warnings():     # runs A and B answer only topic "e", C only the "t*" topics: said, and intended
-        warnings.simplefilter("ignore")
+    # runs A and B answer only topic "e", C only the "t*" topics: said, and intended
+    with pytest.warns(CoercionWarning, match="have no ranking and score 0"):
         aligned = AlignedRuns.build(runs, table.rename(columns={"cheap": "label"})[["qid", "docno", "label"]])
     st = CheapStudy(aligned, [P3, RBP], goldberg_rank_bins=bins)
     t = aligned.table.frame[["qid", "docno"]].merge(table, on=["qid", "docno"], how="left")
@@ -246,7 +247,7 @@ def test_rank_strata_bins_and_refusals():
     assert names == ["1-10", "11-100", "101+"] and b.tolist() == [0, 0, 1, 1, 2]
     b, names = rank_strata([3, np.inf], [])
     assert names == ["1+"] and b.tolist() == [0, 0]
-    from pyterrier_noise._validation import InputError
+    from pyterrier_noise import InputError
     with pytest.raises(InputError, match="increasing"):
         rank_strata([1], [10, 5])
 
@@ -264,9 +265,10 @@ def test_cheap_experiment_passes_the_rank_bins():
     goldq = frame[["qid", "docno"]].iloc[rows].assign(label=gold[rows])
     smp = post_stratify(cheap_labels, rows, st.importance())   # no design given: SRS, post-stratified
     flat = CheapStudy(st.aligned, st.specs, goldberg_rank_bins=None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(CoercionWarning, match="have no ranking and score 0"), \
+            pytest.warns(CorrectionWarning, match="is not identified by the gold sample"):
         res = cheap_experiment(runs, cheap, goldq, ["P@3"], methods=("goldberg",), goldberg_rank_bins=[2])
+    with pytest.warns(CoercionWarning, match="have no ranking and score 0"):
         res0 = cheap_experiment(runs, cheap, goldq, ["P@3"], methods=("goldberg",), goldberg_rank_bins=None)
     for r, study in ((res, st), (res0, flat)):
         with pytest.warns(CorrectionWarning, match="is not identified by the gold sample") if study is st else contextlib.nullcontext():
@@ -319,8 +321,9 @@ def test_cli_calibrate_goldberg_rank_bins(tmp_path):
                                       "--no-plots", "--out", out)
         assert code == 0, stderr
         got = pd.read_csv(out / "systems.tsv", sep="\t").set_index("name")["P@3"]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with pytest.warns(CoercionWarning, match="have no ranking and score 0"), \
+                pytest.warns(CorrectionWarning, match="is not identified by the gold sample") if bins else \
+                contextlib.nullcontext():
             want = cheap_experiment(known_runs(), cheap, goldq, ["P@3"], methods=("goldberg",),
                                     goldberg_rank_bins=bins).systems.set_index("name")["P@3"]
         np.testing.assert_allclose(got[want.index], want, rtol=1e-5)

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.correction import CheapStudy, GoldSample, cheap_experiment, sample_pairs
 from pyterrier_noise.correction.ratio import ideal_from_counts
 from pyterrier_noise.engine import AlignedRuns, MeasureSpec
@@ -176,7 +176,7 @@ def test_pooled_variance_brute_force():
     product of the means estimated unbiasedly), where ``a`` is a pair's known weight vector in the
     linearisation (``alpha_t w``, then ``-beta_rt c_tg`` per grade) and ``r`` its residual vector
     (the gain's, then each grade indicator's)."""
-    from pyterrier_noise.correction.ratio import _Parts
+    from pyterrier_noise.correction.ratio import _Parts   # private: the ratio estimator's parts under test
     study, cheap, gold, *_ = setup(1, variance="pooled")
     smp = sample_pairs(cheap, 8, design="stratified", seed=2)
     est = study.estimate(cheap, gold[smp.rows], smp, methods=("ppi",))[NDCG3]

@@ -4,7 +4,6 @@ pyterrier_noise.crowd.aggregate (Yang 2019 Sec. 5.3.1, 5.3.7, Fig. 5.10; seed no
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import pyterrier_noise as pn
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.crowd import (
     METHODS,
     aggregate,
@@ -28,9 +28,7 @@ from pyterrier_noise.crowd import (
 
 @pytest.fixture(scope="module")
 def crowd(coll):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
-        return simulate_crowd(coll.qrels, seed=11)
+    return simulate_crowd(coll.qrels, seed=11)
 
 
 def test_preference_frequency_thesis_example():
@@ -161,11 +159,9 @@ def test_ratio_llsm_equals_minimum_norm_least_squares(n, p, seed):
 
 def test_ratio_judgments_iterative_matches_llsm_and_topics_are_independent(crowd):
     sub = crowd[crowd.qid.isin(["1", "2", "3"])]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
-        both = document_scores(sub)
-        it = document_scores(sub, ratio_method="iterative", iterations=2000)
-        one = pd.concat([document_scores(sub[sub.qid == q]) for q in ["1", "2", "3"]], ignore_index=True)
+    both = document_scores(sub)
+    it = document_scores(sub, ratio_method="iterative", iterations=2000)
+    one = pd.concat([document_scores(sub[sub.qid == q]) for q in ["1", "2", "3"]], ignore_index=True)
     np.testing.assert_allclose(np.log(it.ratio), np.log(both.ratio), atol=1e-8)
     np.testing.assert_allclose(one.ratio.to_numpy(), both.ratio.to_numpy(), rtol=1e-12)
     assert both.groupby("qid").ratio.max().tolist() == [1.0, 1.0, 1.0]
@@ -210,9 +206,7 @@ def test_combined_adjusted_geometric_mean():
 
 
 def test_aggregate_is_a_qrels_frame_and_drops_unanswered(crowd):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
-        q = aggregate(crowd, "ratio")
+    q = aggregate(crowd, "ratio")
     assert list(q.columns) == ["qid", "docno", "label"]
     assert ((q.label > 0) & (q.label <= 1)).all()
     f = rows(("a", "b", "left", np.nan, 1, 2), ("a", "c", "left"))
@@ -270,9 +264,7 @@ ALL_MEASURES = ["RBP(p=0.8,max_rel=1)", "RBPResidual(p=0.8)", "INST(T=3,max_rel=
 
 def test_aggregated_qrels_flow_into_the_engine(coll):
     runs = {k: coll.runs[k] for k in list(coll.runs)[:5]}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
-        s = document_scores(simulate_crowd(coll.qrels[coll.qrels.qid.astype(int) <= 6], seed=4))
+    s = document_scores(simulate_crowd(coll.qrels[coll.qrels.qid.astype(int) <= 6], seed=4))
     versions = {m: s[["qid", "docno", m]].rename(columns={m: "label"}).dropna() for m in METHODS}
     versions["categories"] = to_categories(versions["ratio"], reference=coll.qrels)
     # every version through evaluate(), every measure

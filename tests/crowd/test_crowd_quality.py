@@ -4,7 +4,6 @@ pyterrier_noise.crowd.quality (Yang 2019 Sec. 5.3.5; seed note 004b A13).
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,7 +11,7 @@ import pytest
 from crowd_helpers import rows
 from scipy import stats
 
-from pyterrier_noise._validation import CoercionWarning
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.crowd import (
     absolute_inconsistency,
     gold_accuracy,
@@ -103,19 +102,15 @@ def test_position_bias_by_hand():
 
 
 def test_position_bias_of_a_simulated_crowd(coll):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
-        biased = simulate_crowd(coll.qrels, left_bias=0.1, seed=0)
-        fair = simulate_crowd(coll.qrels, left_bias=0.0, seed=0)
+    biased = simulate_crowd(coll.qrels, left_bias=0.1, seed=0)
+    fair = simulate_crowd(coll.qrels, left_bias=0.0, seed=0)
     pb = position_bias(biased, coll.qrels)
     assert abs(pb.bias - 0.1) < 0.02 and pb.p_value < 1e-6
     assert abs(position_bias(fair, coll.qrels).bias) < 0.02
 
 
 def test_worker_quality_tracks_simulated_accuracy(coll):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
-        j, workers = simulate_crowd(coll.qrels, n_workers=20, accuracy=(0.55, 0.99), seed=0, return_workers=True)
+    j, workers = simulate_crowd(coll.qrels, n_workers=20, accuracy=(0.55, 0.99), seed=0, return_workers=True)
     wq = worker_quality(j)
     assert list(wq.columns) == ["qid", "worker", "groups", "pairs", "docs", "transitivity_inconsistency",
                                 "absolute_inconsistency", "gold_pairs", "gold_accuracy", "left_rate"]

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from crowd_helpers import rows
 
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.crowd import COLUMNS, read_pairwise, simulate_crowd
 
 

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.crowd import (
     METHODS,
     design_partitions,
@@ -71,15 +70,13 @@ def test_simulation_is_seeded_and_missing_rates_hold(coll):
 
 def test_aggregation_recovers_the_truth_as_workers_grow(coll):
     agree, tau = {}, {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
-        for Y in (1, 3, 9):
-            s = document_scores(simulate_crowd(coll.qrels, workers_per_group=Y, seed=1))
-            for m in METHODS:
-                q = s[["qid", "docno", m]].rename(columns={m: "label"})
-                # pairs the true labels order: the share the crowd orders the same way (Table 5.5)
-                agree[m, Y] = document_agreement(q, coll.qrels, among="b_ordered").agree.iloc[-1]
-                tau[m, Y] = document_tau(q, coll.qrels).tau.iloc[-1]
+    for Y in (1, 3, 9):
+        s = document_scores(simulate_crowd(coll.qrels, workers_per_group=Y, seed=1))
+        for m in METHODS:
+            q = s[["qid", "docno", m]].rename(columns={m: "label"})
+            # pairs the true labels order: the share the crowd orders the same way (Table 5.5)
+            agree[m, Y] = document_agreement(q, coll.qrels, among="b_ordered").agree.iloc[-1]
+            tau[m, Y] = document_tau(q, coll.qrels).tau.iloc[-1]
     for m in METHODS:
         assert agree[m, 1] + 0.02 < agree[m, 3] < agree[m, 9] + 1e-12, m
         assert agree[m, 9] > 0.99, m

@@ -17,7 +17,11 @@ PAGES = sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "docs" / "evidence
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
-@pytest.mark.filterwarnings("ignore")
+# The pages show users the package's warnings (every one a NoiseWarning) and PyTerrier's notes as a
+# reader meets them; what this test checks is that every example runs as written.
+@pytest.mark.filterwarnings("ignore::pyterrier_noise.NoiseWarning")
+@pytest.mark.filterwarnings("ignore:text_field not specified:UserWarning")          # PyTerrier's indexer
+@pytest.mark.filterwarnings("ignore:There are shared pipeline components:UserWarning")   # pt.Experiment
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT / "docs")) for p in PAGES])
 def test_docs_examples_run(page, tmp_path, monkeypatch, capsys):
     blocks = BLOCK.findall(page.read_text())

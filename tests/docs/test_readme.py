@@ -20,7 +20,6 @@ def test_readme_has_python_blocks():
     assert readme_blocks(), "README.md should show a runnable python example"
 
 
-@pytest.mark.filterwarnings("ignore")
 def test_readme_python_blocks_run(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("MPLBACKEND", "Agg")

@@ -6,15 +6,14 @@ drop-one comparison of two least-squares fits (numpy) with scipy's F distributio
 and overlaps by loops over documents."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from pyterrier_noise import AlignedRuns
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.experiments import (depth_ancova, depth_experiment, depth_labels, judgment_overlap,
                                        unjudged_depth)
 from pyterrier_noise.selection import rbp_pool
@@ -25,8 +24,7 @@ pytestmark = pytest.mark.collection(n_topics=8, n_systems=8, n_docs_per_topic=15
 
 @pytest.fixture(scope="module")
 def experiment(coll):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(CoercionWarning, match="4 of 8 runs are not judged to depth 10 on every topic"):
         return depth_experiment(coll.runs, coll.qrels, depths=(2, 4, 6, 8), reference_depth=10,
                                 measures=("AP", "RR"))
 

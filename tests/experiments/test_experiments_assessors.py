@@ -5,7 +5,6 @@ RMSE and Kendall's tau_b by hand / scipy; paired t-tests by scipy, topic by topi
 replicate's bootstrap sample (brute force)."""
 from __future__ import annotations
 
-import warnings
 
 import ir_measures
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 import scipy.stats as st
 
 from pyterrier_noise.judges import PerturbationWarning
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.engine import JudgmentTable
 from pyterrier_noise.experiments import assessor_significance, simulation_fidelity
 from pyterrier_noise.judges import FlipRateModel, MetarankLogisticModel, RandomFlips
@@ -26,8 +25,7 @@ def setup():
     c = make_collection(n_topics=8, n_systems=6, n_docs_per_topic=120, depth=40, pool_depth=20, seed=11)
     # the "alternative assessor": random flips of the original labels (a known, different judge)
     alt = RandomFlips(0.7, 0.05, seed=3)(c.qrels)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PerturbationWarning)
+    with pytest.warns(PerturbationWarning, match=r"logistic model\(s\) are improper"):   # labels that all agree
         model = MetarankLogisticModel(c.runs, depth=40).fit(c.qrels, alt)
     return c, alt, model
 

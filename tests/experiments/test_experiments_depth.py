@@ -13,7 +13,7 @@ import pytest
 import scipy.stats as st
 
 from pyterrier_noise import AlignedRuns, MeasureSpec
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.judges import PoolDepthReduction
 from pyterrier_noise.experiments import (depth_experiment, depth_labels, multiplicity_table, pool_entry_depth,
                                        pool_multiplicity)

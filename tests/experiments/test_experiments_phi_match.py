@@ -17,7 +17,7 @@ import pyterrier_noise as pn
 import scipy.stats as st
 
 from pyterrier_noise import AlignedRuns, MeasureSpec, evaluate
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.experiments import (DEPTH_GRID, add_residual_columns, match_phi, match_phi_many,
                                        plot_phi_match, scores_with_residuals)
 from pyterrier_noise.cli.phi_match import register_cli
@@ -297,7 +297,7 @@ def test_phi_match_grid_too_large_is_refused_before_reading(tmp_path):
 
 
 def test_check_memory_names_the_estimate():
-    from pyterrier_noise._validation import InputError, check_memory
+    from pyterrier_noise._validation import InputError, check_memory   # private: the check under test
     check_memory("x", 1000, "how", available=1000)
     with pytest.raises(InputError, match=r"--grid of 10 points needs about 1\.5 GiB of memory \(how\) and 1\.0 GiB"):
         check_memory("--grid of 10 points", 1.5 * 2 ** 30, "how", available=2 ** 30)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pyterrier_noise.experiments.plots import _box_stats
+from pyterrier_noise.experiments.plots import _box_stats   # private: the box statistics under test
 
 
 def reference(rows: np.ndarray) -> list[dict]:

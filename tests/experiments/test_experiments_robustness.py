@@ -22,7 +22,7 @@ from statsmodels.stats.multitest import multipletests
 from pyterrier_noise import AlignedRuns, MeasureSpec
 from pyterrier_noise.engine import JudgmentTable
 from pyterrier_noise.cli import main
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.experiments import CONCLUSIONS, RobustnessResult, robustness_experiment
 
 MEASURES = ["RBP(rel=1,p=0.8)", "AP", "nDCG@10"]
@@ -71,7 +71,7 @@ def test_identical_runs_say_that_kendall_tau_is_undefined_without_a_numpy_warnin
     runs, qrels, topics = small
     first = next(iter(runs.values()))
     import warnings
-    from pyterrier_noise._warnings import NoiseWarning
+    from pyterrier_noise import NoiseWarning
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = robustness_experiment({"a": first, "b": first.copy()}, topics, qrels, ["AP"], BinaryFlips(0.8, 0.1),
@@ -362,7 +362,7 @@ def test_from_arrays_and_plots(noisy, tmp_path):
                                          correction="holm", seed=7)
     pd.testing.assert_frame_equal(again.pairs, noisy.pairs)
     from matplotlib.figure import Figure
-    from pyterrier_noise import _plot
+    from pyterrier_noise import _plot   # private: a figure as the package makes them, drawn on
     S = len(noisy.names)
     fig = noisy.plot_distributions("AP")
     assert isinstance(fig, Figure) and len(fig.axes) == 1

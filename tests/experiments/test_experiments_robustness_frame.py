@@ -17,8 +17,8 @@ import pyterrier as pt
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from pyterrier_noise._validation import InputError
-from pyterrier_noise._warnings import CoercionWarning
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.experiments import RobustnessResult, robustness_experiment
 from pyterrier_noise.judges import RandomFlips
 from pyterrier_noise.measures import RBPBase, evaluate

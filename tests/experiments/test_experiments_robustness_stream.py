@@ -110,7 +110,7 @@ def test_progress_is_quiet_when_stderr_is_not_a_terminal(coll, capsys, tmp_path)
 
 
 def test_ranking_agreement_in_blocks_of_replicates(coll, full, monkeypatch):
-    from pyterrier_noise.experiments import _analysis
+    from pyterrier_noise.experiments import _analysis   # private: its block size is patched to test blocks
     monkeypatch.setattr(_analysis, "_ROWS", 3)   # 17 replicates in six blocks
     again = RobustnessResult.from_arrays(full.true, full.values, full.names, full.topics, baseline=1,
                                          correction="holm", seed=4, labels=full.labels)
@@ -173,7 +173,7 @@ def test_band_budget_keeps_large_bands_apart():
     would exceed it waits until the others are done; one taker larger than the budget runs alone."""
     import threading
 
-    from pyterrier_noise.experiments._analysis import _Budget
+    from pyterrier_noise.experiments._analysis import _Budget   # private: the budget under test
     budget = _Budget(10)
     with budget.take(25):            # larger than the budget, alone: no wait
         assert budget.used == 25

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.experiments import (PAPER_RBO, RobustnessResult, compare_stability, consensus_run,
                                        consensus_similarity, ordering_agreement)
 from pyterrier_noise.judges import meta_ap

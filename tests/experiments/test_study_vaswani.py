@@ -23,6 +23,12 @@ import pytest
 import pyterrier_noise as pn
 
 pytestmark = pytest.mark.slow      # live PISA pipelines, subprocesses: the integration suite
+# Vaswani's qrels judge relevant documents only, and every evaluation on them says so: asserted in
+# test_item5_relevant_only_qrels_are_mentioned_when_evaluating, not the other tests' subject; and
+# pt.Experiment's advice on pipelines sharing a component (plan='tree') is about its speed only.
+pytestmark = [pytestmark,
+              pytest.mark.filterwarnings(r"ignore:every one of the \d+ judged labels is relevant:pyterrier_noise.NoiseWarning"),
+              pytest.mark.filterwarnings("ignore:There are shared pipeline components:UserWarning")]
 ROOT = Path(__file__).resolve().parents[2]
 P = 0.8
 NAMES = ["BM25", "DPH", "PL2", "QLD"]
@@ -199,7 +205,7 @@ def test_item2_capabilities_resolve_at_pt_noise():
 
 COLUMNS_SCRIPT = r"""
 import json, warnings
-warnings.simplefilter("ignore")
+warnings.simplefilter("ignore")   # a child process printing JSON: its stderr is captured, not asserted
 import pyterrier as pt
 import pyterrier_noise as pn
 from pyterrier_noise.synthetic import default_collection

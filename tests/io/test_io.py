@@ -70,6 +70,7 @@ def test_pyterrier_and_ir_measures_frames_and_namedtuples():
         assert read_qrels(src).to_dict("list") == {"qid": ["1"], "docno": ["a"], "label": [1.0]}
 
 
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.rename:DeprecationWarning")   # pyterrier's irds code
 def test_ir_datasets_local_qrels_and_pyterrier_dataset(tmp_path):
     import ir_datasets
     import pyterrier as pt
@@ -283,10 +284,12 @@ def test_run_directory_entries_not_read_as_runs_are_named(tmp_path):
     with pytest.warns(CoercionWarning, match=r"1 entry is not a file and is not read as a run: plots/"):
         with pytest.raises(InputError, match=r"README.md line 1: expected 6 whitespace-separated fields"):
             read_runs(d)
-    status, _, err = run_cli("robustness", tmp_path / "q", d, "-m", "P@1", "--out", tmp_path / "out")
+    with pytest.warns(CoercionWarning, match=r"not read as a run: plots/"):
+        status, _, err = run_cli("robustness", tmp_path / "q", d, "-m", "P@1", "--out", tmp_path / "out")
     assert status == 2 and "needs at least 2 systems, got 1 (read as a run: " in err and "README.md)" in err, err
     (d / "a").write_text(RUN_LINES)
-    status, _, err = run_cli("eval", "-m", "P@1", tmp_path / "q", d)
+    with pytest.warns(CoercionWarning, match=r"not read as a run: plots/"):
+        status, _, err = run_cli("eval", "-m", "P@1", tmp_path / "q", d)
     assert status == 2 and "README.md line 1: expected 6 whitespace-separated fields" in err, err
 
 

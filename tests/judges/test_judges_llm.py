@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("uvicorn")
 
-from pyterrier_noise._validation import InputError  # noqa: E402
+from pyterrier_noise import InputError  # noqa: E402
 from pyterrier_noise.io import read_cheap_qrels  # noqa: E402
 from pyterrier_noise.judges.llm import (LabelCache, LLMJudge, PromptTemplate, label_distribution,  # noqa: E402
                                         parse_label)
@@ -78,6 +78,7 @@ class Server:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+        self.proc.stderr.close()
 
 
 @pytest.fixture
@@ -247,7 +248,7 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path, served):
             break
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
-    proc.wait(10)
+    proc.communicate(timeout=10)       # waits, and closes its pipes
     with sqlite3.connect(db) as c:
         kept = c.execute("SELECT count(*), sum(status = 'ok') FROM answers").fetchone()
     assert 15 <= kept[0] < len(truth) and kept[1] == kept[0]

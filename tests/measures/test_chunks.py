@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.io import list_run_files
 from pyterrier_noise.io.chunks import run_file_chunks, text_bytes
 from pyterrier_noise.measures import evaluate_arrays

@@ -116,7 +116,7 @@ def test_ties_option_applies_to_every_measure():
 
 _ORDER_SCRIPT = r"""
 import json, warnings
-warnings.simplefilter("ignore")
+warnings.simplefilter("ignore")   # a child process printing JSON: its stderr is captured, not asserted
 import ir_measures, pandas as pd
 import pyterrier_noise as pn
 import pyterrier_noise.measures

@@ -14,7 +14,7 @@ import pytest
 
 import pyterrier_noise as pn
 import pyterrier_noise.measures  # noqa: F401  (registers the measures)
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.judges import PoolDepthReduction
 from pyterrier_noise.measures import APTies, PTies, RRTies, nDCGTies, to_spec
 from pyterrier_noise.synthetic import default_collection
@@ -82,9 +82,9 @@ def test_reduced_qrels_keep_their_topics_in_pt_experiment():
     names = ["run01", "run12"]
     systems = [pt.Transformer.from_df(c.runs[n].assign(query=""), uniform=True) for n in names]
     measures = [pn.RBPResidual(p=0.8), APTies(ties="trec_eval")]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(pn.NoiseWarning, match="3 of 30 topics have no judgment"):   # the reduced qrels' subject
         res = pt.Experiment(systems, c.topics, reduced, eval_metrics=measures, names=names).set_index("name")
+    with pytest.warns(pn.NoiseWarning, match="3 of 30 topics have no judgment"):
         ev = pn.evaluate({n: c.runs[n] for n in names}, reduced, measures).pivot(
             index="name", columns="measure", values="value")
     for m in measures:   # the same 30 topics although pt.Experiment's merge drops attrs

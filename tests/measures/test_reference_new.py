@@ -22,7 +22,7 @@ import warnings
 import pytest
 from conftest import random_collection
 from oracle import evaluate as oracle_evaluate
-from pyterrier_noise._validation import CoercionWarning
+from pyterrier_noise.io import CoercionWarning
 from refs import (
     GDEVAL_TOL,
     MEASURES,

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import pyterrier_noise as pn
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.engine import KERNELS, AlignedRuns, Kernel, MeasureSpec, register_kernel
 from pyterrier_noise.engine.kernels.common import segment_sum
 from pyterrier_noise.measures import CAPABILITIES, NoiseMeasure, parse_measure, to_spec

@@ -17,7 +17,7 @@ from oracle import evaluate as oracle_evaluate
 from refs import engine_values
 
 from pyterrier_noise import evaluate
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 
 # ir_measures strings (each must parse with ir_measures.parse_measure)
 SPELLINGS = [

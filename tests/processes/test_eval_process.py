@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import random_collection
-from pyterrier_noise._validation import InputError
-from pyterrier_noise._warnings import CoercionWarning
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.engine import AlignedRuns, JudgmentTable
 from pyterrier_noise.io import RunFileReader, run_file_columns, run_name
 
@@ -86,8 +86,7 @@ def test_files_read_in_threads_align_as_frames(tmp_path, ties, seed):
     # the frames the validating reader gives (an independent path)
     paths, qrels, _ = _write_runs(tmp_path, seed=seed, n_runs=7)
     table = JudgmentTable.from_qrels(qrels)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
+    with pytest.warns(CoercionWarning, match="ranks start at 0"):   # some runs are written 0-based
         threaded = AlignedRuns.build(paths, table, ties=ties, n_jobs=3)
         whole = AlignedRuns.build(paths, table, ties=ties, n_jobs=1)
         from pyterrier_noise.io import read_trec_run
@@ -103,8 +102,7 @@ def test_a_bad_file_among_many_is_named_with_its_line(tmp_path):
     bad = tmp_path / "zz_bad"
     bad.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 2 x1 t\n")
     with pytest.raises(InputError, match=r"zz_bad line 2: score 'x1' is not a number"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", CoercionWarning)
+        with pytest.warns(CoercionWarning, match="ranks start at 0"):   # some runs are written 0-based
             AlignedRuns.build([*paths, bad], qrels)
 
 
@@ -113,8 +111,7 @@ def test_a_duplicate_document_in_files_read_in_threads_is_an_error(tmp_path):
     dup = tmp_path / "zz_dup"
     dup.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d1 2 1.0 t\n")
     with pytest.raises(InputError, match=r"run 'zz_dup', qid '1': document 'd1' appears more than once"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", CoercionWarning)
+        with pytest.warns(CoercionWarning, match="ranks start at 0"):   # some runs are written 0-based
             AlignedRuns.build([*paths, dup], qrels, n_jobs=2)
 
 
@@ -123,8 +120,7 @@ def test_evaluate_of_files_equals_evaluate_of_frames(tmp_path):
     from pyterrier_noise.io import read_trec_run
     paths, qrels, _ = _write_runs(tmp_path, seed=8)
     measures = ["RBP(p=0.8)", "INST(T=3,max_rel=2)", "AP", "nDCG@10"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
+    with pytest.warns(CoercionWarning, match="ranks start at 0"):   # some runs are written 0-based
         a = pn.evaluate(paths, qrels, measures, perquery=True)
         b = pn.evaluate(RunFileReader(paths, 2), qrels, measures, perquery=True)
         c = pn.evaluate({run_name(p): read_trec_run(p) for p in paths}, qrels, measures, perquery=True)
@@ -294,8 +290,7 @@ def test_evaluate_arrays_is_evaluate_without_the_frame(tmp_path, perquery):
     from pyterrier_noise.measures import evaluate_arrays
     paths, qrels, _ = _write_runs(tmp_path, seed=14)
     measures = ["nDCG@10", "RBP(p=0.8)", "AP", "INST(T=3,max_rel=2)"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
+    with pytest.warns(CoercionWarning, match="ranks start at 0"):   # some runs are written 0-based
         frame = pn.evaluate(paths, qrels, measures, perquery=perquery)
         arrays = evaluate_arrays(paths, qrels, measures, perquery=perquery)
     assert arrays.measures == measures and arrays.run_names == [run_name(p) for p in paths]

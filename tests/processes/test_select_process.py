@@ -16,7 +16,7 @@ import pytest
 
 from conftest import random_collection
 from pyterrier_noise._arrow import numbers
-from pyterrier_noise._warnings import CoercionWarning
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.engine import AlignedRuns, JudgmentTable
 from pyterrier_noise.io import read_arrow_qrels, write_trec_qrels, write_trec_run
 from pyterrier_noise.io import reader as io_reader
@@ -60,10 +60,8 @@ def test_with_topics_is_the_table_from_frame_makes(topics):
 def test_selection_with_a_table_oracle_is_the_selection_with_frames(tmp_path):
     paths, qrels, qpath = _files(tmp_path, seed=5)
     table = JudgmentTable.from_arrays(*read_arrow_qrels(qpath))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CoercionWarning)
-        a = JudgmentSelector(paths, method="C")
-        b = JudgmentSelector(paths, method="C")
+    a = JudgmentSelector(paths, method="C")
+    b = JudgmentSelector(paths, method="C")
     a.judge(_qrels_frame(qrels), 40)
     b.judge(table, 40)
     assert a.history.equals(b.history)

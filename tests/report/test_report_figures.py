@@ -122,7 +122,7 @@ def test_selection_ranges_label_runs_by_name_and_keep_the_axis_label(scores):
 
 
 def test_selection_curves_have_titles_and_one_legend_naming_the_methods():
-    from pyterrier_noise._plot import METHOD_COLOURS
+    from pyterrier_noise._plot import METHOD_COLOURS   # private: the colour table the legend must follow
     from pyterrier_noise.selection import plot_curves
     s = pd.DataFrame({"method": ["pool", "pool", "C", "C"], "judgments": [100, 200, 100, 200],
                       "relevant": [10, 20, 15, 30], "top_residual": [0.5, 0.3, 0.4, 0.2]})
@@ -154,7 +154,7 @@ def test_top_must_be_a_positive_integer(scores):
 
 
 def test_drawing_on_a_given_axes_returns_its_figure_with_the_title_on_the_axes():
-    from pyterrier_noise._plot import figure
+    from pyterrier_noise._plot import figure   # private: a figure as the package makes them
     from pyterrier_noise.report import plot_rbp_ranges
     fig = figure(4, 3)
     ax = fig.add_subplot()

@@ -144,8 +144,6 @@ def test_compare_coverage_in_the_ebay_setting():
 
 
 def test_new_analyses_on_the_synthetic_collection():
-    import warnings
-
     from pyterrier_noise.reproduce.data import load_collection
     from pyterrier_noise.reproduce.moffat2007 import overlap_rows
     from pyterrier_noise.selection import simulate
@@ -158,11 +156,9 @@ def test_new_analyses_on_the_synthetic_collection():
     rbo = [r.ours for r in rec.rows if r.quantity.startswith("RBO (p = 0.9, truncated")]
     assert len(rbo) == 2 and all(0 < v <= 1 - 0.9 ** 20 + 1e-12 for v in rbo)
     coll = load_collection("synthetic")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rows, table = overlap_rows(coll.runs, coll.qrels, 120, "synthetic")
-        sel = {p: simulate(coll.runs, coll.qrels, method="C", checkpoints=[120], p_select=p, p_eval=[p],
-                           significance=False).judgments.iloc[:120] for p in (0.5, 0.8, 0.95)}
+    rows, table = overlap_rows(coll.runs, coll.qrels, 120, "synthetic")
+    sel = {p: simulate(coll.runs, coll.qrels, method="C", checkpoints=[120], p_select=p, p_eval=[p],
+                       significance=False).judgments.iloc[:120] for p in (0.5, 0.8, 0.95)}
     sets = {p: set(zip(s["qid"].astype(str), s["docno"].astype(str))) for p, s in sel.items()}
     # brute force: Python set intersections of the three selections (Moffat, Webber and Zobel 2007, Table 3 layout)
     assert table["rows"] == [[f"{a:g}", *[len(sets[a] & sets[b]) for b in (0.5, 0.8, 0.95)]] for a in (0.5, 0.8, 0.95)]

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import wilcoxon
 
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.selection import (JudgmentSelector, compare_methods, depth_pool, qrels_oracle, rbp_pool,
                                       separation, simulate)
 from pyterrier_noise.synthetic import make_collection

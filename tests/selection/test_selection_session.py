@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.io import read_qrels
 from pyterrier_noise.judges import PerturbationWarning
 from pyterrier_noise.selection import (CallableOracle, JudgingSession, NoisyOracle, QrelsOracle, QuitJudging,

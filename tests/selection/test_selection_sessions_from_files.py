@@ -133,7 +133,7 @@ def test_the_stored_alignment_round_trips(coll):
 def test_settings_the_selector_refuses_are_refused_before_the_file_is_written(tmp_path, coll, bad, match):
     # the selector of a new session is built on first use, after the file is written: what it would
     # refuse must be refused first, leaving no file behind
-    from pyterrier_noise._validation import InputError
+    from pyterrier_noise import InputError
     with pytest.raises(InputError, match=match):
         JudgingSession(tmp_path / "s.sqlite", runs=coll.runs, **bad)
     assert list(tmp_path.iterdir()) == []

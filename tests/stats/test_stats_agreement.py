@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from pyterrier_noise.stats import (kendall_tau, rbo, spearman, tau_ap)
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 
 # Table 2.4 / 2.5 mean scores of five systems s1..s5
 M0 = [9.0, 8.0, 7.0, 6.0, 5.0]

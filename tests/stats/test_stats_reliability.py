@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import scipy.stats as st
 
-from pyterrier_noise._validation import InputError
+from pyterrier_noise import InputError
 from pyterrier_noise.stats import (consistent_discrimination, discrimination_agreement, discrimination_ratio,
                                    kendall_tau, krippendorff_alpha, pairwise_preference_units)
 

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pyterrier_noise._validation import CoercionWarning, InputError
+from pyterrier_noise import InputError
+from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.ties import (
     MAX_ORDERINGS,
     ScoreRounding,

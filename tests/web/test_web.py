@@ -15,9 +15,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("starlette", reason="the 'web' extra (starlette) is not installed")
-with __import__("warnings").catch_warnings():      # starlette's note on its httpx-based client
-    __import__("warnings").simplefilter("ignore")
-    from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient  # noqa: E402
 
 from pyterrier_noise.selection import JudgingSession, QrelsOracle  # noqa: E402
 from pyterrier_noise.web import (Collection, ServeConfig, WebError, WebStore, companion_path,  # noqa: E402
@@ -25,8 +23,6 @@ from pyterrier_noise.web import (Collection, ServeConfig, WebError, WebStore, co
 from pyterrier_noise.web import leases as leases_module  # noqa: E402
 
 from web_helpers import User, accounts, make_app, on_server, server, small_collection, snap  # noqa: E402
-
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture()
@@ -438,6 +434,7 @@ def test_a_killed_server_does_not_leave_the_lock_stuck(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
 
 
 def test_the_server_file_belongs_to_one_session(setup):

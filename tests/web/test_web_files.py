@@ -13,17 +13,13 @@ import stat
 import pytest
 
 pytest.importorskip("starlette", reason="the 'web' extra (starlette) is not installed")
-with __import__("warnings").catch_warnings():
-    __import__("warnings").simplefilter("ignore")
-    from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient  # noqa: E402
 
 from pyterrier_noise.selection.store import SessionStore  # noqa: E402
 from pyterrier_noise.web import ServeConfig, WebError, companion_path, open_server  # noqa: E402
 
 from cli_helpers import run_cli  # noqa: E402
 from web_helpers import User, accounts, make_app, on_server, server, small_collection  # noqa: E402
-
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.fixture()

@@ -9,6 +9,7 @@ import re
 import signal
 import socket
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -20,8 +21,6 @@ import httpx  # noqa: E402
 
 from web_helpers import Server, accounts  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 
 @pytest.fixture()
 def served(tmp_path):
@@ -32,10 +31,12 @@ def served(tmp_path):
         if srv.proc.poll() is None:
             srv.proc.kill()
             srv.proc.wait()
+        srv.log.close()
+        srv.proc.stdout.close()
 
 
 def _rss_kb(pid: int) -> int:
-    for line in open(f"/proc/{pid}/status").read().splitlines():
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise AssertionError("no VmRSS")

@@ -8,14 +8,10 @@ import re
 import pytest
 
 pytest.importorskip("starlette", reason="the 'web' extra (starlette) is not installed")
-with __import__("warnings").catch_warnings():
-    __import__("warnings").simplefilter("ignore")
-    from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient  # noqa: E402
 
 from cli_helpers import run_cli  # noqa: E402
 from web_helpers import User, accounts, make_app, server, small_collection  # noqa: E402
-
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def _cells(html: str, table: str) -> list[list[str]]:

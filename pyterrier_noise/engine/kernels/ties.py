@@ -312,18 +312,8 @@ def expected_over_arrangements(aligned: "AlignedRuns", values: np.ndarray, label
         cb, lj = condensed_groups(aligned, condensed)
         gb, gl = cb.astype(np.int64), lj.astype(np.int64)
     it = _group_multisets(aligned, values, labelled, gb, gl, depth, fill)
-    log_unit = np.bincount(it["unit"], weights=it["log_arr"], minlength=n_seg * R)
-    too_many = log_unit > math.log(limit) + 1e-9
-    if too_many.any():
-        u = int(np.argmax(log_unit))
-        s_, v_ = divmod(u, R)
-        run, t = divmod(s_, aligned.n_topics)
-        raise InputError(
-            f"ties='expected' for {family}: run {aligned.run_names[run]!r}, qid {aligned.topics[t]!r} (label "
-            f"version {v_}) has about {math.exp(log_unit[u]):.3g} distinct orderings of its tied groups, more than "
-            f"{limit_name} = {limit:,} ({int(too_many.sum())} ranking-version(s) in all); {family} has no closed "
-            f"form, so its expectation is enumerated -- use ties='optimistic' / 'pessimistic' for bounds, or "
-            f"break the ties")
+    _check_arrangements(aligned, np.bincount(it["unit"], weights=it["log_arr"], minlength=n_seg * R), R,
+                        family, limit, limit_name)
     mx = _mixed_radix(it, n_seg * R)
     n_arr_item, n_arr_unit, mi, uptr = it["n_arr"], mx["n_arr_unit"], mx["mi"], mx["uptr"]
 
@@ -358,6 +348,23 @@ def expected_over_arrangements(aligned: "AlignedRuns", values: np.ndarray, label
         out[units] = np.add.reduceat(eu, starts) / n_rows_u
         lo = hi
     return out.reshape(n_seg, R)
+
+
+def _check_arrangements(aligned: "AlignedRuns", log_unit: np.ndarray, R: int, family: str, limit: int,
+                        limit_name: str) -> None:
+    """InputError naming the run, topic and count if a ranking-version has more than ``limit``
+    combinations of arrangements (``log_unit``: their logarithm per (segment, version))."""
+    too_many = log_unit > math.log(limit) + 1e-9
+    if too_many.any():
+        u = int(np.argmax(log_unit))
+        s_, v_ = divmod(u, R)
+        run, t = divmod(s_, aligned.n_topics)
+        raise InputError(
+            f"ties='expected' for {family}: run {aligned.run_names[run]!r}, qid {aligned.topics[t]!r} (label "
+            f"version {v_}) has about {math.exp(log_unit[u]):.3g} distinct orderings of its tied groups, more than "
+            f"{limit_name} = {limit:,} ({int(too_many.sum())} ranking-version(s) in all); {family} has no closed "
+            f"form, so its expectation is enumerated -- use ties='optimistic' / 'pessimistic' for bounds, or "
+            f"break the ties")
 
 
 def _group_multisets(aligned: "AlignedRuns", values: np.ndarray, labelled: np.ndarray, gb: np.ndarray,
