@@ -125,8 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser(command, argv)
     args = parser.parse_args(argv)
     args.argv = argv   # the command as typed: the reports name the command that made them
-    from ._process import tuned
-    with tuned(command, as_program):   # gc, malloc and environment: before the handler imports numpy
+    from ._process import run_cache, tuned
+    with tuned(command, as_program), run_cache(getattr(args, "cache", None)):   # gc, malloc and environment: before the handler imports numpy
         return _run(parser, argv, args, as_program)
 
 
