@@ -24,6 +24,7 @@ from typing import Any, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
+from .._executor import Executor, map_ordered
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
@@ -59,7 +60,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                           progress: bool | None = None, ties: str | None = None, rbo_p: float = RBO_P,
                           rbo_variant: str = "ext", p_bands: Sequence[float] = DEFAULT_P_BANDS,
                           n_resamples: int = 10_000, chunk_size: int = 50, on_topic_mismatch: str = "warn",
-                          keep_pvalues: bool | None = None) -> RobustnessResult:
+                          keep_pvalues: bool | None = None, executor: Executor = None) -> RobustnessResult:
     """``pt.Experiment`` under judging error: evaluate every system on ``n_replicates`` perturbed
     versions of the qrels and report what holds (Rashidi, Zobel & Moffat 2023, Sec. 4-5; Webber,
     Chandar & Carterette 2012, Sec. 3.3 and 4.5).
@@ -111,6 +112,10 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             qrels (not evaluated) and qrels topics a system does not answer (score 0, as
             ``trec_eval -c``), as :func:`~pyterrier_noise.measures.evaluate` announces them; means
             are over every evaluated qrels topic.
+        executor: where the chunks of replicates are sampled and evaluated: None (default) in this
+            process; a ``dask.distributed.Client`` (or ``"dask"``: the current client) on its
+            workers, the aligned runs sent to each once.  A chunk's labels depend on the seed and
+            the chunk's first replicate only, so the result is the same either way.
 
     Returns:
         A :class:`RobustnessResult`; ``result.frame`` (also its notebook / ``repr`` rendering) is
@@ -152,7 +157,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         rbo_variant=rbo_variant, p_bands=p_bands, n_resamples=n_resamples, round=round, highlight=highlight,
         keep_values=perquery, keep_pvalues=keep_pvalues)
     rates = _RealisedRates(prep.table.labels, n_replicates)
-    chunks = _replicate_chunks(perturbation, prep, n_replicates, chunk_size, seed)
+    chunks = _replicate_chunks(perturbation, prep, n_replicates, chunk_size, seed, executor)
     _accumulate(chunks, analysis, rates, n_replicates, len(labels), progress)
     res.finish_analysis(analysis, rates.frame(), perquery, progress)
     return res
@@ -268,34 +273,46 @@ def _align(runs: Any, table: JudgmentTable, policies: list[str], on_topic_mismat
 
 
 def _replicate_chunks(perturbation: PerturbationModel, prep: _Prepared, n_replicates: int, chunk_size: int,
-                      seed: int | None) -> Iterator[tuple[int, np.ndarray, dict[str, np.ndarray]]]:
+                      seed: int | None, executor: Executor = None) -> Iterator[tuple[int, np.ndarray, dict[str, np.ndarray]]]:
     """``(c0, L, values)`` for each chunk of replicates ``[c0, c0 + chunk_size)``: the sampled
     labels ``L`` (``(J, c)``) and per measure the values ``(S, T, 1 + c)``, column 0 under the true
     labels.
 
     Models with ``start=`` (every model of pyterrier_noise.judges) draw replicates [c0, c1) alone,
     identical to columns c0..c1-1 of one big call: chunks bound the memory and the result does
-    not depend on chunk_size; other models are sampled in one call.
+    not depend on chunk_size; other models are sampled in one call.  With a Dask ``executor``
+    the chunks are evaluated as tasks on its workers (the prepared runs sent once) and come back in
+    order, the same chunks as here.
     """
-    table = prep.table
-    y = table.labels
     by_start = _accepts_start(perturbation)
-    L_all = None if by_start else _sample(perturbation, table, n_replicates, seed, None)
-    for c0 in range(0, n_replicates, chunk_size):
-        c1 = min(n_replicates, c0 + chunk_size)
-        L = _sample(perturbation, table, c1 - c0, seed, c0) if by_start else L_all[:, c0:c1]
-        # the true labels ride along as column 0 of every chunk: one kernel call gives the
-        # replicates and the truth through the same code path, so a replicate with the true
-        # labels gets bit-identical values (a one-column product would take another path)
-        chunk = {}
-        for pol, items in prep.by_policy.items():
-            out = prep.aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([y, L]))
-            for lab, spec in items:
-                v = finish_values(spec, out[spec])   # RBP projected: the midpoint where undefined
-                check_finite("true", lab, v[:, :, :1], prep.names, table.topics)
-                check_finite("values", lab, v[:, :, 1:], prep.names, table.topics)
-                chunk[lab] = v
-        yield c0, L, chunk
+    L_all = None if by_start else _sample(perturbation, prep.table, n_replicates, seed, None)
+    bounds = [(c0, min(n_replicates, c0 + chunk_size)) for c0 in range(0, n_replicates, chunk_size)]
+    # a chunk's labels are drawn from (seed, c0) alone, wherever and whenever it is evaluated
+    tasks = (((c0, c1, seed, None) if by_start else (c0, c1, None, L_all[:, c0:c1])) for c0, c1 in bounds)
+    yield from map_ordered(executor, _replicate_chunk, (perturbation, prep), tasks)
+
+
+def _replicate_chunk(shared: tuple[PerturbationModel, _Prepared],
+                     task: tuple[int, int, int | None, np.ndarray | None]) -> tuple[int, np.ndarray, dict[str, np.ndarray]]:
+    """One chunk ``(c0, L, values)`` of :func:`_replicate_chunks`: the labels of replicates
+    ``[c0, c1)`` (given, or sampled with the seed from ``start=c0``) and every measure's values."""
+    perturbation, prep = shared
+    c0, c1, seed, L = task
+    table = prep.table
+    if L is None:
+        L = _sample(perturbation, table, c1 - c0, seed, c0)
+    # the true labels ride along as column 0 of every chunk: one kernel call gives the
+    # replicates and the truth through the same code path, so a replicate with the true
+    # labels gets bit-identical values (a one-column product would take another path)
+    chunk = {}
+    for pol, items in prep.by_policy.items():
+        out = prep.aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([table.labels, L]))
+        for lab, spec in items:
+            v = finish_values(spec, out[spec])   # RBP projected: the midpoint where undefined
+            check_finite("true", lab, v[:, :, :1], prep.names, table.topics)
+            check_finite("values", lab, v[:, :, 1:], prep.names, table.topics)
+            chunk[lab] = v
+    return c0, L, chunk
 
 
 class _RealisedRates:
