@@ -30,6 +30,7 @@ from .._validation import InputError, announce, check_choice, check_int, check_p
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..measures.evaluation import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
+from ..io.chunks import DEFAULT_MEMORY, run_file_chunks
 from .._vocab import CORRECTIONS, TESTS, TOPIC_MISMATCH
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
@@ -60,7 +61,8 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                           progress: bool | None = None, ties: str | None = None, rbo_p: float = RBO_P,
                           rbo_variant: str = "ext", p_bands: Sequence[float] = DEFAULT_P_BANDS,
                           n_resamples: int = 10_000, chunk_size: int = 50, on_topic_mismatch: str = "warn",
-                          keep_pvalues: bool | None = None, executor: Executor = None) -> RobustnessResult:
+                          keep_pvalues: bool | None = None, executor: Executor = None,
+                          memory: float | None = DEFAULT_MEMORY) -> RobustnessResult:
     """``pt.Experiment`` under judging error: evaluate every system on ``n_replicates`` perturbed
     versions of the qrels and report what holds (Rashidi, Zobel & Moffat 2023, Sec. 4-5; Webber,
     Chandar & Carterette 2012, Sec. 3.3 and 4.5).
@@ -112,6 +114,12 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             qrels (not evaluated) and qrels topics a system does not answer (score 0, as
             ``trec_eval -c``), as :func:`~pyterrier_noise.measures.evaluate` announces them; means
             are over every evaluated qrels topic.
+        memory: bytes the experiment may take (default 4 GiB, as ``eval --memory``): half of it
+            for reading run files, which are read and aligned a chunk of files at a time
+            (:func:`~pyterrier_noise.io.chunks.run_file_chunks`; only their aligned form is kept),
+            half for the chunks of replicates, made smaller than ``chunk_size`` when their values
+            and tests would not fit.  None: all files at once, chunks of ``chunk_size``.  The result
+            does not depend on it.
         executor: where the chunks of replicates are sampled and evaluated: None (default) in this
             process; a ``dask.distributed.Client`` (or ``"dask"``: the current client) on its
             workers, the aligned runs sent to each once.  A chunk's labels depend on the seed and
@@ -144,8 +152,13 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     if topics is not None:
         if not isinstance(topics, pd.DataFrame) or "qid" not in topics.columns:
             raise InputError("topics must be a frame with a 'qid' column (e.g. dataset.get_topics())")
+    if memory is not None and not memory > 0:
+        raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
     prep = _prepare(retr_systems, topics, qrels, names, baseline, labels, parsed, ties, on_topic_mismatch,
-                    progress)
+                    progress, None if memory is None else memory / 2)
+    if memory is not None:
+        chunk_size = min(chunk_size, _replicates_that_fit(memory / 2, len(prep.names), len(prep.table.topics),
+                                                          len(labels)))
     names = prep.names
     if keep_pvalues is None:
         keep_pvalues = len(names) * (len(names) - 1) // 2 * n_replicates <= KEEP_PVALUES_MAX
@@ -186,17 +199,19 @@ class _Prepared:
 
     names: list[str]
     table: JudgmentTable
-    #: one alignment per tie policy in use (normally one), all on ``table``
-    aligned: dict[str, AlignedRuns]
+    #: per tie policy in use (normally one), the alignments of consecutive groups of the runs (one
+    #: group unless run files are read a chunk at a time), all on ``table``
+    aligned: dict[str, list[AlignedRuns]]
     #: the measures (label, spec) evaluated under each tie policy
     by_policy: dict[str, list[tuple[str, MeasureSpec]]]
 
 
 def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: Sequence[str] | None,
              baseline: int | str | None, labels: list[str], parsed: list[tuple[MeasureSpec, str]],
-             ties: str | None, on_topic_mismatch: str, progress: bool) -> _Prepared:
+             ties: str | None, on_topic_mismatch: str, progress: bool, memory: float | None = None) -> _Prepared:
     """Read the systems and the qrels, build the judgment table over the evaluated topics and align
-    the runs to it once per tie policy."""
+    the runs to it once per tie policy; run files a chunk of files at a time when ``memory`` bytes
+    would not hold reading them all at once."""
     names, files, results = _read_systems(retr_systems, topics, names)
     if len(names) < 2:
         read = f" (read as a run: {', '.join(map(str, files))})" if files else ""
@@ -209,7 +224,8 @@ def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: 
         # topics frame without qrels were announced by _judgment_table
         runs = _on_topics(runs, set(wanted), set(table.topics), on_topic_mismatch)
     policies = [ties or own for _, own in parsed]
-    aligned = _align(runs, table, list(dict.fromkeys(policies)), on_topic_mismatch, progress)
+    groups = run_file_chunks(runs, memory) if files is not None else [runs]
+    aligned = _align(groups, table, list(dict.fromkeys(policies)), on_topic_mismatch, progress)
     by_policy: dict[str, list[tuple[str, MeasureSpec]]] = {}
     for lab, (spec, _), pol in zip(labels, parsed, policies):
         by_policy.setdefault(pol, []).append((lab, spec))
@@ -258,18 +274,31 @@ def _judgment_table(qrels: Any, topics: pd.DataFrame | None,
     return table, wanted
 
 
-def _align(runs: Any, table: JudgmentTable, policies: list[str], on_topic_mismatch: str,
-           progress: bool) -> dict[str, AlignedRuns]:
-    """The runs aligned once per tie policy (normally one); all policies share the judgment table.
-    The first alignment announces run topics without qrels and qrels topics a run does not answer
-    (the policy of evaluate), the others stay quiet."""
-    status = progress_bar(total=len(policies), desc=f"aligning {len(runs)} runs", unit="alignment",
-                          enabled=progress)
-    aligned = {pol: AlignedRuns.build(runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0
-                                      else "ignore") for k, pol in enumerate(policies)}
-    status.update(len(policies))
+def _align(groups: list, table: JudgmentTable, policies: list[str], on_topic_mismatch: str,
+           progress: bool) -> dict[str, list[AlignedRuns]]:
+    """Each group of runs aligned once per tie policy (normally one), one group after the other (a
+    group's files are read, aligned and freed before the next is read); all share the judgment
+    table.  The first policy's alignments announce run topics without qrels and qrels topics a run
+    does not answer (the policy of evaluate), the others stay quiet."""
+    status = progress_bar(total=len(policies) * len(groups), desc=f"aligning {sum(map(len, groups))} runs",
+                          unit="alignment", enabled=progress)
+    aligned: dict[str, list[AlignedRuns]] = {}
+    for k, pol in enumerate(policies):
+        for runs in groups:
+            aligned.setdefault(pol, []).append(AlignedRuns.build(
+                runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0 else "ignore"))
+            status.update(1)
     status.close()
     return aligned
+
+
+def _replicates_that_fit(memory: float, n_systems: int, n_topics: int, n_measures: int) -> int:
+    """Replicates whose chunk fits in ``memory`` bytes: per replicate, measure and topic, 8 bytes for
+    every system's value and every pair's test, three times over (the chunk being analysed, the
+    next one being evaluated, and the tests' temporaries)."""
+    pairs = n_systems * (n_systems - 1) // 2
+    per_replicate = 3 * 8 * n_measures * n_topics * (n_systems + pairs)
+    return max(1, int(memory // per_replicate))
 
 
 def _replicate_chunks(perturbation: PerturbationModel, prep: _Prepared, n_replicates: int, chunk_size: int,
@@ -306,9 +335,11 @@ def _replicate_chunk(shared: tuple[PerturbationModel, _Prepared],
     # labels gets bit-identical values (a one-column product would take another path)
     chunk = {}
     for pol, items in prep.by_policy.items():
-        out = prep.aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([table.labels, L]))
+        specs, labels = dict.fromkeys(s for _, s in items), np.column_stack([table.labels, L])
+        outs = [part.evaluate(specs, labels) for part in prep.aligned[pol]]
         for lab, spec in items:
-            v = finish_values(spec, out[spec])   # RBP projected: the midpoint where undefined
+            out = outs[0][spec] if len(outs) == 1 else np.concatenate([o[spec] for o in outs])
+            v = finish_values(spec, out)   # RBP projected: the midpoint where undefined
             check_finite("true", lab, v[:, :, :1], prep.names, table.topics)
             check_finite("values", lab, v[:, :, 1:], prep.names, table.topics)
             chunk[lab] = v
