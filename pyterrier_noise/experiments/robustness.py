@@ -114,12 +114,12 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             qrels (not evaluated) and qrels topics a system does not answer (score 0, as
             ``trec_eval -c``), as :func:`~pyterrier_noise.measures.evaluate` announces them; means
             are over every evaluated qrels topic.
-        memory: bytes the experiment may take (default 4 GiB, as ``eval --memory``): half of it
+        memory: bytes the experiment may take (default 4 GiB, as ``eval --memory``): a quarter
             for reading run files, which are read and aligned a chunk of files at a time
-            (:func:`~pyterrier_noise.io.chunks.run_file_chunks`; only their aligned form is kept),
-            half for the chunks of replicates, made smaller than ``chunk_size`` when their values
-            and tests would not fit.  None: all files at once, chunks of ``chunk_size``.  The result
-            does not depend on it.
+            (:func:`~pyterrier_noise.io.chunks.run_file_chunks`), a quarter for the aligned form
+            of all the runs, kept throughout, and half for the chunks of replicates, made smaller
+            than ``chunk_size`` when their values and tests would not fit.  None: all files at
+            once, chunks of ``chunk_size``.  The result does not depend on it.
         executor: where the chunks of replicates are sampled and evaluated: None (default) in this
             process; a ``dask.distributed.Client`` (or ``"dask"``: the current client) on its
             workers, the aligned runs sent to each once.  A chunk's labels depend on the seed and
@@ -155,7 +155,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     if memory is not None and not memory > 0:
         raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
     prep = _prepare(retr_systems, topics, qrels, names, baseline, labels, parsed, ties, on_topic_mismatch,
-                    progress, None if memory is None else memory / 2)
+                    progress, None if memory is None else memory / 4)
     if memory is not None:
         chunk_size = min(chunk_size, _replicates_that_fit(memory / 2, len(prep.names), len(prep.table.topics),
                                                           len(labels)))
