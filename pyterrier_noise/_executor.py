@@ -59,7 +59,7 @@ def map_ordered(executor: Executor, fn: Callable[..., Any], shared: Any, items: 
     if ahead is None:
         threads = sum(client.nthreads().values()) or 1
         ahead = 2 * threads
-    remote = client.scatter(shared, broadcast=True, hash=False)
+    [remote] = client.scatter([shared], broadcast=True, hash=False)   # one object, whatever its type
     pending: deque = deque()
     try:
         for item in items:
