@@ -126,7 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.argv = argv   # the command as typed: the reports name the command that made them
     from ._process import run_cache, tuned
-    with tuned(command, as_program), run_cache(getattr(args, "cache", None)):   # gc, malloc and environment: before the handler imports numpy
+    # gc, malloc and environment (and a --cache directory): before the handler imports numpy
+    with tuned(command, as_program), run_cache(getattr(args, "cache", None)):
         return _run(parser, argv, args, as_program)
 
 
