@@ -29,7 +29,7 @@ MAX_LINES = 800
 # Subpackages of one layer may import each other, as long as the subpackages' import graph stays a DAG
 # (test_no_import_cycle_between_subpackages).  The top-level package is the lazy face of every layer.
 LAYERS = (
-    ("_vocab", "_validation", "_warnings", "_lazy", "_progress", "_plot", "_output", "_arrow", "_pool"),
+    ("_vocab", "_validation", "_warnings", "_lazy", "_progress", "_plot", "_output", "_arrow", "_pool", "_executor"),
     ("io", "synthetic"),
     ("engine",),
     ("measures", "stats"),

@@ -127,8 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "verbose", False) and getattr(args, "progress", None) is False:
         parser.error("--verbose asks for more on stderr (every warning) and --quiet for less: give one of them, not both")
     args.argv = argv   # the command as typed: the reports name the command that made them
-    from ._process import tuned
-    with tuned(command, as_program):   # gc, malloc and environment: before the handler imports numpy
+    from ._process import run_cache, tuned
+    # gc, malloc and environment (and a --cache directory): before the handler imports numpy
+    with tuned(command, as_program), run_cache(getattr(args, "cache", None)):
         return _run(parser, argv, args, as_program)
 
 

@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Iterator
 
-__all__ = ["WITHOUT_GC", "BATCH_MEMORY", "Terminated", "tuned", "batch_memory"]
+__all__ = ["WITHOUT_GC", "BATCH_MEMORY", "Terminated", "tuned", "batch_memory", "run_cache"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -89,3 +89,23 @@ def batch_memory() -> None:
     m_trim_threshold, m_mmap_threshold = -1, -3
     mallopt(m_mmap_threshold, 1 << 30)
     mallopt(m_trim_threshold, 1 << 30)
+
+
+@contextlib.contextmanager
+def run_cache(directory: str | None) -> Iterator[None]:
+    """``--cache DIR``: every run file the command reads goes through the cache in DIR (the
+    environment variable ``PYTERRIER_NOISE_CACHE``, which :mod:`pyterrier_noise.io.cache` reads,
+    set while the block runs and restored after, also when ``main`` runs in a caller's process)."""
+    if directory is None:
+        yield
+        return
+    name = "PYTERRIER_NOISE_CACHE"
+    old = os.environ.get(name)
+    os.environ[name] = str(directory)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old

@@ -33,7 +33,7 @@ def register_cli(sub: Any) -> None:
                        parents=[options.qrels_runs(), options.measures(), options.ties(help=(
                            "tie policy (default: trec_eval, i.e. score then docno descending); expected, "
                            "optimistic and pessimistic treat equal scores as unordered")),
-                           options.output_format(("text", "tsv", "json")), options.progress()])
+                           options.output_format(("text", "tsv", "json")), options.progress(), options.run_cache()])
     e.add_argument("--per-query", action="store_true", help="one row per (run, topic, measure)")
     e.add_argument("--list-measures", action=_ListMeasures, help="list the measures the engine computes and exit")
     e.add_argument("--memory", type=_gib, default=4.0, metavar="GIB",

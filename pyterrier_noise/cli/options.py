@@ -71,6 +71,36 @@ def replicates(default: int = 100) -> argparse.ArgumentParser:
     return p
 
 
+def run_cache() -> argparse.ArgumentParser:
+    """``--cache DIR``: keep the parsed run files in DIR for the next command on the same files
+    (:mod:`pyterrier_noise.io.cache`; the environment variable ``PYTERRIER_NOISE_CACHE`` does the same)."""
+    p = _parent()
+    p.add_argument("--cache", metavar="DIR", default=None,
+                   help="keep the parsed run files in DIR (Arrow files, memory-mapped when read again) so that the "
+                        "next command on the same files parses no text; a changed file is read again "
+                        "(default: $PYTERRIER_NOISE_CACHE if set, else no cache)")
+    return p
+
+
+def memory(what: str = "the evaluation") -> argparse.ArgumentParser:
+    """``--memory GIB``: the memory budget of a command that reads runs (default 4 GiB)."""
+    p = _parent()
+    p.add_argument("--memory", type=gib, default=4.0, metavar="GIB",
+                   help=f"memory {what} may use, in GiB (default 4)")
+    return p
+
+
+def gib(text: str) -> float:
+    """``--memory``: a positive number of GiB."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of GiB, got {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of GiB, got {text!r}")
+    return value
+
+
 def progress(default: bool | None = True) -> argparse.ArgumentParser:
     """``--quiet`` / ``--progress`` and ``--verbose``, on every command: ``--quiet`` turns the progress
     bars and status lines on stderr off, ``--progress`` keeps them on (the default; with

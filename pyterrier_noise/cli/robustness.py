@@ -30,6 +30,8 @@ ranks-<measure>.png and report.html (an interactive page that works offline: ope
 and manifest.json listing every file written.  The same
 seed gives byte-identical TSV files.  A DIR holding other files is refused; --force replaces an
 earlier robustness output (the files its manifest lists, so no old plot stays beside new tables).
+--memory bounds the memory: run files are read and aligned a chunk of files at a time and the
+replicates evaluated a chunk at a time, with the same output.
 """
 
 
@@ -45,7 +47,8 @@ def register_cli(subparsers: Any) -> None:
         parents=[options.qrels_runs(runs_dest="run_files"),
                  options.measures(help="measure in ir_measures syntax (repeatable), e.g. 'RBP(p=0.8)', AP, nDCG@10"),
                  options.replicates(), options.seed(), options.out(force=True), options.progress(),
-                 options.perturbation_model(for_robustness=True)])
+                 options.perturbation_model(for_robustness=True), options.run_cache(),
+                 options.memory("the experiment")])
     p.add_argument("--baseline", help="name of the baseline run (its file name without .gz)")
     p.add_argument("--test", choices=list(TESTS), default="t", help="paired test over topics (default t)")
     p.add_argument("--correction", choices=list(CORRECTIONS), default=None,
@@ -99,7 +102,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
                  "8 bytes each")
     res = robustness_experiment(runs, None, qrels, args.measures, model, n_replicates=n, seed=args.seed,
                                 baseline=baseline, test=args.test, correction=args.correction, correction_alpha=args.alpha,
-                                ties=args.ties, progress=args.progress)
+                                ties=args.ties, progress=args.progress, memory=args.memory * 2 ** 30)
     out = Path(args.out)
     page = None
     with directory.staging() as stage:

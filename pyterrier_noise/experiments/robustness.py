@@ -24,11 +24,13 @@ from typing import Any, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
+from .._executor import Executor, map_ordered
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..measures.evaluation import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
+from ..io.chunks import DEFAULT_MEMORY, run_file_chunks
 from .._vocab import CORRECTIONS, TESTS, TOPIC_MISMATCH
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
@@ -59,7 +61,8 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
                           progress: bool | None = None, ties: str | None = None, rbo_p: float = RBO_P,
                           rbo_variant: str = "ext", p_bands: Sequence[float] = DEFAULT_P_BANDS,
                           n_resamples: int = 10_000, chunk_size: int = 50, on_topic_mismatch: str = "warn",
-                          keep_pvalues: bool | None = None) -> RobustnessResult:
+                          keep_pvalues: bool | None = None, executor: Executor = None,
+                          memory: float | None = DEFAULT_MEMORY) -> RobustnessResult:
     """``pt.Experiment`` under judging error: evaluate every system on ``n_replicates`` perturbed
     versions of the qrels and report what holds (Rashidi, Zobel & Moffat 2023, Sec. 4-5; Webber,
     Chandar & Carterette 2012, Sec. 3.3 and 4.5).
@@ -111,6 +114,16 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             qrels (not evaluated) and qrels topics a system does not answer (score 0, as
             ``trec_eval -c``), as :func:`~pyterrier_noise.measures.evaluate` announces them; means
             are over every evaluated qrels topic.
+        memory: bytes the experiment may take (default 4 GiB, as ``eval --memory``): a quarter
+            for reading run files, which are read and aligned a chunk of files at a time
+            (:func:`~pyterrier_noise.io.chunks.run_file_chunks`), a quarter for the aligned form
+            of all the runs, kept throughout, and half for the chunks of replicates, made smaller
+            than ``chunk_size`` when their values and tests would not fit.  None: all files at
+            once, chunks of ``chunk_size``.  The result does not depend on it.
+        executor: where the chunks of replicates are sampled and evaluated: None (default) in this
+            process; a ``dask.distributed.Client`` (or ``"dask"``: the current client) on its
+            workers, the aligned runs sent to each once.  A chunk's labels depend on the seed and
+            the chunk's first replicate only, so the result is the same either way.
 
     Returns:
         A :class:`RobustnessResult`; ``result.frame`` (also its notebook / ``repr`` rendering) is
@@ -139,8 +152,13 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     if topics is not None:
         if not isinstance(topics, pd.DataFrame) or "qid" not in topics.columns:
             raise InputError("topics must be a frame with a 'qid' column (e.g. dataset.get_topics())")
+    if memory is not None and not memory > 0:
+        raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
     prep = _prepare(retr_systems, topics, qrels, names, baseline, labels, parsed, ties, on_topic_mismatch,
-                    progress)
+                    progress, None if memory is None else memory / 4)
+    if memory is not None:
+        chunk_size = min(chunk_size, _replicates_that_fit(memory / 2, len(prep.names), len(prep.table.topics),
+                                                          len(labels)))
     names = prep.names
     if keep_pvalues is None:
         keep_pvalues = len(names) * (len(names) - 1) // 2 * n_replicates <= KEEP_PVALUES_MAX
@@ -152,7 +170,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
         rbo_variant=rbo_variant, p_bands=p_bands, n_resamples=n_resamples, round=round, highlight=highlight,
         keep_values=perquery, keep_pvalues=keep_pvalues)
     rates = _RealisedRates(prep.table.labels, n_replicates)
-    chunks = _replicate_chunks(perturbation, prep, n_replicates, chunk_size, seed)
+    chunks = _replicate_chunks(perturbation, prep, n_replicates, chunk_size, seed, executor)
     _accumulate(chunks, analysis, rates, n_replicates, len(labels), progress)
     res.finish_analysis(analysis, rates.frame(), perquery, progress)
     return res
@@ -181,17 +199,19 @@ class _Prepared:
 
     names: list[str]
     table: JudgmentTable
-    #: one alignment per tie policy in use (normally one), all on ``table``
-    aligned: dict[str, AlignedRuns]
+    #: per tie policy in use (normally one), the alignments of consecutive groups of the runs (one
+    #: group unless run files are read a chunk at a time), all on ``table``
+    aligned: dict[str, list[AlignedRuns]]
     #: the measures (label, spec) evaluated under each tie policy
     by_policy: dict[str, list[tuple[str, MeasureSpec]]]
 
 
 def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: Sequence[str] | None,
              baseline: int | str | None, labels: list[str], parsed: list[tuple[MeasureSpec, str]],
-             ties: str | None, on_topic_mismatch: str, progress: bool) -> _Prepared:
+             ties: str | None, on_topic_mismatch: str, progress: bool, memory: float | None = None) -> _Prepared:
     """Read the systems and the qrels, build the judgment table over the evaluated topics and align
-    the runs to it once per tie policy."""
+    the runs to it once per tie policy; run files a chunk of files at a time when ``memory`` bytes
+    would not hold reading them all at once."""
     names, files, results = _read_systems(retr_systems, topics, names)
     if len(names) < 2:
         read = f" (read as a run: {', '.join(map(str, files))})" if files else ""
@@ -204,7 +224,8 @@ def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: 
         # topics frame without qrels were announced by _judgment_table
         runs = _on_topics(runs, set(wanted), set(table.topics), on_topic_mismatch)
     policies = [ties or own for _, own in parsed]
-    aligned = _align(runs, table, list(dict.fromkeys(policies)), on_topic_mismatch, progress)
+    groups = run_file_chunks(runs, memory) if files is not None else [runs]
+    aligned = _align(groups, table, list(dict.fromkeys(policies)), on_topic_mismatch, progress)
     by_policy: dict[str, list[tuple[str, MeasureSpec]]] = {}
     for lab, (spec, _), pol in zip(labels, parsed, policies):
         by_policy.setdefault(pol, []).append((lab, spec))
@@ -253,49 +274,76 @@ def _judgment_table(qrels: Any, topics: pd.DataFrame | None,
     return table, wanted
 
 
-def _align(runs: Any, table: JudgmentTable, policies: list[str], on_topic_mismatch: str,
-           progress: bool) -> dict[str, AlignedRuns]:
-    """The runs aligned once per tie policy (normally one); all policies share the judgment table.
-    The first alignment announces run topics without qrels and qrels topics a run does not answer
-    (the policy of evaluate), the others stay quiet."""
-    status = progress_bar(total=len(policies), desc=f"aligning {len(runs)} runs", unit="alignment",
-                          enabled=progress)
-    aligned = {pol: AlignedRuns.build(runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0
-                                      else "ignore") for k, pol in enumerate(policies)}
-    status.update(len(policies))
+def _align(groups: list, table: JudgmentTable, policies: list[str], on_topic_mismatch: str,
+           progress: bool) -> dict[str, list[AlignedRuns]]:
+    """Each group of runs aligned once per tie policy (normally one), one group after the other (a
+    group's files are read, aligned and freed before the next is read); all share the judgment
+    table.  The first policy's alignments announce run topics without qrels and qrels topics a run
+    does not answer (the policy of evaluate), the others stay quiet."""
+    status = progress_bar(total=len(policies) * len(groups), desc=f"aligning {sum(map(len, groups))} runs",
+                          unit="alignment", enabled=progress)
+    aligned: dict[str, list[AlignedRuns]] = {}
+    for k, pol in enumerate(policies):
+        for runs in groups:
+            aligned.setdefault(pol, []).append(AlignedRuns.build(
+                runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0 else "ignore"))
+            status.update(1)
     status.close()
     return aligned
 
 
+def _replicates_that_fit(memory: float, n_systems: int, n_topics: int, n_measures: int) -> int:
+    """Replicates whose chunk fits in ``memory`` bytes: per replicate, measure and topic, 8 bytes for
+    every system's value and every pair's test, three times over (the chunk being analysed, the
+    next one being evaluated, and the tests' temporaries)."""
+    pairs = n_systems * (n_systems - 1) // 2
+    per_replicate = 3 * 8 * n_measures * n_topics * (n_systems + pairs)
+    return max(1, int(memory // per_replicate))
+
+
 def _replicate_chunks(perturbation: PerturbationModel, prep: _Prepared, n_replicates: int, chunk_size: int,
-                      seed: int | None) -> Iterator[tuple[int, np.ndarray, dict[str, np.ndarray]]]:
+                      seed: int | None, executor: Executor = None) -> Iterator[tuple[int, np.ndarray, dict[str, np.ndarray]]]:
     """``(c0, L, values)`` for each chunk of replicates ``[c0, c0 + chunk_size)``: the sampled
     labels ``L`` (``(J, c)``) and per measure the values ``(S, T, 1 + c)``, column 0 under the true
     labels.
 
     Models with ``start=`` (every model of pyterrier_noise.judges) draw replicates [c0, c1) alone,
     identical to columns c0..c1-1 of one big call: chunks bound the memory and the result does
-    not depend on chunk_size; other models are sampled in one call.
+    not depend on chunk_size; other models are sampled in one call.  With a Dask ``executor``
+    the chunks are evaluated as tasks on its workers (the prepared runs sent once) and come back in
+    order, the same chunks as here.
     """
-    table = prep.table
-    y = table.labels
     by_start = _accepts_start(perturbation)
-    L_all = None if by_start else _sample(perturbation, table, n_replicates, seed, None)
-    for c0 in range(0, n_replicates, chunk_size):
-        c1 = min(n_replicates, c0 + chunk_size)
-        L = _sample(perturbation, table, c1 - c0, seed, c0) if by_start else L_all[:, c0:c1]
-        # the true labels ride along as column 0 of every chunk: one kernel call gives the
-        # replicates and the truth through the same code path, so a replicate with the true
-        # labels gets bit-identical values (a one-column product would take another path)
-        chunk = {}
-        for pol, items in prep.by_policy.items():
-            out = prep.aligned[pol].evaluate(dict.fromkeys(s for _, s in items), np.column_stack([y, L]))
-            for lab, spec in items:
-                v = finish_values(spec, out[spec])   # RBP projected: the midpoint where undefined
-                check_finite("true", lab, v[:, :, :1], prep.names, table.topics)
-                check_finite("values", lab, v[:, :, 1:], prep.names, table.topics)
-                chunk[lab] = v
-        yield c0, L, chunk
+    L_all = None if by_start else _sample(perturbation, prep.table, n_replicates, seed, None)
+    bounds = [(c0, min(n_replicates, c0 + chunk_size)) for c0 in range(0, n_replicates, chunk_size)]
+    # a chunk's labels are drawn from (seed, c0) alone, wherever and whenever it is evaluated
+    tasks = (((c0, c1, seed, None) if by_start else (c0, c1, None, L_all[:, c0:c1])) for c0, c1 in bounds)
+    yield from map_ordered(executor, _replicate_chunk, (perturbation, prep), tasks)
+
+
+def _replicate_chunk(shared: tuple[PerturbationModel, _Prepared],
+                     task: tuple[int, int, int | None, np.ndarray | None]) -> tuple[int, np.ndarray, dict[str, np.ndarray]]:
+    """One chunk ``(c0, L, values)`` of :func:`_replicate_chunks`: the labels of replicates
+    ``[c0, c1)`` (given, or sampled with the seed from ``start=c0``) and every measure's values."""
+    perturbation, prep = shared
+    c0, c1, seed, L = task
+    table = prep.table
+    if L is None:
+        L = _sample(perturbation, table, c1 - c0, seed, c0)
+    # the true labels ride along as column 0 of every chunk: one kernel call gives the
+    # replicates and the truth through the same code path, so a replicate with the true
+    # labels gets bit-identical values (a one-column product would take another path)
+    chunk = {}
+    for pol, items in prep.by_policy.items():
+        specs, labels = dict.fromkeys(s for _, s in items), np.column_stack([table.labels, L])
+        outs = [part.evaluate(specs, labels) for part in prep.aligned[pol]]
+        for lab, spec in items:
+            out = outs[0][spec] if len(outs) == 1 else np.concatenate([o[spec] for o in outs])
+            v = finish_values(spec, out)   # RBP projected: the midpoint where undefined
+            check_finite("true", lab, v[:, :, :1], prep.names, table.topics)
+            check_finite("values", lab, v[:, :, 1:], prep.names, table.topics)
+            chunk[lab] = v
+    return c0, L, chunk
 
 
 class _RealisedRates:

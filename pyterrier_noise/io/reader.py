@@ -413,6 +413,10 @@ class RunFileReader:
     (``evaluate`` sets it while other alignments of the same runs follow); a reader used again
     afterwards reads its files again.
 
+    ``cache``: a directory where the parsed files are kept for the next reading of the same files
+    (:mod:`pyterrier_noise.io.cache`; None: the ``PYTERRIER_NOISE_CACHE`` environment variable if
+    set, else none).
+
     Example::
 
         from pathlib import Path
@@ -421,15 +425,21 @@ class RunFileReader:
         run_idx, qcodes, qids, dcodes, docnos, score, rank = reading.columns()
     """
 
-    def __init__(self, paths: Sequence[PathLike], n_threads: int = 1):
+    def __init__(self, paths: Sequence[PathLike], n_threads: int = 1, cache: Any = None):
         self.paths = [Path(p) for p in paths]
         self.keep_columns = False
         self._cache: dict = {}
         self._pool = None
         self._pending = None
+        from .cache import cache_directory   # parsed runs kept on disk (io.cache), off unless asked for
+        self._read = _cached_reader(cache_directory(cache))
         if n_threads > 1 and len(self.paths) > 1:
             from concurrent.futures import ThreadPoolExecutor
             self._pool = ThreadPoolExecutor(min(n_threads, len(self.paths)))
+            if self._read is not read_arrow_run:
+                _import_parser()
+                self._pending = [self._pool.submit(self._read, p) for p in self.paths]
+                return
             # the files are inflated while pyarrow and numpy are imported (by this thread, the
             # parser's modules: one core would be idle otherwise); then each inflated file is
             # parsed, and the files not yet started are read, inflated and parsed one task each
@@ -445,7 +455,7 @@ class RunFileReader:
 
     def _tables(self) -> list:
         if self._pending is None:
-            return [read_arrow_run(p) for p in self.paths]
+            return [self._read(p) for p in self.paths]
         try:
             return [f.result() for f in self._pending]
         finally:
@@ -483,6 +493,16 @@ class RunFileReader:
         self.close()
         self._cache.clear()
         self._pending = None
+
+
+def _cached_reader(directory: Path | None) -> Any:
+    """:func:`read_arrow_run`, through the cache in ``directory`` when there is one."""
+    if directory is None:
+        return read_arrow_run
+    from functools import partial
+
+    from .cache import cached_run_table
+    return partial(cached_run_table, parse=read_arrow_run, directory=directory)
 
 
 def _import_parser() -> None:

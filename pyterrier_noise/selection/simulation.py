@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .._executor import Executor, map_ordered
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_probability
 from .._vocab import MISSING, UNKNOWN_TOPICS, Missing, SelectionMethod, SelectionScope, SelectionTieBreak
@@ -300,14 +301,24 @@ def _checkpoints(checkpoints: Any) -> list[int]:
 
 
 def compare_methods(runs: Any, qrels: Any, methods: Sequence[str] = METHODS, checkpoints: Sequence[int] = (1000, 2000),
-                    **kwargs: Any) -> tuple[pd.DataFrame, dict[str, SimulationResult]]:
+                    executor: Executor = None, **kwargs: Any) -> tuple[pd.DataFrame, dict[str, SimulationResult]]:
     """Run :func:`simulate` for several methods on one alignment; returns the stacked summaries
-    and ``{method: SimulationResult}``.  ``kwargs`` go to :func:`simulate`."""
+    and ``{method: SimulationResult}``.  ``kwargs`` go to :func:`simulate`.  ``executor``: None
+    (default) runs the methods here one after the other; a ``dask.distributed.Client`` (or
+    ``"dask"``: the current client) runs each as a task on its workers (the alignment sent to each
+    once), with the same results (every method's random numbers come from ``seed``)."""
     import pandas as pd
     from ..io import read_qrels
     q = read_qrels(qrels)
     ref = kwargs.get("reference_qrels")
     aligned = aligned_for(runs, read_qrels(ref) if ref is not None else q)
-    results = {m: simulate(aligned, q, method=m, checkpoints=checkpoints, **kwargs) for m in methods}
+    done = map_ordered(executor, _simulate_method, (aligned, q, checkpoints, kwargs), methods)
+    results = dict(zip(methods, done))
     return pd.concat([r.summary for r in results.values()], ignore_index=True), results
+
+
+def _simulate_method(shared: tuple, method: str) -> SimulationResult:
+    """:func:`simulate` of one method of :func:`compare_methods` (a task of its sweep)."""
+    aligned, q, checkpoints, kwargs = shared
+    return simulate(aligned, q, method=method, checkpoints=checkpoints, **kwargs)
 
