@@ -231,16 +231,18 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
     oracle = oracle_fn if oracle_fn is not None else oracle_q
     bar = progress_bar(total=cps[-1], desc=f"select {method}", unit="judgment", enabled=bool(progress))
     summary, systems, counts, per_query = [], [], [], {}
-    for cp in cps:
-        _judge_until(sel, oracle, cp, missing, stop, bar)
-        rows, frames, kept = _measure(sel, method, cp, p_eval, top, alpha, significance, keep_per_query)
-        summary += rows
-        systems += frames
-        per_query.update(kept)
-        counts.append(pd.DataFrame({"checkpoint": cp, "qid": sel.topics, "judgments": sel.topic_counts.to_numpy()}))
-        if sel.stopped is not None:
-            break
-    bar.close()
+    try:
+        for cp in cps:
+            _judge_until(sel, oracle, cp, missing, stop, bar)
+            rows, frames, kept = _measure(sel, method, cp, p_eval, top, alpha, significance, keep_per_query)
+            summary += rows
+            systems += frames
+            per_query.update(kept)
+            counts.append(pd.DataFrame({"checkpoint": cp, "qid": sel.topics, "judgments": sel.topic_counts.to_numpy()}))
+            if sel.stopped is not None:
+                break
+    finally:   # also when interrupted: the bar's last line comes now, not after the command's last word
+        bar.close()
     return SimulationResult(method=method, p_select=p_select, summary=pd.DataFrame(summary),
                             systems=pd.concat(systems, ignore_index=True), judgments=sel.history,
                             bypassed=sel.bypassed, topic_counts=pd.concat(counts, ignore_index=True),
