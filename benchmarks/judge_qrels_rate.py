@@ -63,7 +63,8 @@ def command_once(qrels: Path, runs: list[Path], session: Path, budget: int, sour
            "--budget", str(budget), "--qrels", str(qrels), *map(str, runs), "--quiet"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, env=_env(source), stdout=subprocess.DEVNULL)
+    # outside the repository: python puts its working directory first on the path, before PYTHONPATH
+    subprocess.run(cmd, check=True, env=_env(source), stdout=subprocess.DEVNULL, cwd=session.parent)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -74,7 +75,7 @@ def loop_once(qrels: Path, runs: list[Path], session: Path, budget: int, source:
     for p in session.parent.glob(session.name + "*"):
         p.unlink()
     out = subprocess.run([sys.executable, "-c", LOOP, str(session), str(qrels), str(budget), *map(str, runs)],
-                         check=True, env=_env(source), capture_output=True, text=True).stdout
+                         check=True, env=_env(source), capture_output=True, text=True, cwd=session.parent).stdout
     wall, cpu = map(float, out.split()[-2:])
     return wall, cpu
 

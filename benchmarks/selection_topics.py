@@ -71,7 +71,8 @@ def run_once(qrels: Path, runs: list[Path], out: Path, budget: int, method: str,
     env = dict(os.environ, PYTHONPATH=str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    # run outside the repository: python puts its working directory first on the path, before PYTHONPATH
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=qrels.parent)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -95,7 +96,7 @@ def loop_once(qrels: Path, runs: list[Path], budget: int, method: str, source: P
     """The selection loop alone (``budget`` proposals and recordings, in a fresh process)."""
     env = dict(os.environ, PYTHONPATH=str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", LOOP, str(qrels), method, str(budget), *map(str, runs)],
-                         check=True, env=env, capture_output=True, text=True).stdout
+                         check=True, env=env, capture_output=True, text=True, cwd=qrels.parent).stdout
     return float(out.split()[-1])
 
 
