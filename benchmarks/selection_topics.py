@@ -8,7 +8,8 @@ user types::
     pyterrier-noise select QRELS RUN... --method C --budget 2000 --out DIR --quiet
 
 ``--repeat`` times per size (alternating sizes), and prints the median per size and its ratio to
-the smallest size; and, in a fresh process, the selection loop alone (the 2,000 proposals and
+the smallest size (wall time, and CPU time: user + system, which a loaded machine disturbs
+less); and, in a fresh process, the selection loop alone (the 2,000 proposals and
 recordings after the selector is built and the qrels' labels looked up).  ``--before CHECKOUT``
 times another checkout's package alongside, alternating.  The cost of a judgment should not depend on the number of topics: the target
 is 2,000 judgments on 100,000 topics within 2x of the same on 1,000 topics (reading the larger
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -61,13 +63,19 @@ def generate(n_topics: int, root: Path, seed: int = 0) -> tuple[Path, list[Path]
     return qrels, runs
 
 
-def run_once(qrels: Path, runs: list[Path], out: Path, budget: int, method: str, source: Path = ROOT) -> float:
+def run_once(qrels: Path, runs: list[Path], out: Path, budget: int, method: str,
+             source: Path = ROOT) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the process and its threads) of one command."""
     cmd = [sys.executable, "-m", "pyterrier_noise.cli", "select", str(qrels), *map(str, runs),
            "--method", method, "--budget", str(budget), "--out", str(out), "--force", "--quiet"]
     env = dict(os.environ, PYTHONPATH=str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    # run outside the repository: python puts its working directory first on the path, before PYTHONPATH
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, cwd=qrels.parent)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 LOOP = r'''
@@ -88,7 +96,7 @@ def loop_once(qrels: Path, runs: list[Path], budget: int, method: str, source: P
     """The selection loop alone (``budget`` proposals and recordings, in a fresh process)."""
     env = dict(os.environ, PYTHONPATH=str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", LOOP, str(qrels), method, str(budget), *map(str, runs)],
-                         check=True, env=env, capture_output=True, text=True).stdout
+                         check=True, env=env, capture_output=True, text=True, cwd=qrels.parent).stdout
     return float(out.split()[-1])
 
 
@@ -107,28 +115,35 @@ def main() -> int:
         data = {n: generate(n, tmp / f"t{n}") for n in args.topics}
         sides = {"ours": ROOT} if args.before is None else {"before": args.before, "ours": ROOT}
         times = {(side, n): [] for side in sides for n in args.topics}
+        cpus = {(side, n): [] for side in sides for n in args.topics}
         loops = {(side, n): [] for side in sides for n in args.topics}
         for _ in range(args.repeat):
             for n in args.topics:
                 for side, source in sides.items():   # alternating: both sides meet the same load
-                    times[side, n].append(run_once(*data[n], tmp / f"out{n}", args.budget, args.method, source))
+                    wall, cpu = run_once(*data[n], tmp / f"out{n}", args.budget, args.method, source)
+                    times[side, n].append(wall)
+                    cpus[side, n].append(cpu)
                     loops[side, n].append(loop_once(*data[n], args.budget, args.method, source))
         load = os.getloadavg()[0]
         print(f"select --method {args.method} --budget {args.budget}, median of {args.repeat} whole processes")
-        print(f"{'side':>7} {'topics':>8} {'median s':>9} {'x first size':>13} {'loop s':>7} {'x first':>8}   runs")
+        print(f"{'side':>7} {'topics':>8} {'median s':>9} {'x first size':>13} {'cpu s':>6} {'x first':>8} "
+              f"{'loop s':>7} {'x first':>8}   runs")
         for side in sides:
             first = statistics.median(times[side, args.topics[0]])
+            cfirst = statistics.median(cpus[side, args.topics[0]])
             lfirst = statistics.median(loops[side, args.topics[0]])
             for n in args.topics:
                 med, lmed = statistics.median(times[side, n]), statistics.median(loops[side, n])
-                print(f"{side:>7} {n:>8} {med:>9.2f} {med / first:>13.2f} {lmed:>7.3f} {lmed / lfirst:>8.2f}   "
-                      + " ".join(f"{x:.2f}" for x in times[side, n]))
+                cmed = statistics.median(cpus[side, n])
+                print(f"{side:>7} {n:>8} {med:>9.2f} {med / first:>13.2f} {cmed:>6.2f} {cmed / cfirst:>8.2f} "
+                      f"{lmed:>7.3f} {lmed / lfirst:>8.2f}   " + " ".join(f"{x:.2f}" for x in times[side, n]))
         print(f"load average {load:.1f}")
         out = ROOT / "benchmarks" / "results"
         out.mkdir(exist_ok=True)
         (out / "selection_topics.json").write_text(json.dumps(
             {"budget": args.budget, "method": args.method, "load": load,
              "times": {f"{side} {n}": v for (side, n), v in times.items()},
+             "cpu": {f"{side} {n}": v for (side, n), v in cpus.items()},
              "loops": {f"{side} {n}": v for (side, n), v in loops.items()}}, indent=1))
     finally:
         if args.dir is None:

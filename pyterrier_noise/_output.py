@@ -35,7 +35,8 @@ from typing import Any, Iterator
 from ._validation import InputError
 
 __all__ = ["MANIFEST", "OutputDirectory", "atomic_file", "atomic_write", "check_output_file",
-           "check_outputs_apart", "discard_temporaries", "remove_dead_temporaries"]
+           "check_outputs_apart", "completed_outputs", "discard_temporaries", "outputs_mark",
+           "remove_dead_temporaries"]
 
 #: the name of the manifest an :class:`OutputDirectory` writes
 MANIFEST = "manifest.json"
@@ -47,6 +48,8 @@ _TMP_PID = re.compile(re.escape(TMP_PREFIX) + r"(\d+)(?:-|$)")
 _LIVE: set[Path] = set()
 #: output directories this process created and has not finished (removed, if still empty, on failure)
 _CREATED: set[Path] = set()
+#: outputs this process has completed (files renamed into place, directories finished), in order
+_COMPLETE: list[Path] = []
 
 
 def _alive(pid: int) -> bool:
@@ -98,6 +101,21 @@ def discard_temporaries() -> None:
         except OSError:
             pass
         _CREATED.discard(path)
+
+
+def outputs_mark() -> int:
+    """How many outputs this process has completed so far (for :func:`completed_outputs`)."""
+    return len(_COMPLETE)
+
+
+def completed_outputs(since: int = 0) -> list[Path]:
+    """The outputs this process has completed, in order, since :func:`outputs_mark` gave ``since``:
+    files renamed into place and output directories whose manifest is written (a file inside a
+    completed directory is not listed apart).  An interrupt that lands after them says they are
+    kept, not that nothing was written."""
+    recent = _COMPLETE[since:]
+    folders = set(recent)
+    return list(dict.fromkeys(p for p in recent if p.parent not in folders))
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -202,6 +220,7 @@ def atomic_file(path: str | Path, what: str = "--out") -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, path)
+        _COMPLETE.append(path)
     except OSError as exc:
         raise InputError(f"{what} {path}: cannot write the file ({_reason(exc)})") from None
     finally:
@@ -218,6 +237,7 @@ def atomic_write(path: str | Path, data: bytes) -> Path:
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
+        _COMPLETE.append(path)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -357,6 +377,8 @@ class OutputDirectory:
         manifest = {"command": self.command, **(info or {}), "files": list(self.files)}
         text = json.dumps(manifest, indent=1) + "\n"
         try:
-            return atomic_write(self.path / MANIFEST, text.encode("utf-8"))
+            written = atomic_write(self.path / MANIFEST, text.encode("utf-8"))
         except OSError as exc:
             raise InputError(f"{self._label()}: cannot write {MANIFEST} ({_reason(exc)})") from None
+        _COMPLETE.append(self.path)
+        return written

@@ -88,6 +88,40 @@ def signal_when(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -
     return proc.returncode, err
 
 
+def signal_on_stderr(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -> tuple[int, str]:
+    """Send ``sig`` to ``proc`` as soon as ``ready(text)`` holds for what it has written on stderr so
+    far (read as it comes, in a thread: a progress bar's ``\\r`` updates are not lines), as
+    :func:`signal_when` does; returns (exit status, all of stderr)."""
+    import signal
+    import threading
+    import time
+    chunks: list[bytes] = []
+    fd = proc.stderr.fileno()
+
+    def drain() -> None:
+        while True:
+            data = os.read(fd, 65536)
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    end = time.monotonic() + limit
+    while not ready(b"".join(chunks).decode("utf-8", "replace")):
+        assert proc.poll() is None, f"ended before the signal: {b''.join(chunks).decode('utf-8', 'replace')}"
+        assert time.monotonic() < end, "the process never reached the point to signal"
+        time.sleep(0.01)
+    assert proc.poll() is None, "ended before the signal"
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    proc.wait(timeout=limit)
+    reader.join(timeout=limit)
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
 def group_alive(proc: subprocess.Popen, wait: float = 5.0) -> bool:
     """Whether a process of ``proc``'s process group (a worker it started) is still alive ``wait``
     seconds after it ended (workers killed with their parent need a moment to be reaped)."""

@@ -137,7 +137,9 @@ def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, 
     """The command's handler, its errors as one line each and its exit status."""
     from .._validation import InputError
     from .._warnings import CoercionWarning, NoiseWarning
+    from .._output import outputs_mark
     old_format = warnings.formatwarning
+    done_before = outputs_mark()   # the outputs of earlier commands of this process are not this one's
     try:
         verbose = bool(getattr(args, "verbose", False))
         with warnings.catch_warnings(), once_per_kind(verbose):
@@ -155,10 +157,14 @@ def _run(parser: argparse.ArgumentParser, argv: list, args: argparse.Namespace, 
                     import signal
                     signal.signal(signal.SIGINT, signal.SIG_IGN)
                     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-                from .._output import discard_temporaries
+                from .._output import completed_outputs, discard_temporaries
                 discard_temporaries()
                 term = isinstance(exc, Terminated)
-                print(f"pyterrier-noise: {'terminated' if term else 'interrupted'}; nothing written", file=sys.stderr)
+                # the interrupt may land after the output is complete (while the process ends): say so
+                done = completed_outputs(done_before)
+                kept = (f"after writing {', '.join(str(p) + ('/' if p.is_dir() else '') for p in done)} (complete, kept)"
+                        if done else "nothing written")
+                print(f"pyterrier-noise: {'terminated' if term else 'interrupted'}; {kept}", file=sys.stderr)
                 return 143 if term else 130
             except InputError as exc:
                 from ._outputs import name_option

@@ -73,9 +73,13 @@ def _select(args: argparse.Namespace, runs: Any, directory: Any) -> int:
     import numpy as np
 
     from .._validation import InputError
-    from ..io import read_qrels
+    from ..engine import JudgmentTable
+    from ..io import read_arrow_qrels, read_qrels
     from ..selection import simulate
-    qrels = read_qrels(args.qrels)
+    # a plain qrels file is read with Arrow, as eval reads it, into the judgment table the runs are
+    # aligned to; anything the validating reader has to say (or an ir_datasets id) goes through it
+    plain = read_arrow_qrels(args.qrels) if Path(args.qrels).is_file() else None
+    qrels = JudgmentTable.from_arrays(*plain) if plain is not None else read_qrels(args.qrels)
     if args.budget is None and not args.checkpoints:
         raise InputError("give --budget N or --checkpoints N1,N2,...")
     cps = []

@@ -735,6 +735,8 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 def labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
     """Labels of the selector's table rows from qrels, a frame (validated by ``read_qrels``) or a
     :class:`~pyterrier_noise.engine.JudgmentTable` (NaN where the qrels have none)."""
+    if qrels is sel.aligned.table:   # the alignment's own table: its labels, row for row
+        return np.asarray(qrels.labels, dtype=np.float64).copy()
     out = np.full(len(sel.aligned.table), np.nan)
     if isinstance(qrels, JudgmentTable):
         qids, docnos, labels = np.asarray(qrels.topics, dtype=object)[qrels.topic_index], qrels.docno, qrels.labels

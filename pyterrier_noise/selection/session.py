@@ -12,7 +12,10 @@ records, blobs and the replay of the records), fingerprints and blobs.
 journal, ``synchronous=FULL``).  The file records the configuration, the runs (and a SHA-256
 fingerprint of them), the initial qrels, every document served to the judge, and every judgment
 and bypass in order; each is committed in its own transaction before the next document is
-served.  Reopening the file replays the records into a fresh selector, which restores exactly the
+served.  While an oracle with reproducible answers judges (qrels, a seeded noise model over them),
+the commits do not wait for the disk and one sync ends the run (:meth:`~.store.SessionStore.reproducible_steps`:
+a killed process still loses nothing; a power cut can lose the last steps, which the same
+command re-derives exactly).  Reopening the file replays the records into a fresh selector, which restores exactly the
 same state and queue: a session killed at any moment (even with SIGKILL) loses no recorded
 judgment and, resumed, continues with exactly the documents an uninterrupted session would have
 judged.  One process at a time may hold a session (SQLite's exclusive lock; a second opener gets
@@ -468,10 +471,18 @@ class JudgingSession:
         if on_step is not None and not callable(on_step):
             raise InputError(f"argument 'on_step': expected a function fn(event), got {on_step!r}")
         self._check_oracle(oracle)
-        judged = bypassed = 0
         if isinstance(oracle, NoisyOracle):   # its replicate is drawn over every document the runs retrieved
             oracle.bind(self._documents())
         self.selector   # built (and the records replayed) before the bar starts: its rate is this run's judging
+        if hasattr(oracle, "identity") and oracle.identity() is not None:   # reproducible answers
+            with self._store.reproducible_steps():
+                return self._run(oracle, budget, max_steps, progress, on_step, stop)
+        return self._run(oracle, budget, max_steps, progress, on_step, stop)
+
+    def _run(self, oracle: Oracle, budget: int | None, max_steps: int | None, progress: bool,
+             on_step: Callable[[JudgingEvent], Any] | None, stop: StopRule | None) -> RunReport:
+        """:meth:`run`'s loop, once the oracle is checked."""
+        judged = bypassed = 0
         bar = progress_bar(total=budget, initial=min(self._n_judged, budget) if budget is not None else self._n_judged,
                            desc="judging", unit="judgment", enabled=bool(progress))
         reason, detail = "budget", None

@@ -11,7 +11,7 @@ from .._executor import Executor, map_ordered
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_probability
 from .._vocab import MISSING, UNKNOWN_TOPICS, Missing, SelectionMethod, SelectionScope, SelectionTieBreak
-from ..engine import AlignedRuns, MeasureSpec
+from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, qrels_topics
 from .contributions import aligned_for
 from ..engine.ranges import midpoint_where_undefined as _proj_fallback
 from .ranges import judged_ranges
@@ -123,6 +123,17 @@ def separation(per_query: Mapping[str, np.ndarray], alpha: float = 0.05, signifi
     return out
 
 
+def _judged_qids(qrels: Any) -> Any:
+    """The qids on which ``qrels`` (a frame or a :class:`JudgmentTable`) hold a judgment (a table:
+    each topic with a labelled row once, not a qid per judgment)."""
+    if not isinstance(qrels, JudgmentTable):
+        return qrels["qid"]
+    tix = qrels.topic_index[~np.isnan(qrels.labels)]
+    has = np.zeros(len(qrels.topics), dtype=bool)
+    has[tix] = True
+    return np.asarray(qrels.topics, dtype=object)[has]
+
+
 def unknown_topic_quota(topics: Sequence[str], oracle_qids: Any, quota: Any, unknown_topics: str,
                         who: str) -> Any:
     """Announce the run topics without any oracle judgment (counts and which) and, for ``"skip"``,
@@ -191,18 +202,29 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
         raise InputError(f"argument 'top_fraction': expected a number in (0, 1], got {top_fraction!r}")
 
     oracle_fn: Callable | None = None
-    oracle_q: pd.DataFrame | None = None
-    if callable(oracle_or_qrels) and not isinstance(oracle_or_qrels, pd.DataFrame):
+    oracle_q: pd.DataFrame | JudgmentTable | None = None
+    if isinstance(oracle_or_qrels, JudgmentTable):
+        oracle_q = oracle_or_qrels
+    elif callable(oracle_or_qrels) and not isinstance(oracle_or_qrels, pd.DataFrame):
         oracle_fn = oracle_or_qrels
         oracle_q = getattr(oracle_or_qrels, "qrels", None)
     else:
         oracle_q = read_qrels(oracle_or_qrels)
     ref_q = read_qrels(reference_qrels) if reference_qrels is not None else oracle_q
+    if ref_q is not None and not isinstance(ref_q, JudgmentTable):   # validated once, sorted once
+        ref_q = JudgmentTable.from_frame(ref_q, qrels_topics(ref_q))
+        oracle_q = ref_q if reference_qrels is None else oracle_q
 
-    aligned = runs if isinstance(runs, AlignedRuns) else aligned_for(runs, ref_q)
+    built = not isinstance(runs, AlignedRuns)
+    aligned = aligned_for(runs, ref_q) if built else runs
+    if built and ref_q is not None:
+        # the alignment's table holds the reference qrels' label on each of its rows (NaN: none),
+        # so neither the reference nor an oracle with those qrels looks a judgment up again
+        oracle_q = aligned.table if oracle_q is ref_q else oracle_q
+        ref_q = aligned.table
     if oracle_q is not None:
-        per_topic_quota = unknown_topic_quota(aligned.topics, oracle_q["qid"], per_topic_quota, unknown_topics,
-                                              "simulate")
+        per_topic_quota = unknown_topic_quota(aligned.topics, _judged_qids(oracle_q), per_topic_quota,
+                                              unknown_topics, "simulate")
     sel = JudgmentSelector(aligned, p=p_select, method=method, power=power, residual_scope=residual_scope,
                            score_scope=score_scope, batch_size=batch_size, tie_break=tie_break, seed=seed,
                            pool_runs=pool_runs, per_topic_quota=per_topic_quota, rel=rel, max_rel=max_rel)
@@ -210,16 +232,18 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
     oracle = oracle_fn if oracle_fn is not None else oracle_q
     bar = progress_bar(total=cps[-1], desc=f"select {method}", unit="judgment", enabled=bool(progress))
     summary, systems, counts, per_query = [], [], [], {}
-    for cp in cps:
-        _judge_until(sel, oracle, cp, missing, stop, bar)
-        rows, frames, kept = _measure(sel, method, cp, p_eval, top, alpha, significance, keep_per_query)
-        summary += rows
-        systems += frames
-        per_query.update(kept)
-        counts.append(pd.DataFrame({"checkpoint": cp, "qid": sel.topics, "judgments": sel.topic_counts.to_numpy()}))
-        if sel.stopped is not None:
-            break
-    bar.close()
+    try:
+        for cp in cps:
+            _judge_until(sel, oracle, cp, missing, stop, bar)
+            rows, frames, kept = _measure(sel, method, cp, p_eval, top, alpha, significance, keep_per_query)
+            summary += rows
+            systems += frames
+            per_query.update(kept)
+            counts.append(pd.DataFrame({"checkpoint": cp, "qid": sel.topics, "judgments": sel.topic_counts.to_numpy()}))
+            if sel.stopped is not None:
+                break
+    finally:   # also when interrupted: the bar's last line comes now, not after the command's last word
+        bar.close()
     return SimulationResult(method=method, p_select=p_select, summary=pd.DataFrame(summary),
                             systems=pd.concat(systems, ignore_index=True), judgments=sel.history,
                             bypassed=sel.bypassed, topic_counts=pd.concat(counts, ignore_index=True),
@@ -241,10 +265,21 @@ def _reference_group(sel: JudgmentSelector, ref_q: pd.DataFrame | None, referenc
         return None, np.arange(S)
     spec, _ = to_spec(reference_measure) if not isinstance(reference_measure, MeasureSpec) else (reference_measure, None)
     ref_labels = sel.labels_of(ref_q)
-    ref_scores = aligned.evaluate([spec], ref_labels)[spec][:, :, 0].mean(axis=1)
+    ref_scores = _labelled_only(aligned, ref_labels).evaluate([spec], ref_labels)[spec][:, :, 0].mean(axis=1)
     reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
     n_top = max(2, int(round(S * top_fraction)))
     return reference, np.lexsort((np.arange(S), -ref_scores))[:n_top]
+
+
+def _labelled_only(aligned: AlignedRuns, labels: np.ndarray) -> AlignedRuns:
+    """The alignment with no table row for a position whose row has no label (NaN) in ``labels``:
+    the alignment the engine builds without ``include_unjudged``, on which every measure takes the
+    same value (a position without a row and a row without a label are both unjudged), while the
+    kernels visit only the labelled positions instead of every retrieved one."""
+    labelled = np.append(~np.isnan(labels), False)   # jidx -1 (no row) reads the False
+    return AlignedRuns(run_names=aligned.run_names, table=aligned.table, ties=aligned.ties, seg_len=aligned.seg_len,
+                       seg_start=aligned.seg_start, pos=aligned.pos, jidx=np.where(labelled[aligned.jidx], aligned.jidx, -1),
+                       group_start=aligned.group_start, group_end=aligned.group_end, docno=aligned.docno)
 
 
 def _judge_until(sel: JudgmentSelector, oracle: Any, cp: int, missing: str, stop: StopRule | None,

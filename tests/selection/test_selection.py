@@ -811,22 +811,57 @@ def test_system_bounds_are_the_per_run_means_of_bounds(p):
 @pytest.mark.parametrize("sig, status_word", [("SIGINT", (130, "interrupted")), ("SIGTERM", (143, "terminated"))])
 def test_select_ctrl_c_mid_run_is_one_line_and_exit_130(tmp_path, sig, status_word):
     # issue 30: a raw KeyboardInterrupt traceback before; a rerun then succeeds without --force.
-    # SIGTERM ends it the same way, with exit 143
+    # SIGTERM ends it the same way, with exit 143.  The signal goes while the selection is running:
+    # once its progress bar (--progress) counts some judgments of a budget that takes seconds more
+    # (40,000 judgments of 200 topics), not when the output folder appears
+    import re
     import signal
 
-    from cli_helpers import group_alive, signal_when, start_program, temporaries, write_collection
+    from cli_helpers import group_alive, signal_on_stderr, start_program, temporaries, write_collection
 
     from pyterrier_noise.cli import main
-    paths = write_collection(tmp_path)
+    paths = write_collection(tmp_path, topics=200)
     out = tmp_path / "sel"
-    argv = ["select", paths["qrels"], *[paths[f"run{r}"] for r in range(5)], "--quiet", "--out", out]
-    proc = start_program(*argv, "--budget", "10000")
-    status, err = signal_when(proc, out.exists, getattr(signal, sig))
-    assert (status, err) == (status_word[0], f"pyterrier-noise: {status_word[1]}; nothing written\n")
+    argv = ["select", paths["qrels"], *[paths[f"run{r}"] for r in range(5)], "--out", out]
+    proc = start_program(*argv, "--budget", "40000", "--progress")
+
+    def judging(err: str) -> bool:
+        done = [int(n) for n in re.findall(r"\| *(\d+)/40000 ", err)]
+        return bool(done) and 0 < done[-1] < 10000
+
+    status, err = signal_on_stderr(proc, judging, getattr(signal, sig))
+    bar, _, last = err.rpartition("pyterrier-noise:")   # the progress bar's updates, then one line
+    assert (status, "pyterrier-noise:" + last) == (status_word[0], f"pyterrier-noise: {status_word[1]}; nothing written\n")
+    assert "Traceback" not in bar and judging(bar), err
     assert not group_alive(proc)
     assert not out.exists()
-    assert main([str(a) for a in argv] + ["--budget", "20"]) == 0
+    assert main([str(a) for a in argv] + ["--budget", "20", "--quiet"]) == 0
     assert temporaries(out) == [] and (out / "judgments.tsv").exists()
+
+
+def test_interrupt_after_the_output_is_complete_says_it_is_kept(tmp_path, monkeypatch, capsys):
+    # a signal that lands once the output is complete (the process still ending) does not say
+    # "nothing written" over a complete output: it names what is kept
+    from cli_helpers import write_collection
+
+    import pyterrier_noise.cli.select as select_cli
+    from pyterrier_noise.cli import main
+    paths = write_collection(tmp_path, topics=3, docs=10, runs=2)
+    out = tmp_path / "sel"
+    real_print = print
+
+    def late(*args, **kwargs):   # the final message: the output is complete, then Ctrl-C
+        real_print(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(select_cli, "print", late, raising=False)
+    status = main(["select", str(paths["qrels"]), str(paths["run0"]), str(paths["run1"]), "--budget", "5",
+                   "--quiet", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 130
+    assert err == f"pyterrier-noise: interrupted; after writing {out}/ (complete, kept)\n"
+    assert sorted(p.name for p in out.iterdir()) == ["judgments.tsv", "manifest.json", "report.html",
+                                                      "residuals.tsv", "summary.tsv"]
 
 
 @pytest.mark.parametrize("extra, words", [

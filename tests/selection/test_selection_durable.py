@@ -339,3 +339,37 @@ s.run(slow, budget=30, on_step=lambda e: print(e.seq, e.action, e.qid, e.docno, 
             assert steps(s) == whole
         with JudgingSession(tmp_path / f"b{trial}.sqlite", selector_factory=FakeSelector) as b:
             assert b.n_judged >= len(reported)
+
+
+def test_sigkill_during_a_qrels_run_loses_no_reported_judgment(tmp_path, coll):
+    """A qrels oracle's steps are committed without waiting for the disk: a process killed in the
+    middle of such a run still leaves every step it reported in the file, and the resumed session
+    equals an uninterrupted one."""
+    whole = _judged_session(tmp_path / "whole.sqlite", coll, budget=30)
+    path = tmp_path / "k.sqlite"
+    code = _child_prelude(True, False) + f"""
+import time
+from pyterrier_noise.synthetic import make_collection
+from pyterrier_noise.selection import JudgingSession, QrelsOracle
+c = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=60, depth=20, pool_depth=5, seed=3)
+def told(e):
+    print(e.seq, e.action, e.qid, e.docno, e.label, flush=True)
+    time.sleep(0.05)
+s = JudgingSession({str(path)!r}, runs=c.runs, selector_factory=FakeSelector)
+s.run(QrelsOracle(c.true_qrels), budget=30, on_step=told)
+"""
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=REPO)
+    reported = []
+    for line in child.stdout:
+        reported.append(line.split())
+        if len(reported) == 10:
+            os.kill(child.pid, signal.SIGKILL)
+            break
+    child.wait(timeout=60)
+    assert child.returncode == -signal.SIGKILL and len(reported) == 10
+    with JudgingSession(path, selector_factory=FakeSelector) as s:
+        got = [list(map(str, (r.seq, r.action, r.qid, r.docno, r.label))) for r in s.history.itertuples()]
+        assert got[:10] == [[a, b, c_, d, str(float(e))] for a, b, c_, d, e in reported]
+        s.run(QrelsOracle(coll.true_qrels), budget=30)
+        assert steps(s) == whole

@@ -553,6 +553,28 @@ def test_each_step_is_committed_before_the_next_is_served(tmp_path, coll):
     assert journal == "wal" and sync == 2  # FULL
 
 
+def test_qrels_oracle_steps_skip_the_disk_wait_and_end_synced(tmp_path, coll):
+    # an oracle with reproducible answers (qrels): every step is still committed before the next
+    # document is served, without waiting for the disk (synchronous=NORMAL); a person's or a
+    # function's answers keep synchronous=FULL; the run ends with FULL again and every step in the file
+    path = tmp_path / "s.sqlite"
+    qo = QrelsOracle(coll.true_qrels)
+    seen = []
+    with JudgingSession(path, runs=coll.runs, selector_factory=FakeSelector) as s:
+        def check(event):
+            conn = s._store.connection
+            assert not conn.in_transaction
+            seen.append((conn.execute("SELECT count(*) FROM events").fetchone()[0],
+                         conn.execute("PRAGMA synchronous").fetchone()[0]))
+        s.run(qo, budget=6, on_step=check)
+        after = s._store.connection.execute("PRAGMA synchronous").fetchone()[0]
+        s.run(lambda q, d: qo.judge(q, d), budget=9, on_step=check)
+    assert seen == [(n, 1) for n in range(1, 7)] + [(n, 2) for n in range(7, 10)]   # NORMAL, then FULL
+    assert after == 2
+    with JudgingSession(path, selector_factory=FakeSelector) as again:
+        assert again.n_judged == 9
+
+
 def test_run_in_parts_equals_one_run_and_bypass_does_not_count(tmp_path, coll, factory):
     qo = QrelsOracle(coll.qrels, missing="bypass")  # pooled qrels: many proposals are unjudged
     with JudgingSession(tmp_path / "a.sqlite", runs=coll.runs, selector_factory=factory) as a:
