@@ -839,6 +839,7 @@ def test_cli_help_and_errors(cli_files, capsys):
 # the docs page
 
 
+@pytest.mark.slow   # a whole docs page, as tests/docs/test_docs.py runs every page; the unit tests above are quick
 def test_docs_examples_run(tmp_path, monkeypatch):
     if not DOCS_PAGE.exists():
         pytest.skip("docs/perturbation.md is absent")
