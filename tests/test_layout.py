@@ -8,6 +8,7 @@ by library code, a lazy top-level package whose public names all resolve (also a
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import subprocess
 import sys
@@ -74,6 +75,12 @@ def _resolve(module: str, is_package: bool, level: int, name: str | None) -> str
     return ".".join(base + ([name] if name else []))
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """One module's syntax tree, parsed once for every test (the tests only read it)."""
+    return ast.parse(path.read_text())
+
+
 def _type_checking_only(tree: ast.AST) -> set[int]:
     """The nodes under ``if TYPE_CHECKING:``: read by type checkers, never run."""
     return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
@@ -84,7 +91,7 @@ def _imports(path: Path, typing: bool = True):
     """(target module, imported names, line) of every package-internal import of one file, at module
     level and inside functions alike (a lazy import is still a dependency); with ``typing`` also those
     under ``if TYPE_CHECKING:``."""
-    tree = ast.parse(path.read_text())
+    tree = _tree(path)
     me, is_pkg = _dotted(path), path.name == "__init__.py"
     skip = set() if typing else _type_checking_only(tree)
     for node in ast.walk(tree):
@@ -108,6 +115,7 @@ def _imported_modules(target: str, names: list[str]) -> list[tuple[str, list[str
     return mods + ([(target, rest)] if rest or not names else [])
 
 
+@functools.cache
 def _graph(typing: bool = True) -> dict[str, dict[str, int]]:
     """module -> {imported module: line}.  A module importing its own package (``from . import x``: the
     package is loaded before its modules anyway) is not an edge."""
@@ -219,7 +227,7 @@ def test_no_private_attribute_read_across_modules():
     bad = []
     for path in MODULES:
         rel = str(path.relative_to(PKG))
-        tree = ast.parse(path.read_text())
+        tree = _tree(path)
         own = _own_attributes(tree)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Attribute) or not _private(node.attr) or node.attr in own:
@@ -284,7 +292,7 @@ def test_command_line_concerns_stay_in_cli():
         rel = path.relative_to(PKG)
         if rel.parts[0] == "cli":
             continue
-        tree = ast.parse(path.read_text())
+        tree = _tree(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names):
                 bad.append(f"{rel}:{node.lineno} imports argparse")
@@ -311,7 +319,7 @@ def test_process_tuning_only_in_cli_process():
         rel = path.relative_to(PKG)
         if rel.as_posix() == "cli/_process.py":
             continue
-        tree = ast.parse(path.read_text())
+        tree = _tree(path)
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
@@ -383,7 +391,7 @@ def test_every_package_is_lazy_through_one_helper():
         dotted = _dotted(path)
         if dotted in EAGER_PACKAGES:
             continue
-        tree = ast.parse(path.read_text())
+        tree = _tree(path)
         attached = any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                        and getattr(node.value.func, "id", None) == "attach" for node in tree.body)
         own = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)
@@ -433,7 +441,7 @@ def test_every_warning_is_a_noise_warning():
     assert pn.correction.CorrectionWarning is w.CorrectionWarning
     # and no other module defines a warning class of its own
     for path in MODULES:
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ClassDef) and path.name != "_warnings.py":
                 bases = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
                 assert not bases & {"UserWarning", "Warning", "RuntimeWarning"}, f"{path}: {node.name}"
@@ -485,7 +493,7 @@ def test_vocabulary_and_checks_sit_at_the_bottom():
         path = PKG / f"{name}.py"
         inside = {target for target, _, _ in _imports(path)}
         assert inside <= inside_ok, (name, inside - inside_ok)
-        nodes = list(ast.walk(ast.parse(path.read_text())))
+        nodes = list(ast.walk(_tree(path)))
         outside = {a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import) for a in n.names}
         outside |= {n.module.split(".")[0] for n in nodes if isinstance(n, ast.ImportFrom) and n.level == 0}
         extra = outside - set(sys.stdlib_module_names) - {"__future__"} - outside_ok

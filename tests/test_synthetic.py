@@ -421,6 +421,7 @@ def test_invariants_on_small_collections(n_topics, n_systems, n_docs, data, quan
 # the docs page
 
 
+@pytest.mark.slow   # a whole docs page, as tests/docs/test_docs.py runs every page; the unit tests above are quick
 def test_docs_examples_run(tmp_path, monkeypatch):
     if not DOCS_PAGE.exists():
         pytest.skip("docs/synthetic.md is absent")

@@ -135,6 +135,7 @@ def test_help_has_examples(command):
     assert status == 0 and "examples:" in text and f"pyterrier-noise {command}" in text
 
 
+@pytest.mark.slow   # real data; test_ties_summary_matches_tie_stats checks the same command on synthetic runs
 def test_ties_on_trec_covid_runs():
     runs = DATA / "trec-covid-round1" / "runs"
     if not runs.exists():

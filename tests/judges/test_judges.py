@@ -332,6 +332,7 @@ def test_replicates_evaluate_like_ir_measures(coll, aligned, make):
     assert check_against_ir_measures(sub, runs, reps, [0, 5], pairs) >= 2 * 6 * 25 * len(pairs)
 
 
+@pytest.mark.slow   # real data; the quick run checks the same against ir_measures on the synthetic collection above
 def test_replicates_evaluate_like_ir_measures_trec_covid():
     if not COVID.exists():
         pytest.skip(f"real data not available: {COVID} is absent (../shared/data is not beside the repo)")
@@ -835,6 +836,7 @@ def test_cli_help_and_errors(cli_files, capsys):
 # the docs page
 
 
+@pytest.mark.slow   # a whole docs page, as tests/docs/test_docs.py runs every page; the unit tests above are quick
 def test_docs_examples_run(tmp_path, monkeypatch):
     if not DOCS_PAGE.exists():
         pytest.skip("docs/perturbation.md is absent")

@@ -76,7 +76,7 @@ class Server:
         return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=5).read())
 
     def stop(self) -> None:
-        self.proc.terminate()
+        self.proc.kill()        # no graceful shutdown: it would wait for the answers still hanging (--hang)
         self.proc.wait(10)
         self.proc.stderr.close()
 

@@ -7,6 +7,8 @@ no (measure, policy) pair here.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -64,10 +66,16 @@ def brute_force(runs, qrels, texts) -> dict:
     return out
 
 
+@functools.cache
+def seeded_brute_force(seed: int) -> tuple:
+    """(runs, qrels, brute_force(...)) of ``tied_collection(seed)``, enumerated once for both tests below."""
+    runs, qrels = tied_collection(seed)
+    return runs, qrels, brute_force(runs, qrels, MEASURES)
+
+
 @pytest.fixture(scope="module", params=[0, 1, 2], ids=lambda s: f"seed{s}")
 def case(request):
-    runs, qrels = tied_collection(request.param)
-    ref = brute_force(runs, qrels, MEASURES)
+    runs, qrels, ref = seeded_brute_force(request.param)
     got = {p: engine_values(runs, qrels, MEASURES, ties=p) for p in POLICIES}
     return ref, got
 
@@ -92,8 +100,7 @@ def test_the_collections_have_ties_that_matter():
     ordering of tied documents (optimistic > pessimistic somewhere)."""
     ref = {}
     for seed in range(3):
-        runs, qrels = tied_collection(seed)
-        ref.update({(seed, *k): v for k, v in brute_force(runs, qrels, MEASURES).items()})
+        ref.update({(seed, *k): v for k, v in seeded_brute_force(seed)[2].items()})
     spread = {t: 0.0 for t in MEASURES}
     for (seed, p, name, qid, t), v in ref.items():
         if p == "optimistic":

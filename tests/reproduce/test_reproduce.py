@@ -21,8 +21,8 @@ def _row(rec: Reproduction, quantity: str) -> Row:
     return next(r for r in rec.rows if r.quantity == quantity)
 
 
-def test_ebay_numbers_are_the_papers():
-    rec = run("goldberg2017", quick=True)
+def test_ebay_numbers_are_the_papers(reproduced):
+    rec = reproduced("goldberg2017")
     # Goldberg et al. 2017, Sec. 6: corrected P@3 0.805 (SE 0.0903) and 0.828 (SE 0.0923); ours unrounded
     assert _row(rec, "corrected P@3, data set a").ours == pytest.approx(0.804698, abs=1e-6)
     assert _row(rec, "SE of corrected P@3, a").ours == pytest.approx(0.090288, abs=1e-6)
@@ -51,8 +51,8 @@ def test_table_3_3_and_the_rbp_worked_example():
 
 
 @pytest.mark.parametrize("paper", list(PAPERS))
-def test_every_paper_runs_quickly_on_the_synthetic_collection(paper):
-    rec = run(paper, data="synthetic", quick=True)
+def test_every_paper_runs_quickly_on_the_synthetic_collection(reproduced, paper):
+    rec = reproduced(paper, "synthetic")
     assert rec.paper == paper and rec.rows and rec.quick
     assert all(r.verdict in VERDICTS for r in rec.rows)
     assert "--quick" in rec.command
@@ -65,14 +65,14 @@ def test_every_paper_runs_quickly_on_the_synthetic_collection(paper):
     assert again.rows == rec.rows and again.not_yet == rec.not_yet and again.claims == rec.claims
 
 
-def test_synthetic_shapes_that_must_hold():
+def test_synthetic_shapes_that_must_hold(reproduced):
     # Yang 2019, Sec. 3.3.4: banding at rho = 2 keeps the conclusion of at least 96% of the pairs;
     # on the synthetic collection every measure does (brute force over its 190 pairs)
-    rec = run("yang2019", data="synthetic", quick=True)
+    rec = reproduced("yang2019", "synthetic")
     kept = [r for r in rec.rows if r.quantity.startswith("pairs keeping")]
     assert len(kept) == 4 and all(0.96 <= r.ours <= 1 for r in kept)
     # Rashidi et al. 2023, Figs. 7-8: RBO of identical orderings is 1 - 0.9^20 at most for 20 systems
-    rec = run("rashidi2023", data="synthetic", quick=True)
+    rec = reproduced("rashidi2023", "synthetic")
     rbo = [r.ours for r in rec.rows if r.quantity.startswith("RBO (p = 0.9")]
     assert all(0 < v <= 1 - 0.9 ** 20 + 1e-12 for v in rbo)
 
@@ -132,26 +132,26 @@ def test_reproductions_page_is_generated_from_the_stored_records():
     assert [r.paper for r in stored] == list(PAPERS) and not any(r.quick for r in stored)
 
 
-def test_compare_coverage_in_the_ebay_setting():
+def test_compare_coverage_in_the_ebay_setting(reproduced):
     """The coverage study of benchmarks/compare_coverage.py, quick: with one calibration sample for both
     systems the shared-calibration interval of the difference covers about 95% (500 experiments: 3 Monte
     Carlo SEs = 0.029), while Goldberg et al.'s Eq 10-11 (independent calibrations) always covers."""
-    rows = {r.quantity: r for r in run("goldberg2017", quick=True).rows}
+    rows = {r.quantity: r for r in reproduced("goldberg2017").rows}
     what = "coverage of compare()'s 95% interval of the difference, one calibration sample for both systems, "
     shared, indep = rows[what + 'calibration="shared"'], rows[what + 'calibration="independent"']
     assert abs(shared.ours - 0.95) <= 0.03 and shared.verdict == HOLDS
     assert indep.ours >= 0.99 and indep.verdict == FAILS
 
 
-def test_new_analyses_on_the_synthetic_collection():
+def test_new_analyses_on_the_synthetic_collection(reproduced):
     from pyterrier_noise.reproduce.data import load_collection
     from pyterrier_noise.reproduce.moffat2007 import overlap_rows
     from pyterrier_noise.selection import simulate
-    rec = run("webber2012", data="synthetic", quick=True)
+    rec = reproduced("webber2012", "synthetic")
     # every proper per-topic fit's slope class equals statsmodels' Logit's (Webber et al. 2012, Table 4)
     assert _row(rec, "slope classes agreeing with statsmodels' Logit (share of proper models)").ours == 1.0
     assert sum(r.source == "Table 7" for r in rec.rows) == 25   # both blocks + the spread
-    rec = run("rashidi2023", data="synthetic", quick=True)
+    rec = reproduced("rashidi2023", "synthetic")
     # RBO truncated at depth 50 over the 20 synthetic systems: at most (1 - 0.9) sum_{d<=20} 0.9^(d-1) = 1 - 0.9^20
     rbo = [r.ours for r in rec.rows if r.quantity.startswith("RBO (p = 0.9, truncated")]
     assert len(rbo) == 2 and all(0 < v <= 1 - 0.9 ** 20 + 1e-12 for v in rbo)

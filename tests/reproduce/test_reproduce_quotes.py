@@ -17,7 +17,7 @@ import pytest
 
 from pyterrier_noise import InputError
 from pyterrier_noise.reproduce import (CLAIM_VERDICTS, DATA_DIFFERS, FAILS, HOLDS, NOT_COMPARABLE, NOT_REPRODUCED,
-                                       PAPERS, REPRODUCED, REVERSED, Claim, Reproduction, Row, judge, run)
+                                       PAPERS, REPRODUCED, REVERSED, Claim, Reproduction, Row, judge)
 from pyterrier_noise.reproduce.record import VALIDATION_BLOCK, derived
 
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
@@ -95,8 +95,8 @@ def _printed(paper: str, source: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def records() -> dict[str, Reproduction]:
-    return {p: run(p, data="synthetic", quick=True) for p in PAPERS}
+def records(reproduced) -> dict[str, Reproduction]:
+    return {p: reproduced(p, "synthetic") for p in PAPERS}
 
 
 def check_quotations(rec: Reproduction) -> None:
@@ -123,8 +123,8 @@ def test_every_paper_cell_quotes_the_paper(records, paper):
     check_quotations(records[paper])
 
 
-def test_a_misquote_fails(records):
-    rec = run("goldberg2017", quick=True)
+def test_a_misquote_fails(reproduced):
+    rec = reproduced("goldberg2017")
     check_quotations(rec)
     row = next(r for r in rec.rows if r.quantity == "corrected P@3, data set a")
     assert row.paper_text == "0.805" and row.verdict == REPRODUCED      # Goldberg et al. 2017, Sec. 6 prints 0.805
@@ -197,12 +197,12 @@ def test_quotation_and_blocks_are_required():
     assert derived("0.945 - 0.646", 3) == (pytest.approx(0.299), "derived: 0.945 - 0.646 = 0.299")
 
 
-def test_claims_name_existing_rows():
+def test_claims_name_existing_rows(reproduced):
     with pytest.raises(InputError, match="name the rows"):
         Claim("c", "Abstract", [], "supported", "why")
     with pytest.raises(InputError, match="is not one of"):
         Claim("c", "Abstract", ["q"], "reproduced", "why")
-    rec = run("goldberg2017", quick=True)
+    rec = reproduced("goldberg2017")
     with pytest.raises(InputError, match="names rows that do not exist"):
         Reproduction(**{**rec.__dict__, "claims": [Claim("c", "Abstract", ["no such row"], "supported", "why")]})
 
@@ -226,11 +226,11 @@ def test_headline_claims_first_and_named(records, paper):
     assert sum(counts[f"claims: {v}"] for v in CLAIM_VERDICTS) == len(rec.claims)
 
 
-def test_goldberg_framing():
+def test_goldberg_framing(reproduced):
     """Goldberg et al. (2017), Sec. 6: Eq 10-11 give 0.854 (printed 0.841); with the one 143-pair calibration
     sample shared the p-value is 0.017, which reverses the paper's conclusion; the coverage rows are checks of
     the package, not reproductions."""
-    rec = run("goldberg2017", quick=True)
+    rec = reproduced("goldberg2017")
     rows = {r.quantity: r for r in rec.rows}
     eq10 = rows["corrected p-value of a vs b, Eq 10-11 (the calibrations treated as independent)"]
     assert eq10.ours == pytest.approx(0.85413, abs=1e-4) and eq10.paper_text == "0.841"

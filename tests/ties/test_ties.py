@@ -619,6 +619,7 @@ def test_tie_stats_precision_and_errors():
 TREC_COVID_RUNS = ["BITEM_BL", "PL2c1.0", "BM25R2", "ir_covid19_cle_ib", "10x10.prf.unipd.it"]
 
 
+@pytest.mark.slow   # real data; the brute-force and hand-example tie_stats tests above are quick
 def test_tie_stats_trec_covid_runs():
     run_dir = DATA / "trec-covid-round1" / "runs"
     paths = [run_dir / f"{name}.gz" for name in TREC_COVID_RUNS]

@@ -33,8 +33,9 @@ def _bench():
     return mod
 
 
-@pytest.fixture()
-def browser(tmp_path):
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """One headless chromium for the module's tests (each test opens its own server, on its own port)."""
     if not (os.path.exists(CHROMEDRIVER) and os.path.exists(CHROMIUM)):
         pytest.skip(f"chromium and chromedriver are needed (Debian packages chromium, chromium-driver): "
                     f"{CHROMIUM} or {CHROMEDRIVER} is absent")
@@ -42,7 +43,7 @@ def browser(tmp_path):
     from selenium.webdriver.chrome.service import Service
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for f in FLAGS + [f"--user-data-dir={tmp_path / 'chrome-profile'}"]:
+    for f in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chrome-profile')}"]:
         opts.add_argument(f)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
     try:
