@@ -14,12 +14,12 @@ Where each expected number comes from:
   1977, Eq 5.8); for AP itself it misses the second-order terms of the expansion (Sarndal, Swensson
   and Wretman 1992, Sec 5.5): N is quadratic in the labels and R sits in the denominator.  With 12 of
   16 pairs sampled (seeds 1 and 3) we measured the ratio of the mean variance estimate to the true
-  variance at 0.40-0.73 for gold-only and PPI, systems and pairs: the linearisation under-estimates
+  variance at 0.42-0.74 for gold-only and PPI, systems and pairs: the linearisation under-estimates
   here.  The test pins that range loosely, [0.35, 1.1]: it fails if the estimate becomes larger than
-  the truth or drops further.  The bias we measured with Beale's ratio is at most 0.26 standard
-  deviations (gold-only; PPI 0.12) with 6 of 8 pairs per topic, smaller with 7 (the plain ratio:
-  0.36 and 0.14); the test allows 0.3;
-* Beale's ratio of reduced bias: its variance and covariance terms against
+  the truth or drops further.  The bias we measured is at most 0.36 standard deviations (gold-only;
+  PPI 0.14) with 6 of 8 pairs per topic, smaller with 7; the test allows 0.4 (this stratified design
+  keeps the plain ratio);
+* Beale's ratio of reduced bias (simple random samples): its variance and covariance terms against
   :func:`~pyterrier_noise.correction.design.ht_covariance` with loops over the rankings, and its
   bias by exact enumeration of every sample of a Poisson design, where the plain ratio's is of order
   ``1 / n``.
@@ -188,7 +188,7 @@ def test_linearised_variance_and_bias_by_enumeration(seed, no_minimum):
         # (iii) the bias is small against the standard deviation, and shrinks with the sample
         bias6 = np.abs(v.mean(axis=0) - truth)
         bias7 = np.abs(res[7][m][0].mean(axis=0) - truth)
-        assert (bias6 < 0.3 * v.std(axis=0)).all()
+        assert (bias6 < 0.4 * v.std(axis=0)).all()
         assert bias7.max() < bias6.max()
         assert np.abs(d.mean(axis=0) - tdiff).max() < 0.4 * d.std(axis=0).min()
     assert np.isfinite(res[6]["ppi++"][0]).all()
@@ -224,11 +224,15 @@ def test_beales_ratio_brute_force(design, no_minimum):
         smp = sample_pairs(cheap, 14, design=design, probability=np.clip(cheap / 2, 0.1, 0.9), seed=5)
     parts = _APParts(study, AP, cheap, gold[smp.rows], smp)
     y = (gold[smp.rows] >= 1).astype(float)
-    np.testing.assert_allclose(parts.Gy, _beale_brute(study, parts, smp, y), atol=1e-12)
-    np.testing.assert_allclose(parts.Gf, _beale_brute(study, parts, smp, parts.fs), atol=1e-12)
-    v = np.zeros(len(cheap))
-    v[smp.rows] = y / smp.pi
-    assert np.abs(parts.Gy - parts.point(v, weights=False)[0]).max() > 1e-3      # not the plain ratio
+    v, vf = np.zeros(len(cheap)), np.zeros(len(cheap))
+    v[smp.rows], vf[smp.rows] = y / smp.pi, parts.fs / smp.pi
+    beale = parts.beale(v, y, smp)
+    np.testing.assert_allclose(beale, _beale_brute(study, parts, smp, y), atol=1e-12)
+    np.testing.assert_allclose(parts.beale(vf, parts.fs, smp), _beale_brute(study, parts, smp, parts.fs), atol=1e-12)
+    plain = parts.point(v, weights=False)[0]
+    assert np.abs(beale - plain).max() > 1e-3                                      # not the plain ratio
+    # the estimator's per-topic ratio: Beale's for a simple random sample, the plain one for the plans
+    np.testing.assert_allclose(parts.Gy, beale if design in ap_pair.BEALE_DESIGNS else plain, atol=1e-12)
 
 
 def test_beales_ratio_removes_the_ratios_first_order_bias_by_enumeration(no_minimum):
@@ -256,7 +260,7 @@ def test_beales_ratio_removes_the_ratios_first_order_bias_by_enumeration(no_mini
                 v = np.zeros(n)
                 v[s.rows] = y[s.rows] / p
                 plain += w * parts.point(v, weights=False)[0]
-                beale += w * parts.Gy          # the empty sample (probability (1 - p)^n) gives AP 0 in both
+                beale += w * parts.beale(v, y[s.rows], s)     # the empty sample ((1 - p)^n) gives AP 0 in both
         bp, bb = np.abs(plain - truth).mean(), np.abs(beale - truth).mean()
         assert 0.05 < bp / ((1 - p) / p) < 0.3, bp
         assert (np.abs(beale - truth) <= np.abs(plain - truth) + 1e-12).all()
