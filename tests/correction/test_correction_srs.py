@@ -288,19 +288,3 @@ def test_ranking_sets_come_from_the_holm_adjusted_pairwise_tests():
         assert rk["rank"].tolist() == sorted(rk["rank"].tolist())
     both = rankings(res)
     assert set(both["method"]) == {"naive", "ppi++"} and len(both) == 2 * len(runs)
-
-
-def test_ap_from_an_undeclared_random_sample_is_warned_about_with_what_to_do():
-    # measured: AP's intervals from a post-stratified random sample under-cover (0.91-0.93 of the
-    # system means at 1,500-2,000 gold pairs on TREC-COVID, 500 studies); P@k's do not
-    runs, _, cheap_q, aligned, _, _, gold_all, rows = setting()
-    gold = aligned.table.frame[["qid", "docno"]].iloc[rows].assign(label=gold_all[rows])
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        cheap_experiment(runs, cheap_q, gold, ["AP", f"P@{K}"], methods=("gold",), ap_min_relevant=0)
-    ap = [w for w in seen if "AP from a gold sample analysed as a simple random sample" in str(w.message)]
-    assert len(ap) == 1 and "calibrate --plan" in str(ap[0].message) and "--sample design.tsv" in str(ap[0].message)
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        cheap_experiment(runs, cheap_q, gold, [f"P@{K}"], methods=("gold",))
-    assert not [w for w in seen if "AP from a gold sample" in str(w.message)]
