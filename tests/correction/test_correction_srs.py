@@ -2,7 +2,6 @@
 checked for plausibility (srs_plausibility), and estimates kept in the measure's range."""
 from __future__ import annotations
 
-import warnings
 from types import SimpleNamespace
 
 import numpy as np
