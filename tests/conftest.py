@@ -53,12 +53,21 @@ def pytest_configure(config):
                             "gives, make_collection(**params) (default_collection() when unmarked)")
 
 
+#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA):
+#: under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's addopts) each one's users run on one
+#: worker, so it is built once, not once per worker
+SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa"}
+
+
+@pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the xdist_group markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if (item.path.name in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW_TESTS
                 or fixtures & {"covid", "vaswani"}):
             item.add_marker(pytest.mark.slow)
+        for fixture in fixtures & SESSION_GROUPS.keys():
+            item.add_marker(pytest.mark.xdist_group(SESSION_GROUPS[fixture]))
 
 
 def require(path: Path) -> Path:

@@ -1,7 +1,10 @@
 """Every ```python block of every docs page runs as-is (blocks of a page share one namespace).
 
-Pages run with the repository root as the working directory, so ``../shared/data`` paths resolve;
-blocks that use the real data guard themselves with ``if path.exists()``.
+Pages run in a scratch working directory beside a link to the repository's ``../shared``, so
+``../shared/data`` paths resolve as they do from the repository root, while a page that writes
+relative paths (evidence/selection.md regenerates ``docs/img/*.png``) writes into the scratch
+directory, never into the repository.  Blocks that use the real data guard themselves with
+``if path.exists()``.
 """
 from __future__ import annotations
 
@@ -27,7 +30,10 @@ def test_docs_examples_run(page, tmp_path, monkeypatch, capsys):
     blocks = BLOCK.findall(page.read_text())
     if not blocks:
         pytest.skip(f"{page.name} has no python examples")
-    monkeypatch.chdir(ROOT)
+    work = tmp_path / "repo"
+    work.mkdir()
+    (tmp_path / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
+    monkeypatch.chdir(work)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("PYTERRIER_NOISE_DOCS_TMP", str(tmp_path))
     namespace: dict = {"__name__": f"docs_{page.stem}"}

@@ -153,16 +153,22 @@ def test_trec_eval_ties_compare_single_precision_scores():
     assert value({"r": run}, qrels, MeasureSpec("RR"), ties="given") == 0.5
 
 
-def brute_force_expected(run: pd.DataFrame, qrels: pd.DataFrame, spec: MeasureSpec) -> float:
-    """Mean over every ordering of each group of tied scores (exact, by enumeration)."""
+def brute_force_expected(run: pd.DataFrame, qrels: pd.DataFrame, specs: list) -> dict:
+    """Mean over every ordering of each group of tied scores (exact, by enumeration): every ordering
+    becomes one topic of a single run, evaluated in its given order, all orderings in one call."""
     run = run.sort_values("score", ascending=False, kind="stable")
     groups = [g["docno"].tolist() for _, g in run.groupby("score", sort=False)]
-    values = []
-    for perms in itertools.product(*[itertools.permutations(g) for g in groups]):
-        order = [d for grp in perms for d in grp]
-        r = pd.DataFrame({"qid": "1", "docno": order, "score": np.arange(len(order), 0, -1.0)})
-        values.append(value({"r": r}, qrels, spec, ties="given"))
-    return float(np.mean(values))
+    orders = [[d for grp in perms for d in grp]
+              for perms in itertools.product(*[itertools.permutations(g) for g in groups])]
+    n, k = len(orders), len(run)
+    qids = np.arange(n).astype(str)
+    r = pd.DataFrame({"qid": np.repeat(qids, k), "docno": np.concatenate(orders),
+                      "score": np.tile(np.arange(k, 0, -1.0), n)})
+    q = pd.DataFrame({"qid": np.repeat(qids, len(qrels)), "docno": np.tile(qrels["docno"].to_numpy(), n),
+                      "label": np.tile(qrels["label"].to_numpy(), n)})
+    out = AlignedRuns.build({"r": r}, q, ties="given").evaluate(specs)
+    assert all(out[s].shape == (1, n, 1) for s in specs)
+    return {s: math.fsum(out[s][0, :, 0]) / n for s in specs}
 
 
 @settings(max_examples=25, deadline=None)
@@ -180,11 +186,12 @@ def test_expected_ties_equal_brute_force(seed, cutoff, p):
     groups = pd.Series(scores).value_counts()
     if math.prod(math.factorial(int(c)) for c in groups) > 3000:
         return
-    for spec in [MeasureSpec("RBP", p=p, cutoff=cutoff), MeasureSpec("RBP", "residual", p=p, cutoff=cutoff),
-                 MeasureSpec("RBP", p=p, max_rel=2, cutoff=cutoff), MeasureSpec("P", cutoff=cutoff or 4),
-                 MeasureSpec("nDCG", cutoff=cutoff)]:
-        assert value({"r": run}, qrels, spec, ties="expected") == pytest.approx(
-            brute_force_expected(run, qrels, spec), abs=1e-12)
+    specs = [MeasureSpec("RBP", p=p, cutoff=cutoff), MeasureSpec("RBP", "residual", p=p, cutoff=cutoff),
+             MeasureSpec("RBP", p=p, max_rel=2, cutoff=cutoff), MeasureSpec("P", cutoff=cutoff or 4),
+             MeasureSpec("nDCG", cutoff=cutoff)]
+    want = brute_force_expected(run, qrels, specs)
+    for spec in specs:
+        assert value({"r": run}, qrels, spec, ties="expected") == pytest.approx(want[spec], abs=1e-12)
 
 
 def test_tie_groups_are_kept_by_the_grouped_policies():

@@ -162,20 +162,6 @@ def cutoff_of(text: str) -> int | None:
     return oracle_measure(text).param("cutoff")
 
 
-_SESSION: dict = {}
-
-
-def once(key, runs: dict, compute):
-    """``compute()``, computed once per test session for these runs (the same object): the
-    session's TREC-COVID frames (conftest's ``covid_collection``) are compared with pytrec_eval and
-    the oracle by test_oracle.py and test_reference_new.py alike.  The runs are held with the value,
-    so a later collection cannot take their place."""
-    hit = _SESSION.get(key)
-    if hit is None or hit[0] is not runs:
-        hit = _SESSION[key] = (runs, compute())
-    return hit[1]
-
-
 def engine_values(runs, qrels, texts, ties=None) -> tuple[dict, dict]:
     """({(run, qid, text): value}, {text: exception}) of ``pyterrier_noise.evaluate``; when the whole
     list is refused, measure by measure, so one refused measure does not hide the others."""

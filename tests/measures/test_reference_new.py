@@ -30,7 +30,6 @@ from refs import (
     TOL,
     cutoff_of,
     engine_values,
-    once,
     provider_of,
     reference,
     trec_ranked_copy,
@@ -39,16 +38,14 @@ from refs import (
 SYNTH = MEASURES + MEASURES_SHORT
 
 
-def references_in_trec_order(texts, runs, qrels, direct_once=False) -> dict:
+def references_in_trec_order(texts, runs, qrels) -> dict:
     """pytrec_eval on the runs as given; the other providers on their trec_eval-ordered copies,
-    cut below the deepest cutoff they are asked for (when every one has a cutoff).
-    ``direct_once``: pytrec_eval's values shared for the session (refs.once)."""
+    cut below the deepest cutoff they are asked for (when every one has a cutoff)."""
     direct = [t for t in texts if provider_of(t) == "pytrec_eval"]
     other = [t for t in texts if provider_of(t) != "pytrec_eval"]
     out = {}
     if direct:
-        out.update(once(("pytrec_eval", tuple(direct)), runs, lambda: reference(direct, runs, qrels)) if direct_once
-                   else reference(direct, runs, qrels))
+        out.update(reference(direct, runs, qrels))
     if other:
         cutoffs = [cutoff_of(t) for t in other]
         depth = None if None in cutoffs else max(cutoffs)
@@ -136,8 +133,7 @@ def test_unanswered_topic_scores_as_trec_eval_c(text):
 def covid_values(covid_collection):
     qrels, runs = covid_collection
     got, errors = engine_values(runs, qrels, MEASURES)
-    return (got, errors, references_in_trec_order(MEASURES, runs, qrels, direct_once=True),
-            once(("oracle", tuple(MEASURES)), runs, lambda: oracle_evaluate(runs, qrels, MEASURES)))
+    return got, errors, references_in_trec_order(MEASURES, runs, qrels), oracle_evaluate(runs, qrels, MEASURES)
 
 
 @pytest.mark.parametrize("text", MEASURES)
