@@ -36,13 +36,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .._pool import fork_available, worker_pool, worker_state
 from .._validation import InputError, announce, check_choice, check_ties
-from ..io import RunFileReader, list_run_files, run_file_columns, run_name
+from ..io import RunFileReader, list_run_files, run_name
+from ..io.reader import unified_docnos
 from .kernels import Labels
 from .kernels.common import suffix_sums
 from .registry import kernel_for
@@ -126,7 +127,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     ``columns``: ``items`` is the tuple :func:`~pyterrier_noise.io.run_file_columns` returns.
     The steps: the runs' columns, the segment of every line, document codes, the order of the
     positions, duplicates and judgments, tie groups."""
-    cols = items if columns else _chunk_columns(items, are_files, n_threads)
+    cols = items if columns else _chunk_columns(items, are_files, n_threads, local=not include_unjudged)
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
     del cols   # the caller's columns stay; this chunk's own are freed as soon as they are used
     if topics_from_runs:
@@ -139,7 +140,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     del keep
     n_rows = len(seg)
     row_t = np.int32 if n_rows < 2 ** 31 else np.int64
-    doc, jdoc_code, n_vocab, docnos, order_keys = _doc_codes(duniq, dcodes, table, include_unjudged)
+    doc, docs = _doc_codes(duniq, dcodes, table, include_unjudged)
     del dcodes
 
     # order positions within segments
@@ -150,7 +151,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
             # trec_eval holds scores as C floats: scores equal in single precision are tied and
             # ordered by docno descending (comp_sim_docno); this matches pytrec_eval exactly
             score = score.astype(np.float32).astype(np.float64)
-        perm = AlignedRuns._score_order(seg, score, doc, order_keys)
+        perm = AlignedRuns._score_order(seg, score, doc, docs.order_keys)
     del rank
     if ties not in GROUPED_POLICIES:
         del score   # only tie groups need the scores again
@@ -165,8 +166,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     np.cumsum(counts, out=seg_start[1:])
     pos = np.arange(n_rows, dtype=row_t)
     pos -= np.repeat(seg_start[:-1].astype(row_t), counts)
-    jidx, table = _checked_judgments(names, table, seg, doc, seg_start, jdoc_code, n_vocab, include_unjudged,
-                                     docnos)
+    jidx, table = _checked_judgments(names, table, seg, doc, seg_start, docs, include_unjudged)
     if include_unjudged and not keep_docnos:
         del doc
 
@@ -177,19 +177,19 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
         gstart, gend = pos, pos + 1   # every position is its own group (shared with pos, as workers send it)
     return {"counts": counts, "pos": pos, "jidx": jidx.astype(np.int64, copy=False),
             "gstart": gstart, "gend": gend.astype(np.int32, copy=False),
-            "docno": docnos()[doc] if keep_docnos else None,
+            "docno": docs.docnos()[doc] if keep_docnos else None,
             "unknown": unknown, "answered": answered, "table": table}
 
 
-def _chunk_columns(items: list, are_files: bool, n_threads: int) -> tuple:
+def _chunk_columns(items: list, are_files: bool, n_threads: int, local: bool) -> tuple:
     """The columns of :func:`~pyterrier_noise.io.run_file_columns` of a chunk's runs: files (or a
     :class:`~pyterrier_noise.io.RunFileReader` reading them) by Arrow's reader, or else by the
     validating reader (which names an offending line), and frames."""
     if isinstance(items, RunFileReader):   # files already being read: their columns are
-        cols = items.columns(arrow_docnos=True, keep=items.keep_columns)   # freed as they are used
+        cols = items.columns(arrow_docnos=True, keep=items.keep_columns, local_docnos=local)   # freed as used
         items = items.paths
     else:
-        cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
+        cols = RunFileReader(items, n_threads).columns(True, local_docnos=local) if are_files else None
     if cols is not None:
         return cols
     if are_files:   # not plain TREC files: the validating reader names the offending line
@@ -225,34 +225,48 @@ def _segments(names: list[str], topics: list[str], run_idx: np.ndarray, qcodes: 
     return seg, keep, unknown, answered
 
 
-def _doc_codes(duniq, dcodes: np.ndarray, table: "JudgmentTable", ordered: bool) -> tuple:
-    """(code of every line's document, code of every judged docno, the vocabulary's size, a function
-    giving the vocabulary in code order (an object array), a function giving integers in docno
-    order for some codes, or None when the codes are in docno order already).
+@dataclass
+class _Docs:
+    """The documents of a chunk's positions (:func:`_doc_codes`): codes below ``n``, and judgment
+    keys below ``n_keys``: ``judged_key`` of every table row, ``key_of`` of every code (-1: not
+    judged; None: a code is its key); ``docnos()``: the docno of every code (an object array);
+    ``order_keys(codes)``: integers in docno order (None: the codes are in docno order)."""
 
-    One vocabulary over these runs and the judgments.  Runs read with Arrow keep their docnos'
-    codes and only tied rows are put in docno order (:func:`~.keys.run_doc_codes`); frames, and
-    ``ordered`` (the table grown by unjudged rows is in (topic, docno) order), number the whole
-    vocabulary in docno order, so that trec_eval's tie-break (docno descending) is a comparison of
-    integer codes."""
+    n: int
+    judged_key: np.ndarray
+    n_keys: int
+    key_of: np.ndarray | None
+    docnos: Callable[[], np.ndarray]
+    order_keys: Callable[[np.ndarray], np.ndarray] | None
+
+
+def _doc_codes(duniq, dcodes: np.ndarray, table: "JudgmentTable", ordered: bool) -> tuple[np.ndarray, _Docs]:
+    """(code of every line's document, :class:`_Docs`).
+
+    Runs read with Arrow keep their docnos' codes, looked up among the judged docnos
+    (:func:`~.keys.run_doc_codes`), and only tied rows are put in docno order; frames, and
+    ``ordered`` (the table grown by unjudged rows is in (topic, docno) order), number one
+    vocabulary over the runs and the judgments in docno order, so that trec_eval's tie-break
+    (docno descending) is a comparison of integer codes."""
     jdoc = table.docno_arrow if table.docno_arrow is not None else table.docno
-    codes = None if ordered or isinstance(duniq, np.ndarray) else run_doc_codes(duniq, jdoc)
-    if codes is not None:
-        jdoc_code, vocab = codes
-        doc = dcodes.astype(np.int32 if len(vocab) < 2 ** 31 else np.int64, copy=False)
-        return (doc, jdoc_code, len(vocab), lambda: np.asarray(vocab.to_pylist(), dtype=object),
-                lambda c: docno_order_keys(vocab, c))
+    keys = None if ordered or isinstance(duniq, np.ndarray) else run_doc_codes(duniq, jdoc)
+    if keys is not None:
+        key_of, judged_key, n_keys = keys
+        doc = dcodes.astype(np.int32 if len(duniq) < 2 ** 31 else np.int64, copy=False)
+        return doc, _Docs(len(duniq), judged_key, n_keys, key_of, lambda: np.asarray(duniq.to_pylist(), dtype=object),
+                          lambda c: docno_order_keys(duniq, c))
+    if hasattr(duniq, "num_chunks"):   # separate dictionaries (RunFileReader.columns): one for all
+        _, _, _, dcodes, duniq, _, _ = unified_docnos((None, None, None, dcodes, duniq, None, None))
     rank_of, jdoc_code, sorted_docnos = doc_vocabulary(duniq, jdoc)
     doc = rank_of.astype(np.int32 if len(rank_of) < 2 ** 31 else np.int64)[dcodes]
-    return doc, jdoc_code, len(rank_of), sorted_docnos, None
+    return doc, _Docs(len(rank_of), jdoc_code, len(rank_of), None, sorted_docnos, None)
 
 
 def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray, doc: np.ndarray,
-                       seg_start: np.ndarray, jdoc_code: np.ndarray, n_vocab: int, include_unjudged: bool,
-                       docnos) -> tuple:
+                       seg_start: np.ndarray, docs: _Docs, include_unjudged: bool) -> tuple:
     """:func:`_judgments_of_positions`, while threads check that no ranking holds a document twice
     (an error, as in trec_eval)."""
-    n_topics = len(table.topics)
+    n_topics, n_vocab = len(table.topics), docs.n
     if (len(seg_start) - 1) * n_vocab < 2 ** 31:
         key = seg.astype(np.int32)   # a narrower sort moves half the bytes
         key *= n_vocab
@@ -265,15 +279,14 @@ def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray
     # (numpy's sort releases the GIL), while this thread looks up the judgments
     checking = _duplicate_check(key, seg_start, os.cpu_count() or 1)
     try:
-        jidx, table = _judgments_of_positions(table, seg, doc, jdoc_code, n_topics, n_vocab, include_unjudged,
-                                              docnos)
+        jidx, table = _judgments_of_positions(table, seg, doc, docs, include_unjudged)
     finally:
         n_dup = checking()
     if n_dup:
         skey = np.sort(key, kind="stable")
         i = int(np.flatnonzero(key == skey[1:][skey[1:] == skey[:-1]][0])[0])
         r, t = divmod(int(seg[i]), n_topics)
-        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {docnos()[doc[i]]!r} "
+        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {docs.docnos()[doc[i]]!r} "
                          f"appears more than once in the ranking ({n_dup} duplicate(s) in all); "
                          f"expected each document at most once per topic")
     return jidx, table
@@ -290,24 +303,34 @@ def _tie_groups(seg: np.ndarray, score: np.ndarray, pos: np.ndarray) -> tuple[np
     return gstart, gstart + (glast - gfirst)[gid].astype(np.int32)
 
 
-def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.ndarray, jdoc_code: np.ndarray,
-                            n_topics: int, n_vocab: int, include_unjudged: bool, sorted_docnos) -> tuple:
+def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.ndarray, docs: _Docs,
+                            include_unjudged: bool) -> tuple:
     """(judgment row of every position or -1, the table: grown by the unjudged documents with
-    ``include_unjudged``), by (topic, document) keys; without include_unjudged only documents
+    ``include_unjudged``), by (topic, document key) keys; without include_unjudged only documents
     judged for some topic can match, so the lookup runs over those positions alone."""
-    key_t = np.int32 if n_topics * n_vocab < 2 ** 31 else np.int64
-    pkey = (seg % n_topics).astype(key_t, copy=False)
-    pkey *= n_vocab
-    pkey += doc
-    jkey = (table.topic_index * n_vocab + jdoc_code).astype(key_t)
+    n_topics, n_keys = len(table.topics), docs.n_keys
+    key_t = np.int32 if n_topics * n_keys < 2 ** 31 else np.int64
+    jkey = (table.topic_index * n_keys + docs.judged_key).astype(key_t)
     if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
-        table, jidx = with_unjudged_rows(table, jkey, pkey, n_vocab, sorted_docnos())
+        pkey = (seg % n_topics).astype(key_t, copy=False)
+        pkey *= n_keys
+        pkey += doc
+        table, jidx = with_unjudged_rows(table, jkey, pkey, n_keys, docs.docnos())
         return jidx, table
-    judged_doc = np.zeros(n_vocab, dtype=bool)
-    judged_doc[jdoc_code] = True
-    cand = np.flatnonzero(judged_doc[doc])
+    if docs.key_of is None:
+        judged_doc = np.zeros(docs.n, dtype=bool)
+        judged_doc[docs.judged_key] = True
+        cand = np.flatnonzero(judged_doc[doc])
+        dkey = doc[cand]
+    else:
+        dkey = docs.key_of[doc]
+        cand = np.flatnonzero(dkey >= 0)
+        dkey = dkey[cand]
+    pkey = (seg[cand] % n_topics).astype(key_t)
+    pkey *= n_keys
+    pkey += dkey
     jidx = np.full(len(seg), -1, dtype=np.int64)
-    jidx[cand] = lookup(jkey, pkey[cand], n_topics * n_vocab)
+    jidx[cand] = lookup(jkey, pkey, n_topics * n_keys)
     return jidx, table
 
 

@@ -3,15 +3,12 @@ order, or in the runs' order with the docno order of tied rows alone), lookups o
 unjudged documents the runs retrieve.  Only integer operations once the vocabulary is built."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
 from .._arrow import int64_array, numbers
 from .table import JudgmentTable
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pyarrow as pa
 
 
 def _dense_keys(key_range: int, n: int) -> bool:
@@ -86,15 +83,16 @@ def _arrow_judged(duniq, jdoc):
         return None
 
 
-def run_doc_codes(duniq, jdoc) -> "tuple[np.ndarray, pa.Array] | None":
-    """Document codes without an order, for runs read with Arrow (``duniq``: their distinct
-    docnos, a string array): a run docno's code is its index in ``duniq``, a judged docno no run
-    retrieves comes after them.  Returns (code of each ``jdoc`` entry, the vocabulary in code
-    order as an Arrow array), or None when the judged docnos are not all strings.
+def run_doc_codes(duniq, jdoc) -> "tuple[np.ndarray, np.ndarray, int] | None":
+    """Judgment keys of document codes without an order, for runs read with Arrow: ``duniq`` holds
+    the docno of every code (an Arrow string array, or a chunked one whose chunks are separate
+    dictionaries: a docno may then have several codes).  Returns (key of every code: the index of
+    its docno among the distinct judged docnos, or -1; the key of every ``jdoc`` entry; the
+    number of keys), or None when the judged docnos are not all strings.
 
     The one hash table is over the distinct judged docnos (thousands), probed by the runs'
-    (millions): :func:`doc_vocabulary`'s order by docno costs a sort of every distinct docno
-    and a hash table over them, most of an alignment's time on one MS MARCO-size run
+    docnos (millions): :func:`doc_vocabulary`'s order by docno costs a sort of every distinct
+    docno and a hash table over them, most of an alignment's time on one MS MARCO-size run
     (docs/engine.md, "Speed"), and trec_eval's tie-break needs that order only between tied
     scores (:func:`docno_order_keys`)."""
     import pyarrow.compute as pc
@@ -102,17 +100,8 @@ def run_doc_codes(duniq, jdoc) -> "tuple[np.ndarray, pa.Array] | None":
     if judged is None:
         return None
     judged_uniq = pc.unique(judged)
-    where = numbers(pc.index_in(duniq, value_set=judged_uniq), null=-1).astype(np.int64)
-    hit = np.flatnonzero(where >= 0)
-    code_of = np.full(len(judged_uniq), -1, dtype=np.int64)
-    code_of[where[hit]] = hit
-    extra = np.flatnonzero(code_of < 0)
-    code_of[extra] = len(duniq) + np.arange(len(extra))
-    vocab = duniq.cast(judged.type)
-    if len(extra):
-        import pyarrow as pa
-        vocab = pa.concat_arrays([vocab, judged_uniq.take(int64_array(extra))])
-    return code_of[numbers(pc.index_in(judged, value_set=judged_uniq))], vocab
+    key_of = numbers(pc.index_in(duniq, value_set=judged_uniq), null=-1)
+    return key_of, numbers(pc.index_in(judged, value_set=judged_uniq)), len(judged_uniq)
 
 
 def docno_order_keys(vocab, codes: np.ndarray) -> np.ndarray:

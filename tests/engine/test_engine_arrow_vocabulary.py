@@ -106,20 +106,23 @@ def test_engine_and_measures_import_without_scipy_sparse():
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("ties", ["trec_eval", "expected"])
-def test_files_order_tied_rows_by_docno_as_trec_eval(tmp_path, ties):
-    # run files keep their docnos' codes (first appearance) and sort only tied rows by docno:
-    # the positions are trec_eval's order (score descending, then docno descending), checked
-    # against Python's sort of the lines, and the same as the frames' ordered vocabulary gives
+@pytest.mark.parametrize("ties,depth", [("trec_eval", 40), ("expected", 40), ("trec_eval", 6000)])
+def test_files_order_tied_rows_by_docno_as_trec_eval(tmp_path, ties, depth):
+    # run files keep their docnos' codes (first appearance; at depth 6000 a file's 18,000 lines
+    # are encoded in pieces with dictionaries of their own, a docno in several) and sort only
+    # tied rows by docno: the positions are trec_eval's order (score descending, then docno
+    # descending), checked against Python's sort of the lines, and the same as the frames'
+    # ordered vocabulary gives.  At depth 40 a file is out of topic order: one dictionary for all
     rng = np.random.default_rng(3)
-    docs = [f"d{i}" for i in rng.permutation(300)] + ["D7", "d", "é1", "d10a"]
+    docs = [f"d{i}" for i in rng.permutation(max(300, depth * 4 // 3))] + ["D7", "d", "é1", "d10a"]
     qrels = pd.DataFrame({"qid": np.repeat(["1", "2", "10"], 30),
                           "docno": np.concatenate([rng.choice(docs, 30, replace=False) for _ in range(3)]),
                           "label": rng.integers(0, 3, 90)})
     lines, frames = {}, {}
     for r in range(3):
-        rows = [(q, d, float(rng.integers(0, 6))) for q in ("10", "1", "2") for d in rng.choice(docs, 40, replace=False)]
-        if r == 1:   # one file out of score order within its topics
+        rows = [(q, d, float(rng.integers(0, 6))) for q in ("10", "1", "2")
+                for d in rng.choice(docs, depth, replace=False)]
+        if r == 1 and depth < 1000:   # one file out of score and topic order: one dictionary
             rows = [rows[i] for i in rng.permutation(len(rows))]
         (tmp_path / f"r{r}").write_text("".join(f"{q} Q0 {d} {k + 1} {s} r\n" for k, (q, d, s) in enumerate(rows)))
         f = pd.DataFrame(rows, columns=["qid", "docno", "score"])
