@@ -37,8 +37,10 @@ GZIP_HEAD_BYTES = 1 << 14
 #: ranks at or beyond this are not exact integers in float64 (the parser reads them as floats)
 _RANK_LIMIT = 2.0 ** 53
 
-#: the largest block Arrow's CSV reader takes (a file larger than this is parsed in several)
-_MAX_BLOCK = (1 << 31) - 1
+#: the block Arrow's CSV reader parses at a time: its buffers for one block of a 240 MB run file
+#: (MS MARCO dev, depth 1,000) in place of the whole file's, 350 MiB less at the peak of reading
+#: and less CPU time (docs/engine.md, "Memory")
+_BLOCK = 1 << 24
 
 #: rows of a string column below which it is encoded in one piece (the threads would not pay)
 _SPLIT_ROWS = 1_000_000
@@ -212,9 +214,8 @@ def parse_arrow_run(data: bytes | None) -> pa.Table | None:
     import pyarrow.csv as pcsv
 
     from .._arrow import numbers
-    # one block for the whole file (one chunk per column, nothing to merge afterwards), and the
-    # strings kept plain: encoded once for all files together (_columns_of_tables), which with
-    # one block per file costs less than encoding them while parsing
+    # the strings kept plain: encoded once for all files together (_columns_of_tables), which
+    # costs less than encoding them while parsing
     convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
                                   column_types={"qid": pa.string(), "docno": pa.string(),
                                                 "rank": pa.float64(), "score": pa.float64()})
@@ -243,12 +244,12 @@ def _delimiter(data: bytes, n_fields: int) -> str | None:
 
 
 def _parse(data: bytes, delim: str, names: list[str], convert: pcsv.ConvertOptions) -> pa.Table | None:
-    """Arrow's CSV parse of a whole file in one block (one chunk per column: nothing to merge
-    afterwards), or None when a line does not fit (the validating reader names it)."""
+    """Arrow's CSV parse of a whole file in blocks of :data:`_BLOCK` bytes (a chunk of every column
+    each: the parser's own buffers are one block's, not the file's), or None when a line does not
+    fit (the validating reader names it)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
-    read = pcsv.ReadOptions(column_names=names, use_threads=False,
-                            block_size=min(max(len(data) + 1, 1 << 20), _MAX_BLOCK))
+    read = pcsv.ReadOptions(column_names=names, use_threads=False, block_size=_BLOCK)
     try:
         t = pcsv.read_csv(pa.py_buffer(data), read_options=read,
                           parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False), convert_options=convert)
@@ -256,7 +257,7 @@ def _parse(data: bytes, delim: str, names: list[str], convert: pcsv.ConvertOptio
         return None
     if t.num_rows == 0 or any(t.column(c).null_count for c in t.column_names):
         return None
-    return t.combine_chunks()   # one chunk already, unless the file is larger than one block
+    return t   # the columns in chunks: merging them would copy them at the peak of reading
 
 
 def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np.ndarray] | None:
@@ -299,7 +300,7 @@ def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np
     key = np.sort(qcodes.astype(np.int64) * len(duniq) + dcodes)
     if (key[1:] == key[:-1]).any():
         return None   # judged twice: read_qrels keeps the last and says so
-    return t.column("qid").chunk(0), t.column("docno").chunk(0), label.astype(np.float64)
+    return t.column("qid").combine_chunks(), t.column("docno").combine_chunks(), label.astype(np.float64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,7 +329,7 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     from .._arrow import numbers
     # (read_arrow_run checked every file's numbers: finite scores, whole ranks)
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
-    score = np.concatenate([numbers(t.column("score")) for t in tables])
+    score = np.concatenate([numbers(c) for t in tables for c in t.column("score").chunks])
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
     if local_docnos:
         qcodes, quniq = _codes(tables, "qid")
@@ -378,7 +379,7 @@ def _local_codes(tables: list, run_idx: np.ndarray, qcodes: np.ndarray) -> tuple
     edges = np.append(starts, n)
     cuts = edges[np.searchsorted(edges, np.arange(_LOCAL_ROWS, n, _LOCAL_ROWS))]   # the next ranking's start
     bounds = np.unique(np.concatenate([[0], cuts, [n]]).astype(np.int64))
-    column = pa.chunked_array([t.column("docno").chunk(0) for t in tables])
+    column = pa.chunked_array([c for t in tables for c in t.column("docno").chunks])
     codes = np.empty(n, dtype=np.int32 if n < 2 ** 31 else np.int64)
     dictionaries, offset = [], 0
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
@@ -398,7 +399,7 @@ def _codes(tables: list, name: str) -> tuple[np.ndarray, pa.Array]:
     import pyarrow.compute as pc   # here, after the files have started reading
 
     from .._arrow import numbers
-    encoded = pc.dictionary_encode(pa.chunked_array([t.column(name).chunk(0) for t in tables]))
+    encoded = pc.dictionary_encode(pa.chunked_array([c for t in tables for c in t.column(name).chunks]))
     chunks = encoded.chunks
     codes = np.concatenate([numbers(c.indices) for c in chunks])   # a writable copy, even of one chunk
     return codes, chunks[-1].dictionary   # the chunks' codes count into the last chunk's dictionary
