@@ -84,7 +84,7 @@ def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool
         parts = [first, *pending.get()]
     first["table"] = None
     for part in parts[1:]:   # what _align_job left out of the transfer
-        part["jidx"] = part["jidx"].astype(np.int64)
+        part["jidx"] = part["jidx"].astype(_row_type(len(table)), copy=False)
         if part["gstart"] is None:
             part["gstart"], part["gend"] = part["pos"], part["pos"] + 1
     return parts
@@ -98,8 +98,7 @@ def _align_job(i: int) -> dict:
     names, items, are_files = jobs[i]
     part = _align_chunk(names, items, are_files, table, ties, False, False)
     part["table"] = None  # unchanged without include_unjudged: the parent has it
-    if len(table) < 2 ** 31 - 1:
-        part["jidx"] = part["jidx"].astype(np.int32)
+    part["jidx"] = part["jidx"].astype(_row_type(len(table)), copy=False)
     if ties not in GROUPED_POLICIES:
         part["gstart"] = part["gend"] = None
     return part
@@ -175,7 +174,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     pos = pos.astype(np.int32, copy=False)
     if ties not in GROUPED_POLICIES:
         gstart, gend = pos, pos + 1   # every position is its own group (shared with pos, as workers send it)
-    return {"counts": counts, "pos": pos, "jidx": jidx.astype(np.int64, copy=False),
+    return {"counts": counts, "pos": pos, "jidx": jidx.astype(_row_type(len(table)), copy=False),
             "gstart": gstart, "gend": gend.astype(np.int32, copy=False),
             "docno": docs.docnos()[doc] if keep_docnos else None,
             "unknown": unknown, "answered": answered, "table": table}
@@ -303,6 +302,12 @@ def _tie_groups(seg: np.ndarray, score: np.ndarray, pos: np.ndarray) -> tuple[np
     return gstart, gstart + (glast - gfirst)[gid].astype(np.int32)
 
 
+def _row_type(n_rows: int) -> type:
+    """The integer type of judgment rows: int32 below 2**31 - 1 rows (always, for TREC tables),
+    half the bytes of every aligned position's row."""
+    return np.int32 if n_rows < 2 ** 31 - 1 else np.int64
+
+
 def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.ndarray, docs: _Docs,
                             include_unjudged: bool) -> tuple:
     """(judgment row of every position or -1, the table: grown by the unjudged documents with
@@ -329,7 +334,7 @@ def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.nda
     pkey = (seg[cand] % n_topics).astype(key_t)
     pkey *= n_keys
     pkey += dkey
-    jidx = np.full(len(seg), -1, dtype=np.int64)
+    jidx = np.full(len(seg), -1, dtype=_row_type(len(table)))
     jidx[cand] = lookup(jkey, pkey, n_topics * n_keys)
     return jidx, table
 
@@ -374,7 +379,7 @@ class AlignedRuns:
     seg_len: np.ndarray           # (n_segments,) ranking length of each segment
     seg_start: np.ndarray         # (n_segments + 1,) offsets into the position arrays
     pos: np.ndarray               # (n_positions,) 0-based position in its ranking
-    jidx: np.ndarray              # (n_positions,) judgment row or -1
+    jidx: np.ndarray              # (n_positions,) judgment row or -1 (int32 below 2**31 - 1 rows)
     group_start: np.ndarray       # (n_positions,) first position of its tie group
     group_end: np.ndarray         # (n_positions,) one past the last position of its tie group
     docno: np.ndarray | None = None   # (n_positions,) docnos, kept for selection / export
