@@ -17,7 +17,7 @@ Prints wall time, peak memory, bytes per ranked position and the ratio for each 
 ``benchmarks/results/scale.json``.  Values are compared on AP and P@10 per query (1e-9).
 
 Usage:  python benchmarks/scale.py [--kind msmarco|dl] [--runs 1 3 ...] [--repeat N] [--memory GIB]
-        [--dir DIR]   (defaults: msmarco, 1 and 3 runs, 1 repeat, 4 GiB, /tmp/pyterrier-noise-scale)
+        [--dir DIR] [--no-peer]   (defaults: msmarco, 1 and 3 runs, 1 repeat, 4 GiB, /tmp/pyterrier-noise-scale)
 """
 from __future__ import annotations
 
@@ -107,6 +107,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--memory", type=float, default=4.0, help="ours: eval --memory GIB")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/pyterrier-noise-scale"))
+    ap.add_argument("--no-peer", action="store_true",
+                    help="ours alone (pytrec_eval's time grows linearly with the runs, its memory is constant)")
     args = ap.parse_args()
     rows = []
     for n in args.runs:
@@ -125,7 +127,16 @@ def main() -> int:
                 if os.waitstatus_to_exitcode(status) != 0:
                     sys.exit(f"ours failed: {proc.stderr.read().decode()[-500:]}")
                 a.append({"wall_s": time.perf_counter() - t0, "peak_mib": ru.ru_maxrss / 1024.0})
-            b.append(run_once(peer))
+            if not args.no_peer:
+                b.append(run_once(peer))
+        if args.no_peer:
+            row = {"kind": args.kind, "runs": n, "positions": n * per_run, "ours_s": float(np.median([x["wall_s"] for x in a])),
+                   "ours_peak_mib": max(x["peak_mib"] for x in a)}
+            row["ours_bytes_per_position"] = row["ours_peak_mib"] * 2 ** 20 / row["positions"]
+            rows.append(row)
+            print(f"{args.kind} {n:4d} runs {row['positions'] / 1e6:7.1f}M positions: ours {row['ours_s']:6.1f} s "
+                  f"{row['ours_peak_mib'] / 1024:5.2f} GiB ({row['ours_bytes_per_position']:.0f} B/pos)", flush=True)
+            continue
         # values: AP and P@10 per query
         mine = {}
         for line in open(ours_out).read().splitlines()[1:]:

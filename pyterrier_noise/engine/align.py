@@ -36,19 +36,20 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .._pool import fork_available, worker_pool, worker_state
 from .._validation import InputError, announce, check_choice, check_ties
-from ..io import RunFileReader, list_run_files, run_file_columns, run_name
+from ..io import RunFileReader, list_run_files, run_name
+from ..io.reader import unified_docnos
 from .kernels import Labels
 from .kernels.common import suffix_sums
 from .registry import kernel_for
 from .._vocab import GROUPED_POLICIES, TOPIC_MISMATCH, TiePolicy, TopicMismatch
 from .spec import MeasureSpec
-from .keys import doc_vocabulary, lookup, with_unjudged_rows
+from .keys import doc_vocabulary, docno_order_keys, lookup, run_doc_codes, with_unjudged_rows
 from .table import JudgmentTable, natural_sort
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,7 +84,7 @@ def _run_chunks(jobs: list, table: "JudgmentTable", ties: str, keep_docnos: bool
         parts = [first, *pending.get()]
     first["table"] = None
     for part in parts[1:]:   # what _align_job left out of the transfer
-        part["jidx"] = part["jidx"].astype(np.int64)
+        part["jidx"] = part["jidx"].astype(_row_type(len(table)), copy=False)
         if part["gstart"] is None:
             part["gstart"], part["gend"] = part["pos"], part["pos"] + 1
     return parts
@@ -97,8 +98,7 @@ def _align_job(i: int) -> dict:
     names, items, are_files = jobs[i]
     part = _align_chunk(names, items, are_files, table, ties, False, False)
     part["table"] = None  # unchanged without include_unjudged: the parent has it
-    if len(table) < 2 ** 31 - 1:
-        part["jidx"] = part["jidx"].astype(np.int32)
+    part["jidx"] = part["jidx"].astype(_row_type(len(table)), copy=False)
     if ties not in GROUPED_POLICIES:
         part["gstart"] = part["gend"] = None
     return part
@@ -123,61 +123,23 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     """Position arrays of some runs: their segments are numbered from 0 within the chunk.
 
     ``topics_from_runs``: the topics are those the runs answer (natural order), not the table's.
-    ``columns``: ``items`` is the tuple :func:`~pyterrier_noise.io.run_file_columns` returns."""
-    if columns:
-        cols = items
-    else:
-        if isinstance(items, RunFileReader):   # files already being read: their columns are
-            cols = items.columns(arrow_docnos=True, keep=items.keep_columns)   # freed as they are used
-            items = items.paths
-        else:
-            cols = run_file_columns(items, n_threads, arrow_docnos=True) if are_files else None
-        if cols is None:
-            if are_files:   # not plain TREC files: the validating reader names the offending line
-                from ..io import read_trec_run
-                frames = [read_trec_run(p) for p in items]
-            else:
-                frames = items
-            cols = _columns_from_frames(frames)
-            del frames
+    ``columns``: ``items`` is the tuple :func:`~pyterrier_noise.io.run_file_columns` returns.
+    The steps: the runs' columns, the segment of every line, document codes, the order of the
+    positions, duplicates and judgments, tie groups."""
+    cols = items if columns else _chunk_columns(items, are_files, n_threads, local=not include_unjudged)
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
     del cols   # the caller's columns stay; this chunk's own are freed as soon as they are used
     if topics_from_runs:
         table = table.with_topics(natural_sort([str(q) for q in quniq]))
-
     n_topics = len(table.topics)
-    n_rows = len(run_idx)
-    # integer widths: segment numbers, positions and (topic, document) keys are int32 whenever
-    # they fit (they always do for TREC-size inputs), which halves the alignment's temporaries
-    seg_t = np.int32 if len(names) * n_topics < 2 ** 31 else np.int64
-    row_t = np.int32 if n_rows < 2 ** 31 else np.int64
-    # topic of every row, through the (few) distinct qid strings
-    order = {t: i for i, t in enumerate(table.topics)}
-    qmap = np.array([order.get(q, -1) for q in quniq.tolist()], dtype=np.int64)   # per distinct qid
-    pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
-    r_of, q_of = np.divmod(pairs, len(quniq))
-    known = qmap[q_of] >= 0
-    unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]
-    answered = np.zeros((len(names), n_topics), dtype=bool)
-    answered[r_of[known], qmap[q_of[known]]] = True
-    tix = qmap.astype(seg_t)[qcodes]
-    del qcodes
-    keep = tix >= 0
-    if not keep.all():
-        run_idx, dcodes, score, rank, tix = run_idx[keep], dcodes[keep], score[keep], rank[keep], tix[keep]
-        n_rows = len(run_idx)
+    seg, keep, unknown, answered = _segments(names, table.topics, run_idx, qcodes, quniq)
+    del run_idx, qcodes
+    if keep is not None:
+        dcodes, score, rank = dcodes[keep], score[keep], rank[keep]
     del keep
-    seg = run_idx.astype(seg_t)
-    seg *= n_topics
-    seg += tix
-    del run_idx, tix
-
-    # documents: one vocabulary over these runs and the judgments, codes in docno (byte) order so
-    # that trec_eval's tie-break (docno descending) is a comparison of integer codes
-    jdoc = table.docno_arrow if table.docno_arrow is not None else table.docno
-    rank_of, jdoc_code, sorted_docnos = doc_vocabulary(duniq, jdoc)
-    n_vocab = len(rank_of)
-    doc = rank_of.astype(np.int32 if n_vocab < 2 ** 31 else np.int64)[dcodes]
+    n_rows = len(seg)
+    row_t = np.int32 if n_rows < 2 ** 31 else np.int64
+    doc, docs = _doc_codes(duniq, dcodes, table, include_unjudged)
     del dcodes
 
     # order positions within segments
@@ -188,7 +150,7 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
             # trec_eval holds scores as C floats: scores equal in single precision are tied and
             # ordered by docno descending (comp_sim_docno); this matches pytrec_eval exactly
             score = score.astype(np.float32).astype(np.float64)
-        perm = AlignedRuns._score_order(seg, score, doc)
+        perm = AlignedRuns._score_order(seg, score, doc, docs.order_keys)
     del rank
     if ties not in GROUPED_POLICIES:
         del score   # only tie groups need the scores again
@@ -203,9 +165,108 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     np.cumsum(counts, out=seg_start[1:])
     pos = np.arange(n_rows, dtype=row_t)
     pos -= np.repeat(seg_start[:-1].astype(row_t), counts)
+    jidx, table = _checked_judgments(names, table, seg, doc, seg_start, docs, include_unjudged)
+    if include_unjudged and not keep_docnos:
+        del doc
 
-    # duplicates within one ranking are an error (as in trec_eval)
-    if len(counts) * n_vocab < 2 ** 31:
+    if ties in GROUPED_POLICIES:
+        gstart, gend = _tie_groups(seg, score, pos)
+    pos = pos.astype(np.int32, copy=False)
+    if ties not in GROUPED_POLICIES:
+        gstart, gend = pos, pos + 1   # every position is its own group (shared with pos, as workers send it)
+    return {"counts": counts, "pos": pos, "jidx": jidx.astype(_row_type(len(table)), copy=False),
+            "gstart": gstart, "gend": gend.astype(np.int32, copy=False),
+            "docno": docs.docnos()[doc] if keep_docnos else None,
+            "unknown": unknown, "answered": answered, "table": table}
+
+
+def _chunk_columns(items: list, are_files: bool, n_threads: int, local: bool) -> tuple:
+    """The columns of :func:`~pyterrier_noise.io.run_file_columns` of a chunk's runs: files (or a
+    :class:`~pyterrier_noise.io.RunFileReader` reading them) by Arrow's reader, or else by the
+    validating reader (which names an offending line), and frames."""
+    if isinstance(items, RunFileReader):   # files already being read: their columns are
+        cols = items.columns(arrow_docnos=True, keep=items.keep_columns, local_docnos=local)   # freed as used
+        items = items.paths
+    else:
+        cols = RunFileReader(items, n_threads).columns(True, local_docnos=local) if are_files else None
+    if cols is not None:
+        return cols
+    if are_files:   # not plain TREC files: the validating reader names the offending line
+        from ..io import read_trec_run
+        return _columns_from_frames([read_trec_run(p) for p in items])
+    return _columns_from_frames(items)
+
+
+def _segments(names: list[str], topics: list[str], run_idx: np.ndarray, qcodes: np.ndarray, quniq) -> tuple:
+    """(segment of every line kept, the lines kept (None: all), the (run, qid) pairs of topics not
+    in the table, which (run, topic) pairs have a ranking), through the (few) distinct qids.
+    Segment numbers are int32 whenever they fit (always, for TREC-size inputs): half the bytes."""
+    n_topics = len(topics)
+    seg_t = np.int32 if len(names) * n_topics < 2 ** 31 else np.int64
+    order = {t: i for i, t in enumerate(topics)}
+    qmap = np.array([order.get(q, -1) for q in quniq.tolist()], dtype=np.int64)   # per distinct qid
+    pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
+    r_of, q_of = np.divmod(pairs, len(quniq))
+    known = qmap[q_of] >= 0
+    unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]
+    answered = np.zeros((len(names), n_topics), dtype=bool)
+    answered[r_of[known], qmap[q_of[known]]] = True
+    tix = qmap.astype(seg_t)[qcodes]
+    keep = None
+    if known.all():
+        seg = run_idx.astype(seg_t)
+    else:
+        keep = tix >= 0
+        tix = tix[keep]
+        seg = run_idx[keep].astype(seg_t)
+    seg *= n_topics
+    seg += tix
+    return seg, keep, unknown, answered
+
+
+@dataclass
+class _Docs:
+    """The documents of a chunk's positions (:func:`_doc_codes`): codes below ``n``, and judgment
+    keys below ``n_keys``: ``judged_key`` of every table row, ``key_of`` of every code (-1: not
+    judged; None: a code is its key); ``docnos()``: the docno of every code (an object array);
+    ``order_keys(codes)``: integers in docno order (None: the codes are in docno order)."""
+
+    n: int
+    judged_key: np.ndarray
+    n_keys: int
+    key_of: np.ndarray | None
+    docnos: Callable[[], np.ndarray]
+    order_keys: Callable[[np.ndarray], np.ndarray] | None
+
+
+def _doc_codes(duniq, dcodes: np.ndarray, table: "JudgmentTable", ordered: bool) -> tuple[np.ndarray, _Docs]:
+    """(code of every line's document, :class:`_Docs`).
+
+    Runs read with Arrow keep their docnos' codes, looked up among the judged docnos
+    (:func:`~.keys.run_doc_codes`), and only tied rows are put in docno order; frames, and
+    ``ordered`` (the table grown by unjudged rows is in (topic, docno) order), number one
+    vocabulary over the runs and the judgments in docno order, so that trec_eval's tie-break
+    (docno descending) is a comparison of integer codes."""
+    jdoc = table.docno_arrow if table.docno_arrow is not None else table.docno
+    keys = None if ordered or isinstance(duniq, np.ndarray) else run_doc_codes(duniq, jdoc)
+    if keys is not None:
+        key_of, judged_key, n_keys = keys
+        doc = dcodes.astype(np.int32 if len(duniq) < 2 ** 31 else np.int64, copy=False)
+        return doc, _Docs(len(duniq), judged_key, n_keys, key_of, lambda: np.asarray(duniq.to_pylist(), dtype=object),
+                          lambda c: docno_order_keys(duniq, c))
+    if hasattr(duniq, "num_chunks"):   # separate dictionaries (RunFileReader.columns): one for all
+        _, _, _, dcodes, duniq, _, _ = unified_docnos((None, None, None, dcodes, duniq, None, None))
+    rank_of, jdoc_code, sorted_docnos = doc_vocabulary(duniq, jdoc)
+    doc = rank_of.astype(np.int32 if len(rank_of) < 2 ** 31 else np.int64)[dcodes]
+    return doc, _Docs(len(rank_of), jdoc_code, len(rank_of), None, sorted_docnos, None)
+
+
+def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray, doc: np.ndarray,
+                       seg_start: np.ndarray, docs: _Docs, include_unjudged: bool) -> tuple:
+    """:func:`_judgments_of_positions`, while threads check that no ranking holds a document twice
+    (an error, as in trec_eval)."""
+    n_topics, n_vocab = len(table.topics), docs.n
+    if (len(seg_start) - 1) * n_vocab < 2 ** 31:
         key = seg.astype(np.int32)   # a narrower sort moves half the bytes
         key *= n_vocab
         key += doc
@@ -217,57 +278,64 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     # (numpy's sort releases the GIL), while this thread looks up the judgments
     checking = _duplicate_check(key, seg_start, os.cpu_count() or 1)
     try:
-        jidx, table = _judgments_of_positions(table, seg, doc, jdoc_code, n_topics, n_vocab, include_unjudged,
-                                              sorted_docnos)
+        jidx, table = _judgments_of_positions(table, seg, doc, docs, include_unjudged)
     finally:
         n_dup = checking()
     if n_dup:
         skey = np.sort(key, kind="stable")
         i = int(np.flatnonzero(key == skey[1:][skey[1:] == skey[:-1]][0])[0])
         r, t = divmod(int(seg[i]), n_topics)
-        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {sorted_docnos()[doc[i]]!r} "
+        raise InputError(f"run {names[r]!r}, qid {table.topics[t]!r}: document {docs.docnos()[doc[i]]!r} "
                          f"appears more than once in the ranking ({n_dup} duplicate(s) in all); "
                          f"expected each document at most once per topic")
-    del key
-    if include_unjudged and not keep_docnos:
-        del doc
-
-    # tie groups
-    if ties in GROUPED_POLICIES:
-        new_group = np.ones(len(seg), dtype=bool)
-        new_group[1:] = (seg[1:] != seg[:-1]) | (score[1:] != score[:-1])
-        gid = np.cumsum(new_group) - 1
-        gfirst = np.flatnonzero(new_group)
-        glast = np.append(gfirst[1:], len(seg))
-        gstart = pos[gfirst][gid].astype(np.int32)
-        gend = gstart + (glast - gfirst)[gid].astype(np.int32)
-    pos = pos.astype(np.int32, copy=False)
-    if ties not in GROUPED_POLICIES:
-        gstart, gend = pos, pos + 1   # every position is its own group (shared with pos, as workers send it)
-    return {"counts": counts, "pos": pos, "jidx": jidx.astype(np.int64, copy=False),
-            "gstart": gstart, "gend": gend.astype(np.int32, copy=False),
-            "docno": sorted_docnos()[doc] if keep_docnos else None,
-            "unknown": unknown, "answered": answered, "table": table}
+    return jidx, table
 
 
-def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.ndarray, jdoc_code: np.ndarray,
-                            n_topics: int, n_vocab: int, include_unjudged: bool, sorted_docnos) -> tuple:
+def _tie_groups(seg: np.ndarray, score: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first position, one past the last position) of every position's group of equal scores."""
+    new_group = np.ones(len(seg), dtype=bool)
+    new_group[1:] = (seg[1:] != seg[:-1]) | (score[1:] != score[:-1])
+    gid = np.cumsum(new_group) - 1
+    gfirst = np.flatnonzero(new_group)
+    glast = np.append(gfirst[1:], len(seg))
+    gstart = pos[gfirst][gid].astype(np.int32)
+    return gstart, gstart + (glast - gfirst)[gid].astype(np.int32)
+
+
+def _row_type(n_rows: int) -> type:
+    """The integer type of judgment rows: int32 below 2**31 - 1 rows (always, for TREC tables),
+    half the bytes of every aligned position's row."""
+    return np.int32 if n_rows < 2 ** 31 - 1 else np.int64
+
+
+def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.ndarray, docs: _Docs,
+                            include_unjudged: bool) -> tuple:
     """(judgment row of every position or -1, the table: grown by the unjudged documents with
-    ``include_unjudged``), by (topic, document) keys; without include_unjudged only documents
+    ``include_unjudged``), by (topic, document key) keys; without include_unjudged only documents
     judged for some topic can match, so the lookup runs over those positions alone."""
-    key_t = np.int32 if n_topics * n_vocab < 2 ** 31 else np.int64
-    pkey = (seg % n_topics).astype(key_t, copy=False)
-    pkey *= n_vocab
-    pkey += doc
-    jkey = (table.topic_index * n_vocab + jdoc_code).astype(key_t)
+    n_topics, n_keys = len(table.topics), docs.n_keys
+    key_t = np.int32 if n_topics * n_keys < 2 ** 31 else np.int64
+    jkey = (table.topic_index * n_keys + docs.judged_key).astype(key_t)
     if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
-        table, jidx = with_unjudged_rows(table, jkey, pkey, n_vocab, sorted_docnos())
+        pkey = (seg % n_topics).astype(key_t, copy=False)
+        pkey *= n_keys
+        pkey += doc
+        table, jidx = with_unjudged_rows(table, jkey, pkey, n_keys, docs.docnos())
         return jidx, table
-    judged_doc = np.zeros(n_vocab, dtype=bool)
-    judged_doc[jdoc_code] = True
-    cand = np.flatnonzero(judged_doc[doc])
-    jidx = np.full(len(seg), -1, dtype=np.int64)
-    jidx[cand] = lookup(jkey, pkey[cand], n_topics * n_vocab)
+    if docs.key_of is None:
+        judged_doc = np.zeros(docs.n, dtype=bool)
+        judged_doc[docs.judged_key] = True
+        cand = np.flatnonzero(judged_doc[doc])
+        dkey = doc[cand]
+    else:
+        dkey = docs.key_of[doc]
+        cand = np.flatnonzero(dkey >= 0)
+        dkey = dkey[cand]
+    pkey = (seg[cand] % n_topics).astype(key_t)
+    pkey *= n_keys
+    pkey += dkey
+    jidx = np.full(len(seg), -1, dtype=_row_type(len(table)))
+    jidx[cand] = lookup(jkey, pkey, n_topics * n_keys)
     return jidx, table
 
 
@@ -311,7 +379,7 @@ class AlignedRuns:
     seg_len: np.ndarray           # (n_segments,) ranking length of each segment
     seg_start: np.ndarray         # (n_segments + 1,) offsets into the position arrays
     pos: np.ndarray               # (n_positions,) 0-based position in its ranking
-    jidx: np.ndarray              # (n_positions,) judgment row or -1
+    jidx: np.ndarray              # (n_positions,) judgment row or -1 (int32 below 2**31 - 1 rows)
     group_start: np.ndarray       # (n_positions,) first position of its tie group
     group_end: np.ndarray         # (n_positions,) one past the last position of its tie group
     docno: np.ndarray | None = None   # (n_positions,) docnos, kept for selection / export
@@ -438,16 +506,19 @@ class AlignedRuns:
                    cat("docno") if keep_docnos else None)
 
     @staticmethod
-    def _score_order(seg: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray | None:
+    def _score_order(seg: np.ndarray, score: np.ndarray, doc: np.ndarray, order_keys=None) -> np.ndarray | None:
         """Permutation to (segment, score descending, docno descending), or None if already so.
 
         Run files are nearly always sorted by score within each topic, so this groups rows by
         segment with a stable sort, fully sorts only segments whose scores are out of order, and
         then orders each group of tied scores by docno with one integer sort over tied rows only.
+        ``order_keys(codes)``: integers in docno order for some document codes (None: the codes
+        are in docno order).
         """
         n = len(seg)
         if n < 2:
             return None
+        keys = (lambda c: c) if order_keys is None else order_keys
         perm = None   # built only when something moves: sorted input costs no gathers
         if (seg[1:] < seg[:-1]).any():
             perm = np.argsort(seg, kind="stable")
@@ -460,22 +531,25 @@ class AlignedRuns:
             perm = np.arange(n) if perm is None else perm
             bad = np.unique(s[1:][rising])
             rows = np.flatnonzero(np.isin(s, bad))
-            perm[rows] = perm[rows[np.lexsort((-d[rows], -sc[rows], s[rows]))]]
+            perm[rows] = perm[rows[np.lexsort((-keys(d[rows]), -sc[rows], s[rows]))]]
             s, sc, d = seg[perm], score[perm], doc[perm]
             same = s[1:] == s[:-1]
         tied = same & (sc[1:] == sc[:-1])
-        if tied.any() and (tied & (d[1:] > d[:-1])).any():
-            perm = np.arange(n) if perm is None else perm
+        if tied.any():
             in_tie = np.zeros(n, dtype=bool)
             in_tie[1:] |= tied
             in_tie[:-1] |= tied
             rows = np.flatnonzero(in_tie)
-            first = in_tie.copy()
-            first[1:] &= ~tied                      # the first row of each tie group
-            gid = np.searchsorted(np.flatnonzero(first), rows, side="right")   # group of each tied row
-            d_max = int(d.max())
-            key = gid * (d_max + 1) + (d_max - d[rows])
-            perm[rows] = perm[rows[np.argsort(key, kind="stable")]]
+            dk = keys(d[rows])
+            after = np.searchsorted(rows, np.flatnonzero(tied))   # the first row of each tied pair, in rows
+            if (dk[after + 1] > dk[after]).any():
+                perm = np.arange(n) if perm is None else perm
+                first = in_tie.copy()
+                first[1:] &= ~tied                      # the first row of each tie group
+                gid = np.searchsorted(np.flatnonzero(first), rows, side="right")   # group of each tied row
+                d_max = int(dk.max())
+                key = gid * (d_max + 1) + (d_max - dk)
+                perm[rows] = perm[rows[np.argsort(key, kind="stable")]]
         if perm is None or (perm == np.arange(n)).all():
             return None
         return perm

@@ -1,5 +1,5 @@
 """Integer keys of the alignment: one document vocabulary over runs and judgments (numbered in docno
-order), lookups of (topic, document) keys in the judgment table, and the table grown by the
+order, or in the runs' order with the docno order of tied rows alone), lookups of (topic, document) keys in the judgment table, and the table grown by the
 unjudged documents the runs retrieve.  Only integer operations once the vocabulary is built."""
 from __future__ import annotations
 
@@ -58,15 +58,9 @@ def doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "Ca
         return rank_of, rank_of[pd.Index(vocab).get_indexer(pd.Index(jdoc))], lambda: vocab[order]
     import pyarrow as pa
     import pyarrow.compute as pc
-    if isinstance(jdoc, pa.Array):   # judgments read with Arrow too (pa.array would import pandas)
-        judged = jdoc.cast(pa.string())
-    elif len(jdoc) == 0:   # no judgments (a selection's table before any): nothing to convert
-        judged = duniq.slice(0, 0).cast(pa.string())
-    else:
-        try:
-            judged = pa.array(jdoc, type=pa.string())
-        except (pa.ArrowTypeError, pa.ArrowInvalid):   # docnos that are not all str: compare as numpy does
-            return doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
+    judged = _arrow_judged(duniq, jdoc)
+    if judged is None:   # docnos that are not all str: compare as numpy does
+        return doc_vocabulary(np.asarray(duniq.to_pylist(), dtype=object), jdoc)
     extra = pc.unique(judged.filter(pc.invert(pc.is_in(judged, value_set=duniq))))
     vocab = pa.concat_arrays([duniq.cast(pa.string()), extra])
     order = numbers(pc.sort_indices(vocab))
@@ -74,6 +68,51 @@ def doc_vocabulary(duniq, jdoc: np.ndarray) -> tuple[np.ndarray, np.ndarray, "Ca
     rank_of[order] = np.arange(len(vocab))
     jdoc_code = rank_of[numbers(pc.index_in(judged, value_set=vocab))]   # every judged docno is in vocab
     return rank_of, jdoc_code, lambda: np.asarray(vocab.take(int64_array(order)).to_pylist(), dtype=object)
+
+
+def _arrow_judged(duniq, jdoc):
+    """The judged docnos as an Arrow string array, or None when they are not all strings."""
+    import pyarrow as pa
+    if isinstance(jdoc, pa.Array):   # judgments read with Arrow too (pa.array would import pandas)
+        return jdoc.cast(pa.string())
+    if len(jdoc) == 0:   # no judgments (a selection's table before any): nothing to convert
+        return duniq.slice(0, 0).cast(pa.string())
+    try:
+        return pa.array(jdoc, type=pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        return None
+
+
+def run_doc_codes(duniq, jdoc) -> "tuple[np.ndarray, np.ndarray, int] | None":
+    """Judgment keys of document codes without an order, for runs read with Arrow: ``duniq`` holds
+    the docno of every code (an Arrow string array, or a chunked one whose chunks are separate
+    dictionaries: a docno may then have several codes).  Returns (key of every code: the index of
+    its docno among the distinct judged docnos, or -1; the key of every ``jdoc`` entry; the
+    number of keys), or None when the judged docnos are not all strings.
+
+    The one hash table is over the distinct judged docnos (thousands), probed by the runs'
+    docnos (millions): :func:`doc_vocabulary`'s order by docno costs a sort of every distinct
+    docno and a hash table over them, most of an alignment's time on one MS MARCO-size run
+    (docs/engine.md, "Speed"), and trec_eval's tie-break needs that order only between tied
+    scores (:func:`docno_order_keys`)."""
+    import pyarrow.compute as pc
+    judged = _arrow_judged(duniq, jdoc)
+    if judged is None:
+        return None
+    judged_uniq = pc.unique(judged)
+    key_of = numbers(pc.index_in(duniq, value_set=judged_uniq), null=-1)
+    return key_of, numbers(pc.index_in(judged, value_set=judged_uniq)), len(judged_uniq)
+
+
+def docno_order_keys(vocab, codes: np.ndarray) -> np.ndarray:
+    """Integers that compare as the docnos of ``codes`` compare (codes into the Arrow vocabulary
+    ``vocab`` of :func:`run_doc_codes`): only the distinct docnos among ``codes`` are sorted."""
+    import pyarrow.compute as pc
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    order = numbers(pc.sort_indices(vocab.take(int64_array(uniq))))
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[order] = np.arange(len(uniq))
+    return rank[inverse.reshape(-1)]
 
 
 def unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.ndarray]:

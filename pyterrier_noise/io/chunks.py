@@ -16,8 +16,9 @@ __all__ = ["DEFAULT_MEMORY", "BYTES_PER_TEXT_BYTE", "run_file_chunks", "text_byt
 DEFAULT_MEMORY = 4 * 2 ** 30
 #: peak bytes of reading, aligning and evaluating per byte of (uncompressed) run text: the text,
 #: its Arrow columns and the aligned positions (measured on TREC-COVID round 1 and on synthetic MS
-#: MARCO-like runs; docs/engine.md, "Memory")
-BYTES_PER_TEXT_BYTE = 4.0
+#: MARCO-like and DL-like runs: each run of a chunk adds 3.7-3.9 bytes a byte of its text, and the
+#: process about 0.2 GiB; 4.5 keeps a chunk's peak within the budget; docs/engine.md, "Memory")
+BYTES_PER_TEXT_BYTE = 4.5
 
 
 def text_bytes(path: os.PathLike) -> int:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow.csv as pcsv
 
 __all__ = ["read_text_file", "file_bytes", "read_arrow_run", "parse_arrow_run", "read_arrow_qrels",
-           "run_file_columns", "RunFileReader"]
+           "run_file_columns", "unified_docnos", "RunFileReader"]
 
 #: how much of a file is looked at before it is read whole: a text file of lines has a line break
 #: and no NUL byte in its first MiB
@@ -37,11 +37,17 @@ GZIP_HEAD_BYTES = 1 << 14
 #: ranks at or beyond this are not exact integers in float64 (the parser reads them as floats)
 _RANK_LIMIT = 2.0 ** 53
 
-#: the largest block Arrow's CSV reader takes (a file larger than this is parsed in several)
-_MAX_BLOCK = (1 << 31) - 1
+#: the block Arrow's CSV reader parses at a time: its buffers for one block of a 240 MB run file
+#: (MS MARCO dev, depth 1,000) in place of the whole file's, 350 MiB less at the peak of reading
+#: and less CPU time (docs/engine.md, "Memory")
+_BLOCK = 1 << 24
 
 #: rows of a string column below which it is encoded in one piece (the threads would not pay)
 _SPLIT_ROWS = 1_000_000
+
+#: lines a piece of the docno column encoded with a dictionary of its own holds (about: pieces end
+#: where a ranking does); a hash table of this size stays in the processor's cache
+_LOCAL_ROWS = 1 << 14
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,9 +214,8 @@ def parse_arrow_run(data: bytes | None) -> pa.Table | None:
     import pyarrow.csv as pcsv
 
     from .._arrow import numbers
-    # one block for the whole file (one chunk per column, nothing to merge afterwards), and the
-    # strings kept plain: encoded once for all files together (_columns_of_tables), which with
-    # one block per file costs less than encoding them while parsing
+    # the strings kept plain: encoded once for all files together (_columns_of_tables), which
+    # costs less than encoding them while parsing
     convert = pcsv.ConvertOptions(include_columns=["qid", "docno", "rank", "score"],
                                   column_types={"qid": pa.string(), "docno": pa.string(),
                                                 "rank": pa.float64(), "score": pa.float64()})
@@ -239,12 +244,12 @@ def _delimiter(data: bytes, n_fields: int) -> str | None:
 
 
 def _parse(data: bytes, delim: str, names: list[str], convert: pcsv.ConvertOptions) -> pa.Table | None:
-    """Arrow's CSV parse of a whole file in one block (one chunk per column: nothing to merge
-    afterwards), or None when a line does not fit (the validating reader names it)."""
+    """Arrow's CSV parse of a whole file in blocks of :data:`_BLOCK` bytes (a chunk of every column
+    each: the parser's own buffers are one block's, not the file's), or None when a line does not
+    fit (the validating reader names it)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
-    read = pcsv.ReadOptions(column_names=names, use_threads=False,
-                            block_size=min(max(len(data) + 1, 1 << 20), _MAX_BLOCK))
+    read = pcsv.ReadOptions(column_names=names, use_threads=False, block_size=_BLOCK)
     try:
         t = pcsv.read_csv(pa.py_buffer(data), read_options=read,
                           parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False), convert_options=convert)
@@ -252,7 +257,7 @@ def _parse(data: bytes, delim: str, names: list[str], convert: pcsv.ConvertOptio
         return None
     if t.num_rows == 0 or any(t.column(c).null_count for c in t.column_names):
         return None
-    return t.combine_chunks()   # one chunk already, unless the file is larger than one block
+    return t   # the columns in chunks: merging them would copy them at the peak of reading
 
 
 def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np.ndarray] | None:
@@ -295,7 +300,7 @@ def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np
     key = np.sort(qcodes.astype(np.int64) * len(duniq) + dcodes)
     if (key[1:] == key[:-1]).any():
         return None   # judged twice: read_qrels keeps the last and says so
-    return t.column("qid").chunk(0), t.column("docno").chunk(0), label.astype(np.float64)
+    return t.column("qid").combine_chunks(), t.column("docno").combine_chunks(), label.astype(np.float64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,8 +318,10 @@ def run_file_columns(paths: Sequence[PathLike], n_threads: int = 1, arrow_docnos
     return RunFileReader(paths, n_threads).columns(arrow_docnos)
 
 
-def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bool) -> tuple | None:
-    """:func:`run_file_columns` of the tables :func:`read_arrow_run` read from ``paths``."""
+def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bool,
+                       local_docnos: bool = False) -> tuple | None:
+    """:func:`run_file_columns` of the tables :func:`read_arrow_run` read from ``paths``
+    (``local_docnos``: as :meth:`RunFileReader.columns` says)."""
     if any(t is None for t in tables):
         return None
     import numpy as np
@@ -322,9 +329,13 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     from .._arrow import numbers
     # (read_arrow_run checked every file's numbers: finite scores, whole ranks)
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
-    score = np.concatenate([numbers(t.column("score")) for t in tables])
+    score = np.concatenate([numbers(c) for t in tables for c in t.column("score").chunks])
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
-    (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"))
+    if local_docnos:
+        qcodes, quniq = _codes(tables, "qid")
+        dcodes, duniq = _local_codes(tables, run_idx, qcodes)
+    else:
+        (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"))
     quniq = np.asarray(quniq.to_pylist(), dtype=object)
     if not arrow_docnos:
         duniq = np.asarray(duniq.to_pylist(), dtype=object)
@@ -346,6 +357,39 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     return run_idx, qcodes, quniq, dcodes, duniq, score, rank
 
 
+def _local_codes(tables: list, run_idx: np.ndarray, qcodes: np.ndarray) -> tuple[np.ndarray, pa.ChunkedArray]:
+    """Codes of the docno column over pieces of about :data:`_LOCAL_ROWS` lines cut where a ranking
+    ends, each piece with its own dictionary (a chunk of the returned chunked array; a code counts
+    into them all, one after the other): small hash tables, several times cheaper than one over
+    millions of docnos.  A docno has one code within a ranking, and may have several across
+    rankings.  When a ranking's lines are not consecutive in its file, one dictionary for all
+    (:func:`_codes`)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .._arrow import numbers
+    n = len(qcodes)
+    change = np.flatnonzero((qcodes[1:] != qcodes[:-1]) | (run_idx[1:] != run_idx[:-1])) + 1
+    starts = np.concatenate([[0], change])
+    n_pairs = len(np.unique(run_idx[starts] * (int(qcodes.max()) + 1) + qcodes[starts])) if n else 0
+    if n_pairs != len(starts):   # a ranking in several places: one dictionary
+        codes, dictionary = _codes(tables, "docno")
+        return codes, pa.chunked_array([dictionary])
+    edges = np.append(starts, n)
+    cuts = edges[np.searchsorted(edges, np.arange(_LOCAL_ROWS, n, _LOCAL_ROWS))]   # the next ranking's start
+    bounds = np.unique(np.concatenate([[0], cuts, [n]]).astype(np.int64))
+    column = pa.chunked_array([c for t in tables for c in t.column("docno").chunks])
+    codes = np.empty(n, dtype=np.int32 if n < 2 ** 31 else np.int64)
+    dictionaries, offset = [], 0
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        piece = pc.dictionary_encode(column.slice(a, b - a).combine_chunks())
+        np.add(numbers(piece.indices), offset, out=codes[a:b], casting="unsafe")
+        dictionaries.append(piece.dictionary)
+        offset += len(piece.dictionary)
+    return codes, pa.chunked_array(dictionaries, type=pa.string())
+
+
 def _codes(tables: list, name: str) -> tuple[np.ndarray, pa.Array]:
     """(code of every row, distinct strings in order of first appearance) of a string column over
     all the tables: one hash pass over every file's strings together (Arrow's
@@ -355,7 +399,7 @@ def _codes(tables: list, name: str) -> tuple[np.ndarray, pa.Array]:
     import pyarrow.compute as pc   # here, after the files have started reading
 
     from .._arrow import numbers
-    encoded = pc.dictionary_encode(pa.chunked_array([t.column(name).chunk(0) for t in tables]))
+    encoded = pc.dictionary_encode(pa.chunked_array([c for t in tables for c in t.column(name).chunks]))
     chunks = encoded.chunks
     codes = np.concatenate([numbers(c.indices) for c in chunks])   # a writable copy, even of one chunk
     return codes, chunks[-1].dictionary   # the chunks' codes count into the last chunk's dictionary
@@ -399,6 +443,20 @@ def _joined(first: tuple[np.ndarray, pa.Array], second: tuple[np.ndarray, pa.Arr
     where[new] = len(dict1) + np.arange(len(new))
     dictionary = pa.concat_arrays([dict1, dict2.take(int64_array(new))]) if len(new) else dict1
     return np.concatenate([codes1, where.astype(codes1.dtype)[codes2]]), dictionary
+
+
+def unified_docnos(columns: tuple | None) -> tuple | None:
+    """Columns of :func:`run_file_columns` whose docnos are one dictionary, of columns whose docnos
+    are separate dictionaries (``RunFileReader.columns(local_docnos=True)``; others as they are)."""
+    if columns is None or not hasattr(columns[4], "num_chunks"):
+        return columns
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from .._arrow import numbers
+    encoded = pc.dictionary_encode(columns[4])
+    remap = np.concatenate([numbers(c.indices) for c in encoded.chunks])
+    return (*columns[:3], remap[columns[3]], encoded.chunks[-1].dictionary, *columns[5:])
 
 
 class RunFileReader:
@@ -468,12 +526,20 @@ class RunFileReader:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def columns(self, arrow_docnos: bool = False, keep: bool = True) -> tuple | None:
+    def columns(self, arrow_docnos: bool = False, keep: bool = True, local_docnos: bool = False) -> tuple | None:
         """The columns of :func:`run_file_columns` (computed once; later calls return them again,
         the docnos converted to the form asked for, unless ``keep=False`` handed them over).  The
-        parsed tables are freed once their columns are made."""
+        parsed tables are freed once their columns are made.
+
+        ``local_docnos`` (with ``arrow_docnos``, when nothing was asked before): the docnos are a
+        ``pyarrow.ChunkedArray`` of separate dictionaries, one per piece of consecutive rankings,
+        so that a docno has one code within a ranking and may have several across rankings
+        (:func:`_local_codes`; what the aligned engine needs, several times cheaper to make)."""
         if not self._cache:
-            self._cache[arrow_docnos] = _columns_of_tables(self.paths, self._tables(), arrow_docnos)
+            local = local_docnos and arrow_docnos
+            self._cache[arrow_docnos] = _columns_of_tables(self.paths, self._tables(), arrow_docnos, local)
+        if not local_docnos:   # columns made with separate dictionaries: one for all now
+            self._cache = {k: unified_docnos(v) for k, v in self._cache.items()}
         if arrow_docnos not in self._cache:
             cols = self._cache[not arrow_docnos]
             if cols is not None:

@@ -104,3 +104,41 @@ def test_engine_and_measures_import_without_scipy_sparse():
             "print('scipy.sparse' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("ties,depth", [("trec_eval", 40), ("expected", 40), ("trec_eval", 6000)])
+def test_files_order_tied_rows_by_docno_as_trec_eval(tmp_path, ties, depth):
+    # run files keep their docnos' codes (first appearance; at depth 6000 a file's 18,000 lines
+    # are encoded in pieces with dictionaries of their own, a docno in several) and sort only
+    # tied rows by docno: the positions are trec_eval's order (score descending, then docno
+    # descending), checked against Python's sort of the lines, and the same as the frames'
+    # ordered vocabulary gives.  At depth 40 a file is out of topic order: one dictionary for all
+    rng = np.random.default_rng(3)
+    docs = [f"d{i}" for i in rng.permutation(max(300, depth * 4 // 3))] + ["D7", "d", "é1", "d10a"]
+    qrels = pd.DataFrame({"qid": np.repeat(["1", "2", "10"], 30),
+                          "docno": np.concatenate([rng.choice(docs, 30, replace=False) for _ in range(3)]),
+                          "label": rng.integers(0, 3, 90)})
+    lines, frames = {}, {}
+    for r in range(3):
+        rows = [(q, d, float(rng.integers(0, 6))) for q in ("10", "1", "2")
+                for d in rng.choice(docs, depth, replace=False)]
+        if r == 1 and depth < 1000:   # one file out of score and topic order: one dictionary
+            rows = [rows[i] for i in rng.permutation(len(rows))]
+        (tmp_path / f"r{r}").write_text("".join(f"{q} Q0 {d} {k + 1} {s} r\n" for k, (q, d, s) in enumerate(rows)))
+        f = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+        f["rank"] = np.arange(len(f))
+        frames[f"r{r}"] = f
+        lines[f"r{r}"] = rows
+    table = JudgmentTable.from_qrels(qrels)
+    a = AlignedRuns.build([tmp_path / f"r{r}" for r in range(3)], table, ties=ties, keep_docnos=True)
+    b = AlignedRuns.build(frames, table, ties=ties, keep_docnos=True)
+    want = []
+    for r in range(3):
+        for t in table.topics:
+            got = [(s, d) for q, d, s in lines[f"r{r}"] if q == t]
+            want += [d for s, d in sorted(got, reverse=True)]
+    assert list(a.docno) == want == list(b.docno)
+    assert np.array_equal(a.jidx, b.jidx) and np.array_equal(a.group_start, b.group_start)
+    specs = [MeasureSpec("AP"), MeasureSpec("RR"), MeasureSpec("P", cutoff=5)]
+    va, vb = a.evaluate(specs), b.evaluate(specs)
+    assert all(np.array_equal(va[s], vb[s]) for s in specs)
