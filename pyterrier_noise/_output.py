@@ -103,6 +103,13 @@ def discard_temporaries() -> None:
         _CREATED.discard(path)
 
 
+def _record(path: Path) -> None:
+    """Count ``path`` as a completed output, unless it was written inside a stage that is not yet
+    moved into place (a file of an unfinished :class:`OutputDirectory` is not an output yet)."""
+    if not any(parent in _LIVE for parent in path.parents):
+        _COMPLETE.append(path)
+
+
 def outputs_mark() -> int:
     """How many outputs this process has completed so far (for :func:`completed_outputs`)."""
     return len(_COMPLETE)
@@ -220,7 +227,7 @@ def atomic_file(path: str | Path, what: str = "--out") -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, path)
-        _COMPLETE.append(path)
+        _record(path)
     except OSError as exc:
         raise InputError(f"{what} {path}: cannot write the file ({_reason(exc)})") from None
     finally:
@@ -237,7 +244,7 @@ def atomic_write(path: str | Path, data: bytes) -> Path:
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
-        _COMPLETE.append(path)
+        _record(path)
     finally:
         if tmp.exists():
             tmp.unlink()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 #: modules whose tests start ``pyterrier-noise serve`` as a process: the tokens they make here must verify there
-SERVER_PROCESS_MODULES = {"test_web_browser.py", "test_web_hardening.py"}
+SERVER_PROCESS_MODULES = {"test_web_browser.py", "test_web_hardening.py", "test_web_load.py"}
 
 
 @pytest.fixture(autouse=True)
