@@ -182,6 +182,7 @@ def test_labels_and_probabilities_are_the_servers_and_a_rerun_sends_nothing(tmp_
     assert server.stats()["requests"] == 65
 
 
+@pytest.mark.slow   # waits out real timeouts of the protocol server
 def test_faults_are_retried_and_garbage_is_counted_never_labelled(tmp_path, served):
     qrels, truth = _collection(tmp_path, n_docs=40)
     rates = {"fail500": 0.1, "rate429": 0.1, "timeout": 0.08, "garbage": 0.1, "slow": 0.1}

@@ -91,6 +91,7 @@ def test_missing_data_is_a_clear_error(tmp_path, monkeypatch):
         run("smith2020")
 
 
+@pytest.mark.slow   # every paper through the command
 def test_command_writes_records_and_a_page(tmp_path):
     status, out, err = run_cli("reproduce", "goldberg2017", "--quick", "--out", tmp_path / "o", "--quiet")
     assert status == 0, err

@@ -573,6 +573,7 @@ def test_command_line(tmp_path):
                  "--out", str(out)]) == 2   # neither --budget nor --checkpoints
 
 
+@pytest.mark.slow   # whole processes
 def test_command_line_as_a_program_runs_without_garbage_collection_and_writes_the_same(tmp_path):
     # run as a program (main() without arguments, as the console script calls it), select turns the
     # garbage collector off for the run and freezes it at exit (a speed measure, docs/selection.md);
@@ -731,6 +732,7 @@ def test_queue_is_the_static_order_and_methods_b_c_have_none():
         JudgmentSelector(c.runs, method="C").queue()
 
 
+@pytest.mark.slow   # a whole process
 def test_plots_return_figures_without_pyplot(tmp_path):
     import subprocess
     import sys
@@ -808,6 +810,7 @@ def test_system_bounds_are_the_per_run_means_of_bounds(p):
     assert per_topic["projected"].isna().any()   # the fallback is exercised
 
 
+@pytest.mark.slow   # a signal test
 @pytest.mark.parametrize("sig, status_word", [("SIGINT", (130, "interrupted")), ("SIGTERM", (143, "terminated"))])
 def test_select_ctrl_c_mid_run_is_one_line_and_exit_130(tmp_path, sig, status_word):
     # issue 30: a raw KeyboardInterrupt traceback before; a rerun then succeeds without --force.

@@ -341,6 +341,7 @@ s.run(slow, budget=30, on_step=lambda e: print(e.seq, e.action, e.qid, e.docno, 
             assert b.n_judged >= len(reported)
 
 
+@pytest.mark.slow   # a signal test
 def test_sigkill_during_a_qrels_run_loses_no_reported_judgment(tmp_path, coll):
     """A qrels oracle's steps are committed without waiting for the disk: a process killed in the
     middle of such a run still leaves every step it reported in the file, and the resumed session

@@ -956,6 +956,7 @@ def test_export_over_the_session_file_is_refused(tmp_path, coll, monkeypatch):
         assert s.n_judged == 3
 
 
+@pytest.mark.slow   # a signal test
 def test_cli_judge_sigterm_saves_the_judgments_and_resumes(tmp_path):
     """SIGTERM mid-run of judge: one line saying what is saved, exit 143, no process left; the same
     command then resumes from the saved judgments."""

@@ -416,6 +416,7 @@ def test_a_second_server_on_the_same_session_is_refused(setup):
     open_server(ServeConfig(session=tmp / "judging.sqlite")).close()     # released on close
 
 
+@pytest.mark.slow   # a signal test
 def test_a_killed_server_does_not_leave_the_lock_stuck(tmp_path):
     code = ("import sys, time; from pyterrier_noise.web import ServerLock; ServerLock(sys.argv[1]); "
             "print('locked', flush=True); time.sleep(60)")

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow   # headless Chromium
+
 pytest.importorskip("uvicorn", reason="the 'web' extra (uvicorn) is not installed")
 pytest.importorskip("httpx", reason="httpx (the dev extra) is not installed")
 pytest.importorskip("selenium", reason="selenium (the dev extra) is not installed")

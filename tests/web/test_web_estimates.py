@@ -67,6 +67,7 @@ def _direct(rdir, tmp, gold, sample):
                             sample=sample).systems
 
 
+@pytest.mark.slow   # restarts a server
 def test_the_page_shows_the_estimates_of_cheap_experiment_and_keeps_them_over_a_restart(tmp_path):
     rdir, plan, truth = _loop(tmp_path)
     toks = accounts(tmp_path / "gold.sqlite", "alice")

@@ -21,6 +21,8 @@ import httpx  # noqa: E402
 
 from web_helpers import Server, accounts  # noqa: E402
 
+pytestmark = pytest.mark.slow   # serve as a process, signals
+
 
 @pytest.fixture()
 def served(tmp_path):
