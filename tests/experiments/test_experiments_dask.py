@@ -18,7 +18,7 @@ MEASURES = ["RBP(p=0.8)", "AP", "nDCG@10"]
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") \
             as cluster, distributed.Client(cluster) as c:
         yield c
 
