@@ -72,11 +72,20 @@ def signal_when(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -
     still be running then, else AssertionError); returns (exit status, stderr).  SIGINT goes to the
     whole process group, as a terminal's Ctrl-C does (worker processes included); other signals to
     the process alone, as the OOM killer's SIGKILL."""
+    _signal_once(proc, ready, sig, limit, lambda: proc.communicate()[1])
+    _, err = proc.communicate(timeout=limit)
+    return proc.returncode, err
+
+
+def _signal_once(proc: subprocess.Popen, ready, sig: int, limit: float, said) -> None:
+    """Wait (10 ms steps, at most ``limit`` s) until ``ready()`` holds while ``proc`` runs, then send
+    ``sig``: SIGINT to the process group, any other signal to the process alone.  ``said()`` is
+    what the process wrote, for the message when it ended first."""
     import signal
     import time
     end = time.monotonic() + limit
     while not ready():
-        assert proc.poll() is None, f"ended before the signal: {proc.communicate()[1]}"
+        assert proc.poll() is None, f"ended before the signal: {said()}"
         assert time.monotonic() < end, "the process never reached the point to signal"
         time.sleep(0.01)
     assert proc.poll() is None, "ended before the signal"
@@ -84,17 +93,13 @@ def signal_when(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -
         os.killpg(proc.pid, sig)
     else:
         proc.send_signal(sig)
-    _, err = proc.communicate(timeout=limit)
-    return proc.returncode, err
 
 
 def signal_on_stderr(proc: subprocess.Popen, ready, sig: int, limit: float = 300.0) -> tuple[int, str]:
     """Send ``sig`` to ``proc`` as soon as ``ready(text)`` holds for what it has written on stderr so
     far (read as it comes, in a thread: a progress bar's ``\\r`` updates are not lines), as
     :func:`signal_when` does; returns (exit status, all of stderr)."""
-    import signal
     import threading
-    import time
     chunks: list[bytes] = []
     fd = proc.stderr.fileno()
 
@@ -107,19 +112,13 @@ def signal_on_stderr(proc: subprocess.Popen, ready, sig: int, limit: float = 300
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    end = time.monotonic() + limit
-    while not ready(b"".join(chunks).decode("utf-8", "replace")):
-        assert proc.poll() is None, f"ended before the signal: {b''.join(chunks).decode('utf-8', 'replace')}"
-        assert time.monotonic() < end, "the process never reached the point to signal"
-        time.sleep(0.01)
-    assert proc.poll() is None, "ended before the signal"
-    if sig == signal.SIGINT:
-        os.killpg(proc.pid, sig)
-    else:
-        proc.send_signal(sig)
+    def said() -> str:
+        return b"".join(chunks).decode("utf-8", "replace")
+
+    _signal_once(proc, lambda: ready(said()), sig, limit, said)
     proc.wait(timeout=limit)
     reader.join(timeout=limit)
-    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+    return proc.returncode, said()
 
 
 def group_alive(proc: subprocess.Popen, wait: float = 5.0) -> bool:

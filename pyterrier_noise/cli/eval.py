@@ -36,24 +36,13 @@ def register_cli(sub: Any) -> None:
                            options.output_format(("text", "tsv", "json")), options.progress(), options.run_cache()])
     e.add_argument("--per-query", action="store_true", help="one row per (run, topic, measure)")
     e.add_argument("--list-measures", action=_ListMeasures, help="list the measures the engine computes and exit")
-    e.add_argument("--memory", type=_gib, default=4.0, metavar="GIB",
+    e.add_argument("--memory", type=options.gib, default=4.0, metavar="GIB",
                    help="memory the evaluation may use, in GiB (default 4): more run files than fit are read, "
                         "aligned and evaluated a chunk of files at a time, with the same values")
     e.add_argument("--fractional", choices=list(FRACTIONAL), default="truncate",
                    help="fractional qrels labels (1.5): truncate them as trec_eval does (default, with a warning "
                         "that counts them) or keep them as graded gains (e.g. aggregated crowd magnitudes)")
     e.set_defaults(handler=_cmd_eval)
-
-
-def _gib(text: str) -> float:
-    """``--memory``: a positive number of GiB."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of GiB, got {text!r}") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of GiB, got {text!r}")
-    return value
 
 
 def _one_chunk(items: list, memory: float) -> bool:

@@ -48,10 +48,9 @@ def test_eval_has_quiet_and_evaluate_is_silent_when_stderr_is_captured(capsys, t
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.slow   # waits 2 x 2.5 s; the quick run has the same command path with the delay at 0 s below
-def test_a_slow_phase_of_a_command_shows_its_status_line_within_about_two_seconds(tmp_path, capsys, monkeypatch):
-    """``band`` with a banding made slow (2.5 s): the status line comes after the 2 s delay and says
-    when the phase ended; with --quiet nothing is said."""
+def _band_with_a_slow_banding(tmp_path, capsys, monkeypatch, seconds: float) -> None:
+    """``band`` with its banding made to take ``seconds``: under --progress the status line says the
+    phase began and when it ended; under --quiet nothing is said."""
     import time
 
     from pyterrier_noise.cli import main
@@ -60,7 +59,7 @@ def test_a_slow_phase_of_a_command_shows_its_status_line_within_about_two_second
     slow = TieBanding.transform
 
     def transform(self, frame):
-        time.sleep(2.5)
+        time.sleep(seconds)
         return slow(self, frame)
 
     monkeypatch.setattr(TieBanding, "transform", transform)
@@ -73,29 +72,15 @@ def test_a_slow_phase_of_a_command_shows_its_status_line_within_about_two_second
             assert err[0] == f"banding {run} ..." and err[1].startswith(f"banding {run}: done in "), err
         else:
             assert err == []
+
+
+@pytest.mark.slow   # waits 2 x 2.5 s; the quick run has the same command path with the delay at 0 s below
+def test_a_slow_phase_of_a_command_shows_its_status_line_within_about_two_seconds(tmp_path, capsys, monkeypatch):
+    """``band`` with a banding made slow (2.5 s): the status line comes after the 2 s delay."""
+    _band_with_a_slow_banding(tmp_path, capsys, monkeypatch, 2.5)
 
 
 def test_a_phase_of_a_command_outlasting_the_delay_shows_its_status_line_unless_quiet(tmp_path, capsys, monkeypatch):
     """As above with the delay at 0 s and a banding made to take 0.5 s (the quick run's copy)."""
-    import time
-
-    from pyterrier_noise.cli import main
-    from pyterrier_noise.ties import TieBanding
-    monkeypatch.setattr(_progress, "stderr_is_terminal", lambda: True)
     monkeypatch.setattr(status.__init__, "__defaults__", (True, 0.0))     # enabled=True, delay=0.0
-    slow = TieBanding.transform
-
-    def transform(self, frame):
-        time.sleep(0.5)
-        return slow(self, frame)
-
-    monkeypatch.setattr(TieBanding, "transform", transform)
-    run = tmp_path / "run"
-    run.write_text("".join(f"1 Q0 d{d} {d + 1} {10 - d} r\n" for d in range(5)))
-    for flag, shown in (("--progress", True), ("--quiet", False)):
-        assert main(["band", str(run), "--rho", "2", "--out", str(tmp_path / f"out{flag}"), flag]) == 0
-        err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("banding ")]
-        if shown:
-            assert err[0] == f"banding {run} ..." and err[1].startswith(f"banding {run}: done in "), err
-        else:
-            assert err == []
+    _band_with_a_slow_banding(tmp_path, capsys, monkeypatch, 0.5)
