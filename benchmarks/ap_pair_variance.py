@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def tables(results: list) -> dict:
-    """The two tables of docs/cheap-judges.md: ``ap_variance`` (per budget and method, systems and pairs:
+    """The two tables of docs/evidence/cheap-judges.md: ``ap_variance`` (per budget and method, systems and pairs:
     the share on the pooled path, each path's mean variance over the true one, their coverage alone
     and as used, and the bias over the SD, systems) and ``ap_oracle`` (gold-only with the true weights)."""
     cols = ["gold pairs", "relevant pairs per topic", "method", "pooled path, systems", "pooled path, pairs",

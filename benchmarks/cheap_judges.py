@@ -135,7 +135,7 @@ GOLDBERG_FORMS = {("none", "delta"): "one matrix", ("10", "delta"): "ranks 1-10,
 
 
 def goldberg_tables(results: list) -> dict:
-    """The Goldberg tables of docs/cheap-judges.md, as ``{name: {columns, rows}}`` (raw values; the
+    """The Goldberg tables of docs/evidence/cheap-judges.md, as ``{name: {columns, rows}}`` (raw values; the
     page rounds them): ``goldberg_strata`` (coverage, width, bias, conclusions of each form),
     ``goldberg_se`` (the delta method against the bootstrap and against the estimate's spread) and
     ``goldberg_identification`` (the share of studies where a confusion matrix that carries weight is
@@ -175,7 +175,7 @@ AP_COLUMNS = ["judge", "gold pairs", "relevant pairs per topic", "method", "stud
 
 
 def ap_tables(results: list) -> dict:
-    """AP's pair-design table of docs/cheap-judges.md (``ap_pairs``): per judge, budget and method, the
+    """AP's pair-design table of docs/evidence/cheap-judges.md (``ap_pairs``): per judge, budget and method, the
     sampled relevant pairs per topic, the share of studies with an estimate (in %; below the minimum
     none: "not estimated") and, where estimated, coverage, width, bias and conclusions."""
     rows = []

@@ -123,7 +123,7 @@ def _records(frame) -> list:
 
 def study(plots: bool = True) -> dict:
     """The untimed analyses and (unless ``plots=False``) the plots.  ``benchmarks/render_docs.py`` calls it
-    without plots to store the tables of docs/uncertainty.md."""
+    without plots to store the tables of docs/evidence/uncertainty.md."""
     import pandas as pd
     from pyterrier_noise import AlignedRuns
     from pyterrier_noise.experiments import (FINE_GRID, depth_experiment, match_phi_many, multiplicity_table,

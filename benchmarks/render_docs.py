@@ -9,15 +9,15 @@ checks the page against it).  The reproductions write their own records
   and float32; the TREC-7 and TREC-8 rows are the thesis's printed numbers.
 * ``docs/data/selection_stopping.json#stopping``: judgments until a stopping rule of
   ``pyterrier_noise.selection.StopRule`` ends Methods C and A and pooling on TREC-COVID round 1
-  (all runs pooled, p = 0.8, the round-1 qrels as the assessor; docs/selection.md).
+  (all runs pooled, p = 0.8, the round-1 qrels as the assessor; docs/evidence/selection.md).
 * ``docs/data/banding_experiment.json#unchanged`` and ``#rho2``: the two tables of the banding
   experiment, taken from ``benchmarks/results/banding_experiment.json`` (run
   ``python benchmarks/banding_experiment.py`` first; skipped with a message when it is absent).
 
 * ``docs/data/robustness_study.json#study`` and ``#reverse``: the TREC-COVID robustness study of
-  docs/robustness.md (Rashidi, Zobel and Moffat 2023, Sec. 5), from ``study_data`` of
+  docs/evidence/robustness.md (Rashidi, Zobel and Moffat 2023, Sec. 5), from ``study_data`` of
   ``benchmarks/w4_robustness.py`` (300 replicates, seed 1).
-* ``docs/data/uncertainty_study.json``: the phi-matching and pool-depth tables of docs/uncertainty.md
+* ``docs/data/uncertainty_study.json``: the phi-matching and pool-depth tables of docs/evidence/uncertainty.md
   (Yang 2019, Ch. 4), from ``study`` of ``benchmarks/depth_experiment.py`` (without its plots or timings).
 * ``docs/data/perturbation_judges.json#judges``: the named judges' rates (``judges.JUDGES``, ``sdt_rates``).
 * ``docs/data/ties_table31.json#table31``: Yang (2019) thesis Table 3.1, scored by the engine's tie modes.
@@ -135,7 +135,7 @@ STUDY_LABELS = {"random flips": "random", "rank-biased flips": "rank-biased"}
 
 
 def robustness_tables(n: int = 300, seed: int = 1) -> dict:
-    """docs/robustness.md's two tables: the study of Rashidi, Zobel and Moffat (2023, Sec. 5) on TREC-COVID."""
+    """docs/evidence/robustness.md's two tables: the study of Rashidi, Zobel and Moffat (2023, Sec. 5) on TREC-COVID."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = _benchmark("w4_robustness").study_data(n, seed)
@@ -154,7 +154,7 @@ def robustness_tables(n: int = 300, seed: int = 1) -> dict:
 
 
 def uncertainty_tables() -> dict:
-    """docs/uncertainty.md's phi-matching and pool-depth tables (Yang 2019, Ch. 4) on TREC-COVID round 1."""
+    """docs/evidence/uncertainty.md's phi-matching and pool-depth tables (Yang 2019, Ch. 4) on TREC-COVID round 1."""
     import os
     de = _benchmark("depth_experiment")
     with warnings.catch_warnings():
@@ -285,7 +285,7 @@ def main() -> int:
                "python benchmarks/banding_experiment.py, then python benchmarks/render_docs.py")
     else:
         print(f"render_docs: {BANDING.relative_to(ROOT)} is absent: run python benchmarks/banding_experiment.py "
-              "first to back the banding tables of docs/ties.md", file=sys.stderr)
+              "first to back the banding tables of docs/evidence/ties.md", file=sys.stderr)
     _write("perturbation_judges", {"judges": judges_table()}, "python benchmarks/render_docs.py perturbation")
     _write("ties_table31", {"table31": table31()}, "python benchmarks/render_docs.py ties (the engine's tie modes)")
     _write("robustness_study", robustness_tables(),

@@ -29,7 +29,7 @@ set up the selector, select, residuals at every checkpoint), and the parts: read
 the selector's set-up (contribution matrix and queue, the counterpart of the peer's document-weight
 sort), and the selection loop (8,691 proposals and recordings plus the per-run residuals at each
 checkpoint).  The measured process of ours runs as the ``select`` command does when run as a
-program: the garbage collector off for the run and frozen before exit (docs/selection.md).
+program: the garbage collector off for the run and frozen before exit (docs/evidence/selection.md).
 
 Prints a table (workload, ours, peer, ratio, peak memory) and writes benchmarks/results/w3_selection.json.
 Exits with status 1 when ../shared/data or the peer is absent.
@@ -60,7 +60,7 @@ def ours(methods: tuple = METHODS) -> dict:
     # the run files are read in threads from the start (inflated while numpy and pyarrow are
     # imported, then parsed), while the selection package is imported and the qrels read; the
     # qrels are read with Arrow into a JudgmentTable and the residuals taken as arrays, so that
-    # nothing in this process imports pandas (docs/selection.md, "Speed")
+    # nothing in this process imports pandas (docs/evidence/selection.md, "Speed")
     from pyterrier_noise.io.files import list_run_files
     from pyterrier_noise.io.reader import RunFileReader
     reading = RunFileReader(list_run_files(DATA / "runs"), os.cpu_count() or 1)
@@ -152,7 +152,7 @@ def main() -> int:
     if "--ours-json" in sys.argv[1:]:
         # the measured process of ours: nothing of the harness (argparse, subprocess, tempfile) is
         # imported, and it runs as the select command does: without garbage collections, neither
-        # during the run nor at exit, with glibc keeping freed memory for reuse (see docs/selection.md)
+        # during the run nor at exit, with glibc keeping freed memory for reuse (see docs/evidence/selection.md)
         gc.disable()
         sys.path.insert(0, str(ROOT))
         from pyterrier_noise.cli._process import batch_memory

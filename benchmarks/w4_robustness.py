@@ -18,7 +18,7 @@ The per-(run, topic, replicate) values of ours and the peer are compared (they m
 Usage:  python benchmarks/w4_robustness.py [--replicates 200] [--repeat 2] [--seed 1]
         (about 1.5 minutes; writes benchmarks/results/w4_robustness.json)
 
-Study (docs/robustness.md, "What judging error does to TREC-COVID round 1"):
+Study (docs/evidence/robustness.md, "What judging error does to TREC-COVID round 1"):
         python benchmarks/w4_robustness.py --study [--study-replicates 300] [--seed 1]
 The 50 best runs by mean RBP(p=0.8) on the official qrels, random flips and rank-biased flips
 (meta-AP over those 50 runs) at TPR 0.93 / FPR 0.07, AP, nDCG, P@10, RBP(p=0.8) and RBP(p=0.95);
@@ -106,7 +106,7 @@ STUDY_MEASURES = ["AP", "nDCG", "P@10", "RBP(p=0.8)", "RBP(p=0.95)"]
 
 def study_data(n: int, seed: int) -> dict:
     """The experiment of Rashidi, Zobel & Moffat (2023, Sec. 5) on TREC-COVID round 1: the rows that
-    ``study`` prints and stores (``benchmarks/render_docs.py`` stores them for docs/robustness.md)."""
+    ``study`` prints and stores (``benchmarks/render_docs.py`` stores them for docs/evidence/robustness.md)."""
     import numpy as np
     from scipy import stats
     from pyterrier_noise import evaluate

@@ -30,7 +30,7 @@ def _terminated(signum: int, frame: object) -> None:
     raise Terminated()
 
 #: commands that run without garbage collections, neither while they run nor at exit: bounded runs
-#: that leave almost no cyclic garbage (docs/selection.md)
+#: that leave almost no cyclic garbage (docs/evidence/selection.md)
 WITHOUT_GC = ("eval", "select")
 
 #: commands tuned for one large batch of arrays (:func:`batch_memory`): they read, align and

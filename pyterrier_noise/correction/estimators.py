@@ -213,7 +213,7 @@ class CheapStudy:
             not judged in full) for AP under the pair design; below it, or with a topic whose sample
             holds none, AP's gold/PPI/PPI++ estimates are NaN with a warning.  ``None`` (default):
             :data:`~pyterrier_noise.correction.ap_pair.MIN_RELEVANT_PER_TOPIC` (10, from the
-            evidence in docs/cheap-judges.md); 0 turns the check off.
+            evidence in docs/evidence/cheap-judges.md); 0 turns the check off.
     """
 
     def __init__(self, aligned: AlignedRuns, specs: list[MeasureSpec], pairs: Any = None,

@@ -215,7 +215,7 @@ DESIGN_WORDS = {"one sample": "one calibration sample for both", "one sample, no
 
 
 def correction_tables(n_experiments: int, seed: int = 0, study: dict | None = None) -> dict[str, Any]:
-    """docs/correction.md's two tables: the eBay comparison computed three ways (Eq 9, Eq 10/11 and the
+    """docs/evidence/correction.md's two tables: the eBay comparison computed three ways (Eq 9, Eq 10/11 and the
     shared calibration) and the coverage study (:func:`pyterrier_noise.reproduce.coverage.simulate`)."""
     from .coverage import simulate
     cal = JudgeCalibration.binary(59, 43, 84, 67)
@@ -292,7 +292,7 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
     from .coverage import simulate
     n_sim = 2000 if quick else 10000
     n_cov = 500 if quick else 4000
-    study = simulate(n_cov, 0)          # one coverage study for the rows and docs/correction.md's tables
+    study = simulate(n_cov, 0)          # one coverage study for the rows and docs/evidence/correction.md's tables
     rows = ebay_rows() + algorithm2_rows(n_sim) + trec_rows() + graded_rows() + coverage_rows(n_cov, study=study)
     return Reproduction(
         paper=PAPER, citation=CITATION, title=TITLE,

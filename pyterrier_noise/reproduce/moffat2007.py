@@ -5,7 +5,7 @@ qrels with :func:`pyterrier_noise.selection.compare_methods` (the top third of t
 the full qrels, one-tailed Wilcoxon tests over topics, RBP p = 0.8) on TREC-COVID round 1 instead
 of TREC-8, and compares the *shape* of Table 5: which method separates the top runs best at a
 small budget, and base-vs-base significance staying flat.  ``tables`` holds the tables that
-``docs/selection.md`` shows (Tables 2, 4 and 5 of the paper, on TREC-COVID) and Table 3, the overlap of
+``docs/evidence/selection.md`` shows (Tables 2, 4 and 5 of the paper, on TREC-COVID) and Table 3, the overlap of
 Method C's judgment sets selected at p = 0.5, 0.8 and 0.95 (:func:`pyterrier_noise.experiments.judgment_overlap`).
 """
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _budgets(n_judged: int, quick: bool, synthetic: bool) -> list[int]:
 
 
 def table5(summary: pd.DataFrame, budgets: list[int]) -> dict[str, Any]:
-    """docs/selection.md's Table 5-style table: per feed, budget and method, at p = 0.8."""
+    """docs/evidence/selection.md's Table 5-style table: per feed, budget and method, at p = 0.8."""
     cols = ["relevant", "top_residual", "separated", "sig_base_base", "sig_base_upper", "sig_base_projected"]
     rows, last_feed = [], None
     for feed in [f for f in FEEDS if f in set(summary["feed"])]:
@@ -99,7 +99,7 @@ def table5(summary: pd.DataFrame, budgets: list[int]) -> dict[str, Any]:
 
 
 def table4(summary: pd.DataFrame, budget: int) -> dict[str, Any]:
-    """docs/selection.md's Table 4-style table: top-third residual at the largest budget, three p."""
+    """docs/evidence/selection.md's Table 4-style table: top-third residual at the largest budget, three p."""
     rows, last_feed = [], None
     for feed in [f for f in FEEDS if f in set(summary["feed"])]:
         for m in METHODS:
@@ -111,7 +111,7 @@ def table4(summary: pd.DataFrame, budget: int) -> dict[str, Any]:
 
 
 def table2(bypass: pd.DataFrame, budgets: list[int]) -> dict[str, Any]:
-    """docs/selection.md's Table 2-style table: relevant found : documents handled, unjudged bypassed."""
+    """docs/evidence/selection.md's Table 2-style table: relevant found : documents handled, unjudged bypassed."""
     rows = []
     for m in METHODS:
         cells = []
