@@ -20,6 +20,16 @@ ROOT = Path(__file__).resolve().parents[1]
 from pyterrier_noise.web import ServeConfig, WebStore, create_app
 
 
+def serve_load():
+    """``benchmarks/serve_load.py`` as a module (the load benchmark the web tests run small)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("serve_load", ROOT / "benchmarks" / "serve_load.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("serve_load", mod)      # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def small_collection(tmp: Path, evil: str = "<script>alert('x')</script>"):
     """5 topics x 6 runs (the synthetic collection), a docno<TAB>text file and a TREC topics file."""
     coll = make_collection(n_topics=5, n_systems=6, n_docs_per_topic=40, depth=15, pool_depth=5, seed=3)

@@ -143,15 +143,20 @@ def test_pooled_variance_is_the_design_variance_when_weights_are_constant_by_str
     np.testing.assert_allclose(mean_var, mean_sq - mean_est ** 2, rtol=1e-9, atol=1e-15)
 
 
-def _calibrate_files(tmp_path):
-    """Run files, cheap qrels and a 12-pair gold sample of a tiny collection, written to ``tmp_path``
-    (``runs/``, ``cheap.txt``, ``gold.txt``); returns the runs' directory."""
-    runs, truth, cheap = tiny(seed=12, n_topics=4, n_docs=8)
-    rdir = tmp_path / "runs"
+def _write_runs(runs, rdir):
+    """Write a tiny collection's runs as TREC files in ``rdir`` (ranks from the scores); returns ``rdir``."""
     rdir.mkdir()
     for name, frame in runs.items():
         write_trec_run(frame.assign(rank=frame.groupby("qid")["score"].rank(ascending=False, method="first")),
                        rdir / name)
+    return rdir
+
+
+def _calibrate_files(tmp_path):
+    """Run files, cheap qrels and a 12-pair gold sample of a tiny collection, written to ``tmp_path``
+    (``runs/``, ``cheap.txt``, ``gold.txt``); returns the runs' directory."""
+    runs, truth, cheap = tiny(seed=12, n_topics=4, n_docs=8)
+    rdir = _write_runs(runs, tmp_path / "runs")
     write_trec_qrels(cheap, tmp_path / "cheap.txt")
     write_trec_qrels(truth.sample(12, random_state=0), tmp_path / "gold.txt")
     return rdir
@@ -230,11 +235,7 @@ def test_cli_plan_judge_calibrate_three_commands(tmp_path):
     carries (so they differ from the simple-random-sample reading of the same gold labels)."""
     from pyterrier_noise.correction import cheap_experiment
     runs, truth, cheap = tiny(seed=14, n_topics=4, n_docs=8)
-    rdir = tmp_path / "runs"
-    rdir.mkdir()
-    for name, frame in runs.items():
-        write_trec_run(frame.assign(rank=frame.groupby("qid")["score"].rank(ascending=False, method="first")),
-                       rdir / name)
+    rdir = _write_runs(runs, tmp_path / "runs")
     write_trec_qrels(cheap, tmp_path / "cheap.txt")
     write_trec_qrels(truth, tmp_path / "truth.txt")
     plan = tmp_path / "plan"

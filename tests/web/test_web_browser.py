@@ -5,10 +5,8 @@ organiser's page shows the session's RBP ranges.  With PYTERRIER_NOISE_SCREENSHO
 pages are saved there as serve-assess.png and serve-organiser.png (docs/img holds them)."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,19 +18,13 @@ pytest.importorskip("uvicorn", reason="the 'web' extra (uvicorn) is not installe
 pytest.importorskip("httpx", reason="httpx (the dev extra) is not installed")
 pytest.importorskip("selenium", reason="selenium (the dev extra) is not installed")
 
+from web_helpers import serve_load  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1200,1100"]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("serve_load", ROOT / "benchmarks" / "serve_load.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("serve_load", mod)      # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +82,7 @@ def test_an_assessor_judges_twenty_documents_with_the_keyboard(vaswani, browser,
     from pyterrier_noise.selection import JudgingSession, QrelsOracle
     from pyterrier_noise.web import WebStore
 
-    bench = _bench()
+    bench = serve_load()
     runs_dir = tmp_path / "runs"
     runs_dir.mkdir()
     for name, frame in bench.vaswani_runs(vaswani).items():

@@ -4,29 +4,17 @@ is killed with SIGKILL at 3 seeded moments and restarted (benchmarks/serve_load.
 size: 8 assessors, 2,000 judgments, 10 kills)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("uvicorn", reason="the 'web' extra (uvicorn) is not installed")
 pytest.importorskip("httpx", reason="httpx (the dev extra) is not installed")
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("serve_load", ROOT / "benchmarks" / "serve_load.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("serve_load", mod)      # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+from web_helpers import serve_load  # noqa: E402
 
 
 @pytest.mark.slow
 def test_load_and_sigkill_lose_nothing_and_equal_one_assessor(vaswani, tmp_path):
-    res = _bench().run(n_assessors=4, budget=200, kills=3, seed=1, work=tmp_path, vaswani=vaswani)
+    res = serve_load().run(n_assessors=4, budget=200, kills=3, seed=1, work=tmp_path, vaswani=vaswani)
     for tag in ("load", "faults"):
         r = res[tag]
         assert r["errors"] == [], r["errors"]
