@@ -49,12 +49,15 @@ def _one_chunk(items: list, memory: float) -> bool:
     """Whether the run files fit in ``memory`` at once (then they are read while the qrels are);
     a missing path is left for the reader to name."""
     from ..io.files import run_file_arguments
-    from ..io.chunks import run_file_chunks   # standard library at import, like io.files
+    from ..io.chunks import run_file_chunks, warn_oversized   # standard library at import, like io.files
     try:
         files = run_file_arguments(items)
     except Exception:   # the same call below says what is wrong
         return True
-    return len(run_file_chunks(files, memory)) == 1
+    if len(run_file_chunks(files, memory)) > 1:
+        return False   # evaluate_arrays reads them a chunk at a time (and warns of a file over the budget)
+    warn_oversized(files, memory)
+    return True
 
 
 class _ListMeasures(argparse.Action):

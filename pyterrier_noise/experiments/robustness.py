@@ -30,7 +30,7 @@ from .._validation import InputError, announce, check_choice, check_int, check_p
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..measures.evaluation import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
-from ..io.chunks import DEFAULT_MEMORY, run_file_chunks
+from ..io.chunks import DEFAULT_MEMORY, run_file_chunks, warn_oversized
 from .._vocab import CORRECTIONS, TESTS, TOPIC_MISMATCH
 from ._common import RBO_P, interactive, measure_label, spec_and_ties
 from ._frame import check_frame_options
@@ -225,6 +225,8 @@ def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: 
         runs = _on_topics(runs, set(wanted), set(table.topics), on_topic_mismatch)
     policies = [ties or own for _, own in parsed]
     groups = run_file_chunks(runs, memory) if files is not None else [runs]
+    if files is not None:
+        warn_oversized(files, None if memory is None else 4 * memory)   # the whole budget: a file read whole
     aligned = _align(groups, table, list(dict.fromkeys(policies)), on_topic_mismatch, progress)
     by_policy: dict[str, list[tuple[str, MeasureSpec]]] = {}
     for lab, (spec, _), pol in zip(labels, parsed, policies):

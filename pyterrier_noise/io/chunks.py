@@ -8,8 +8,9 @@ import os
 from typing import Sequence
 
 from .._validation import InputError
+from .._warnings import NoiseWarning, warn
 
-__all__ = ["DEFAULT_MEMORY", "BYTES_PER_TEXT_BYTE", "run_file_chunks", "text_bytes"]
+__all__ = ["DEFAULT_MEMORY", "BYTES_PER_TEXT_BYTE", "run_file_chunks", "text_bytes", "warn_oversized"]
 
 #: the memory an evaluation of run files may use by default: more runs than fit are read, aligned
 #: and evaluated a chunk of files at a time (``memory=`` / ``eval --memory``)
@@ -53,3 +54,26 @@ def run_file_chunks(files: Sequence, memory: float | None = DEFAULT_MEMORY) -> l
         total += size
     chunks.append(current)
     return chunks
+
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} bytes"
+
+
+def warn_oversized(files: Sequence, memory: float | None) -> None:
+    """Warn once about the run files whose reading alone needs more than ``memory`` bytes (estimated
+    at :data:`BYTES_PER_TEXT_BYTE` a byte of their text): a chunk holds at least one file, so such a
+    file is read whole and the command takes more than its budget."""
+    if memory is None:
+        return
+    over = [(f, text_bytes(f) * BYTES_PER_TEXT_BYTE) for f in files]
+    over = [(f, need) for f, need in over if need > memory]
+    if over:
+        f, need = max(over, key=lambda x: x[1])
+        warn(f"{len(over)} run file(s) need more than the memory budget of {_size(memory)} to read (the largest, "
+             f"{f}, about {_size(need)}); each is read whole, as a chunk holds at least one run file",
+             NoiseWarning)

@@ -17,7 +17,7 @@ from .._progress import status
 from .._warnings import NoiseWarning
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths, kernel_for
 from ..io import RunFileReader, run_file_arguments
-from ..io.chunks import DEFAULT_MEMORY, run_file_chunks
+from ..io.chunks import DEFAULT_MEMORY, run_file_chunks, warn_oversized
 from .base import NoiseMeasure
 from .cwl import INSQResidual, INSTResidual
 from .parse import measure_label, to_spec
@@ -164,6 +164,7 @@ def evaluate_arrays(runs, qrels, measures: Iterable[Measure | str], ties: TiePol
     if are_run_paths(runs):
         files = run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs)
         chunks = run_file_chunks(files, memory)
+        warn_oversized(files, memory)
         if len(chunks) > 1:
             return _evaluate_in_chunks(chunks, qrels, measures, ties, perquery, on_topic_mismatch, topics, progress)
         # files go straight to the engine's Arrow reader, in threads while the qrels are read

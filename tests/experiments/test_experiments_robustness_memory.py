@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import pyterrier_noise as pn
-from pyterrier_noise import InputError
+from pyterrier_noise import InputError, NoiseWarning
 from pyterrier_noise.experiments import robustness_experiment
 from pyterrier_noise.experiments import robustness as robustness_module
 from pyterrier_noise.judges import RandomFlips
@@ -44,7 +44,8 @@ def test_a_small_budget_aligns_file_chunks_and_gives_the_same_result(files, monk
     assert built == [len(runs)] and model.sizes == [5, 5, 3]
     built.clear()
     model.sizes.clear()
-    small = robustness_experiment(runs, None, qrels, MEASURES, model, memory=1, **kw)
+    with pytest.warns(NoiseWarning, match=rf"{len(runs)} run file\(s\) need more than the memory budget of 1 bytes"):
+        small = robustness_experiment(runs, None, qrels, MEASURES, model, memory=1, **kw)
     assert built == [1] * len(runs) and model.sizes == [1] * 13   # one file a chunk, one replicate a chunk
     assert whole.names == small.names
     for name, frame in whole.frames().items():

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pyterrier_noise import InputError
+from pyterrier_noise import InputError, NoiseWarning
 from pyterrier_noise.io import list_run_files
 from pyterrier_noise.io.chunks import run_file_chunks, text_bytes
 from pyterrier_noise.measures import evaluate_arrays
@@ -39,7 +39,8 @@ def test_chunks_follow_the_budget_and_keep_the_order(files):
 def test_chunked_evaluation_equals_one_pass(files, perquery):
     runs, qrels = files
     whole = evaluate_arrays(runs, qrels, MEASURES, perquery=perquery, memory=None)
-    chunked = evaluate_arrays(runs, qrels, MEASURES, perquery=perquery, memory=1)   # one file a chunk
+    with pytest.warns(NoiseWarning, match=rf"^{len(runs)} run file\(s\) need more than the memory budget of 1 bytes"):
+        chunked = evaluate_arrays(runs, qrels, MEASURES, perquery=perquery, memory=1)   # one file a chunk
     assert chunked.run_names == whole.run_names and chunked.measures == whole.measures
     assert chunked.qids == whole.qids
     np.testing.assert_array_equal(chunked.value, whole.value)
@@ -55,5 +56,26 @@ def test_eval_memory_option_gives_the_same_output(files):
     one, chunked = run(), run("--memory", "0.000001")
     assert one.returncode == 0 and chunked.returncode == 0, chunked.stderr
     assert one.stdout == chunked.stdout and one.stdout.count("\n") > 100
+    # every file is over so small a budget: one warning says so, once
+    assert chunked.stderr.count("need more than the memory budget") == 1, chunked.stderr
+    assert "need more than" not in one.stderr
     bad = run("--memory", "0")
     assert bad.returncode == 2 and "--memory" in bad.stderr and "positive number of GiB" in bad.stderr
+
+
+def test_a_file_larger_than_the_budget_is_named_once(files, tmp_path):
+    """A chunk holds at least one file: a file whose reading needs more than the budget is read
+    whole, and a warning names the largest such file and the count (the command line's too)."""
+    runs, qrels = files
+    sizes = [text_bytes(f) for f in runs]
+    big = max(range(len(runs)), key=sizes.__getitem__)
+    budget = 4.5 * sizes[big] - 1                       # only the largest file is over
+    with pytest.warns(NoiseWarning, match="need more than the memory budget") as seen:
+        res = evaluate_arrays(runs, qrels, ["AP"], memory=budget)
+    msgs = [str(w.message) for w in seen if "memory budget" in str(w.message)]
+    over = sum(4.5 * s > budget for s in sizes)
+    assert len(msgs) == 1 and msgs[0].startswith(f"{over} run file(s)") and str(runs[big]) in msgs[0]
+    np.testing.assert_array_equal(res.value, evaluate_arrays(runs, qrels, ["AP"], memory=None).value)
+    cli = subprocess.run([sys.executable, "-m", "pyterrier_noise.cli", "eval", str(qrels), str(runs[big]), "-m", "AP",
+                          "--memory", str(budget / 2 ** 30)], capture_output=True, text=True)
+    assert cli.returncode == 0 and cli.stderr.count("need more than the memory budget") == 1, cli.stderr
