@@ -142,7 +142,7 @@ def run_once(cmd: list[str]) -> dict:
     err = proc.stderr.read().decode()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{' '.join(map(str, cmd[:6]))} ... failed: {err[-500:]}")
-    return {"wall_s": time.perf_counter() - t0, "peak_mib": ru.ru_maxrss / 1024.0}
+    return {"wall_s": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_stime, "peak_mib": ru.ru_maxrss / 1024.0}
 
 
 def main() -> int:
@@ -171,7 +171,8 @@ def main() -> int:
                 _, status, ru = os.wait4(proc.pid, 0)
                 if os.waitstatus_to_exitcode(status) != 0:
                     sys.exit(f"ours failed: {proc.stderr.read().decode()[-500:]}")
-                a.append({"wall_s": time.perf_counter() - t0, "peak_mib": ru.ru_maxrss / 1024.0})
+                a.append({"wall_s": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_stime,
+                          "peak_mib": ru.ru_maxrss / 1024.0})
             if not args.no_peer:
                 b.append(run_once(peer))
         if args.no_peer:
@@ -193,14 +194,20 @@ def main() -> int:
             worst = max(worst, abs(mine[(r, q, "AP")] - float(ap_)), abs(mine[(r, q, "P@10")] - float(p10)))
         med = lambda xs, k: float(np.median([x[k] for x in xs]))  # noqa: E731
         row = {"kind": args.kind, "runs": n, "positions": n * per_run, "ours_s": med(a, "wall_s"),
+               "ours_cpu_s": med(a, "cpu_s"), "peer_cpu_s": med(b, "cpu_s"), "load_average": os.getloadavg()[0],
                "ours_peak_mib": max(x["peak_mib"] for x in a), "peer_s": med(b, "wall_s"),
                "peer_peak_mib": max(x["peak_mib"] for x in b), "max_abs_diff": worst}
         row["ratio_peer_over_ours"] = row["peer_s"] / row["ours_s"]
+        # CPU time (user + system, every thread): a loaded machine disturbs it less than wall time,
+        # and it counts ours' second thread, so its ratio is the lower of the two on a quiet machine
+        row["cpu_ratio_peer_over_ours"] = row["peer_cpu_s"] / row["ours_cpu_s"]
         row["ours_bytes_per_position"] = row["ours_peak_mib"] * 2 ** 20 / row["positions"]
         rows.append(row)
         print(f"{args.kind} {n:4d} runs {row['positions'] / 1e6:7.1f}M positions: ours {row['ours_s']:6.1f} s "
               f"{row['ours_peak_mib'] / 1024:5.2f} GiB ({row['ours_bytes_per_position']:.0f} B/pos); pytrec_eval "
-              f"{row['peer_s']:6.1f} s {row['peer_peak_mib'] / 1024:5.2f} GiB; peer/ours {row['ratio_peer_over_ours']:.2f}x;"
+              f"{row['peer_s']:6.1f} s {row['peer_peak_mib'] / 1024:5.2f} GiB; peer/ours {row['ratio_peer_over_ours']:.2f}x "
+              f"(CPU {row['ours_cpu_s']:.1f} s against {row['peer_cpu_s']:.1f} s: {row['cpu_ratio_peer_over_ours']:.2f}x; "
+              f"load {row['load_average']:.1f});"
               f" max |diff| {worst:.1e}", flush=True)
     out = ROOT / "benchmarks" / "results" / "scale.json"
     out.parent.mkdir(parents=True, exist_ok=True)
