@@ -238,12 +238,12 @@ class SelectionQueue:
         self._a_rest, self._a_restval = nz, A[nz]
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
-        # each run's largest topic factor and the topic holding it (kept exact: a judgment marks the
-        # runs whose largest factor it changed, recomputed at the next full rebuild), so that the
-        # largest segment factor costs n_runs operations, not n_runs x n_topics
+        # each run's largest topic factor and the topic holding it, brought up to date at a full
+        # rebuild from the topics judged since (_largest_factor), so that the largest segment
+        # factor costs n_runs x judged topics operations, not n_runs x n_topics
         self._xmax = self._XT.max(axis=0) if T else np.zeros(S)
         self._xarg = self._XT.argmax(axis=0) if T else np.zeros(S, dtype=np.int64)
-        self._xstale = np.zeros(S, dtype=bool)
+        self._x_touched: list[int] = []
         self._exact_cache: dict[int, float] = {}       # row -> exact weight at the current factors
         self._exact_topics: dict[int, list[int]] = {}  # topic -> its rows in the cache
 
@@ -303,20 +303,28 @@ class SelectionQueue:
         """Current weight of each row, summed exactly (math.fsum) so that it does not depend on
         the summation order: the same state always gives the same bits."""
         ptr, data, prun = self._contrib.pool.indptr, self._contrib.pool.data, self._contrib.pool_run
-        XT, g, topic = self._XT, self._g, self._topic
         cache, by_topic = self._exact_cache, self._exact_topics
-        out = []
-        for j in rows.tolist():  # only the few rows tied at the top: never a hot loop
-            v = cache.get(j)
-            if v is None:
-                # kept until a factor of the row changes (_update_factors): rows tied at the top stay
-                # tied step after step when many topics share one pattern of weights
-                lo, hi = ptr[j], ptr[j + 1]
-                run = prun[lo:hi].astype(np.intp)   # take() with intp indices: no conversion inside
-                v = cache[j] = math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist())
-                by_topic.setdefault(int(topic[j]), []).append(j)
-            out.append(v)
-        return np.asarray(out, dtype=np.float64)
+        rows = rows.tolist()
+        # kept until a factor of the row changes (_update_factors): rows tied at the top stay tied
+        # step after step when many topics share one pattern of weights
+        miss = [j for j in rows if j not in cache]   # only the few rows tied at the top
+        if miss:
+            # the products of every missing row at once (the same operations as _exact_one, so the
+            # same bits), then each row's exact sum
+            m = np.asarray(miss, dtype=np.int64)
+            lo = ptr[m]
+            lens = ptr[m + 1] - lo
+            ends = np.cumsum(lens)
+            idx = np.repeat(lo - (ends - lens), lens) + np.arange(int(ends[-1]))
+            run = prun[idx].astype(np.intp)
+            t = np.repeat(self._topic[m], lens)
+            prod = (data[idx] * (self._XT[t, run] * self._g.take(run))).tolist()
+            a = 0
+            for j, b, tj in zip(miss, ends.tolist(), self._topic[m].tolist()):
+                cache[j] = math.fsum(prod[a:b])
+                by_topic.setdefault(tj, []).append(j)
+                a = b
+        return np.asarray([cache[j] for j in rows], dtype=np.float64)
 
     def _exact_one(self, j: int) -> float:
         """:meth:`_exact` of one row (the same operations, so the same bits)."""
@@ -343,21 +351,35 @@ class SelectionQueue:
         same value as the maximum of f (rounding is monotonic and the factors are >= 0)."""
         if not self._T or not self._pool_mask.any():
             return 0.0
-        stale = np.flatnonzero(self._xstale)
-        if len(stale):
-            cols = self._XT[:, stale]
-            self._xarg[stale] = cols.argmax(axis=0)
-            self._xmax[stale] = cols.max(axis=0)
-            self._xstale[stale] = False
+        if self._x_touched:
+            touched = np.unique(np.asarray(self._x_touched, dtype=np.int64))
+            self._x_touched.clear()
+            # a run whose largest X was at a judged topic: its column again; another: the larger of
+            # its largest X (at a topic not judged since) and the judged topics' (X can grow)
+            stale = np.isin(self._xarg, touched)
+            sub = self._XT[touched]
+            best = sub.argmax(axis=0)
+            val = sub[best, np.arange(self._S)]
+            up = ~stale & (val > self._xmax)
+            self._xmax[up] = val[up]
+            self._xarg[up] = touched[best[up]]
+            cols = np.flatnonzero(stale)
+            if len(cols):
+                full = self._XT[:, cols]
+                self._xarg[cols] = full.argmax(axis=0)
+                self._xmax[cols] = full.max(axis=0)
         return float((self._xmax * self._g)[self._pool_mask].max())
 
     def _block(self, t: int) -> tuple[int, int]:
-        """The head's rows ``[a, b)`` of topic ``t`` (the head is in table order), looked up once
-        per head and topic rather than a boundary kept for every topic."""
+        """The head's rows ``[a, b)`` of topic ``t`` (the head is in table order): from every
+        topic's boundaries when the topics are few, else looked up once per head and topic."""
         h = self._head
+        if h["block"] is not None:
+            return h["block"][t], h["block"][t + 1]
         ab = h["blocks"].get(t)
         if ab is None:
-            a, b = np.searchsorted(h["topic"], (t, t + 1)).tolist()
+            tp = h["topic"]
+            a, b = int(tp.searchsorted(t)), int(tp.searchsorted(t + 1))
             ab = h["blocks"][t] = (a, b)
         return ab
 
@@ -390,7 +412,9 @@ class SelectionQueue:
         U = C * self._XT[topic]
         hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
         hpos[rows] = np.arange(len(rows))
-        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos, topic=topic, blocks={}, rest=rest,
+        T = self._T   # few topics next to the head's rows: every topic's boundary at once
+        block = np.searchsorted(topic, np.arange(T + 1)) if T <= 8 * len(rows) else None
+        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos, topic=topic, block=block, blocks={}, rest=rest,
                           dirty_all=False, dirty=set(), **self._inverse_factors())
 
     def _inverse_factors(self) -> dict:
@@ -553,19 +577,13 @@ class SelectionQueue:
             XT_t = self._XT[t]
             x = self._x_values(mass.take(segs), base.take(segs) if self._c_query else None)
             XT_t.put(runs, x)
-            # the runs whose largest X was this topic's: recomputed at the next full rebuild
-            hit = self._xarg.take(runs) == t
+            self._x_touched.append(t)   # for the largest X (_largest_factor)
             if self._x_grows:
-                up = x > self._xmax.take(runs)
-                self._xmax[runs[up]] = x[up]
-                self._xarg[runs[up]] = t
-                hit &= ~up
                 for b0 in (h, self._reserve):   # X / X0 at the entries that changed
                     if b0 is not None:
                         r = float((x * b0["inv_x0"][t].take(runs)).max()) if len(runs) else 0.0
                         if r > b0["rx"]:
                             b0["rx"] = r
-            self._xstale[runs[hit]] = True
             if h is not None:
                 a, b = self._block(t)
                 if b > a:
