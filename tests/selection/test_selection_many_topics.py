@@ -133,3 +133,24 @@ def test_head_size_never_changes_the_choices_on_many_topics(kw, head):
     assert (a["weight"].to_numpy() > 0).all()
     if "per_topic_quota" in kw:
         assert small.topic_counts.max() == 1
+
+
+@pytest.mark.parametrize("kw", [dict(method="C", score_scope="query"), dict(method="C"), dict(method="B"),
+                                dict(method="C", score_scope="query", pool_runs=["r1", "r3"])])
+def test_largest_factor_is_the_maximum_over_every_segment(kw):
+    """The largest segment factor a full rebuild bounds the rows outside the head with, kept from
+    each run's largest topic factor and the topics judged since, is the maximum of the factor over
+    every segment of the pool runs, to the bit, judgment after judgment (Method C's topic factors
+    grow when a relevant document is found, B's only fall)."""
+    runs, qrels = many_topics(5, n_topics=200)
+    sel = JudgmentSelector(runs, p=P, **kw)
+    queue = sel._queue
+    pool = np.repeat(np.isin(sel.run_names, sel.pool_runs), sel.n_topics)
+    grew = False
+    for step in range(120):
+        before = queue._XT.copy()
+        sel.judge(qrels, 1)
+        grew |= bool((queue._XT > before).any())
+        if step % 3 == 0 or step > 100:   # several judged topics between some of the checks
+            assert queue._largest_factor() == queue._factor_flat()[pool].max()
+    assert grew == (kw.get("score_scope") == "query")
