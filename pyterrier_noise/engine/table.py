@@ -178,13 +178,15 @@ class JudgmentTable:
             import pyarrow.compute as pc
             from .._arrow import int64_array, numbers
             encoded = pc.dictionary_encode(qid)
-            qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)[numbers(encoded.indices)]
+            qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)   # distinct, as they first appear
+            codes = numbers(encoded.indices)
             by_docno = numbers(pc.sort_indices(docno))
             doc_key = np.empty(len(by_docno), dtype=np.int64)
             doc_key[by_docno] = np.arange(len(by_docno))
         else:
             qids, doc_key = np.asarray(qid, dtype=object), np.asarray(docno, dtype=object)
-        keep, perm, topics, tix, start = _order(qids, doc_key, topics)
+            codes = None
+        keep, perm, topics, tix, start = _order(qids, doc_key, topics, codes)
         rows = np.flatnonzero(keep)[perm]
         labels = np.asarray(labels, dtype=np.float64)[rows]
         return cls(None, topics, tix, start, labels,
@@ -194,9 +196,11 @@ class JudgmentTable:
         return len(self.labels)
 
 
-def _order(qid: np.ndarray, docno: np.ndarray, topics: Sequence[str] | None) -> tuple:
+def _order(qid: np.ndarray, docno: np.ndarray, topics: Sequence[str] | None, codes: np.ndarray | None = None) -> tuple:
     """(rows kept: of the topics; their order by (topic, docno); the topics; topic of each row in
-    that order; first row of each topic) of judgments given as qid and docno object arrays."""
+    that order; first row of each topic) of judgments given as qid and docno object arrays; with
+    ``codes``, ``qid`` holds the distinct qids in order of first appearance and ``codes`` each
+    row's index into them (a lookup per distinct qid, not per row)."""
     qids = qid.tolist()
     if topics is None:
         topics = natural_sort(list(dict.fromkeys(qids)))
@@ -204,6 +208,8 @@ def _order(qid: np.ndarray, docno: np.ndarray, topics: Sequence[str] | None) -> 
     order = {t: i for i, t in enumerate(topics)}
     # one dict lookup per row, iterated in C (map over a builtin), not in Python bytecode
     tix = np.array(list(map(order.get, qids, itertools.repeat(-1, len(qids)))), dtype=np.int64)
+    if codes is not None:
+        tix = tix[codes]
     keep = tix >= 0
     tix = tix[keep]
     perm = np.lexsort((docno[keep], tix))

@@ -69,7 +69,12 @@ class _Rows:
 
     def __matmul__(self, x: np.ndarray) -> np.ndarray:
         """The product with a vector: each row's sum of ``data * x[indices]``, in entry order."""
-        prod = np.take(x, self.indices)
+        return self.row_sums(np.take(x, self.indices))
+
+    def row_sums(self, values: np.ndarray) -> np.ndarray:
+        """Each row's sum of ``data * values`` (``values``: one per entry, overwritten), in entry
+        order: the product with a vector whose entries at ``indices`` are ``values``."""
+        prod = values
         prod *= self.data
         lens = np.diff(self.indptr)
         if len(lens) and lens.min() > 0:   # no empty row: one segmented sum

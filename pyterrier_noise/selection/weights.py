@@ -107,7 +107,7 @@ class SelectionQueue:
         self._avail[a:b] = False
         h = self._head
         if h is not None:
-            x, y = h["block"][t], h["block"][t + 1]
+            x, y = self._block(t)
             h["C"][x:y] = 0.0
             h["U"][x:y] = 0.0
             h["w"][x:y] = 0.0
@@ -238,7 +238,12 @@ class SelectionQueue:
         self._a_rest, self._a_restval = nz, A[nz]
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
-        self._seg_pool = np.repeat(self._pool_mask, T)
+        # each run's largest topic factor and the topic holding it, brought up to date at a full
+        # rebuild from the topics judged since (_largest_factor), so that the largest segment
+        # factor costs n_runs x judged topics operations, not n_runs x n_topics
+        self._xmax = self._XT.max(axis=0) if T else np.zeros(S)
+        self._xarg = self._XT.argmax(axis=0) if T else np.zeros(S, dtype=np.int64)
+        self._x_touched: list[int] = []
         self._exact_cache: dict[int, float] = {}       # row -> exact weight at the current factors
         self._exact_topics: dict[int, list[int]] = {}  # topic -> its rows in the cache
 
@@ -298,20 +303,28 @@ class SelectionQueue:
         """Current weight of each row, summed exactly (math.fsum) so that it does not depend on
         the summation order: the same state always gives the same bits."""
         ptr, data, prun = self._contrib.pool.indptr, self._contrib.pool.data, self._contrib.pool_run
-        XT, g, topic = self._XT, self._g, self._topic
         cache, by_topic = self._exact_cache, self._exact_topics
-        out = []
-        for j in rows.tolist():  # only the few rows tied at the top: never a hot loop
-            v = cache.get(j)
-            if v is None:
-                # kept until a factor of the row changes (_update_factors): rows tied at the top stay
-                # tied step after step when many topics share one pattern of weights
-                lo, hi = ptr[j], ptr[j + 1]
-                run = prun[lo:hi].astype(np.intp)   # take() with intp indices: no conversion inside
-                v = cache[j] = math.fsum((data[lo:hi] * (XT[topic[j]].take(run) * g.take(run))).tolist())
-                by_topic.setdefault(int(topic[j]), []).append(j)
-            out.append(v)
-        return np.asarray(out, dtype=np.float64)
+        rows = rows.tolist()
+        # kept until a factor of the row changes (_update_factors): rows tied at the top stay tied
+        # step after step when many topics share one pattern of weights
+        miss = [j for j in rows if j not in cache]   # only the few rows tied at the top
+        if miss:
+            # the products of every missing row at once (the same operations as _exact_one, so the
+            # same bits), then each row's exact sum
+            m = np.asarray(miss, dtype=np.int64)
+            lo = ptr[m]
+            lens = ptr[m + 1] - lo
+            ends = np.cumsum(lens)
+            idx = np.repeat(lo - (ends - lens), lens) + np.arange(int(ends[-1]))
+            run = prun[idx].astype(np.intp)
+            t = np.repeat(self._topic[m], lens)
+            prod = (data[idx] * (self._XT[t, run] * self._g.take(run))).tolist()
+            a = 0
+            for j, b, tj in zip(miss, ends.tolist(), self._topic[m].tolist()):
+                cache[j] = math.fsum(prod[a:b])
+                by_topic.setdefault(tj, []).append(j)
+                a = b
+        return np.asarray([cache[j] for j in rows], dtype=np.float64)
 
     def _exact_one(self, j: int) -> float:
         """:meth:`_exact` of one row (the same operations, so the same bits)."""
@@ -324,6 +337,52 @@ class SelectionQueue:
         """f[s * T + q] for every segment."""
         return (self._XT * self._g[None, :]).T.ravel()
 
+    def _times_factors(self, W: Any) -> np.ndarray:
+        """``W @ f`` (f: :meth:`_factor_flat`), with f computed only at W's entries when they are
+        fewer than the segments (the same products, so the same bits): a rebuild of the head costs
+        what its rows hold, not n_runs x n_topics."""
+        if len(W.indices) >= self._S * self._T:
+            return W @ self._factor_flat()
+        s, q = np.divmod(W.indices, self._T)
+        return W.row_sums(self._XT[q, s] * self._g[s])
+
+    def _largest_factor(self) -> float:
+        """The largest factor of a pool run's segment: max over pool runs of (largest X) * g, the
+        same value as the maximum of f (rounding is monotonic and the factors are >= 0)."""
+        if not self._T or not self._pool_mask.any():
+            return 0.0
+        if self._x_touched:
+            touched = np.unique(np.asarray(self._x_touched, dtype=np.int64))
+            self._x_touched.clear()
+            # a run whose largest X was at a judged topic: its column again; another: the larger of
+            # its largest X (at a topic not judged since) and the judged topics' (X can grow)
+            stale = np.isin(self._xarg, touched)
+            sub = self._XT[touched]
+            best = sub.argmax(axis=0)
+            val = sub[best, np.arange(self._S)]
+            up = ~stale & (val > self._xmax)
+            self._xmax[up] = val[up]
+            self._xarg[up] = touched[best[up]]
+            cols = np.flatnonzero(stale)
+            if len(cols):
+                full = self._XT[:, cols]
+                self._xarg[cols] = full.argmax(axis=0)
+                self._xmax[cols] = full.max(axis=0)
+        return float((self._xmax * self._g)[self._pool_mask].max())
+
+    def _block(self, t: int) -> tuple[int, int]:
+        """The head's rows ``[a, b)`` of topic ``t`` (the head is in table order): from every
+        topic's boundaries when the topics are few, else looked up once per head and topic."""
+        h = self._head
+        if h["block"] is not None:
+            return h["block"][t], h["block"][t + 1]
+        ab = h["blocks"].get(t)
+        if ab is None:
+            tp = h["topic"]
+            a, b = int(tp.searchsorted(t)), int(tp.searchsorted(t + 1))
+            ab = h["blocks"][t] = (a, b)
+        return ab
+
     def _refresh(self, n: int) -> None:
         """Rebuild the head: the available candidates of largest weight, as a dense (head x runs)
         matrix.  Weights are computed for a prefix of the rows by decreasing Method A weight,
@@ -333,13 +392,12 @@ class SelectionQueue:
         times as many), with a bound on every row outside head and reserve.  The next rebuilds
         recompute only the head's and reserve's rows, as long as their best beat that bound times
         the growth of the factors since the full rebuild; otherwise the rebuild is full again."""
-        S, T = self._S, self._T
-        f = self._factor_flat()
+        S = self._S
         n_avail = int(np.count_nonzero(self._avail))
         k = min(max(self.head_size, 4 * n) * self._head_scale, n_avail)
-        picked = self._refresh_from_reserve(f, k)
+        picked = self._refresh_from_reserve(k)
         if picked is None:
-            picked = self._refresh_full(f, k)
+            picked = self._refresh_full(k)
         rows, rest = picked
         rows = np.sort(rows)   # table order: grouped by topic
         # dense contributions of the head rows
@@ -354,33 +412,37 @@ class SelectionQueue:
         U = C * self._XT[topic]
         hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
         hpos[rows] = np.arange(len(rows))
-        inv_g0, inv_x0 = self._inverse_factors()
-        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos,
-                          block=np.searchsorted(topic, np.arange(T + 1)), rest=rest,
-                          inv_g0=inv_g0, inv_x0=inv_x0, dirty_all=False, dirty=set())
+        T = self._T   # few topics next to the head's rows: every topic's boundary at once
+        block = np.searchsorted(topic, np.arange(T + 1)) if T <= 8 * len(rows) else None
+        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos, topic=topic, block=block, blocks={}, rest=rest,
+                          dirty_all=False, dirty=set(), **self._inverse_factors())
 
-    def _inverse_factors(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _inverse_factors(self) -> dict:
         """1 / the current run factors g (pool runs; 0 elsewhere) and topic factors X (0 where 0):
-        the baseline of :meth:`_growth`."""
+        the baseline of :meth:`_growth`; ``rx``: the largest X / X0 since (an upper bound, raised
+        by each judgment at the entries it changes: :meth:`_update_factors`)."""
         inv_g0 = inv_x0 = None   # needed only for factors that can grow (_growth_since)
+        rx = 1.0
         if self._g_grows:
             g0 = np.where(self._pool_mask, self._g, 0.0)
             inv_g0 = np.where(g0 > 0, 1.0 / np.where(g0 > 0, g0, 1.0), 0.0)
         if self._x_grows:
             XT0 = self._XT
             inv_x0 = np.where(XT0 > 0, 1.0 / np.where(XT0 > 0, XT0, 1.0), 0.0)
-        return inv_g0, inv_x0
+            ratio = XT0 * inv_x0
+            rx = float(ratio.max()) if ratio.size else 1.0
+        return dict(inv_g0=inv_g0, inv_x0=inv_x0, rx=rx)
 
-    def _refresh_full(self, f: np.ndarray, k: int) -> tuple[np.ndarray, float]:
+    def _refresh_full(self, k: int) -> tuple[np.ndarray, float]:
         """The ``k`` available rows of largest weight over the Method A prefix that can matter, and
         the bound on every other row; keeps the reserve for :meth:`_refresh_from_reserve`."""
-        fmax = float(f[self._seg_pool].max()) if self._seg_pool.any() else 0.0
+        fmax = self._largest_factor()
         n_rows = self._a_n
         m = min(n_rows, max(8 * k, self._min_prefix, self._prefix))
         while True:
             order, A = self._a_top(m)
             W = self._a_prefix(m)
-            v = W.head(m) @ f
+            v = self._times_factors(W.head(m))
             rows = order[:m]
             v[~self._avail[rows]] = -np.inf
             outside = float(A[m]) * fmax if m < n_rows else -np.inf
@@ -406,19 +468,18 @@ class SelectionQueue:
             cut = float(-np.partition(-v, r)[r])            # the largest weight left out
             cand = np.flatnonzero(v > cut)
             res_rest = max(cut, outside)
-            inv_g0, inv_x0 = self._inverse_factors()
             self._reserve = dict(rows=rows[cand], W=self._contrib.pool.take_rows(rows[cand]), rest=res_rest,
-                                 inv_g0=inv_g0, inv_x0=inv_x0)
+                                 **self._inverse_factors())
         return rows[keep], rest
 
-    def _refresh_from_reserve(self, f: np.ndarray, k: int) -> tuple[np.ndarray, float] | None:
+    def _refresh_from_reserve(self, k: int) -> tuple[np.ndarray, float] | None:
         """The head from the reserve kept by the last full rebuild, when the reserve alone decides
         it: its ``k``-th best weight beats the bound on every row outside it (the bound at the full
         rebuild times the growth of any factor since).  None when it does not."""
         res = self._reserve
         if res is None or k == 0:
             return None
-        v = res["W"] @ f
+        v = self._times_factors(res["W"])
         v[~self._avail[res["rows"]]] = -np.inf
         n_ok = int(np.count_nonzero(np.isfinite(v)))
         if n_ok <= k:
@@ -426,7 +487,7 @@ class SelectionQueue:
         tau = float(-np.partition(-v, k - 1)[k - 1])
         bound = res["rest"]
         if bound != -np.inf:
-            bound *= self._growth_since(res["inv_g0"], res["inv_x0"])
+            bound *= self._growth_since(res)
         if not bound * (1 + _SLACK) < tau * (1 - _SLACK):
             return None
         keep = v >= tau
@@ -434,21 +495,20 @@ class SelectionQueue:
         rest = max(float(below.max()) if len(below) else -np.inf, bound)
         return res["rows"][keep], rest
 
-    def _growth_since(self, inv_g0: np.ndarray | None, inv_x0: np.ndarray | None) -> float:
-        """Upper bound on the growth of any segment's factor since the factors whose inverses are
-        given: w <= w0 * max(f / f0) for every row."""
+    def _growth_since(self, base: dict) -> float:
+        """Upper bound on the growth of any segment's factor since the factors whose inverses
+        ``base`` holds (:meth:`_inverse_factors`): w <= w0 * max(f / f0) for every row."""
         rho = 1.0
         if self._x_grows:
-            rho *= float((self._XT * inv_x0).max())
+            rho *= base["rx"]
         if self._g_grows:
-            rho *= float((self._g * inv_g0).max())
+            rho *= float((self._g * base["inv_g0"]).max())
         return rho
 
     def _growth(self) -> float:
         """Upper bound on the growth of any segment's factor since the last refresh: w <= w0 *
         max(f / f0) for every row outside the head."""
-        h = self._head
-        return self._growth_since(h["inv_g0"], h["inv_x0"])
+        return self._growth_since(self._head)
 
     def _head_weights(self) -> np.ndarray:
         h = self._head
@@ -458,7 +518,7 @@ class SelectionQueue:
             h["dirty"].clear()
         elif h["dirty"]:
             for t in h["dirty"]:  # the topics judged since the last proposal (usually one)
-                a, b = h["block"][t], h["block"][t + 1]
+                a, b = self._block(t)
                 h["w"][a:b] = h["U"][a:b] @ self._g
             h["dirty"].clear()
         return h["w"]
@@ -515,9 +575,17 @@ class SelectionQueue:
                 del self._exact_cache[j]
         if self._x_query:
             XT_t = self._XT[t]
-            XT_t.put(runs, self._x_values(mass.take(segs), base.take(segs) if self._c_query else None))
+            x = self._x_values(mass.take(segs), base.take(segs) if self._c_query else None)
+            XT_t.put(runs, x)
+            self._x_touched.append(t)   # for the largest X (_largest_factor)
+            if self._x_grows:
+                for b0 in (h, self._reserve):   # X / X0 at the entries that changed
+                    if b0 is not None:
+                        r = float((x * b0["inv_x0"][t].take(runs)).max()) if len(runs) else 0.0
+                        if r > b0["rx"]:
+                            b0["rx"] = r
             if h is not None:
-                a, b = h["block"][t], h["block"][t + 1]
+                a, b = self._block(t)
                 if b > a:
                     np.multiply(h["C"][a:b], XT_t, out=h["U"][a:b])
                     h["dirty"].add(t)

@@ -113,3 +113,44 @@ def test_choices_on_many_topics_equal_brute_force(method):
     table = list(zip(sel._qid, sel._docno))
     assert list(zip(h["qid"], h["docno"])) == [table[j] for j in rows]
     np.testing.assert_allclose(h["weight"].to_numpy(), weights, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("head", [2, 16])
+@pytest.mark.parametrize("kw", [dict(method="C"), dict(method="B"), dict(method="C", score_scope="query"),
+                                dict(method="B", residual_scope="system"), dict(method="C", per_topic_quota=1)])
+def test_head_size_never_changes_the_choices_on_many_topics(kw, head):
+    """A head far smaller than the topics (its topics' rows looked up one judged topic at a time;
+    16 rows last several steps before a rebuild) and one holding every candidate (every topic's
+    boundaries at once) make the same choices with the same weights: the head's size is speed only."""
+    runs, qrels = many_topics(4, n_topics=400)
+    small = JudgmentSelector(runs, p=P, head_size=head, **kw)
+    large = JudgmentSelector(runs, p=P, head_size=100_000, **kw)
+    small.judge(qrels, 150)
+    large.judge(qrels, 150)
+    a, b = small.history, large.history
+    assert len(a) == 150
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["weight"].to_numpy() > 0).all()
+    if "per_topic_quota" in kw:
+        assert small.topic_counts.max() == 1
+
+
+@pytest.mark.parametrize("kw", [dict(method="C", score_scope="query"), dict(method="C"), dict(method="B"),
+                                dict(method="C", score_scope="query", pool_runs=["r1", "r3"])])
+def test_largest_factor_is_the_maximum_over_every_segment(kw):
+    """The largest segment factor a full rebuild bounds the rows outside the head with, kept from
+    each run's largest topic factor and the topics judged since, is the maximum of the factor over
+    every segment of the pool runs, to the bit, judgment after judgment (Method C's topic factors
+    grow when a relevant document is found, B's only fall)."""
+    runs, qrels = many_topics(5, n_topics=200)
+    sel = JudgmentSelector(runs, p=P, **kw)
+    queue = sel._queue
+    pool = np.repeat(np.isin(sel.run_names, sel.pool_runs), sel.n_topics)
+    grew = False
+    for step in range(120):
+        before = queue._XT.copy()
+        sel.judge(qrels, 1)
+        grew |= bool((queue._XT > before).any())
+        if step % 3 == 0 or step > 100:   # several judged topics between some of the checks
+            assert queue._largest_factor() == queue._factor_flat()[pool].max()
+    assert grew == (kw.get("score_scope") == "query")
