@@ -197,12 +197,15 @@ def _check_parent(path: Path, what: str) -> None:
 def _probe(directory: Path, what: str) -> None:
     """Create and remove a temporary file in ``directory``: the only test of writability that root obeys too."""
     probe = directory / f"{TMP_PREFIX}{os.getpid()}-probe"
+    _LIVE.add(probe)   # an interrupt between creating and removing it still removes it
     try:
         fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
         raise InputError(f"{what}: cannot write in {directory} ({_reason(exc)})") from None
+    finally:
+        _LIVE.discard(probe)
 
 
 def check_output_file(path: str | Path, what: str = "--out") -> Path:
@@ -288,8 +291,8 @@ class OutputDirectory:
         if p.exists() and not p.is_dir():
             raise InputError(f"{self._label()}: is a file; expected a directory")
         if not p.exists():
+            _CREATED.add(p)   # first: an interrupt once it exists still removes it (if empty)
             _check_parent(p / "x", self.what)
-            _CREATED.add(p)
         else:
             _probe(p, self._label())
         remove_dead_temporaries(p)
@@ -317,8 +320,8 @@ class OutputDirectory:
         stage = self.path / f"{TMP_PREFIX}{os.getpid()}"
         if stage not in _LIVE:
             _remove(stage)
+            _LIVE.add(stage)   # before it exists: an interrupt right after the mkdir still removes it
             stage.mkdir(parents=True)
-            _LIVE.add(stage)
         return stage
 
     def write(self, name: str, data: bytes | str) -> Path:
