@@ -122,15 +122,47 @@ def vaswani_pisa(vaswani, tmp_path_factory):
     return index
 
 
-@pytest.fixture(scope="session")
+#: data read once and shared by the consecutive tests that use it (an xdist group runs on one worker,
+#: in collection order), by fixture name; dropped when the last of those tests is done
+_HELD: dict = {}
+
+
+def _give_back_memory() -> None:
+    """Collect, then hand glibc's freed heap back to the system, so that the rest of the worker's
+    tests (and the processes they fork, which inherit its size) do not carry the dropped data."""
+    import ctypes
+    import gc
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):   # not glibc
+        pass
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    result = yield          # the finished module's fixtures are torn down by now
+    names = [n for n in _HELD if n in item.fixturenames
+             and (nextitem is None or n not in getattr(nextitem, "fixturenames", ()))]
+    for name in names:
+        del _HELD[name]
+    if names:
+        _give_back_memory()
+    return result
+
+
+@pytest.fixture(scope="module")
 def covid_collection(covid):
-    """TREC-COVID round 1 read once for the session: (qrels, {run name: frame}), all 143 runs.
-    Shared by every reference test: treat the frames as read-only."""
-    from pyterrier_noise import read_qrels, read_runs
-    qrels = read_qrels(covid / "qrels-rnd1.txt")
-    runs = read_runs(covid / "runs")
-    assert len(runs) == 143
-    return qrels, runs
+    """TREC-COVID round 1: (qrels, {run name: frame}), all 143 runs, read once for the tests that
+    use it one after another (its xdist group) and dropped after the last of them.  Shared by every
+    reference test: treat the frames as read-only."""
+    if "covid_collection" not in _HELD:
+        from pyterrier_noise import read_qrels, read_runs
+        qrels = read_qrels(covid / "qrels-rnd1.txt")
+        runs = read_runs(covid / "runs")
+        assert len(runs) == 143
+        _HELD["covid_collection"] = qrels, runs
+    return _HELD["covid_collection"]
 
 
 def random_collection(seed: int, n_runs: int = 3, n_topics: int = 4, n_docs: int = 30, depth: int = 15,
