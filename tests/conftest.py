@@ -53,10 +53,17 @@ def pytest_configure(config):
                             "gives, make_collection(**params) (default_collection() when unmarked)")
 
 
-#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA):
-#: under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's addopts) each one's users run on one
-#: worker, so it is built once, not once per worker
-SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa"}
+#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA,
+#: the papers' quick reproductions): under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's addopts)
+#: each one's users run on one worker, so it is built once, not once per worker
+SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa", "reproduced": "reproduced"}
+#: module fixtures that take seconds (commands run on TREC-COVID, a browser started, brute-force
+#: references), as file::fixture: loadgroup schedules an ungrouped test on its own, so a module's tests
+#: would be spread over both workers and each would build the fixture; the tests of a module taking one
+#: run together
+MODULE_GROUPS = {"test_ties_bruteforce_new.py::case", "test_report.py::demo", "test_report_browser.py::covid_pages",
+                 "test_report_browser.py::driver", "test_web_browser.py::browser", "test_versions_covid.py::study",
+                 "test_worker_pool.py::big_runs"}
 
 
 @pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the xdist_group markers
@@ -66,8 +73,10 @@ def pytest_collection_modifyitems(config, items):
         if (item.path.name in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW_TESTS
                 or fixtures & {"covid", "vaswani"}):
             item.add_marker(pytest.mark.slow)
-        for fixture in fixtures & SESSION_GROUPS.keys():
-            item.add_marker(pytest.mark.xdist_group(SESSION_GROUPS[fixture]))
+        groups = [SESSION_GROUPS[f] for f in SESSION_GROUPS if f in fixtures]
+        groups += [item.path.stem for f in fixtures if f"{item.path.name}::{f}" in MODULE_GROUPS]
+        if groups:      # one group a test: the first shared fixture it takes
+            item.add_marker(pytest.mark.xdist_group(groups[0]))
 
 
 def require(path: Path) -> Path:
