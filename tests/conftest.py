@@ -53,10 +53,17 @@ def pytest_configure(config):
                             "gives, make_collection(**params) (default_collection() when unmarked)")
 
 
-#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA):
-#: under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's addopts) each one's users run on one
-#: worker, so it is built once, not once per worker
-SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa"}
+#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA,
+#: the papers' quick reproductions): under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's addopts)
+#: each one's users run on one worker, so it is built once, not once per worker
+SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa", "reproduced": "reproduced"}
+#: module fixtures that take seconds (commands run on TREC-COVID, a browser started, brute-force
+#: references), as file::fixture: loadgroup schedules an ungrouped test on its own, so a module's tests
+#: would be spread over both workers and each would build the fixture; the tests of a module taking one
+#: run together
+MODULE_GROUPS = {"test_ties_bruteforce_new.py::case", "test_report.py::demo", "test_report_browser.py::covid_pages",
+                 "test_report_browser.py::driver", "test_web_browser.py::browser", "test_versions_covid.py::study",
+                 "test_worker_pool.py::big_runs"}
 
 
 @pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the xdist_group markers
@@ -66,8 +73,10 @@ def pytest_collection_modifyitems(config, items):
         if (item.path.name in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW_TESTS
                 or fixtures & {"covid", "vaswani"}):
             item.add_marker(pytest.mark.slow)
-        for fixture in fixtures & SESSION_GROUPS.keys():
-            item.add_marker(pytest.mark.xdist_group(SESSION_GROUPS[fixture]))
+        groups = [SESSION_GROUPS[f] for f in SESSION_GROUPS if f in fixtures]
+        groups += [item.path.stem for f in fixtures if f"{item.path.name}::{f}" in MODULE_GROUPS]
+        if groups:      # one group a test: the first shared fixture it takes
+            item.add_marker(pytest.mark.xdist_group(groups[0]))
 
 
 def require(path: Path) -> Path:
@@ -122,15 +131,47 @@ def vaswani_pisa(vaswani, tmp_path_factory):
     return index
 
 
-@pytest.fixture(scope="session")
+#: data read once and shared by the consecutive tests that use it (an xdist group runs on one worker,
+#: in collection order), by fixture name; dropped when the last of those tests is done
+_HELD: dict = {}
+
+
+def _give_back_memory() -> None:
+    """Collect, then hand glibc's freed heap back to the system, so that the rest of the worker's
+    tests (and the processes they fork, which inherit its size) do not carry the dropped data."""
+    import ctypes
+    import gc
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):   # not glibc
+        pass
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    result = yield          # the finished module's fixtures are torn down by now
+    names = [n for n in _HELD if n in item.fixturenames
+             and (nextitem is None or n not in getattr(nextitem, "fixturenames", ()))]
+    for name in names:
+        del _HELD[name]
+    if names:
+        _give_back_memory()
+    return result
+
+
+@pytest.fixture(scope="module")
 def covid_collection(covid):
-    """TREC-COVID round 1 read once for the session: (qrels, {run name: frame}), all 143 runs.
-    Shared by every reference test: treat the frames as read-only."""
-    from pyterrier_noise import read_qrels, read_runs
-    qrels = read_qrels(covid / "qrels-rnd1.txt")
-    runs = read_runs(covid / "runs")
-    assert len(runs) == 143
-    return qrels, runs
+    """TREC-COVID round 1: (qrels, {run name: frame}), all 143 runs, read once for the tests that
+    use it one after another (its xdist group) and dropped after the last of them.  Shared by every
+    reference test: treat the frames as read-only."""
+    if "covid_collection" not in _HELD:
+        from pyterrier_noise import read_qrels, read_runs
+        qrels = read_qrels(covid / "qrels-rnd1.txt")
+        runs = read_runs(covid / "runs")
+        assert len(runs) == 143
+        _HELD["covid_collection"] = qrels, runs
+    return _HELD["covid_collection"]
 
 
 def random_collection(seed: int, n_runs: int = 3, n_topics: int = 4, n_docs: int = 30, depth: int = 15,

@@ -33,7 +33,7 @@ def oracle_like_references(texts, runs, qrels):
     judged = judged_labels(qrels)
     out = {}
     for name, run in runs.items():
-        ranks = {o: topic_rankings(run, qrels, o) for o in set(ORDER_OF.values())}
+        ranks = {o: topic_rankings(run, qrels, o) for o in {ORDER_OF[provider_of(t)] for t in texts}}
         for t in texts:
             m = measure(t)
             rk = ranks[ORDER_OF[provider_of(t)]]
