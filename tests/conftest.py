@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import functools
+import gc
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -29,7 +28,6 @@ def _reference_corrections_without_gc() -> None:
     ``gc.collect()`` on every Holm call: in a test process holding thousands of objects that is
     0.1-0.7 s a call, and the brute-force references call it thousands of times.  The values do not
     depend on it, so the tests' copy runs with ``gc.collect`` a no-op for the call's duration."""
-    import gc
     try:
         from statsmodels.stats import multitest
     except ImportError:
@@ -48,15 +46,16 @@ def _reference_corrections_without_gc() -> None:
 
 
 def pytest_configure(config):
-    _reference_corrections_without_gc()
+    if getattr(config, "workerinput", None) is not None or not getattr(config.option, "numprocesses", None):
+        _reference_corrections_without_gc()   # where tests run: not in pytest-xdist's controller
     config.addinivalue_line("markers", "collection(**params): the synthetic collection the module's `coll` fixture "
                             "gives, make_collection(**params) (default_collection() when unmarked)")
 
 
-#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA):
-#: under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's addopts) each one's users run on one
-#: worker, so it is built once, not once per worker
-SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa"}
+#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA, the
+#: reproductions on the synthetic collection): under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's
+#: addopts) each one's users run on one worker, so it is built once, not once per worker
+SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa", "reproduced": "reproduced"}
 
 
 @pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the xdist_group markers
@@ -68,6 +67,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         for fixture in fixtures & SESSION_GROUPS.keys():
             item.add_marker(pytest.mark.xdist_group(SESSION_GROUPS[fixture]))
+        # the other tests of a file run on one worker: its module fixtures (``coll``, a demo's output, parsed
+        # sources) are built once, not once on each worker
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def pytest_collection_finish(session):
+    """What collection left (the test items, the imported libraries) stays for the whole session: kept out
+    of the garbage collector's full passes, which would otherwise walk it again and again.  Hypothesis is
+    loaded first: its plugins register their random generators, a check that looks for referrers with
+    ``gc.get_referrers``, which does not see frozen objects."""
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        pass
+    gc.collect()
+    gc.freeze()
 
 
 def require(path: Path) -> Path:
@@ -136,6 +152,8 @@ def covid_collection(covid):
 def random_collection(seed: int, n_runs: int = 3, n_topics: int = 4, n_docs: int = 30, depth: int = 15,
                       judged_frac: float = 0.6, tie_decimals: int | None = None, grades: int = 3):
     """Small random runs and qrels: {name: frame}, qrels frame (some retrieved documents unjudged)."""
+    import numpy as np
+    import pandas as pd
     rng = np.random.default_rng(seed)
     runs = {}
     for r in range(n_runs):
