@@ -20,6 +20,9 @@ SLOW_TESTS = {
     "test_expected_ties_equal_brute_force",          # every ordering of every tie group, many seeds
     "test_sigkill_loses_nothing_and_resumes_identically", "test_concurrent_writers_are_refused",
     "test_cli_interactive_in_tmux", "test_cli_interactive_in_a_subprocess",
+    # whole processes (the interpreter, the imports, the exit status): about a second of CPU each
+    "test_plot_rbp_ranges_returns_a_figure_without_pyplot", "test_eval_memory_option_gives_the_same_output",
+    "test_the_real_process_exits_2_with_one_sentence", "test_eval_command_with_qrels_needing_a_word_says_it",
 }
 
 
