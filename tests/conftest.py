@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import functools
+import gc
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -21,6 +20,9 @@ SLOW_TESTS = {
     "test_expected_ties_equal_brute_force",          # every ordering of every tie group, many seeds
     "test_sigkill_loses_nothing_and_resumes_identically", "test_concurrent_writers_are_refused",
     "test_cli_interactive_in_tmux", "test_cli_interactive_in_a_subprocess",
+    # whole processes (the interpreter, the imports, the exit status): about a second of CPU each
+    "test_plot_rbp_ranges_returns_a_figure_without_pyplot", "test_eval_memory_option_gives_the_same_output",
+    "test_the_real_process_exits_2_with_one_sentence", "test_eval_command_with_qrels_needing_a_word_says_it",
 }
 
 
@@ -29,7 +31,6 @@ def _reference_corrections_without_gc() -> None:
     ``gc.collect()`` on every Holm call: in a test process holding thousands of objects that is
     0.1-0.7 s a call, and the brute-force references call it thousands of times.  The values do not
     depend on it, so the tests' copy runs with ``gc.collect`` a no-op for the call's duration."""
-    import gc
     try:
         from statsmodels.stats import multitest
     except ImportError:
@@ -48,22 +49,16 @@ def _reference_corrections_without_gc() -> None:
 
 
 def pytest_configure(config):
-    _reference_corrections_without_gc()
+    if getattr(config, "workerinput", None) is not None or not getattr(config.option, "numprocesses", None):
+        _reference_corrections_without_gc()   # where tests run: not in pytest-xdist's controller
     config.addinivalue_line("markers", "collection(**params): the synthetic collection the module's `coll` fixture "
                             "gives, make_collection(**params) (default_collection() when unmarked)")
 
 
-#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA,
-#: the papers' quick reproductions): under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's addopts)
-#: each one's users run on one worker, so it is built once, not once per worker
+#: session fixtures that are costly to build (the 143 TREC-COVID runs read, Vaswani indexed with PISA, the
+#: reproductions on the synthetic collection): under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's
+#: addopts) each one's users run on one worker, so it is built once, not once per worker
 SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa", "reproduced": "reproduced"}
-#: module fixtures that take seconds (commands run on TREC-COVID, a browser started, brute-force
-#: references), as file::fixture: loadgroup schedules an ungrouped test on its own, so a module's tests
-#: would be spread over both workers and each would build the fixture; the tests of a module taking one
-#: run together
-MODULE_GROUPS = {"test_ties_bruteforce_new.py::case", "test_report.py::demo", "test_report_browser.py::covid_pages",
-                 "test_report_browser.py::driver", "test_web_browser.py::browser", "test_versions_covid.py::study",
-                 "test_worker_pool.py::big_runs"}
 
 
 @pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the xdist_group markers
@@ -74,9 +69,23 @@ def pytest_collection_modifyitems(config, items):
                 or fixtures & {"covid", "vaswani"}):
             item.add_marker(pytest.mark.slow)
         groups = [SESSION_GROUPS[f] for f in SESSION_GROUPS if f in fixtures]
-        groups += [item.path.stem for f in fixtures if f"{item.path.name}::{f}" in MODULE_GROUPS]
-        if groups:      # one group a test: the first shared fixture it takes
-            item.add_marker(pytest.mark.xdist_group(groups[0]))
+        # one group a test: the first shared fixture it takes; the other tests of a file run on one
+        # worker, so its module fixtures (``coll``, a demo's output, parsed sources) are built once, not
+        # once on each worker
+        item.add_marker(pytest.mark.xdist_group(groups[0] if groups else item.nodeid.split("::")[0]))
+
+
+def pytest_collection_finish(session):
+    """What collection left (the test items, the imported libraries) stays for the whole session: kept out
+    of the garbage collector's full passes, which would otherwise walk it again and again.  Hypothesis is
+    loaded first: its plugins register their random generators, a check that looks for referrers with
+    ``gc.get_referrers``, which does not see frozen objects."""
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError:
+        pass
+    gc.collect()
+    gc.freeze()
 
 
 def require(path: Path) -> Path:
@@ -177,6 +186,8 @@ def covid_collection(covid):
 def random_collection(seed: int, n_runs: int = 3, n_topics: int = 4, n_docs: int = 30, depth: int = 15,
                       judged_frac: float = 0.6, tie_decimals: int | None = None, grades: int = 3):
     """Small random runs and qrels: {name: frame}, qrels frame (some retrieved documents unjudged)."""
+    import numpy as np
+    import pandas as pd
     rng = np.random.default_rng(seed)
     runs = {}
     for r in range(n_runs):

@@ -58,6 +58,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["are_run_paths", "AlignedRuns"]
 
+#: how many bytes of per-measure position weights an alignment keeps (AlignedRuns.effective_weights)
+WEIGHTS_CACHE_BYTES = 256 * 2 ** 20
+
 
 def are_run_paths(runs) -> bool:
     """Whether ``runs`` names run files: a path, or a non-empty list of paths."""
@@ -647,7 +650,9 @@ class AlignedRuns:
     def effective_weights(self, spec: MeasureSpec, weights) -> np.ndarray:
         """Weight of each judged position for a linear measure whose position weights are
         ``weights(spec, length)``: its own weight, or under ``expected`` ties the mean weight of the
-        positions its tie group spans (positions past the cutoff weigh 0); cached per spec."""
+        positions its tie group spans (positions past the cutoff weigh 0); cached per spec, the
+        least recently made going first once the cached weights pass :data:`WEIGHTS_CACHE_BYTES`
+        (a fine grid of persistences would otherwise keep one array per persistence)."""
         key = ("w", spec.family, spec.p, spec.T, spec.cutoff, spec.tail)
         w_eff = self._cache.get(key)
         if w_eff is None:
@@ -661,6 +666,12 @@ class AlignedRuns:
             else:
                 w_eff = w[j["pos"]]
             self._cache[key] = w_eff
+            held = [k for k in self._cache if isinstance(k, tuple) and k[0] == "w"]
+            total = sum(self._cache[k].nbytes for k in held)
+            for k in held[:-1]:
+                if total <= WEIGHTS_CACHE_BYTES:
+                    break
+                total -= self._cache.pop(k).nbytes
         return w_eff
 
     def weighted_sum(self, data: np.ndarray, G: np.ndarray) -> np.ndarray:
