@@ -58,7 +58,8 @@ def register_cli(subparsers: Any) -> None:
         epilog=VERSIONS_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options.measures(help="measure in ir_measures syntax (repeatable), e.g. AP, nDCG@10, 'RBP(p=0.8)'"),
                  options.seed(), options.out(force=True), options.progress(),
-                 options.ties(help="tie policy of every measure (default: each measure's own)")])
+                 options.ties(help="tie policy of every measure (default: each measure's own)"),
+                 options.memory("the experiment")])
     p.add_argument("--qrels", action="append", required=True, type=_named_qrels, metavar="NAME=FILE",
                    help="a label version: its name and TREC qrels file (repeat, at least twice)")
     p.add_argument("run_files", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
@@ -94,9 +95,12 @@ def _cmd_versions(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         raise InputError(f"--qrels: version names must be unique, got {names}")
     files = run_file_arguments(args.run_files)
+    from ..io.chunks import run_file_chunks
+    memory = args.memory * 2 ** 30
     # the run files are read in threads from here on (decompression and Arrow's parser release the
-    # GIL) while pandas and the library are imported and the qrels versions are read, as eval does
-    reading = RunFileReader(files, os.cpu_count() or 1)
+    # GIL) while pandas and the library are imported and the qrels versions are read, as eval does;
+    # more files than fit in --memory are read later, a chunk of files at a time
+    reading = RunFileReader(files, os.cpu_count() or 1) if len(run_file_chunks(files, memory)) == 1 else files
     from ..experiments import versions_experiment
     from ..io import read_qrels, run_name
     qrels = {n: read_qrels(path) for n, path in args.qrels}
@@ -109,7 +113,7 @@ def _cmd_versions(args: argparse.Namespace) -> int:
     res = versions_experiment(reading, None, qrels, args.measures, baseline=bases or None, reference=args.reference,
                               test=args.test, correction=args.correction, correction_alpha=args.alpha,
                               unjudged=args.unjudged, ties=args.ties, top_k=args.top_k, seed=args.seed,
-                              progress=args.progress)
+                              progress=args.progress, memory=memory)
     tables = {"scores.tsv": res.frame, "summary.tsv": res.summary, "leaderboards.tsv": res.leaderboards,
               "pairs.tsv": res.pairs, "significance.tsv": res.significance,
               "label_agreement.tsv": res.label_agreement, "confusion.tsv": res.confusion}

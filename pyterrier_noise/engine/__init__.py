@@ -2,7 +2,8 @@
 
 Modules: :mod:`.spec` (MeasureSpec and the constants), :mod:`.registry` (the kernel registry: one
 kernel per measure family), :mod:`.table` (JudgmentTable), :mod:`.kernels` (the kernels, tie
-handling included) and :mod:`.align` (AlignedRuns: building and evaluating).
+handling included), :mod:`.align` (AlignedRuns: building and evaluating) and :mod:`.chunked` (run
+files a chunk of files at a time).
 """
 from .._lazy import attach
 from . import kernels  # noqa: F401  (registers every kernel: MeasureSpec.validate looks its family up)
@@ -13,4 +14,5 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "table": "JudgmentTable TOPICS_ATTR qrels_topics declare_topics",
     "kernels": "gains rbp_weights position_weights inst_utility evaluate_tied expected_ap INST_MAX_ORDERINGS MODES",
     "align": "are_run_paths AlignedRuns",
+    "chunked": "evaluate_in_chunks file_chunks",
 })

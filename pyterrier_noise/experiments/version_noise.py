@@ -23,8 +23,10 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
+from .._warnings import NoiseWarning, warn
 from .._vocab import DRAWS, Draw
 from ..engine import AlignedRuns
+from ..engine.chunked import evaluate_in_chunks, file_chunks
 from ..stats import correct_pvalues, paired_test
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -100,8 +102,8 @@ def model_values(res: "VersionsResult", model: Any, n_replicates: int, seed: int
     L = np.asarray(model.sample_labels(res.table, n_replicates, seed=seed), dtype=np.float64)
     out: dict[str, np.ndarray] = {}
     for pol, measures in _by_policy(res).items():
-        aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore")
-        got = aligned.evaluate([res.specs[m] for m in measures], L)
+        got = evaluate_in_chunks(res.runs, res.table, [res.specs[m] for m in measures], L, res.params.get("memory"),
+                                 ties=pol, on_topic_mismatch="ignore")
         for m in measures:
             out[m] = got[res.specs[m].validate()]
     return out
@@ -176,6 +178,10 @@ def _unjudged_means(res: "VersionsResult") -> dict[str, tuple[np.ndarray, np.nda
     if res.runs is None:
         return out
     top = np.nanmax(res.labels) if np.isfinite(res.labels).any() else 1.0
+    if file_chunks(res.runs, res.params.get("memory"), warn=False) is not None:
+        warn("noise_floor: the unjudged completions align every run at once, beyond the memory budget (a "
+             "completion's relevant documents are those every run retrieved, so it cannot take a chunk of runs)",
+             NoiseWarning)
     for pol, measures in _by_policy(res).items():
         aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore", include_unjudged=True)
         y = aligned.table.labels
@@ -196,8 +202,8 @@ def _tie_means(res: "VersionsResult", ref: int) -> dict[str, tuple[np.ndarray, n
     specs = [res.specs[m] for m in res.measures]
     got = []
     for pol in ("pessimistic", "optimistic"):
-        aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore")
-        got.append(aligned.evaluate(specs, res.labels[:, ref]))
+        got.append(evaluate_in_chunks(res.runs, res.table, specs, res.labels[:, ref], res.params.get("memory"),
+                                      ties=pol, on_topic_mismatch="ignore"))
     for m, spec in zip(res.measures, specs):
         a, b = (g[spec.validate()][:, :, 0].mean(axis=1) for g in got)
         out[m] = (np.minimum(a, b), np.maximum(a, b))

@@ -33,7 +33,9 @@ import pandas as pd
 
 from .._progress import progress_bar
 from .._validation import InputError, announce, check_choice, check_int, check_probability, check_ties
-from ..engine import AlignedRuns, JudgmentTable, are_run_paths, qrels_topics
+from ..engine import JudgmentTable, are_run_paths, qrels_topics
+from ..engine.chunked import evaluate_in_chunks, file_chunks
+from ..io.chunks import DEFAULT_MEMORY
 from ..io import RunFileReader, read_qrels, read_runs, run_file_arguments, run_name
 from .._vocab import (CORRECTIONS, TESTS, TOPIC_MISMATCH, UNJUDGED_POLICIES, Correction, Draw, Test, TiePolicy,
                       TopicMismatch, UnjudgedPolicy)
@@ -163,7 +165,8 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
                         perquery: bool = False, unjudged: UnjudgedPolicy = "trec_eval", ties: TiePolicy | None = None,
                         top_k: int = 10, rbo_p: float = RBO_P, round: int | Mapping[str, int] | None = None,
                         n_resamples: int = 10_000, seed: int = 0, progress: bool | None = None,
-                        on_topic_mismatch: TopicMismatch = "warn") -> "VersionsResult":
+                        on_topic_mismatch: TopicMismatch = "warn",
+                        memory: float | None = DEFAULT_MEMORY) -> "VersionsResult":
     """``pt.Experiment`` over several label versions of the qrels, aligned once.
 
     Args:
@@ -194,6 +197,10 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
         progress: progress bar over the alignment and evaluation.
         on_topic_mismatch: ``"warn"``, ``"error"`` or ``"ignore"`` for topics not judged in every
             version and run topics without qrels.
+        memory: bytes that reading run files may take (default 4 GiB, as ``eval --memory``): more
+            files than fit are read, aligned and evaluated a chunk of files at a time, here and in
+            the result's later alignments (:func:`~pyterrier_noise.engine.chunked.evaluate_in_chunks`),
+            with the same values; None: all at once.
 
     Returns:
         A :class:`VersionsResult`.
@@ -211,6 +218,8 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
     check_probability("rbo_p", rbo_p)
     top_k = check_int("top_k", top_k, 1)
     check_frame_options(round, None)
+    if memory is not None and not memory > 0:
+        raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
     metrics = list(eval_metrics) if not isinstance(eval_metrics, (str, bytes)) else [eval_metrics]
     if not metrics:
         raise InputError("eval_metrics is empty; give at least one measure, e.g. ['AP', 'nDCG@10']")
@@ -226,6 +235,7 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
     if reference not in versions:
         raise InputError(f"reference {reference!r} is not one of the versions {vnames}")
     names, runs = _systems(retr_systems, topics, names)
+    file_chunks(runs, memory)   # warns of a run file that alone needs more than the budget
     if len(names) < 2:
         raise InputError(f"a label-versions experiment needs at least 2 systems, got {len(names)} "
                          f"({', '.join(map(str, names)) or 'none'})")
@@ -237,11 +247,11 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
         runs = _evaluated_rows(runs, judged, evaluated, topics)
     policies = [ties or own for _, own in parsed]
     values = _evaluate_versions(runs, table, L, labels, parsed, policies, names, evaluated, len(vnames),
-                                on_topic_mismatch, progress)
+                                on_topic_mismatch, progress, memory)
     params = dict(baselines=[names[b] for b in bases], reference=reference, test=test, correction=correction,
                   correction_alpha=correction_alpha, unjudged=unjudged, ties=ties, top_k=top_k, rbo_p=rbo_p,
                   round=round, n_resamples=n_resamples, seed=seed, perquery=perquery,
-                  policies=dict(zip(labels, policies)))
+                  policies=dict(zip(labels, policies)), memory=memory)
     res = VersionsResult(names, evaluated, labels, vnames, values, table, L, params,
                          runs=runs, specs={lab: spec for lab, (spec, _) in zip(labels, parsed)})
     if perquery:
@@ -269,25 +279,25 @@ def _evaluated_rows(runs: dict[str, pd.DataFrame], judged: Mapping[str, Any], ev
 
 def _evaluate_versions(runs: Any, table: Any, L: np.ndarray, labels: list[str], parsed: list, policies: list[str],
                        names: list[str], evaluated: Sequence[str], n_versions: int, on_topic_mismatch: str,
-                       progress: bool) -> dict[str, np.ndarray]:
+                       progress: bool, memory: float | None = None) -> dict[str, np.ndarray]:
     """Every measure's ``(systems, topics, versions)`` values: the runs aligned once per tie
-    policy (the first alignment announces topic mismatches) and evaluated on the label matrix
-    ``L``; RBP projected is the midpoint where undefined."""
-    bar = progress_bar(total=2 * len(set(policies)), desc=f"{len(names)} runs x {n_versions} versions",
+    policy (the first alignment announces topic mismatches; run files a chunk of files at a time
+    within ``memory`` bytes) and evaluated on the label matrix ``L``; RBP projected is the
+    midpoint where undefined."""
+    bar = progress_bar(total=len(set(policies)), desc=f"{len(names)} runs x {n_versions} versions",
                        unit="step", enabled=progress)
     values: dict[str, np.ndarray] = {}
     for k, pol in enumerate(dict.fromkeys(policies)):
-        aligned = AlignedRuns.build(runs, table, ties=pol, on_topic_mismatch=on_topic_mismatch if k == 0 else "ignore")
-        bar.update(1)
         items = [(lab, spec) for lab, (spec, _), p in zip(labels, parsed, policies) if p == pol]
-        out = aligned.evaluate(dict.fromkeys(s for _, s in items), L)
+        out = evaluate_in_chunks(runs, table, dict.fromkeys(s for _, s in items), L, memory, ties=pol,
+                                 on_topic_mismatch=on_topic_mismatch if k == 0 else "ignore")
+        bar.update(1)
         for lab, spec in items:
             v = out[spec]
             if spec.component == "projected":
                 v = np.where(np.isnan(v), 0.5, v)
             check_finite("version", lab, v, names, evaluated)
             values[lab] = v
-        bar.update(1)
     bar.close()
     return values
 

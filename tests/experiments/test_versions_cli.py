@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import pyterrier_noise as pn
 from conftest import random_collection
 from pyterrier_noise.cli import main
 from pyterrier_noise.experiments import versions_experiment
@@ -65,3 +66,46 @@ def test_cli_bad_input_is_a_sentence(files, capsys):
     assert code == 2 and "--baseline 'nope'" in capsys.readouterr().err
     code = main(["versions", "--qrels", f"a={tmp / 'a.qrels'}", *paths, "-m", "AP", "--out", str(tmp / "o3")])
     assert code == 2 and "at least 2 versions" in capsys.readouterr().err
+
+
+def test_a_small_memory_budget_reads_a_file_at_a_time_and_writes_the_same_files(files, monkeypatch):
+    """``--memory``: more run files than fit are aligned a chunk of files at a time, for the scores
+    and for the noise tables' own alignments (unjudged completions and tie orders), with the same
+    bytes in every table."""
+    from pyterrier_noise import NoiseWarning
+    from pyterrier_noise.engine import chunked
+    tmp, paths, _ = files
+    sizes = []
+    real = chunked.AlignedRuns.build
+    monkeypatch.setattr(chunked.AlignedRuns, "build", lambda runs, *a, **k: sizes.append(len(runs)) or real(runs, *a, **k))
+    argv = ["versions", "--qrels", f"nist={tmp / 'a.qrels'}", "--qrels", f"second={tmp / 'b.qrels'}", *paths,
+            "-m", "AP", "-m", "RBP(p=0.8)", "--baseline", "run0", "--noise-resamples", "30", "--noise-floor",
+            "--no-report", "--quiet"]
+    assert main([*argv, "--out", str(tmp / "whole")]) == 0
+    assert sizes == [len(paths)] * len(sizes) and sizes   # one alignment of every run each time
+    sizes.clear()
+    with pytest.warns(NoiseWarning) as seen:
+        assert main([*argv, "--out", str(tmp / "small"), "--memory", "1e-9"]) == 0
+    said = [str(w.message) for w in seen]
+    assert any(s.startswith(f"{len(paths)} run file(s) need more than the memory budget") for s in said), said
+    # the unjudged completions of noise_floor.tsv need every run at once, and say so
+    assert any(s.startswith("noise_floor: the unjudged completions align every run at once") for s in said), said
+    assert sizes.count(len(paths)) == 1 and set(sizes) == {1, len(paths)}   # the rest a file at a time
+    tables = sorted(p.name for p in (tmp / "whole").glob("*.tsv"))
+    assert {"scores.tsv", "judgment_noise.tsv", "noise_floor.tsv"} <= set(tables)
+    for name in tables:
+        assert (tmp / "whole" / name).read_bytes() == (tmp / "small" / name).read_bytes(), name
+
+
+def test_versions_experiment_in_chunks_equals_one_pass(files):
+    tmp, paths, versions = files
+    whole = versions_experiment(paths, None, versions, ["AP", "nDCG@10", "RBP(p=0.8)"], memory=None)
+    with pytest.warns(pn.NoiseWarning, match="need more than the memory budget"):
+        small = versions_experiment(paths, None, versions, ["AP", "nDCG@10", "RBP(p=0.8)"], memory=1)
+    for m in whole.measures:
+        np.testing.assert_array_equal(whole.values[m], small.values[m])
+    with pytest.warns(pn.NoiseWarning, match="unjudged completions align every run at once"):
+        floor = small.noise_floor(n_resamples=20)
+    pd.testing.assert_frame_equal(whole.noise_floor(n_resamples=20), floor, check_exact=True)
+    with pytest.raises(pn.InputError, match="memory must be a positive number"):
+        versions_experiment(paths, None, versions, ["AP"], memory=0)

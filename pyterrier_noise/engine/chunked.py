@@ -1,0 +1,72 @@
+"""Evaluate run files a chunk of files at a time: runs are evaluated independently, so aligning and
+evaluating the files of each chunk (sized from a memory budget by
+:func:`~pyterrier_noise.io.chunks.run_file_chunks`) and joining the chunks' values in run order
+gives the values of one alignment of every run, while only one chunk's positions are held."""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from ..io import RunFileReader, run_file_arguments
+from ..io.chunks import DEFAULT_MEMORY, run_file_chunks, warn_oversized
+from .align import AlignedRuns, are_run_paths
+from .spec import MeasureSpec
+
+__all__ = ["evaluate_in_chunks", "file_chunks"]
+
+
+def file_chunks(runs: Any, memory: float | None = DEFAULT_MEMORY, warn: bool = True) -> list[list] | None:
+    """The chunks of files that ``runs`` (run file paths, or a
+    :class:`~pyterrier_noise.io.RunFileReader`) would be read in under ``memory`` bytes (with
+    ``warn``, a warning names a file that alone needs more); None when ``runs`` are not files or
+    fit at once."""
+    if memory is None:
+        return None
+    if isinstance(runs, RunFileReader):
+        files = list(runs.paths)
+    elif are_run_paths(runs):
+        files = run_file_arguments([runs] if isinstance(runs, (str, os.PathLike)) else runs)
+    else:
+        return None
+    chunks = run_file_chunks(files, memory)
+    if warn:
+        warn_oversized(files, memory)
+    return chunks if len(chunks) > 1 else None
+
+
+def evaluate_in_chunks(runs: Any, table: Any, measures: Iterable[MeasureSpec],
+                       labels: np.ndarray | Callable[[AlignedRuns], np.ndarray] | None = None,
+                       memory: float | None = DEFAULT_MEMORY, **build: Any) -> dict[MeasureSpec, np.ndarray]:
+    """``AlignedRuns.build(runs, table, **build).evaluate(measures, labels)``, with run files read,
+    aligned and evaluated a chunk of files at a time when ``memory`` bytes would not hold them all;
+    the values ``(runs, topics, versions)`` are the same, in run order.  ``labels``: as
+    :meth:`AlignedRuns.evaluate` takes them, or a function of each alignment (for labels over an
+    alignment's own table, e.g. with ``include_unjudged=True``).  A file that alone needs more
+    than ``memory`` is read whole; :func:`file_chunks` says so.
+
+    Example::
+
+        from pyterrier_noise.engine import JudgmentTable
+        from pyterrier_noise.engine.chunked import evaluate_in_chunks
+        from pyterrier_noise.measures import to_spec
+        table = JudgmentTable.from_frame(qrels)
+        ap = to_spec("AP")[0]
+        values = evaluate_in_chunks(run_files, table, [ap], memory=2 ** 30)[ap]   # (runs, topics, 1)
+    """
+    specs = list(measures)
+    chunks = file_chunks(runs, memory, warn=False)   # the caller warns once, not once an alignment
+    if chunks is None:
+        aligned = AlignedRuns.build(runs, table, **build)
+        return aligned.evaluate(specs, labels(aligned) if callable(labels) else labels)
+    parts = []
+    for files in chunks:
+        reader = RunFileReader(files, os.cpu_count() or 1)
+        try:
+            aligned = AlignedRuns.build(reader, table, **build)
+            parts.append(aligned.evaluate(specs, labels(aligned) if callable(labels) else labels))
+            aligned = None   # one chunk's alignment at a time
+        finally:
+            reader.forget()
+    return {spec: np.concatenate([p[spec] for p in parts]) for spec in parts[0]}
