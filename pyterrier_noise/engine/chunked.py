@@ -5,7 +5,7 @@ gives the values of one alignment of every run, while only one chunk's positions
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -37,14 +37,15 @@ def file_chunks(runs: Any, memory: float | None = DEFAULT_MEMORY, warn: bool = T
 
 
 def evaluate_in_chunks(runs: Any, table: Any, measures: Iterable[MeasureSpec],
-                       labels: np.ndarray | Callable[[AlignedRuns], np.ndarray] | None = None,
+                       labels: np.ndarray | None = None,
                        memory: float | None = DEFAULT_MEMORY, **build: Any) -> dict[MeasureSpec, np.ndarray]:
     """``AlignedRuns.build(runs, table, **build).evaluate(measures, labels)``, with run files read,
     aligned and evaluated a chunk of files at a time when ``memory`` bytes would not hold them all;
     the values ``(runs, topics, versions)`` are the same, in run order.  ``labels``: as
-    :meth:`AlignedRuns.evaluate` takes them, or a function of each alignment (for labels over an
-    alignment's own table, e.g. with ``include_unjudged=True``).  A file that alone needs more
-    than ``memory`` is read whole; :func:`file_chunks` says so.
+    :meth:`AlignedRuns.evaluate` takes them, over ``table``'s rows.  (With ``include_unjudged=True``
+    each chunk's table grows by its own runs' unjudged documents only, so labels given to those
+    rows, such as counting every unjudged document relevant, need one alignment of every run.)  A
+    file that alone needs more than ``memory`` is read whole; :func:`file_chunks` says so.
 
     Example::
 
@@ -58,15 +59,12 @@ def evaluate_in_chunks(runs: Any, table: Any, measures: Iterable[MeasureSpec],
     specs = list(measures)
     chunks = file_chunks(runs, memory, warn=False)   # the caller warns once, not once an alignment
     if chunks is None:
-        aligned = AlignedRuns.build(runs, table, **build)
-        return aligned.evaluate(specs, labels(aligned) if callable(labels) else labels)
+        return AlignedRuns.build(runs, table, **build).evaluate(specs, labels)
     parts = []
     for files in chunks:
         reader = RunFileReader(files, os.cpu_count() or 1)
         try:
-            aligned = AlignedRuns.build(reader, table, **build)
-            parts.append(aligned.evaluate(specs, labels(aligned) if callable(labels) else labels))
-            aligned = None   # one chunk's alignment at a time
+            parts.append(AlignedRuns.build(reader, table, **build).evaluate(specs, labels))
         finally:
             reader.forget()
     return {spec: np.concatenate([p[spec] for p in parts]) for spec in parts[0]}
