@@ -257,7 +257,8 @@ def available_memory() -> int | None:
         return None
 
 
-def _size(nbytes: float) -> str:
+def byte_size(nbytes: float) -> str:
+    """``nbytes`` for people: ``"512 bytes"``, ``"4.9 KiB"``, ``"3.4 GiB"``."""
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if nbytes < 1024 or unit == "PiB":
             return f"{nbytes:.0f} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
@@ -270,5 +271,5 @@ def check_memory(what: str, nbytes: float, how: str, available: int | None = Non
     take more than the memory available, before allocating them."""
     free = available_memory() if available is None else available
     if free is not None and nbytes > free:
-        raise InputError(f"{what} needs about {_size(nbytes)} of memory ({how}) and {_size(free)} is available; "
+        raise InputError(f"{what} needs about {byte_size(nbytes)} of memory ({how}) and {byte_size(free)} is available; "
                          "ask for less")

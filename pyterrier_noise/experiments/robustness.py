@@ -155,7 +155,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     if memory is not None and not memory > 0:
         raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
     prep = _prepare(retr_systems, topics, qrels, names, baseline, labels, parsed, ties, on_topic_mismatch,
-                    progress, None if memory is None else memory / 4)
+                    progress, memory)
     if memory is not None:
         chunk_size = min(chunk_size, _replicates_that_fit(memory / 2, len(prep.names), len(prep.table.topics),
                                                           len(labels)))
@@ -210,8 +210,8 @@ def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: 
              baseline: int | str | None, labels: list[str], parsed: list[tuple[MeasureSpec, str]],
              ties: str | None, on_topic_mismatch: str, progress: bool, memory: float | None = None) -> _Prepared:
     """Read the systems and the qrels, build the judgment table over the evaluated topics and align
-    the runs to it once per tie policy; run files a chunk of files at a time when ``memory`` bytes
-    would not hold reading them all at once."""
+    the runs to it once per tie policy; run files a chunk of files at a time when a quarter of the
+    experiment's ``memory`` bytes would not hold reading them all at once."""
     names, files, results = _read_systems(retr_systems, topics, names)
     if len(names) < 2:
         read = f" (read as a run: {', '.join(map(str, files))})" if files else ""
@@ -224,9 +224,9 @@ def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: 
         # topics frame without qrels were announced by _judgment_table
         runs = _on_topics(runs, set(wanted), set(table.topics), on_topic_mismatch)
     policies = [ties or own for _, own in parsed]
-    groups = run_file_chunks(runs, memory) if files is not None else [runs]
+    groups = run_file_chunks(runs, None if memory is None else memory / 4) if files is not None else [runs]
     if files is not None:
-        warn_oversized(files, None if memory is None else 4 * memory)   # the whole budget: a file read whole
+        warn_oversized(files, memory)   # against the whole budget: a file read whole may take more than its quarter
     aligned = _align(groups, table, list(dict.fromkeys(policies)), on_topic_mismatch, progress)
     by_policy: dict[str, list[tuple[str, MeasureSpec]]] = {}
     for lab, (spec, _), pol in zip(labels, parsed, policies):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from .._validation import InputError
+from .._validation import InputError, byte_size
 from .._warnings import NoiseWarning, warn
 
 __all__ = ["DEFAULT_MEMORY", "BYTES_PER_TEXT_BYTE", "run_file_chunks", "text_bytes", "warn_oversized"]
@@ -56,14 +56,6 @@ def run_file_chunks(files: Sequence, memory: float | None = DEFAULT_MEMORY) -> l
     return chunks
 
 
-
-def _size(n: float) -> str:
-    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n:.0f} bytes"
-
-
 def warn_oversized(files: Sequence, memory: float | None) -> None:
     """Warn once about the run files whose reading alone needs more than ``memory`` bytes (estimated
     at :data:`BYTES_PER_TEXT_BYTE` a byte of their text): a chunk holds at least one file, so such a
@@ -74,6 +66,6 @@ def warn_oversized(files: Sequence, memory: float | None) -> None:
     over = [(f, need) for f, need in over if need > memory]
     if over:
         f, need = max(over, key=lambda x: x[1])
-        warn(f"{len(over)} run file(s) need more than the memory budget of {_size(memory)} to read (the largest, "
-             f"{f}, about {_size(need)}); each is read whole, as a chunk holds at least one run file",
+        warn(f"{len(over)} run file(s) need more than the memory budget of {byte_size(memory)} to read (the largest, "
+             f"{f}, about {byte_size(need)}); each is read whole, as a chunk holds at least one run file",
              NoiseWarning)

@@ -17,13 +17,16 @@ def _display(message, category, filename, lineno, file=None, line=None):
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
-def _zero_based_runs(tmp_path, n_runs=4):
+def _runs(tmp_path, n_runs=4, first_rank=0, sep=" "):
+    """Qrels and a directory of ``n_runs`` runs on two topics: ranks from ``first_rank`` (0: the
+    0-based ranks warning, once per file) and ``sep`` between the Q0 and docno fields (a tab: lines
+    that mix tabs and spaces, one warning of one kind per file)."""
     qrels = tmp_path / "qrels"
     qrels.write_text("".join(f"{q} 0 d{d} {d % 2}\n" for q in (1, 2) for d in range(5)))
     runs = tmp_path / "runs"
     runs.mkdir()
     for r in range(n_runs):
-        (runs / f"run{r}").write_text("".join(f"{q} Q0 d{d} {d} {10 - d - r * 0.1} run{r}\n"
+        (runs / f"run{r}").write_text("".join(f"{q} Q0{sep}d{d} {d + first_rank} {10 - d - r * 0.1} run{r}\n"
                                               for q in (1, 2) for d in range(5)))
     return qrels, runs
 
@@ -36,7 +39,7 @@ def test_warning_kind_ignores_file_names_numbers_and_quoted_values():
 
 
 def test_eval_on_zero_based_runs_warns_once(tmp_path, capsys, monkeypatch):
-    qrels, runs = _zero_based_runs(tmp_path)
+    qrels, runs = _runs(tmp_path)
     monkeypatch.setattr(warnings, "showwarning", _display)
     assert main(["eval", str(qrels), str(runs), "-m", "AP"]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
@@ -60,29 +63,17 @@ def test_cli_prints_a_repeated_kind_once_with_its_count(capsys):
 
 @pytest.mark.parametrize("n_runs", [3, 9])   # 9: read in worker processes
 def test_a_reader_warning_is_blamed_on_the_callers_line(tmp_path, n_runs):
-    _, runs = _zero_based_runs(tmp_path, n_runs=n_runs)
+    _, runs = _runs(tmp_path, n_runs=n_runs)
     with pytest.warns(CoercionWarning, match="ranks start at 0") as record:
         read_runs(runs)
     assert [w.filename for w in record] == [__file__]
     assert f"ranks start at 0 in {n_runs} run files ({2 * n_runs} rankings" in str(record[0].message)
 
 
-def _mixed_separator_runs(tmp_path, n_runs):
-    """Runs whose lines mix tabs and spaces: one warning of one kind per run file."""
-    qrels = tmp_path / "qrels"
-    qrels.write_text("".join(f"{q} 0 d{d} {d % 2}\n" for q in (1, 2) for d in range(5)))
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    for r in range(n_runs):
-        (runs / f"run{r}").write_text("".join(f"{q} Q0\td{d} {d + 1} {10 - d - r * 0.1} run{r}\n"
-                                              for q in (1, 2) for d in range(5)))
-    return qrels, runs
-
-
 @pytest.mark.parametrize("n_runs", [3, 9])   # 9: read in worker processes
 def test_a_repeated_kind_is_one_line_and_a_count_by_default_and_every_line_under_verbose(
         tmp_path, capsys, monkeypatch, n_runs):
-    qrels, runs = _mixed_separator_runs(tmp_path, n_runs)
+    qrels, runs = _runs(tmp_path, n_runs, first_rank=1, sep="\t")
     monkeypatch.setattr(warnings, "showwarning", _display)
     assert main(["eval", str(qrels), str(runs), "-m", "AP"]) == 0
     quiet = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]

@@ -10,7 +10,7 @@ import pytest
 
 from pyterrier_noise import InputError, NoiseWarning
 from pyterrier_noise.io import list_run_files
-from pyterrier_noise.io.chunks import run_file_chunks, text_bytes
+from pyterrier_noise.io.chunks import BYTES_PER_TEXT_BYTE, run_file_chunks, text_bytes
 from pyterrier_noise.measures import evaluate_arrays
 from pyterrier_noise.synthetic import default_collection
 
@@ -69,11 +69,11 @@ def test_a_file_larger_than_the_budget_is_named_once(files, tmp_path):
     runs, qrels = files
     sizes = [text_bytes(f) for f in runs]
     big = max(range(len(runs)), key=sizes.__getitem__)
-    budget = 4.5 * sizes[big] - 1                       # only the largest file is over
+    budget = BYTES_PER_TEXT_BYTE * sizes[big] - 1       # only the largest file is over
     with pytest.warns(NoiseWarning, match="need more than the memory budget") as seen:
         res = evaluate_arrays(runs, qrels, ["AP"], memory=budget)
     msgs = [str(w.message) for w in seen if "memory budget" in str(w.message)]
-    over = sum(4.5 * s > budget for s in sizes)
+    over = sum(BYTES_PER_TEXT_BYTE * s > budget for s in sizes)
     assert len(msgs) == 1 and msgs[0].startswith(f"{over} run file(s)") and str(runs[big]) in msgs[0]
     np.testing.assert_array_equal(res.value, evaluate_arrays(runs, qrels, ["AP"], memory=None).value)
     cli = subprocess.run([sys.executable, "-m", "pyterrier_noise.cli", "eval", str(qrels), str(runs[big]), "-m", "AP",
