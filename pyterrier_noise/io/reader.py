@@ -295,7 +295,7 @@ def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np
     if not np.isfinite(label).all() or (label < 0).any() or (label >= 2.0 ** 53).any() or \
             (label != np.floor(label)).any():
         return None
-    qcodes, quniq = _codes([t], "qid")
+    qcodes, quniq = _codes([t], "qid", grouped=True)
     dcodes, duniq = _codes([t], "docno")
     key = np.sort(qcodes.astype(np.int64) * len(duniq) + dcodes)
     if (key[1:] == key[:-1]).any():
@@ -332,10 +332,10 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     score = np.concatenate([numbers(c) for t in tables for c in t.column("score").chunks])
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
     if local_docnos:
-        qcodes, quniq = _codes(tables, "qid")
+        qcodes, quniq = _codes(tables, "qid", grouped=True)
         dcodes, duniq = _local_codes(tables, run_idx, qcodes)
     else:
-        (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"))
+        (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"), grouped=("qid",))
     quniq = np.asarray(quniq.to_pylist(), dtype=object)
     if not arrow_docnos:
         duniq = np.asarray(duniq.to_pylist(), dtype=object)
@@ -390,35 +390,82 @@ def _local_codes(tables: list, run_idx: np.ndarray, qcodes: np.ndarray) -> tuple
     return codes, pa.chunked_array(dictionaries, type=pa.string())
 
 
-def _codes(tables: list, name: str) -> tuple[np.ndarray, pa.Array]:
+def _codes(tables: list, name: str, grouped: bool = False) -> tuple[np.ndarray, pa.Array]:
     """(code of every row, distinct strings in order of first appearance) of a string column over
     all the tables: one hash pass over every file's strings together (Arrow's
-    ``dictionary_encode``), whose strings never become Python objects."""
+    ``dictionary_encode``), whose strings never become Python objects.
+
+    ``grouped``: the column is expected in runs of equal consecutive values (the qids of a run
+    file, which holds each ranking's lines together): only the first value of each run is hashed
+    (:func:`_run_codes`), the same codes and dictionary; a column that is not so is hashed whole."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc   # here, after the files have started reading
 
     from .._arrow import numbers
-    encoded = pc.dictionary_encode(pa.chunked_array([c for t in tables for c in t.column(name).chunks]))
+    column = [c for t in tables for c in t.column(name).chunks]
+    if grouped:
+        done = _run_codes(column)
+        if done is not None:
+            return done
+    encoded = pc.dictionary_encode(pa.chunked_array(column, type=pa.string()))
     chunks = encoded.chunks
     codes = np.concatenate([numbers(c.indices) for c in chunks])   # a writable copy, even of one chunk
     return codes, chunks[-1].dictionary   # the chunks' codes count into the last chunk's dictionary
 
 
-def _all_codes(tables: list, names: Sequence[str]) -> list[tuple[np.ndarray, pa.Array]]:
+def _run_codes(chunks: list) -> tuple[np.ndarray, pa.Array] | None:
+    """:func:`_codes` of a string column given as Arrow chunks, through its runs of equal
+    consecutive values: the first value of each run is hashed (a run file of 100,000 topics: half
+    a million values, not five million) and its code repeated over the run.  The dictionary is in
+    order of first appearance either way.  None when the runs are not at most half the rows (the
+    column is not grouped: hashing every value costs less)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .._arrow import int64_array, numbers
+    rows = sum(len(c) for c in chunks)
+    starts, firsts = [], []
+    for c in chunks:
+        if len(c) == 0:
+            continue
+        # a run starts at a chunk's first row and wherever a value differs from the one before it
+        change = numbers(pc.indices_nonzero(pc.not_equal(c.slice(1), c.slice(0, len(c) - 1)))).astype(np.int64)
+        first = np.empty(len(change) + 1, dtype=np.int64)
+        first[0] = 0
+        np.add(change, 1, out=first[1:])
+        starts.append(first)
+        firsts.append(c.take(int64_array(first)))
+        if 2 * sum(len(x) for x in starts) > rows:
+            return None
+    if not starts:
+        return None
+    lengths = np.concatenate([np.diff(np.append(first, len(c))) for first, c in
+                              zip(starts, [c for c in chunks if len(c)])])
+    encoded = pc.dictionary_encode(pa.chunked_array(firsts, type=pa.string()))
+    run_codes = np.concatenate([numbers(c.indices) for c in encoded.chunks])
+    return np.repeat(run_codes, lengths), encoded.chunks[-1].dictionary
+
+
+def _all_codes(tables: list, names: Sequence[str], grouped: Sequence[str] = ()) -> list[tuple[np.ndarray, pa.Array]]:
     """:func:`_codes` of each named column, the same codes and dictionaries, computed on every core:
     Arrow's hash pass releases the GIL but runs on one thread, so each long column is encoded in two
     halves of the files at once, and the halves' dictionaries are joined in order of first
-    appearance (the second half's codes renumbered through one lookup of its dictionary)."""
+    appearance (the second half's codes renumbered through one lookup of its dictionary).  The
+    ``grouped`` columns (:func:`_codes`), whose runs are few, are encoded whole by this thread
+    meanwhile."""
     rows = sum(t.num_rows for t in tables)
     if len(tables) < 2 or rows < _SPLIT_ROWS or (os.cpu_count() or 1) < 2:
-        return [_codes(tables, name) for name in names]
+        return [_codes(tables, name, name in grouped) for name in names]
     from concurrent.futures import ThreadPoolExecutor
     half = _half(tables)
     with ThreadPoolExecutor(2) as pool:
-        jobs = [(pool.submit(_codes, tables[:half], name), pool.submit(_codes, tables[half:], name))
+        jobs = {name: (pool.submit(_codes, tables[:half], name), pool.submit(_codes, tables[half:], name))
+                for name in names if name not in grouped}
+        here = {name: _codes(tables, name, True) for name in names if name in grouped}
+        return [here[name] if name in here else _joined(jobs[name][0].result(), jobs[name][1].result())
                 for name in names]
-        return [_joined(a.result(), b.result()) for a, b in jobs]
 
 
 def _half(tables: list) -> int:

@@ -318,3 +318,27 @@ def test_plain_tab_or_space_files_are_not_warned_about(tmp_path, recwarn):
     (tmp_path / "q2").write_text("1 0  d1 1\n1 0  d2 0\n")    # runs of spaces, as TREC-COVID's qrels
     assert len(read_qrels(tmp_path / "q")) == len(read_qrels(tmp_path / "q2")) == 2
     assert not [w for w in recwarn if issubclass(w.category, CoercionWarning)]
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_qid_codes_of_grouped_and_interleaved_files_are_those_of_hashing_every_line(tmp_path, grouped):
+    # qids in runs of equal lines (each ranking together: only a run's first qid is hashed) or
+    # interleaved (every line hashed): the codes and the distinct qids in order of first appearance
+    # are pandas' factorize of the qid column, line by line
+    rng = np.random.default_rng(3)
+    paths, want = [], []
+    for f in range(3):
+        qids = [f"q{t}" for t in rng.permutation(40)[:30] for _ in range(5)]
+        if not grouped:
+            qids = list(rng.permutation(qids))
+        lines = [f"{q} Q0 d{k} {k % 5 + 1} {10 - k % 5} r{f}\n" for k, q in enumerate(qids)]
+        if f == 1:
+            lines = lines[:1]   # a file of one line: a run of its own
+        (tmp_path / f"r{f}").write_text("".join(lines))
+        paths.append(tmp_path / f"r{f}")
+        want += [ln.split()[0] for ln in lines]
+    codes, uniq = pd.factorize(np.asarray(want, dtype=object))
+    for arrow_docnos in (False, True):
+        _, qc, qu, _, _, _, _ = pn.io.run_file_columns(paths, arrow_docnos=arrow_docnos)
+        assert list(qu) == list(uniq)
+        assert np.array_equal(qc, codes)
