@@ -125,6 +125,10 @@ class JudgmentTable:
         dropped, a named topic without rows has none (the table :meth:`from_frame` makes of this
         table's rows with these topics, without a frame: no pandas)."""
         topics = [str(t) for t in topics]
+        if topics == self.topics:   # the same topics in the same order (the runs' topics are the qrels'): the same rows
+            frame = None if self._frame is None else self._frame.reset_index(drop=True)
+            docno = self.docno_arrow if self.docno_arrow is not None else self._docno
+            return JudgmentTable(frame, topics, self.topic_index, self.topic_start, self.labels, docno=docno)
         new_of_old = {t: i for i, t in enumerate(topics)}
         remap = np.array([new_of_old.get(t, -1) for t in self.topics], dtype=np.int64)
         tix = remap[self.topic_index] if len(self.topic_index) else np.zeros(0, dtype=np.int64)

@@ -123,26 +123,31 @@ def separation(per_query: Mapping[str, np.ndarray], alpha: float = 0.05, signifi
     return out
 
 
-def _judged_qids(qrels: Any) -> Any:
+def _judged_qids(qrels: Any, topics: Sequence[str]) -> Any:
     """The qids on which ``qrels`` (a frame or a :class:`JudgmentTable`) hold a judgment (a table:
-    each topic with a labelled row once, not a qid per judgment)."""
+    each topic with a labelled row once, not a qid per judgment); for a table over ``topics``
+    themselves (the alignment's own), whether each of them holds one (a bool array)."""
     if not isinstance(qrels, JudgmentTable):
         return qrels["qid"]
     tix = qrels.topic_index[~np.isnan(qrels.labels)]
     has = np.zeros(len(qrels.topics), dtype=bool)
     has[tix] = True
-    return np.asarray(qrels.topics, dtype=object)[has]
+    return has if qrels.topics is topics else np.asarray(qrels.topics, dtype=object)[has]
 
 
 def unknown_topic_quota(topics: Sequence[str], oracle_qids: Any, quota: Any, unknown_topics: str,
                         who: str) -> Any:
     """Announce the run topics without any oracle judgment (counts and which) and, for ``"skip"``,
-    give them a quota of 0 judgments (the other topics keep ``quota``)."""
-    import pandas as pd
-    known = pd.Index(pd.unique(np.asarray(oracle_qids, dtype=object).astype(str)), dtype=object)
+    give them a quota of 0 judgments (the other topics keep ``quota``).  ``oracle_qids``: the qids
+    the oracle judges, or a bool per topic of ``topics`` (whether the oracle judges it)."""
     names = np.asarray(list(topics), dtype=object)
-    # hashed once, not a lookup per topic (object indexes: isin on numpy's fixed-width strings is 15x slower)
-    unknown = names[~pd.Index(names, dtype=object).isin(known)].tolist()
+    if isinstance(oracle_qids, np.ndarray) and oracle_qids.dtype == bool:
+        unknown = names[~oracle_qids].tolist()
+    else:
+        import pandas as pd
+        known = pd.Index(pd.unique(np.asarray(oracle_qids, dtype=object).astype(str)), dtype=object)
+        # hashed once, not a lookup per topic (object indexes: isin on numpy's fixed-width strings is 15x slower)
+        unknown = names[~pd.Index(names, dtype=object).isin(known)].tolist()
     if not unknown:
         return quota
     shown = ", ".join(repr(t) for t in unknown[:10]) + (", ..." if len(unknown) > 10 else "")
@@ -225,7 +230,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
         oracle_q = aligned.table if oracle_q is ref_q else oracle_q
         ref_q = aligned.table
     if oracle_q is not None:
-        per_topic_quota = unknown_topic_quota(aligned.topics, _judged_qids(oracle_q), per_topic_quota,
+        per_topic_quota = unknown_topic_quota(aligned.topics, _judged_qids(oracle_q, aligned.topics), per_topic_quota,
                                               unknown_topics, "simulate")
     sel = JudgmentSelector(aligned, p=p_select, method=method, power=power, residual_scope=residual_scope,
                            score_scope=score_scope, batch_size=batch_size, tie_break=tie_break, seed=seed,
