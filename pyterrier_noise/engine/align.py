@@ -350,8 +350,15 @@ def _duplicate_check(key: np.ndarray, seg_start: np.ndarray, n_threads: int):
     pieces = min(n_threads, 4) if n >= 200_000 else 1
     cuts = np.searchsorted(seg_start, np.linspace(0, n, pieces + 1)[1:-1]).tolist()
     bounds = [0, *[int(seg_start[c]) for c in cuts], n]
+    # rankings all of one length (depth 10, depth 1000): each is a row of a matrix, sorted alone
+    lengths = np.diff(seg_start)
+    lengths = lengths[lengths > 0]
+    width = int(lengths[0]) if len(lengths) and (lengths == lengths[0]).all() else 0
 
     def count(a: int, b: int) -> int:
+        if width:   # a piece is whole rankings
+            s = np.sort(key[a:b].reshape(-1, width), axis=1)
+            return int(np.count_nonzero(s[:, 1:] == s[:, :-1]))
         s = np.sort(key[a:b], kind="stable")
         return int(np.count_nonzero(s[1:] == s[:-1]))
 
@@ -608,12 +615,16 @@ class AlignedRuns:
         pointer from segments to them) and ``nonempty`` (segments holding at least one)."""
         c = self._cache.get("judged")
         if c is None:
-            jp = np.flatnonzero(self.jidx >= 0)
-            seg_of_pos = np.repeat(np.arange(self.n_segments), self.seg_len)
-            seg_j = seg_of_pos[jp]
-            counts = np.bincount(seg_j, minlength=self.n_segments)
-            indptr = np.zeros(self.n_segments + 1, dtype=np.int64)
-            np.cumsum(counts, out=indptr[1:])
+            judged = self.jidx >= 0
+            jp = np.flatnonzero(judged)
+            # the judged positions before each segment's first: a running count read at the segment
+            # starts, not a segment number for every position (millions) gathered at the judged ones
+            count_t = np.int64 if len(judged) >= 2 ** 31 else np.int32
+            before = np.zeros(len(judged) + 1, dtype=count_t)
+            np.cumsum(judged, dtype=count_t, out=before[1:])
+            indptr = before[self.seg_start].astype(np.int64)
+            counts = np.diff(indptr)
+            seg_j = np.repeat(np.arange(self.n_segments), counts)
             c = dict(rows=jp, seg=seg_j, pos=self.pos[jp].astype(np.int64), jidx=self.jidx[jp],
                      gstart=self.group_start[jp].astype(np.int64), gend=self.group_end[jp].astype(np.int64),
                      indptr=indptr, nonempty=np.flatnonzero(counts > 0))

@@ -297,8 +297,14 @@ def read_arrow_qrels(path: PathLike) -> tuple[pa.StringArray, pa.StringArray, np
         return None
     qcodes, quniq = _codes([t], "qid", grouped=True)
     dcodes, duniq = _codes([t], "docno")
-    key = np.sort(qcodes.astype(np.int64) * len(duniq) + dcodes)
-    if (key[1:] == key[:-1]).any():
+    key = qcodes.astype(np.int64) * len(duniq) + dcodes
+    key_range = len(quniq) * len(duniq)
+    if key_range <= max(4 * len(key), 1 << 20):   # few keys in all: counted in a dense table, not sorted
+        twice = len(key) > 0 and np.bincount(key, minlength=key_range).max() > 1
+    else:
+        key.sort()
+        twice = (key[1:] == key[:-1]).any()
+    if twice:
         return None   # judged twice: read_qrels keeps the last and says so
     return t.column("qid").combine_chunks(), t.column("docno").combine_chunks(), label.astype(np.float64)
 
