@@ -60,26 +60,44 @@ def _cmd_select(args: argparse.Namespace) -> int:
     # the run files are read in threads from here on (pyarrow and numpy only), while pandas, the
     # selection package and the qrels are imported and read, as eval does
     runs = RunFileReader(run_file_arguments(args.runs), os.cpu_count() or 1)
+    from concurrent.futures import ThreadPoolExecutor
     try:
-        return _select(args, runs, directory)
+        # and the qrels in a thread of their own, while this one imports
+        with ThreadPoolExecutor(1) as pool:
+            return _select(args, runs, directory, pool.submit(_plain_qrels, args.qrels))
     finally:
         runs.forget()
 
 
-def _select(args: argparse.Namespace, runs: Any, directory: Any) -> int:
-    """The rest of ``select`` once its run files are being read."""
+def _plain_qrels(path: str) -> Any:
+    """The judgment table of a plain qrels file, read with Arrow as eval reads it (no pandas), or
+    None: anything the validating reader has to say, or not a file (an ir_datasets id)."""
+    from pathlib import Path
+    if not Path(path).is_file():
+        return None
+    from ..io import read_arrow_qrels
+    plain = read_arrow_qrels(path)
+    if plain is None:
+        return None
+    from ..engine import JudgmentTable
+    return JudgmentTable.from_arrays(*plain)
+
+
+def _select(args: argparse.Namespace, runs: Any, directory: Any, reading_qrels: Any) -> int:
+    """The rest of ``select`` once its run files and qrels (``reading_qrels``: a future of
+    :func:`_plain_qrels`) are being read."""
     from pathlib import Path
 
     import numpy as np
 
     from .._validation import InputError
-    from ..engine import JudgmentTable
-    from ..io import read_arrow_qrels, read_qrels
+    from ..io import read_qrels
     from ..selection import simulate
-    # a plain qrels file is read with Arrow, as eval reads it, into the judgment table the runs are
-    # aligned to; anything the validating reader has to say (or an ir_datasets id) goes through it
-    plain = read_arrow_qrels(args.qrels) if Path(args.qrels).is_file() else None
-    qrels = JudgmentTable.from_arrays(*plain) if plain is not None else read_qrels(args.qrels)
+    # the judgment table the runs are aligned to; anything the validating reader has to say (or an
+    # ir_datasets id) goes through it
+    qrels = reading_qrels.result()
+    if qrels is None:
+        qrels = read_qrels(args.qrels)
     if args.budget is None and not args.checkpoints:
         raise InputError("give --budget N or --checkpoints N1,N2,...")
     cps = []
