@@ -232,10 +232,20 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
     if oracle_q is not None:
         per_topic_quota = unknown_topic_quota(aligned.topics, _judged_qids(oracle_q, aligned.topics), per_topic_quota,
                                               unknown_topics, "simulate")
-    sel = JudgmentSelector(aligned, p=p_select, method=method, power=power, residual_scope=residual_scope,
-                           score_scope=score_scope, batch_size=batch_size, tie_break=tie_break, seed=seed,
-                           pool_runs=pool_runs, per_topic_quota=per_topic_quota, rel=rel, max_rel=max_rel)
-    reference, top = _reference_group(sel, ref_q, reference_measure, top_fraction)
+    from functools import partial
+    build = partial(JudgmentSelector, aligned, p=p_select, method=method, power=power, residual_scope=residual_scope,
+                    score_scope=score_scope, batch_size=batch_size, tie_break=tie_break, seed=seed,
+                    pool_runs=pool_runs, per_topic_quota=per_topic_quota, rel=rel, max_rel=max_rel)
+    if ref_q is not None and ref_q is aligned.table:
+        # the reference scores need only the alignment and its own labels: evaluated in a thread
+        # while the selector is built (numpy releases the GIL), the same values
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(1) as pool:
+            scoring = pool.submit(_reference_scores, aligned, ref_q.labels, reference_measure)
+            sel = build()
+    else:
+        scoring, sel = None, build()
+    reference, top = _reference_group(sel, ref_q, reference_measure, top_fraction, scoring)
     oracle = oracle_fn if oracle_fn is not None else oracle_q
     bar = progress_bar(total=cps[-1], desc=f"select {method}", unit="judgment", enabled=bool(progress))
     summary, systems, counts, per_query = [], [], [], {}
@@ -259,23 +269,30 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
 
 
 def _reference_group(sel: JudgmentSelector, ref_q: pd.DataFrame | None, reference_measure: Any,
-                     top_fraction: float) -> tuple[pd.Series | None, np.ndarray]:
+                     top_fraction: float, scoring: Any = None) -> tuple[pd.Series | None, np.ndarray]:
     """The runs' scores under the reference qrels (None without them) and the top group: the
-    ``top_fraction`` best runs by that score (ties by run order), every run without reference."""
+    ``top_fraction`` best runs by that score (ties by run order), every run without reference.
+    ``scoring``: a future of :func:`_reference_scores` already under way (None: computed here)."""
     import pandas as pd
-    from ..measures import to_spec   # here: the measures load ir_measures
     aligned = sel.aligned
     S = aligned.n_runs
     if ref_q is None:
         announce("simulate: no reference qrels (a callable oracle without .qrels and no reference_qrels): "
                  "the top group is all runs")
         return None, np.arange(S)
-    spec, _ = to_spec(reference_measure) if not isinstance(reference_measure, MeasureSpec) else (reference_measure, None)
     ref_labels = sel.labels_of(ref_q)
-    ref_scores = _labelled_only(aligned, ref_labels).evaluate([spec], ref_labels)[spec][:, :, 0].mean(axis=1)
+    ref_scores = scoring.result() if scoring is not None else _reference_scores(aligned, ref_labels, reference_measure)
     reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
     n_top = max(2, int(round(S * top_fraction)))
     return reference, np.lexsort((np.arange(S), -ref_scores))[:n_top]
+
+
+def _reference_scores(aligned: AlignedRuns, labels: np.ndarray, reference_measure: Any) -> np.ndarray:
+    """Each run's mean score over topics by ``reference_measure`` with ``labels`` (one per row of
+    the alignment's table)."""
+    from ..measures import to_spec   # here: the measures load ir_measures
+    spec, _ = to_spec(reference_measure) if not isinstance(reference_measure, MeasureSpec) else (reference_measure, None)
+    return _labelled_only(aligned, labels).evaluate([spec], labels)[spec][:, :, 0].mean(axis=1)
 
 
 def _labelled_only(aligned: AlignedRuns, labels: np.ndarray) -> AlignedRuns:
