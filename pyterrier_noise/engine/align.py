@@ -50,7 +50,7 @@ from .registry import kernel_for
 from .._vocab import GROUPED_POLICIES, TOPIC_MISMATCH, TiePolicy, TopicMismatch
 from .spec import MeasureSpec
 from .keys import doc_vocabulary, docno_order_keys, lookup, run_doc_codes, with_unjudged_rows
-from .table import JudgmentTable, natural_sort
+from .table import JudgmentTable, natural_order
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -132,10 +132,15 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     cols = items if columns else _chunk_columns(items, are_files, n_threads, local=not include_unjudged)
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
     del cols   # the caller's columns stay; this chunk's own are freed as soon as they are used
-    if topics_from_runs:
-        table = table.with_topics(natural_sort([str(q) for q in quniq]))
+    qmap = None
+    if topics_from_runs:   # the topics in natural order, and each distinct qid's place in it
+        qnames = [str(q) for q in quniq]
+        by_rank = natural_order(qnames)
+        table = table.with_topics([qnames[i] for i in by_rank.tolist()])
+        qmap = np.empty(len(qnames), dtype=np.int64)
+        qmap[by_rank] = np.arange(len(qnames))
     n_topics = len(table.topics)
-    seg, keep, unknown, answered = _segments(names, table.topics, run_idx, qcodes, quniq)
+    seg, keep, unknown, answered = _segments(names, table.topics, run_idx, qcodes, quniq, qmap)
     del run_idx, qcodes
     if keep is not None:
         dcodes, score, rank = dcodes[keep], score[keep], rank[keep]
@@ -200,14 +205,17 @@ def _chunk_columns(items: list, are_files: bool, n_threads: int, local: bool) ->
     return _columns_from_frames(items)
 
 
-def _segments(names: list[str], topics: list[str], run_idx: np.ndarray, qcodes: np.ndarray, quniq) -> tuple:
+def _segments(names: list[str], topics: list[str], run_idx: np.ndarray, qcodes: np.ndarray, quniq,
+              qmap: np.ndarray | None = None) -> tuple:
     """(segment of every line kept, the lines kept (None: all), the (run, qid) pairs of topics not
-    in the table, which (run, topic) pairs have a ranking), through the (few) distinct qids.
+    in the table, which (run, topic) pairs have a ranking), through the (few) distinct qids
+    (``qmap``: the topic index of each, when known; -1: not a topic).
     Segment numbers are int32 whenever they fit (always, for TREC-size inputs): half the bytes."""
     n_topics = len(topics)
     seg_t = np.int32 if len(names) * n_topics < 2 ** 31 else np.int64
-    order = {t: i for i, t in enumerate(topics)}
-    qmap = np.array([order.get(q, -1) for q in quniq.tolist()], dtype=np.int64)   # per distinct qid
+    if qmap is None:
+        order = {t: i for i, t in enumerate(topics)}
+        qmap = np.array([order.get(q, -1) for q in quniq.tolist()], dtype=np.int64)   # per distinct qid
     pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
     r_of, q_of = np.divmod(pairs, len(quniq))
     known = qmap[q_of] >= 0

@@ -22,6 +22,15 @@ def natural_sort(values: Sequence[str]) -> list[str]:
     return sorted(vals)
 
 
+def natural_order(values: Sequence[str]) -> np.ndarray:
+    """The indices that put ``values`` in :func:`natural_sort`'s order (``[values[i] for i in
+    natural_order(values)] == natural_sort(values)``), so that the rank of each value is had without
+    a lookup of each in a dict of them."""
+    vals = list(values)
+    keys = list(map(int, vals)) if all(v.isdigit() for v in vals) else vals
+    return np.fromiter(sorted(range(len(vals)), key=keys.__getitem__), dtype=np.int64, count=len(vals))
+
+
 #: the frame attribute that carries a qrels frame's topic set (topics may have no judgment left)
 TOPICS_ATTR = "topics"
 
@@ -184,9 +193,15 @@ class JudgmentTable:
             encoded = pc.dictionary_encode(qid)
             qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)   # distinct, as they first appear
             codes = numbers(encoded.indices)
-            by_docno = numbers(pc.sort_indices(docno))
+            # the docnos' order: a rank per row (equal docnos: in row order), or a rank per distinct
+            # docno when they repeat (the same topic order, as the sort is stable): fewer strings sorted
+            docs = pc.dictionary_encode(docno)
+            distinct = docs.dictionary if 2 * len(docs.dictionary) <= len(docno) else docno
+            by_docno = numbers(pc.sort_indices(distinct))
             doc_key = np.empty(len(by_docno), dtype=np.int64)
             doc_key[by_docno] = np.arange(len(by_docno))
+            if distinct is not docno:
+                doc_key = doc_key[numbers(docs.indices)]
         else:
             qids, doc_key = np.asarray(qid, dtype=object), np.asarray(docno, dtype=object)
             codes = None
@@ -206,14 +221,21 @@ def _order(qid: np.ndarray, docno: np.ndarray, topics: Sequence[str] | None, cod
     ``codes``, ``qid`` holds the distinct qids in order of first appearance and ``codes`` each
     row's index into them (a lookup per distinct qid, not per row)."""
     qids = qid.tolist()
-    if topics is None:
-        topics = natural_sort(list(dict.fromkeys(qids)))
-    topics = list(topics)
-    order = {t: i for i, t in enumerate(topics)}
-    # one dict lookup per row, iterated in C (map over a builtin), not in Python bytecode
-    tix = np.array(list(map(order.get, qids, itertools.repeat(-1, len(qids)))), dtype=np.int64)
-    if codes is not None:
+    if topics is None and codes is not None:   # distinct qids: each one's topic is its rank in natural order
+        by_rank = natural_order(qids)
+        topics = [qids[i] for i in by_rank.tolist()]
+        tix = np.empty(len(qids), dtype=np.int64)
+        tix[by_rank] = np.arange(len(qids))
         tix = tix[codes]
+    else:
+        if topics is None:
+            topics = natural_sort(list(dict.fromkeys(qids)))
+        topics = list(topics)
+        order = {t: i for i, t in enumerate(topics)}
+        # one dict lookup per row, iterated in C (map over a builtin), not in Python bytecode
+        tix = np.array(list(map(order.get, qids, itertools.repeat(-1, len(qids)))), dtype=np.int64)
+        if codes is not None:
+            tix = tix[codes]
     keep = tix >= 0
     tix = tix[keep]
     perm = np.lexsort((docno[keep], tix))

@@ -40,13 +40,15 @@ def _qrels_frame(qrels: pd.DataFrame) -> pd.DataFrame:
     return qrels[["qid", "docno", "label"]].reset_index(drop=True)
 
 
-@pytest.mark.parametrize("topics", [["4", "2", "9", "1"], ["3"], []])
+@pytest.mark.parametrize("topics", [["4", "2", "9", "1"], ["3"], [], "own"])
 def test_with_topics_is_the_table_from_frame_makes(topics):
+    # "own": the table's own topics in its own order (the runs answer the qrels' topics)
     _, qrels = random_collection(3, n_runs=2, n_topics=5, n_docs=30, depth=10)
     q = _qrels_frame(qrels)
     for table in (JudgmentTable.from_frame(q),
                   JudgmentTable.from_arrays(pa.array(q.qid.astype(str).tolist()),
                                             pa.array(q.docno.astype(str).tolist()), q.label.to_numpy())):
+        topics = list(table.topics) if topics == "own" else topics
         got, want = table.with_topics(topics), JudgmentTable.from_frame(q, topics)
         assert got.topics == want.topics == [str(t) for t in topics]
         assert np.array_equal(got.topic_index, want.topic_index)
