@@ -169,6 +169,8 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     del perm
 
     counts = np.bincount(seg, minlength=len(names) * n_topics)
+    if answered is None:
+        answered = (counts > 0).reshape(len(names), n_topics)
     seg_start = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=seg_start[1:])
     pos = np.arange(n_rows, dtype=row_t)
@@ -208,23 +210,27 @@ def _chunk_columns(items: list, are_files: bool, n_threads: int, local: bool) ->
 def _segments(names: list[str], topics: list[str], run_idx: np.ndarray, qcodes: np.ndarray, quniq,
               qmap: np.ndarray | None = None) -> tuple:
     """(segment of every line kept, the lines kept (None: all), the (run, qid) pairs of topics not
-    in the table, which (run, topic) pairs have a ranking), through the (few) distinct qids
-    (``qmap``: the topic index of each, when known; -1: not a topic).
+    in the table, which (run, topic) pairs have a ranking (None when every qid is a topic: the
+    segments that hold a line)), through the (few) distinct qids (``qmap``: the topic index of
+    each, when known; -1: not a topic).
     Segment numbers are int32 whenever they fit (always, for TREC-size inputs): half the bytes."""
     n_topics = len(topics)
     seg_t = np.int32 if len(names) * n_topics < 2 ** 31 else np.int64
     if qmap is None:
         order = {t: i for i, t in enumerate(topics)}
         qmap = np.array([order.get(q, -1) for q in quniq.tolist()], dtype=np.int64)   # per distinct qid
-    pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
-    r_of, q_of = np.divmod(pairs, len(quniq))
-    known = qmap[q_of] >= 0
-    unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]
-    answered = np.zeros((len(names), n_topics), dtype=bool)
-    answered[r_of[known], qmap[q_of[known]]] = True
+    if (qmap >= 0).all():   # every qid a topic: the pairs with a ranking are the segments counted later
+        unknown, answered = [], None
+    else:
+        pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
+        r_of, q_of = np.divmod(pairs, len(quniq))
+        known = qmap[q_of] >= 0
+        unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]
+        answered = np.zeros((len(names), n_topics), dtype=bool)
+        answered[r_of[known], qmap[q_of[known]]] = True
     tix = qmap.astype(seg_t)[qcodes]
     keep = None
-    if known.all():
+    if answered is None:
         seg = run_idx.astype(seg_t)
     else:
         keep = tix >= 0
