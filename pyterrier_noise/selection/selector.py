@@ -160,11 +160,12 @@ class JudgmentSelector:
         self.topics = list(a.topics)
         self._topic_of: dict[str, int] | None = None
         self._S, self._T = a.n_runs, a.n_topics
-        self._topic = a.table.topic_index.astype(np.int64)
-        # the qid of a row is its topic's, and its docno the table's (no frame of 10^5+ strings is built)
-        self._qid = np.asarray(self.topics, dtype=object)[self._topic]
+        self._topic = a.table.topic_index.astype(np.int64, copy=False)
+        # the qid of a row is its topic's, and its docno the table's (no frame of 10^5+ strings is
+        # built, nor an array of every row's qid: the rows asked for are looked up)
+        self._qid = _RowQids(np.asarray(self.topics, dtype=object), self._topic)
         self._docno = a.table.docno
-        self._topic_start = a.table.topic_start.astype(np.int64)
+        self._topic_start = a.table.topic_start.astype(np.int64, copy=False)
         self._J = len(a.table)
 
     def _pool_runs_mask(self, pool_runs: Sequence[str] | None) -> np.ndarray:
@@ -737,6 +738,20 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     view = a.view()
     view.flags.writeable = False
     return view
+
+
+class _RowQids:
+    """The qid of every table row, as an array indexed by rows (an int, or an array of them):
+    each row's topic name, looked up when asked for."""
+
+    def __init__(self, names: np.ndarray, topic: np.ndarray) -> None:
+        self.names, self.topic = names, topic
+
+    def __getitem__(self, rows: Any) -> Any:
+        return self.names[self.topic[rows]]
+
+    def __len__(self) -> int:
+        return len(self.topic)
 
 
 def labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
