@@ -208,7 +208,11 @@ def _segments(names: list[str], topics: list[str], run_idx: np.ndarray, qcodes: 
     seg_t = np.int32 if len(names) * n_topics < 2 ** 31 else np.int64
     order = {t: i for i, t in enumerate(topics)}
     qmap = np.array([order.get(q, -1) for q in quniq.tolist()], dtype=np.int64)   # per distinct qid
-    pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
+    pair = run_idx.astype(np.int64)   # run numbers may be int32: the pair number may not fit
+    pair *= len(quniq)
+    pair += qcodes
+    pairs = np.flatnonzero(np.bincount(pair, minlength=len(names) * len(quniq)))
+    del pair
     r_of, q_of = np.divmod(pairs, len(quniq))
     known = qmap[q_of] >= 0
     unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]
