@@ -18,7 +18,9 @@ The page has a section for each part asked for: scores with their uncertainty (a
 TPR 0.93 and FPR 0.07, the default judge model, as in Rashidi, Zobel and Moffat 2023), which
 documents to judge next (--judging: depth pooling and Moffat, Webber and Zobel's 2007 Methods A, B
 and C replayed against the qrels up to --budget judgments, default half the qrels) and tied scores
-in the runs (--tie-stats; Yang 2019).  Each figure says what to conclude from it.
+in the runs (--tie-stats; Yang 2019).  Each figure says what to conclude from it.  --memory bounds
+the reading of the scores: more run files than fit are read a chunk of files at a time (the same
+page); --judging, --noisy-judges and --tie-stats read every run at once.
 """
 
 
@@ -36,7 +38,7 @@ def register_cli(subparsers: Any) -> None:
                                   options.out(help="directory for report.html", force=True),
                                   options.replicates(), options.seed(help="seed of the noisy judges' replicates "
                                                                          "(default 0)"),
-                                  options.progress()])
+                                  options.progress(), options.memory("the evaluation of the scores")])
     p.add_argument("--pooled", default=None,
                    help="CSV with columns run, contributed_judgments (yes/no), e.g. TREC-COVID's runs-metadata.csv")
     p.add_argument("--noisy-judges", action="store_true",
@@ -98,14 +100,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     from .._output import OutputDirectory
     from ..io import read_qrels, run_file_arguments
-    from ..measures import evaluate
+    from ..measures import evaluate_arrays
     directory = OutputDirectory(args.out, "report", force=args.force)
     meta = _read_pooled(args.pooled) if args.pooled else None
     qrels = read_qrels(args.qrels)
     runs = run_file_arguments(args.runs)      # files go straight to the engine's reader
     measures = ["RBP(p=0.8)"] + [m for m in (args.measures or []) if m != "RBP(p=0.8)"]
-    res = evaluate(runs, qrels, measures,      # topic mismatches announced as by `eval`; means over the qrels' topics
-                   progress=args.progress)
+    memory = args.memory * 2 ** 30
+    res = evaluate_arrays(runs, qrels, measures,   # topic mismatches announced as by `eval`; means over the qrels' topics
+                          progress=args.progress, memory=memory).to_frame()
     wide = res.pivot(index="name", columns="measure", values="value")[measures]
     wide["RBP residual"] = res[res["measure"] == "RBP(p=0.8)"].set_index("name")["residual"]
     wide = wide[["RBP(p=0.8)", "RBP residual"] + measures[1:]].sort_values("RBP(p=0.8)", ascending=False)

@@ -223,7 +223,11 @@ def _segments(names: list[str], topics: list[str], run_idx: np.ndarray, qcodes: 
     if (qmap >= 0).all():   # every qid a topic: the pairs with a ranking are the segments counted later
         unknown, answered = [], None
     else:
-        pairs = np.flatnonzero(np.bincount(run_idx * len(quniq) + qcodes, minlength=len(names) * len(quniq)))
+        pair = run_idx.astype(np.int64)   # run numbers may be int32: the pair number may not fit
+        pair *= len(quniq)
+        pair += qcodes
+        pairs = np.flatnonzero(np.bincount(pair, minlength=len(names) * len(quniq)))
+        del pair
         r_of, q_of = np.divmod(pairs, len(quniq))
         known = qmap[q_of] >= 0
         unknown = [(names[r], str(quniq[q])) for r, q in zip(r_of[~known], q_of[~known])]

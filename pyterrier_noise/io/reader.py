@@ -336,7 +336,9 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     # (read_arrow_run checked every file's numbers: finite scores, whole ranks)
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
     score = np.concatenate([numbers(c) for t in tables for c in t.column("score").chunks])
-    run_idx = np.repeat(np.arange(len(tables), dtype=np.int64), lengths)
+    # run numbers and ranks as int32 where they fit (always, for TREC files): 8 bytes a line fewer
+    # between reading and aligning
+    run_idx = np.repeat(np.arange(len(tables), dtype=np.int32 if len(tables) < 2 ** 31 else np.int64), lengths)
     if local_docnos:
         qcodes, quniq = _codes(tables, "qid", grouped=True)
         dcodes, duniq = _local_codes(tables, run_idx, qcodes)
@@ -348,12 +350,13 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
     # as 0-based, announced as read_trec_run announces it.  One check and one conversion per
     # file, straight into the output (no full-size temporaries).
-    rank = np.empty(len(run_idx), dtype=np.int64)
+    wide = any(t.num_rows and numbers(t.column("rank")).max() >= 2 ** 31 for t in tables)
+    rank = np.empty(len(run_idx), dtype=np.int64 if wide else np.int32)
     bounds = np.concatenate([[0], np.cumsum(lengths)])
     zero_files = []
     for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
         file_rank = numbers(tables[k].column("rank"))
-        rank[a:b] = file_rank   # whole numbers below 2**53: exact in int64, as astype gives them
+        rank[a:b] = file_rank   # whole numbers below 2**53 (2**31 for int32): exact, as astype gives them
         starts = zero_based(file_rank, quniq[qcodes[a:b]]) if (file_rank == 0).any() else ()
         if len(starts):
             zero_files.append((paths[k], starts))
@@ -378,7 +381,7 @@ def _local_codes(tables: list, run_idx: np.ndarray, qcodes: np.ndarray) -> tuple
     n = len(qcodes)
     change = np.flatnonzero((qcodes[1:] != qcodes[:-1]) | (run_idx[1:] != run_idx[:-1])) + 1
     starts = np.concatenate([[0], change])
-    n_pairs = len(np.unique(run_idx[starts] * (int(qcodes.max()) + 1) + qcodes[starts])) if n else 0
+    n_pairs = len(np.unique(run_idx[starts].astype(np.int64) * (int(qcodes.max()) + 1) + qcodes[starts])) if n else 0
     if n_pairs != len(starts):   # a ranking in several places: one dictionary
         codes, dictionary = _codes(tables, "docno")
         return codes, pa.chunked_array([dictionary])
