@@ -51,6 +51,8 @@ def _reference_corrections_without_gc() -> None:
 def pytest_configure(config):
     if getattr(config, "workerinput", None) is not None or not getattr(config.option, "numprocesses", None):
         _reference_corrections_without_gc()   # where tests run: not in pytest-xdist's controller
+    if getattr(config.option, "numprocesses", None):
+        config.option.loadscopereorder = False    # the controller hands the groups out as sorted below
     config.addinivalue_line("markers", "collection(**params): the synthetic collection the module's `coll` fixture "
                             "gives, make_collection(**params) (default_collection() when unmarked)")
 
@@ -61,8 +63,19 @@ def pytest_configure(config):
 SESSION_GROUPS = {"covid_collection": "covid_collection", "vaswani_pisa": "vaswani_pisa", "reproduced": "reproduced"}
 
 
+#: the groups that take longest (a minute of CPU or more for the first two, 10-50 s the others), longest first:
+#: under pytest-xdist they are handed out first, so that the short groups fill in around them and no long one
+#: is left running alone at the end; the other groups follow, most tests first (pytest-xdist's own order)
+LONG_GROUPS = ["covid_collection", "tests/docs/test_docs_numbers.py", "tests/docs/test_docs.py",
+               "tests/reproduce/test_reproduce.py", "tests/docs/test_examples.py", "reproduced",
+               "tests/selection/test_selection_durable.py", "tests/web/test_web_load.py",
+               "tests/processes/test_worker_pool.py", "tests/experiments/test_versions_covid.py",
+               "tests/docs/test_quiet_pisa.py", "tests/web/test_web_browser.py", "vaswani_pisa"]
+
+
 @pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the xdist_group markers
 def pytest_collection_modifyitems(config, items):
+    group_of = {}
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if (item.path.name in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW_TESTS
@@ -72,7 +85,14 @@ def pytest_collection_modifyitems(config, items):
         # one group a test: the first shared fixture it takes; the other tests of a file run on one
         # worker, so its module fixtures (``coll``, a demo's output, parsed sources) are built once, not
         # once on each worker
-        item.add_marker(pytest.mark.xdist_group(groups[0] if groups else item.nodeid.split("::")[0]))
+        group_of[item.nodeid] = groups[0] if groups else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group_of[item.nodeid]))
+    if getattr(config, "workerinput", None) is not None:   # a pytest-xdist worker: every worker sorts alike
+        size = {}
+        for g in group_of.values():
+            size[g] = size.get(g, 0) + 1
+        rank = {g: i for i, g in enumerate(LONG_GROUPS)}
+        items.sort(key=lambda it: (rank.get(group_of[it.nodeid], len(rank)), -size[group_of[it.nodeid]]))
 
 
 def pytest_collection_finish(session):

@@ -3,6 +3,7 @@ quantiles of the intervals and tests, and the gain
 of each label for a measure."""
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -56,7 +57,9 @@ def _n_replicates(n_replicates: int, minimum: int = 2) -> int:
     return check_int("n_replicates", n_replicates, minimum)
 
 
+@functools.lru_cache(maxsize=64)
 def _z(alpha: float) -> float:
+    """The two-sided normal quantile of ``alpha`` (the same few levels over and over: computed once each)."""
     return float(stats.norm.ppf(1.0 - alpha / 2.0))
 
 

@@ -109,12 +109,14 @@ def _align_job(i: int) -> dict:
 
 def _columns_from_frames(frames: list["pd.DataFrame"]):
     """(run index, qid codes, qid uniques, docno codes, docno uniques, score, rank) of frames: the
-    columns :func:`~pyterrier_noise.io.run_file_columns` reads from files."""
+    columns :func:`~pyterrier_noise.io.run_file_columns` reads from files.  The qid and docno columns
+    are joined as they are (Arrow-backed strings stay in Arrow) and factorized there, without a
+    Python string per line."""
     import pandas as pd   # frames: pandas is imported already
     lengths = np.array([len(f) for f in frames], dtype=np.int64)
     run_idx = np.repeat(np.arange(len(frames), dtype=np.int64), lengths)
-    qcodes, quniq = pd.factorize(np.concatenate([f["qid"].to_numpy(dtype=object) for f in frames]))
-    dcodes, duniq = pd.factorize(np.concatenate([f["docno"].to_numpy(dtype=object) for f in frames]))
+    qcodes, quniq = pd.factorize(pd.concat([f["qid"] for f in frames], ignore_index=True))
+    dcodes, duniq = pd.factorize(pd.concat([f["docno"] for f in frames], ignore_index=True))
     score = np.concatenate([f["score"].to_numpy(dtype=np.float64) for f in frames])
     rank = np.concatenate([f["rank"].to_numpy(dtype=np.int64) for f in frames])
     return run_idx, qcodes, np.asarray(quniq, dtype=object), dcodes, np.asarray(duniq, dtype=object), score, rank

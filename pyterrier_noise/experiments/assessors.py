@@ -86,10 +86,11 @@ def simulation_fidelity(runs: Any, qrels: Any, alternative: Any, model: Any, mea
     in the paper; the same numbers against the original qrels are reported beside them.
 
     Args:
-        runs: ``{name: frame}`` or a run directory (not an AlignedRuns: the alternative qrels need
-            their own alignment).
+        runs: ``{name: frame}`` or a run directory; or the runs already aligned to the original
+            qrels (an AlignedRuns, with ``qrels=None``), when ``alternative`` is the same runs
+            aligned to the alternative qrels (several models compared on one pair of alignments).
         qrels: the original assessor's qrels (those the model perturbs).
-        alternative: the alternative assessor's qrels.
+        alternative: the alternative assessor's qrels (or an AlignedRuns, with ``runs`` one).
         model: a judgment perturbation model with ``sample_labels``.
         measure: one measure (ir_measures name or object, or a MeasureSpec).
         n_replicates: simulated qrels (the paper: 1,000).
@@ -98,11 +99,12 @@ def simulation_fidelity(runs: Any, qrels: Any, alternative: Any, model: Any, mea
 
     Only topics judged in both qrels are scored (a warning counts the others).
     """
-    if isinstance(runs, AlignedRuns):
-        raise InputError("runs: pass the runs themselves ({name: frame} or a directory), not an AlignedRuns; the "
-                         "alternative qrels are aligned separately")
+    if isinstance(runs, AlignedRuns) != isinstance(alternative, AlignedRuns):
+        raise InputError("runs, alternative: pass the runs themselves ({name: frame} or a directory) and the "
+                         "alternative qrels, or both as AlignedRuns (the runs aligned to the original qrels and to "
+                         "the alternative qrels)")
     aligned, label, spec, X0, X = _replicate_scores(runs, qrels, model, measure, n_replicates, seed, ties)
-    alt = aligned_runs(runs, alternative, ties)
+    alt = alternative if isinstance(alternative, AlignedRuns) else aligned_runs(runs, alternative, ties)
     common = [t for t in aligned.topics if t in set(alt.topics)]
     if not common:
         raise InputError("the original and the alternative qrels share no topic")
@@ -113,6 +115,9 @@ def simulation_fidelity(runs: Any, qrels: Any, alternative: Any, model: Any, mea
     ti = pd.Index(aligned.topics).get_indexer(common)
     ai = pd.Index(alt.topics).get_indexer(common)
     order = pd.Index(alt.run_names).get_indexer(aligned.run_names)
+    if (order < 0).any() or alt.n_runs != aligned.n_runs:
+        raise InputError(f"alternative: aligns other runs than runs ({alt.n_runs} runs, {aligned.n_runs} in runs); "
+                         f"expected the same runs aligned to the alternative qrels")
     Xalt = alt.evaluate([spec])[spec][order][:, ai, 0].mean(axis=1)          # (S,)
     orig = X0[:, ti].mean(axis=1)
     sim = X[:, ti, :].mean(axis=1)                                           # (S, R)

@@ -124,9 +124,10 @@ def _table7_rows(runs: dict, qrels: pd.DataFrame, alt: pd.DataFrame, n_rep: int,
 def _fidelity_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, n_rep: int, where: str,
                    where_sampled: str, meta: pd.DataFrame, seed_sample: int = 1) -> list[Row]:
     rows, rmse, tau = [], {}, {}
+    aligned, aligned_second = AlignedRuns.build(runs, qrels), AlignedRuns.build(runs, second)   # once for 7 models
     for kind in MODELS:
         m = _model(kind, meta).fit(qrels, second)
-        f = simulation_fidelity(runs, qrels, second, m, "AP", n_replicates=n_rep, seed=0)
+        f = simulation_fidelity(aligned, None, aligned_second, m, "AP", n_replicates=n_rep, seed=0)
         rmse[kind], tau[kind] = f.rmse, f.mean_tau
         for k, (what, ours) in enumerate((("RMSE of MAP", f.rmse), ("mean Kendall's tau", f.mean_tau))):
             rows.append(Row(f"exhaustive, {kind[0]}, {kind[1]}: {what} vs the alternative assessor",
@@ -152,7 +153,7 @@ def _fidelity_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, n_rep:
         chosen = sample_for_dual_assessment(qrels, 20, strategy, metarank=meta, seed=seed_sample)
         alt = second.merge(chosen[["qid", "docno"]])
         m = _model((model, "per-topic"), meta).fit(qrels, alt)
-        f = simulation_fidelity(runs, qrels, second, m, "AP", n_replicates=n_rep, seed=0)
+        f = simulation_fidelity(aligned, None, aligned_second, m, "AP", n_replicates=n_rep, seed=0)
         sampled_rmse[(model, strategy)] = f.rmse
         for k, (what, ours) in enumerate((("RMSE of MAP", f.rmse), ("mean Kendall's tau", f.mean_tau))):
             rows.append(Row(f"sampled 20 + 20 ({strategy}), {model}, per-topic: {what}", printed[k], "Table 6",

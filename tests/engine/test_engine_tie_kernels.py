@@ -292,6 +292,7 @@ SPECS_RANK_ORDER = [
 ]
 
 
+@pytest.mark.slow   # every ordering of every tie group, as its siblings above (the hand case below stays quick)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 100_000))
 def test_err_and_iprec_every_mode_equals_brute_force(seed):

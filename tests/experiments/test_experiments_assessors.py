@@ -13,7 +13,7 @@ import pytest
 import scipy.stats as st
 
 from pyterrier_noise.judges import PerturbationWarning
-from pyterrier_noise import InputError
+from pyterrier_noise import AlignedRuns, InputError
 from pyterrier_noise.engine import JudgmentTable
 from pyterrier_noise.experiments import assessor_significance, simulation_fidelity
 from pyterrier_noise.judges import FlipRateModel, MetarankLogisticModel, RandomFlips
@@ -66,6 +66,20 @@ def test_simulation_fidelity_brute_force(setup):
     orig = np.array([v.reindex(topics, fill_value=0.0).mean() for v in _map(c.runs, c.qrels, names).values()])
     assert fid.rmse_original == pytest.approx(np.sqrt(((sims - orig[:, None]) ** 2).mean()), abs=1e-9)
     assert fid.systems["q025"].to_numpy() == pytest.approx(np.quantile(sims, 0.025, axis=1))
+
+
+def test_simulation_fidelity_on_given_alignments_equals_the_runs(setup):
+    c, alt, model = setup
+    fid = simulation_fidelity(c.runs, c.qrels, alt, model, "AP", n_replicates=3, seed=9)
+    again = simulation_fidelity(AlignedRuns.build(c.runs, c.qrels), None, AlignedRuns.build(c.runs, alt), model, "AP",
+                                n_replicates=3, seed=9)
+    pd.testing.assert_frame_equal(again.systems, fid.systems)
+    assert (again.rmse, again.mean_tau) == (fid.rmse, fid.mean_tau)
+    with pytest.raises(InputError, match="both as AlignedRuns"):
+        simulation_fidelity(AlignedRuns.build(c.runs, c.qrels), None, alt, model)
+    other = AlignedRuns.build({n: c.runs[n] for n in list(c.runs)[:3]}, alt)
+    with pytest.raises(InputError, match="aligns other runs than runs"):
+        simulation_fidelity(AlignedRuns.build(c.runs, c.qrels), None, other, model, n_replicates=2)
 
 
 @pytest.mark.parametrize("vary_topics", [False, True])

@@ -74,11 +74,11 @@ def tie_groups(scores_in_order: Sequence[float]) -> list[int]:
 # helpers
 
 def is_judged(label: Label) -> bool:
-    return label is not None and not (isinstance(label, float) and math.isnan(label))
+    return label is not None and label == label      # NaN is the one number unequal to itself
 
 
 def is_rel(label: Label, rel: int) -> bool:
-    return is_judged(label) and label >= rel
+    return label is not None and label >= rel        # NaN >= rel is False: unjudged
 
 
 def num_rel(judged: Sequence[float], rel: int = 1) -> int:

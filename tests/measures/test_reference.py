@@ -71,8 +71,22 @@ def test_rbp_equals_rbp_eval_all_runs(data, rbp_eval_results, graded):
     assert compared >= 143 * 29 * 3
 
 
+def _c_vector_once(metric_class):
+    """cwl_eval's metric, its C vector kept for the ranking measured: ``measure`` asks for it four times
+    (the W and the L vectors, worst and best case), each time the same pure function of the ranking and
+    the case, so the second call of each case returns the first one's array (cwl_eval's own numbers)."""
+    class Metric(metric_class):
+        def c_vector(self, ranking, worse_case=True):
+            kept = self.__dict__.setdefault("kept_c", {})
+            if (id(ranking), worse_case) not in kept:
+                kept[id(ranking), worse_case] = (ranking, super().c_vector(ranking, worse_case))
+            return kept[id(ranking), worse_case][1]
+    return Metric
+
+
 def test_inst_insq_equal_cwl_eval_all_runs(data):
     from cwl.ruler.cwl_ruler import INSQCWLMetric, INSTCWLMetric
+    INSTCWLMetric, INSQCWLMetric = _c_vector_once(INSTCWLMetric), _c_vector_once(INSQCWLMetric)  # noqa: N806
     from cwl.ruler.ranking import RankingMaker
     from ir_measures.providers.cwl_eval import IrmQrelHandler
     logging.getLogger("cwl").disabled = True

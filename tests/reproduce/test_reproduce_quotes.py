@@ -94,9 +94,22 @@ def _printed(paper: str, source: str) -> list[str]:
     return out
 
 
+#: every paper; a whole paper's reproduction on the synthetic collection is a slow test, except goldberg2017
+#: (the paper's own numbers, which the quick run keeps)
+EACH_PAPER = [p if p == "goldberg2017" else pytest.param(p, marks=pytest.mark.slow) for p in PAPERS]
+
+
 @pytest.fixture(scope="module")
 def records(reproduced) -> dict[str, Reproduction]:
-    return {p: reproduced(p, "synthetic") for p in PAPERS}
+    """{paper: its record on the synthetic collection}, each made when a test first asks for it."""
+    class Records(dict):
+        def __missing__(self, paper):
+            self[paper] = reproduced(paper, "synthetic")
+            return self[paper]
+
+        def values(self):
+            return [self[p] for p in PAPERS]
+    return Records()
 
 
 def check_quotations(rec: Reproduction) -> None:
@@ -118,7 +131,7 @@ def check_quotations(rec: Reproduction) -> None:
                 assert _value(r.paper_text) == pytest.approx(r.paper, rel=1e-12), r.quantity
 
 
-@pytest.mark.parametrize("paper", list(PAPERS))
+@pytest.mark.parametrize("paper", EACH_PAPER)
 def test_every_paper_cell_quotes_the_paper(records, paper):
     check_quotations(records[paper])
 
@@ -209,7 +222,7 @@ def test_claims_name_existing_rows(reproduced):
 
 # -- claims, blocks and the text of every paper ----------------------------------------------------------
 
-@pytest.mark.parametrize("paper", list(PAPERS))
+@pytest.mark.parametrize("paper", EACH_PAPER)
 def test_headline_claims_first_and_named(records, paper):
     rec = records[paper]
     assert rec.claims and all(c.rows and c.verdict in CLAIM_VERDICTS and c.why for c in rec.claims)
@@ -250,6 +263,7 @@ def test_goldberg_framing(reproduced):
     assert any("569,154" in w for w in rec.not_yet)
 
 
+@pytest.mark.slow   # every paper's record on the synthetic collection
 def test_verdict_summary_of_all(records):
     from pyterrier_noise.reproduce.page import COUNT_COLUMNS, all_table, render_evidence, render_page, summary_text
     recs = list(records.values())
