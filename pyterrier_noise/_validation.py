@@ -266,6 +266,12 @@ def byte_size(nbytes: float) -> str:
     return ""
 
 
+def check_budget(memory: float | None) -> None:
+    """A memory budget (``memory=``, in bytes): a positive number, or None for no budget."""
+    if memory is not None and not memory > 0:
+        raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
+
+
 def check_memory(what: str, nbytes: float, how: str, available: int | None = None) -> None:
     """Refuse (InputError) a request whose arrays alone (``nbytes``, estimated as ``how`` says) would
     take more than the memory available, before allocating them."""

@@ -17,15 +17,13 @@ if TYPE_CHECKING:  # pragma: no cover
 def natural_sort(values: Sequence[str]) -> list[str]:
     """Numeric order for numeric qids (as trec_eval and rbp_eval print them), else lexicographic."""
     vals = list(values)
-    if all(v.isdigit() for v in vals):
-        return sorted(vals, key=int)
-    return sorted(vals)
+    return [vals[i] for i in natural_order(vals).tolist()]
 
 
 def natural_order(values: Sequence[str]) -> np.ndarray:
     """The indices that put ``values`` in :func:`natural_sort`'s order (``[values[i] for i in
-    natural_order(values)] == natural_sort(values)``), so that the rank of each value is had without
-    a lookup of each in a dict of them."""
+    natural_order(values)] == natural_sort(values)``; equal values in their given order), so that
+    the rank of each value is had without a lookup of each in a dict of them."""
     vals = list(values)
     keys = list(map(int, vals)) if all(v.isdigit() for v in vals) else vals
     return np.fromiter(sorted(range(len(vals)), key=keys.__getitem__), dtype=np.int64, count=len(vals))

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .._executor import Executor, map_ordered
 from .._progress import progress_bar
-from .._validation import InputError, announce, check_choice, check_int, check_probability, check_seed, check_ties
+from .._validation import InputError, announce, check_budget, check_choice, check_int, check_probability, check_seed, check_ties
 from ..engine import AlignedRuns, JudgmentTable, MeasureSpec, are_run_paths
 from ..measures.evaluation import finish_values
 from ..io import read_qrels, read_runs, run_file_arguments, run_name
@@ -152,8 +152,7 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
     if topics is not None:
         if not isinstance(topics, pd.DataFrame) or "qid" not in topics.columns:
             raise InputError("topics must be a frame with a 'qid' column (e.g. dataset.get_topics())")
-    if memory is not None and not memory > 0:
-        raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
+    check_budget(memory)
     prep = _prepare(retr_systems, topics, qrels, names, baseline, labels, parsed, ties, on_topic_mismatch,
                     progress, memory)
     if memory is not None:

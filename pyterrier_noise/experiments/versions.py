@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress_bar
-from .._validation import InputError, announce, check_choice, check_int, check_probability, check_ties
+from .._validation import InputError, announce, check_budget, check_choice, check_int, check_probability, check_ties
 from ..engine import JudgmentTable, are_run_paths, qrels_topics
 from ..engine.chunked import evaluate_in_chunks, file_chunks
 from ..io.chunks import DEFAULT_MEMORY
@@ -218,8 +218,7 @@ def versions_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topics:
     check_probability("rbo_p", rbo_p)
     top_k = check_int("top_k", top_k, 1)
     check_frame_options(round, None)
-    if memory is not None and not memory > 0:
-        raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
+    check_budget(memory)
     metrics = list(eval_metrics) if not isinstance(eval_metrics, (str, bytes)) else [eval_metrics]
     if not metrics:
         raise InputError("eval_metrics is empty; give at least one measure, e.g. ['AP', 'nDCG@10']")

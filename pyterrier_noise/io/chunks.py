@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from .._validation import InputError, byte_size
+from .._validation import byte_size, check_budget
 from .._warnings import NoiseWarning, warn
 
 __all__ = ["DEFAULT_MEMORY", "BYTES_PER_TEXT_BYTE", "run_file_chunks", "text_bytes", "warn_oversized"]
@@ -39,10 +39,9 @@ def run_file_chunks(files: Sequence, memory: float | None = DEFAULT_MEMORY) -> l
     least one file a group; None: one group).  Runs are evaluated independently, so the values of
     every run are the same whatever the grouping."""
     files = list(files)
+    check_budget(memory)
     if memory is None or not files:
         return [files]
-    if not memory > 0:
-        raise InputError(f"memory must be a positive number of bytes, got {memory!r}")
     cap = memory / BYTES_PER_TEXT_BYTE
     chunks, current, total = [], [], 0
     for f in files:
