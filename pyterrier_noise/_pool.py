@@ -19,6 +19,8 @@ import sys
 import threading
 from typing import Any, Callable, Iterator
 
+TERMINATE = "TERMINATE"   # multiprocessing.pool's state of a pool being terminated
+
 __all__ = ["worker_pool", "worker_state", "fork_available"]
 
 _PR_SET_PDEATHSIG = 1
@@ -48,6 +50,8 @@ def _die_with_parent(parent: int, init: Callable | None, args: tuple, state: tup
     then the caller's own init."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):   # forked with SIGTERM blocked: one sent since is delivered now
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -75,10 +79,21 @@ def _kill_workers(pool: Any) -> None:
 
 
 def _abandon(pool: Any) -> None:
-    """A pool whose workers were killed: kill any it started since, and neither terminate nor join it.
-    A worker killed while it held the task queue's lock leaves that lock taken, and ``terminate()``
-    (also run at exit by the pool's finaliser) would wait for it forever."""
+    """A pool whose workers were killed: stop it from starting new ones, kill any it started since
+    and reap them, and neither terminate nor join it.  A worker killed while it held the task
+    queue's lock leaves that lock taken, and ``terminate()`` (also run at exit by the pool's
+    finaliser) would wait for it forever.  Left running, the pool's worker handler would replace
+    the killed workers until this process exits, and exit would then wait for the replacements."""
+    handler = getattr(pool, "_worker_handler", None)
+    if handler is not None:
+        handler._state = TERMINATE   # multiprocessing.pool's flag: leave the loop that keeps workers up
+        with contextlib.suppress(Exception):
+            pool._change_notifier.put(None)   # wake it now rather than at its next worker's death
+        handler.join(timeout=10)
     _kill_workers(pool)
+    for proc in list(getattr(pool, "_pool", ())):
+        with contextlib.suppress(Exception):
+            proc.join(timeout=10)   # killed: reaped at once
     finaliser = getattr(pool, "_terminate", None)
     if finaliser is not None:
         finaliser.cancel()
@@ -116,19 +131,33 @@ def worker_pool(processes: int, initializer: Callable | None = None,
     import multiprocessing as mp
     ctx = mp.get_context("fork") if fork_available() else mp.get_context()
     main = threading.current_thread() is threading.main_thread()
-    # Fork with SIGTERM at its default action: a worker inherits the parent's handler until its
-    # initializer runs, and a Python-level handler there would leave a SIGTERM from pool.terminate()
-    # pending, then dropped when the initializer resets it (the worker lives on and join() hangs).
-    # Forking under SIG_DFL, a SIGTERM that early ends the worker at once.
+    # Fork with SIGTERM at its default action and blocked: a worker inherits the parent's handler
+    # until its initializer runs, and a Python-level handler there would leave a SIGTERM from
+    # pool.terminate() pending, then dropped when the initializer resets it (the worker lives on
+    # and join() hangs).  Blocked, such an early SIGTERM waits until the initializer has set the
+    # default action and unblocks it, and then ends the worker.  In this process, a SIGTERM that
+    # comes while the pool starts waits until its handler below is in place (at the default
+    # action, it would end this process before the command could remove its partial outputs).
+    # The pool's own threads start with SIGTERM blocked too, so the workers they start later
+    # are born with it blocked.
+    block = main and hasattr(signal, "pthread_sigmask")
+    if block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     old_term = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
     pool = None
     try:
-        pool = ctx.Pool(processes, initializer=_die_with_parent,
-                        initargs=(os.getpid(), initializer, initargs, () if state is None else (state,)))
-        _OPEN.append(pool)
-        if main:
-            _BEFORE.append(old_term)
-            signal.signal(signal.SIGTERM, _end_with_workers)
+        try:
+            pool = ctx.Pool(processes, initializer=_die_with_parent,
+                            initargs=(os.getpid(), initializer, initargs, () if state is None else (state,)))
+            _OPEN.append(pool)
+            if main:
+                _BEFORE.append(old_term)
+                signal.signal(signal.SIGTERM, _end_with_workers)
+        finally:
+            if main and pool is None:   # no pool: the program's handler is back before a SIGTERM comes in
+                signal.signal(signal.SIGTERM, signal.SIG_DFL if old_term is None else old_term)
+            if block:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         yield pool
     finally:
         if pool is not None:

@@ -45,7 +45,8 @@ FOR_NOW: set = set()   # (module, private name) pairs allowed while work elsewhe
 # private names of other libraries, used where they have no public form
 FOREIGN_PRIVATE = {"_actions", "_SubParsersAction", "_HelpAction", "_VersionAction",    # argparse's parser tree
                    "_qrels_dlc",                                                        # ir_datasets' qrels file
-                   "_replace", "_asdict", "_fields", "_make", "_getframe", "_exit"}    # namedtuple, sys, os
+                   "_replace", "_asdict", "_fields", "_make", "_getframe", "_exit",    # namedtuple, sys, os
+                   "_state", "_change_notifier"}   # multiprocessing's Pool, stopped by _pool.py after a kill
 
 
 def _dotted(path: Path) -> str:

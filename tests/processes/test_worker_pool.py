@@ -65,8 +65,9 @@ class _Probe:
 
     def __call__(self) -> None:
         handler = signal.getsignal(signal.SIGTERM)
+        blocked = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
         with open(self.path, "a") as f:
-            f.write(("default" if handler == signal.SIG_DFL else repr(handler)) + "\n")
+            f.write(("default" if handler == signal.SIG_DFL else repr(handler)) + ("-blocked" if blocked else "") + "\n")
 
 
 @pytest.mark.skipif(not LINUX, reason="fork start method")
@@ -82,7 +83,59 @@ def test_workers_are_forked_with_sigterm_at_its_default(tmp_path):
             pool.map(abs, range(4), chunksize=1)
     finally:
         del probe   # the registry holds it weakly
-    assert (tmp_path / "dispositions").read_text().split() == ["default", "default"]
+    assert (tmp_path / "dispositions").read_text().split() == ["default-blocked", "default-blocked"]
+    assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])   # unblocked here again
+
+
+def _python(script: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+
+
+_STOPPING = """
+import multiprocessing, os, signal, threading, time
+from pyterrier_noise._pool import worker_pool
+class Stop(Exception):
+    pass
+def stop(signum, frame):
+    raise Stop
+def tell_parent(parent):
+    os.kill(parent, signal.SIGTERM)
+signal.signal(signal.SIGTERM, stop)
+"""
+
+
+@pytest.mark.skipif(not LINUX, reason="fork start method")
+def test_sigterm_while_the_pool_works_leaves_no_replacement_worker():
+    # The workers are killed on SIGTERM; the pool's worker handler used to start replacements,
+    # which lived until the process exited and then had to be terminated and joined there (a
+    # replacement forked while SIGTERM was ignored missed that SIGTERM, and the exit hung).
+    got = _python(_STOPPING + """
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+try:
+    with worker_pool(2) as pool:
+        pool.map(time.sleep, [3] * 4, chunksize=1)
+except Stop:
+    time.sleep(0.5)   # the worker handler looks again within 0.1 s
+    print(len(multiprocessing.active_children()))
+""")
+    assert (got.returncode, got.stdout.split(), got.stderr) == (0, ["0"], "")
+
+
+@pytest.mark.skipif(not LINUX, reason="fork start method")
+def test_sigterm_while_the_pool_starts_reaches_the_programs_handler():
+    # The first of eight workers sends SIGTERM while the pool may still be forking the others;
+    # it used to end the process at SIGTERM's default action, before any handler could remove
+    # a command's partial outputs.
+    got = _python(_STOPPING + """
+try:
+    with worker_pool(8, initializer=tell_parent, initargs=(os.getpid(),)) as pool:
+        time.sleep(30)
+    print("not stopped")
+except Stop:
+    print("stopped", len(multiprocessing.active_children()))
+""")
+    assert (got.returncode, got.stdout.split(), got.stderr) == (0, ["stopped", "0"], "")
 
 
 # ------------------------------------------------------------------------------------------------
