@@ -14,5 +14,5 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "table": "JudgmentTable TOPICS_ATTR qrels_topics declare_topics",
     "kernels": "gains rbp_weights position_weights inst_utility evaluate_tied expected_ap INST_MAX_ORDERINGS MODES",
     "align": "are_run_paths AlignedRuns",
-    "chunked": "evaluate_in_chunks file_chunks",
+    "chunked": "evaluate_in_chunks file_chunks table_with_unjudged",
 })

@@ -14,7 +14,7 @@ from ..io.chunks import DEFAULT_MEMORY, run_file_chunks, warn_oversized
 from .align import AlignedRuns, are_run_paths
 from .spec import MeasureSpec
 
-__all__ = ["evaluate_in_chunks", "file_chunks"]
+__all__ = ["evaluate_in_chunks", "file_chunks", "table_with_unjudged"]
 
 
 def file_chunks(runs: Any, memory: float | None = DEFAULT_MEMORY, warn: bool = True) -> list[list] | None:
@@ -68,3 +68,39 @@ def evaluate_in_chunks(runs: Any, table: Any, measures: Iterable[MeasureSpec],
         finally:
             reader.forget()
     return {spec: np.concatenate([p[spec] for p in parts]) for spec in parts[0]}
+
+
+def table_with_unjudged(runs: Any, table: Any, memory: float | None = DEFAULT_MEMORY, **build: Any) -> Any:
+    """``table`` grown by a row (label NaN) for every document a run retrieved for one of its topics
+    without a judgment: the table of ``AlignedRuns.build(runs, table, include_unjudged=True, **build)``,
+    with run files read and aligned a chunk of files at a time when ``memory`` bytes would not hold
+    them all.  Only the chunks' unjudged (topic, docno) pairs are kept between chunks, never their
+    positions, so that labels given to those rows (such as counting every unjudged document
+    relevant, which changes every run's recall base) can then be evaluated a chunk at a time with
+    :func:`evaluate_in_chunks` over the grown table.
+
+    Example::
+
+        from pyterrier_noise.engine import JudgmentTable
+        from pyterrier_noise.engine.chunked import table_with_unjudged
+        grown = table_with_unjudged(run_files, JudgmentTable.from_frame(qrels), memory=2 ** 30)
+    """
+    chunks = file_chunks(runs, memory, warn=False)
+    if chunks is None:
+        return AlignedRuns.build(runs, table, include_unjudged=True, **build).table
+    import pandas as pd
+
+    from .table import JudgmentTable
+    frames = [table.frame[["qid", "docno", "label"]]]
+    for files in chunks:
+        reader = RunFileReader(files, os.cpu_count() or 1)
+        try:
+            grown = AlignedRuns.build(reader, table, include_unjudged=True, **build).table
+        finally:
+            reader.forget()
+        frame = grown.frame
+        frames.append(frame.loc[np.isnan(grown.labels), ["qid", "docno", "label"]])
+        del grown, frame
+    rows = pd.concat(frames, ignore_index=True)
+    rows = rows[~rows.duplicated(["qid", "docno"], keep="first")]   # the judged row, or one unjudged row
+    return JudgmentTable.from_frame(rows.reset_index(drop=True), table.topics)

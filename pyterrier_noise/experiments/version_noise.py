@@ -23,10 +23,9 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_choice, check_int, check_probability
-from .._warnings import NoiseWarning, warn
 from .._vocab import DRAWS, Draw
 from ..engine import AlignedRuns
-from ..engine.chunked import evaluate_in_chunks, file_chunks
+from ..engine.chunked import evaluate_in_chunks, file_chunks, table_with_unjudged
 from ..stats import correct_pvalues, paired_test
 
 if TYPE_CHECKING:   # pragma: no cover
@@ -173,20 +172,29 @@ def _bracket(lo: np.ndarray, hi: np.ndarray, i: np.ndarray, j: np.ndarray) -> tu
 def _unjudged_means(res: "VersionsResult") -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per measure, the system means with every unjudged retrieved document (under the reference)
     non-relevant and of the top grade: one alignment per tie policy, with a row for every unjudged
-    retrieved document, and one evaluation of the two completions."""
+    retrieved document, and one evaluation of the two completions.  Under a memory budget that does
+    not hold every run, the table first grows by every run's unjudged documents, a chunk of run files
+    at a time (a completion's recall base counts what every run retrieved), then each chunk of runs
+    is aligned to it and evaluated."""
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if res.runs is None:
         return out
     top = np.nanmax(res.labels) if np.isfinite(res.labels).any() else 1.0
-    if file_chunks(res.runs, res.params.get("memory"), warn=False) is not None:
-        warn("noise_floor: the unjudged completions align every run at once, beyond the memory budget (a "
-             "completion's relevant documents are those every run retrieved, so it cannot take a chunk of runs)",
-             NoiseWarning)
+    memory = res.params.get("memory")
+    chunked = file_chunks(res.runs, memory, warn=False) is not None
+    grown = table_with_unjudged(res.runs, res.table, memory, on_topic_mismatch="ignore") if chunked else None
     for pol, measures in _by_policy(res).items():
-        aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore", include_unjudged=True)
-        y = aligned.table.labels
-        L = np.column_stack([np.where(np.isnan(y), 0.0, y), np.where(np.isnan(y), top, y)])
-        got = aligned.evaluate([res.specs[m] for m in measures], L)
+        specs = [res.specs[m] for m in measures]
+        if chunked:   # every run's unjudged documents first, then a chunk of runs at a time
+            y = grown.labels
+            L = np.column_stack([np.where(np.isnan(y), 0.0, y), np.where(np.isnan(y), top, y)])
+            got = evaluate_in_chunks(res.runs, grown, specs, L, memory, ties=pol, on_topic_mismatch="ignore")
+        else:
+            aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore",
+                                        include_unjudged=True)
+            y = aligned.table.labels
+            L = np.column_stack([np.where(np.isnan(y), 0.0, y), np.where(np.isnan(y), top, y)])
+            got = aligned.evaluate(specs, L)
         for m in measures:
             v = got[res.specs[m].validate()].mean(axis=1)                   # (S, 2)
             out[m] = (v.min(axis=1), v.max(axis=1))
