@@ -5,7 +5,9 @@ to be killed when its parent dies, even by SIGKILL, and exits at once if the par
 when it starts (the race between ``fork`` and ``prctl``); it ignores SIGINT, which the parent handles.
 While the pool is open, SIGTERM in the parent kills the workers and then calls the handler the
 program had installed (a command's: it unwinds as on Ctrl-C), or else ends the parent as
-SIGTERM's default action does (no Python-level shutdown that could wait on a worker); SIGINT
+SIGTERM's default action does (no Python-level shutdown that could wait on a worker), and the
+pool starts no replacement for the killed workers; a SIGTERM while the pool starts is handled so
+once it has started.  SIGINT
 raises :class:`KeyboardInterrupt` in the parent and the pool's ``with`` block terminates and
 joins the workers.  Elsewhere than Linux the workers are still terminated on every exit
 through Python; only an uncatchable kill of the parent can then leave them behind.
@@ -131,19 +133,20 @@ def worker_pool(processes: int, initializer: Callable | None = None,
     import multiprocessing as mp
     ctx = mp.get_context("fork") if fork_available() else mp.get_context()
     main = threading.current_thread() is threading.main_thread()
-    # Fork with SIGTERM at its default action and blocked: a worker inherits the parent's handler
-    # until its initializer runs, and a Python-level handler there would leave a SIGTERM from
-    # pool.terminate() pending, then dropped when the initializer resets it (the worker lives on
-    # and join() hangs).  Blocked, such an early SIGTERM waits until the initializer has set the
-    # default action and unblocks it, and then ends the worker.  In this process, a SIGTERM that
-    # comes while the pool starts waits until its handler below is in place (at the default
-    # action, it would end this process before the command could remove its partial outputs).
-    # The pool's own threads start with SIGTERM blocked too, so the workers they start later
-    # are born with it blocked.
+    # Fork with SIGTERM blocked: a worker inherits the parent's handler until its initializer
+    # runs, and a Python-level handler there would swallow a SIGTERM from pool.terminate() (the
+    # worker lives on and join() hangs).  Blocked, such an early SIGTERM waits until the
+    # initializer has set the default action and unblocks it, and then ends the worker.  The
+    # pool's own threads start with SIGTERM blocked too, so the workers they start later are born
+    # the same way.  In this process, a SIGTERM that comes while the pool starts is recorded and
+    # handled once the pool's handler is in place: at the default action it would end the process
+    # at once (whichever thread the kernel gave it to), before a command could remove its partial
+    # outputs; raised there, it would leave workers that the pool does not yet know of.
+    deferred: list = []
+    old_term = signal.signal(signal.SIGTERM, lambda signum, frame: deferred.append(signum)) if main else None
     block = main and hasattr(signal, "pthread_sigmask")
     if block:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    old_term = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
     pool = None
     try:
         try:
@@ -154,10 +157,14 @@ def worker_pool(processes: int, initializer: Callable | None = None,
                 _BEFORE.append(old_term)
                 signal.signal(signal.SIGTERM, _end_with_workers)
         finally:
-            if main and pool is None:   # no pool: the program's handler is back before a SIGTERM comes in
+            if main and pool is None:   # no pool: the program's handler is back, and gets a deferred SIGTERM
                 signal.signal(signal.SIGTERM, signal.SIG_DFL if old_term is None else old_term)
             if block:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+            if deferred and pool is None:
+                os.kill(os.getpid(), signal.SIGTERM)
+        if deferred:
+            _end_with_workers(signal.SIGTERM, None)
         yield pool
     finally:
         if pool is not None:
