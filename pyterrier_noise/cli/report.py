@@ -19,8 +19,8 @@ TPR 0.93 and FPR 0.07, the default judge model, as in Rashidi, Zobel and Moffat 
 documents to judge next (--judging: depth pooling and Moffat, Webber and Zobel's 2007 Methods A, B
 and C replayed against the qrels up to --budget judgments, default half the qrels) and tied scores
 in the runs (--tie-stats; Yang 2019).  Each figure says what to conclude from it.  --memory bounds
-the reading of the scores: more run files than fit are read a chunk of files at a time (the same
-page); --judging, --noisy-judges and --tie-stats read every run at once.
+the reading of the scores and of the noisy judges' runs: more run files than fit are read a chunk
+of files at a time (the same page); --judging and --tie-stats read every run at once.
 """
 
 
@@ -130,7 +130,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     frames = None
     if args.budget is not None and not args.judging:
         raise InputError("--budget goes with --judging (the judging section)")
-    if args.noisy_judges or args.tie_stats:
+    if args.tie_stats:
         from ..io import read_runs
         frames = {}
         with status(f"reading {len(runs)} run file(s)", args.progress):
@@ -140,9 +140,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         from ..experiments import robustness_experiment
         from ..judges import RandomFlips
         n = check_int("--replicates", args.replicates, 1)
-        robust = robustness_experiment(frames, None, qrels, measures, RandomFlips(**options.DEFAULT_JUDGE),
+        robust = robustness_experiment(runs, None, qrels, measures, RandomFlips(**options.DEFAULT_JUDGE),
                                        n_replicates=n, seed=args.seed, progress=None if args.progress else False,
-                                       on_topic_mismatch="ignore")
+                                       on_topic_mismatch="ignore", memory=memory)   # a chunk of files at a time
     if args.judging:
         from ..selection import compare_methods
         budget = (check_int("--budget", args.budget, 4) if args.budget is not None
