@@ -128,8 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--verbose asks for more on stderr (every warning) and --quiet for less: give one of them, not both")
     args.argv = argv   # the command as typed: the reports name the command that made them
     from ._process import run_cache, tuned
-    # gc, malloc and environment (and a --cache directory): before the handler imports numpy
-    with tuned(command, as_program), run_cache(getattr(args, "cache", None)):
+    # gc, malloc and environment (and the run cache of eval's and robustness's --cache DIR; llm-judge's
+    # --cache is its answers' file): before the handler imports numpy
+    with tuned(command, as_program), run_cache(getattr(args, "run_cache", None)):
         return _run(parser, argv, args, as_program)
 
 

@@ -94,11 +94,12 @@ def _pairs(args: argparse.Namespace) -> Any:
             raise InputError(f"--depth: expected an integer >= 1, got {args.depth}")
         if not args.runs:
             raise InputError("--depth needs run files")
-        from ..io import read_runs
+        import os
+
+        from ..io import RunFileReader, run_file_arguments
         from ..selection import depth_pool
-        runs: dict[str, Any] = {}
-        for item in args.runs:
-            runs.update(read_runs(item))
+        # the files' columns, as `select` reads them (no frame of Python strings per run)
+        runs = RunFileReader(run_file_arguments(args.runs), os.cpu_count() or 1)
         return depth_pool(runs, args.depth)[["qid", "docno"]]
     from ..selection import JudgingSession
     with JudgingSession(args.session, create=False) as session:

@@ -75,7 +75,7 @@ def run_cache() -> argparse.ArgumentParser:
     """``--cache DIR``: keep the parsed run files in DIR for the next command on the same files
     (:mod:`pyterrier_noise.io.cache`; the environment variable ``PYTERRIER_NOISE_CACHE`` does the same)."""
     p = _parent()
-    p.add_argument("--cache", metavar="DIR", default=None,
+    p.add_argument("--cache", dest="run_cache", metavar="DIR", default=None,
                    help="keep the parsed run files in DIR (Arrow files, memory-mapped when read again) so that the "
                         "next command on the same files parses no text; a changed file is read again "
                         "(default: $PYTERRIER_NOISE_CACHE if set, else no cache)")
