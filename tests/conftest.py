@@ -119,6 +119,15 @@ def pytest_collection_finish(session):
     gc.freeze()
 
 
+def pytest_unconfigure(config):
+    """At the end pytest collects garbage five times over (to report exceptions raised in finalizers), each
+    pass walking everything the session still holds (the modules, the cached collections and syntax trees):
+    one pass here finds the garbage, under pytest's hook for those exceptions still, and freezes what is
+    left, so that the five passes walk only what was made since."""
+    gc.collect()
+    gc.freeze()
+
+
 def require(path: Path) -> Path:
     """Skip the calling test with a one-line reason when a shared data set is absent."""
     if not path.exists():
