@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import sys
 from pathlib import Path
 
 import pytest
@@ -55,6 +54,7 @@ def _write_bytecode() -> None:
     command-line process, and pytest rewrites every test module's asserts again, about 5 CPU-s a worker
     of the quick run's 60.  The files go to ``__pycache__/`` beside the sources (git-ignored), as ``pip
     install`` and the benchmarks (benchmarks/w1_process.py) byte-compile before running."""
+    import sys
     sys.dont_write_bytecode = False
 
 
