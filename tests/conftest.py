@@ -48,7 +48,18 @@ def _reference_corrections_without_gc() -> None:
     multitest.multipletests = multipletests
 
 
+def _write_bytecode() -> None:
+    """Bytecode is written during the test run even where ``PYTHONDONTWRITEBYTECODE=1`` is set (as in many
+    container images): else every run compiles the package's modules again in each worker and each
+    command-line process, and pytest rewrites every test module's asserts again, about 5 CPU-s a worker
+    of the quick run's 60.  The files go to ``__pycache__/`` beside the sources (git-ignored), as ``pip
+    install`` and the benchmarks (benchmarks/w1_process.py) byte-compile before running."""
+    import sys
+    sys.dont_write_bytecode = False
+
+
 def pytest_configure(config):
+    _write_bytecode()
     if getattr(config, "workerinput", None) is not None or not getattr(config.option, "numprocesses", None):
         _reference_corrections_without_gc()   # where tests run: not in pytest-xdist's controller
     if getattr(config.option, "numprocesses", None):
@@ -104,6 +115,15 @@ def pytest_collection_finish(session):
         import hypothesis  # noqa: F401
     except ImportError:
         pass
+    gc.collect()
+    gc.freeze()
+
+
+def pytest_unconfigure(config):
+    """At the end pytest collects garbage five times over (to report exceptions raised in finalizers), each
+    pass walking everything the session still holds (the modules, the cached collections and syntax trees):
+    one pass here finds the garbage, under pytest's hook for those exceptions still, and freezes what is
+    left, so that the five passes walk only what was made since."""
     gc.collect()
     gc.freeze()
 

@@ -82,9 +82,15 @@ def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text())
 
 
+@functools.cache
+def _walk(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """``ast.walk(tree)`` of a whole module's tree, listed once for every test that reads it."""
+    return tuple(ast.walk(tree))
+
+
 def _type_checking_only(tree: ast.AST) -> set[int]:
     """The nodes under ``if TYPE_CHECKING:``: read by type checkers, never run."""
-    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+    return {id(n) for node in _walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
             for stmt in node.body for n in ast.walk(stmt)}
 
 
@@ -95,7 +101,7 @@ def _imports(path: Path, typing: bool = True):
     tree = _tree(path)
     me, is_pkg = _dotted(path), path.name == "__init__.py"
     skip = set() if typing else _type_checking_only(tree)
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if id(node) in skip:
             continue
         if isinstance(node, ast.ImportFrom) and node.level > 0:
@@ -203,7 +209,7 @@ def _own_attributes(tree: ast.AST) -> set[str]:
     """Private attribute names a module defines on its classes: methods and class attributes, names in
     ``__slots__``, and ``self._x`` / ``cls._x`` assigned in a method."""
     own: set[str] = set()
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+    for cls in (n for n in _walk(tree) if isinstance(n, ast.ClassDef)):
         for stmt in cls.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 own.add(stmt.name)
@@ -230,7 +236,7 @@ def test_no_private_attribute_read_across_modules():
         rel = str(path.relative_to(PKG))
         tree = _tree(path)
         own = _own_attributes(tree)
-        for node in ast.walk(tree):
+        for node in _walk(tree):
             if not isinstance(node, ast.Attribute) or not _private(node.attr) or node.attr in own:
                 continue
             v = node.value
@@ -280,7 +286,7 @@ def test_each_layer_imports_only_its_own_or_lower():
 
 
 def _calls(tree: ast.AST):
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
             yield node, (f.id if isinstance(f, ast.Name) else f"{getattr(f.value, 'id', '?')}.{f.attr}"
@@ -294,7 +300,7 @@ def test_command_line_concerns_stay_in_cli():
         if rel.parts[0] == "cli":
             continue
         tree = _tree(path)
-        for node in ast.walk(tree):
+        for node in _walk(tree):
             if isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names):
                 bad.append(f"{rel}:{node.lineno} imports argparse")
             if isinstance(node, ast.ImportFrom) and node.module in ("argparse", "matplotlib.pyplot"):
@@ -306,7 +312,7 @@ def test_command_line_concerns_stay_in_cli():
                 bad.append(f"{rel}:{node.lineno} prints")
             if name in ("matplotlib.use",):
                 bad.append(f"{rel}:{node.lineno} switches matplotlib's backend")
-        for node in ast.walk(tree):
+        for node in _walk(tree):
             if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "formatwarning"
                                                      for t in node.targets) and rel.parts[0] != "cli"):
                 bad.append(f"{rel}:{node.lineno} replaces warnings.formatwarning")
@@ -321,7 +327,7 @@ def test_process_tuning_only_in_cli_process():
         if rel.as_posix() == "cli/_process.py":
             continue
         tree = _tree(path)
-        for node in ast.walk(tree):
+        for node in _walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
                 # _pool.py asks the kernel to end workers with their parent; io/native.py flushes C stdio
@@ -442,7 +448,7 @@ def test_every_warning_is_a_noise_warning():
     assert pn.correction.CorrectionWarning is w.CorrectionWarning
     # and no other module defines a warning class of its own
     for path in MODULES:
-        for node in ast.walk(_tree(path)):
+        for node in _walk(_tree(path)):
             if isinstance(node, ast.ClassDef) and path.name != "_warnings.py":
                 bases = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
                 assert not bases & {"UserWarning", "Warning", "RuntimeWarning"}, f"{path}: {node.name}"
@@ -494,7 +500,7 @@ def test_vocabulary_and_checks_sit_at_the_bottom():
         path = PKG / f"{name}.py"
         inside = {target for target, _, _ in _imports(path)}
         assert inside <= inside_ok, (name, inside - inside_ok)
-        nodes = list(ast.walk(_tree(path)))
+        nodes = list(_walk(_tree(path)))
         outside = {a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import) for a in n.names}
         outside |= {n.module.split(".")[0] for n in nodes if isinstance(n, ast.ImportFrom) and n.level == 0}
         extra = outside - set(sys.stdlib_module_names) - {"__future__"} - outside_ok

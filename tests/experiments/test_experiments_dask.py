@@ -3,6 +3,8 @@ methods of a selection simulation, run as tasks on two worker processes, give ex
 run's result for the same seed."""
 from __future__ import annotations
 
+import importlib.util
+
 import pandas as pd
 import pytest
 
@@ -10,14 +12,16 @@ from pyterrier_noise import InputError
 from pyterrier_noise.experiments import robustness_experiment
 from pyterrier_noise.judges import RandomFlips, RankBiasedFlips
 
-distributed = pytest.importorskip("distributed")
-pytestmark = pytest.mark.slow   # two worker processes start (about 5 s)
+pytestmark = [pytest.mark.slow,   # two worker processes start (about 5 s)
+              pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                 reason="the 'dask' extra (distributed) is not installed")]
 
 MEASURES = ["RBP(p=0.8)", "AP", "nDCG@10"]
 
 
 @pytest.fixture(scope="module")
 def client():
+    import distributed   # imported where used: collecting the quick subset does not load it
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") \
             as cluster, distributed.Client(cluster) as c:
         yield c

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.multitest import multipletests
 
 from conftest import random_collection
@@ -211,6 +210,7 @@ def test_significance_statuses_are_reached():
 
 
 def test_label_agreement_by_brute_force(setup):
+    from sklearn.metrics import cohen_kappa_score   # imported where used: not at every worker's collection
     _, versions, res = setup
     la = res.label_agreement
     names = list(versions)
@@ -251,6 +251,7 @@ def test_confusion_is_the_crosstab_of_common_pairs(setup):
 
 def test_kappa_and_alpha_kernels_against_references():
     rng = np.random.default_rng(1)
+    from sklearn.metrics import cohen_kappa_score
     from statsmodels.stats.inter_rater import cohens_kappa
     for _ in range(20):
         ya, yb = rng.integers(0, 4, 40), rng.integers(0, 4, 40)

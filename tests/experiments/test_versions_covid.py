@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from sklearn.metrics import cohen_kappa_score
 
 from pyterrier_noise.experiments import versions_experiment
 from pyterrier_noise.io import read_qrels, read_runs
@@ -63,6 +62,7 @@ def test_covid_blocks_equal_pt_experiment_per_version(study):
 
 
 def test_covid_agreement_tables_by_loops(study):
+    from sklearn.metrics import cohen_kappa_score   # imported where used: not at every worker's collection
     runs, versions, _, res = study
     lb = res.leaderboards
     for m in ("AP", "P@10"):

@@ -3,6 +3,7 @@ server process on 127.0.0.1 (tests/llm_server.py): a seeded judge over qrels, in
 garbage and slow answers, and a kill mid-run.  No network, no model."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -18,13 +19,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("openai")
-pytest.importorskip("uvicorn")
+from pyterrier_noise import InputError
+from pyterrier_noise.io import read_cheap_qrels
+from pyterrier_noise.judges.llm import LabelCache, LLMJudge, PromptTemplate, label_distribution, parse_label
 
-from pyterrier_noise import InputError  # noqa: E402
-from pyterrier_noise.io import read_cheap_qrels  # noqa: E402
-from pyterrier_noise.judges.llm import (LabelCache, LLMJudge, PromptTemplate, label_distribution,  # noqa: E402
-                                        parse_label)
+# looked up, not imported: the openai client is imported by the tests that talk to the server (on one
+# worker), not by the collection of every worker
+pytestmark = pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("openai", "uvicorn")),
+                                reason="the 'llm' extra (openai) or uvicorn is not installed")
 
 HERE = Path(__file__).resolve().parents[1]   # tests/: llm_server.py
 sys.path.insert(0, str(HERE))
