@@ -44,11 +44,18 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def part_deep() -> dict:
-    """The deeply judged runs (untimed; its own process so that the parts below read only those runs)."""
+def all_aligned(runs: dict | None = None):
+    """All the runs (read here unless given) aligned with the qrels (for :func:`part_deep` and :func:`study`)."""
     from pyterrier_noise import AlignedRuns, read_qrels, read_runs
+    return AlignedRuns.build(read_runs(DATA / "runs") if runs is None else runs, read_qrels(DATA / "qrels-rnd1.txt"))
+
+
+def part_deep(everything=None) -> dict:
+    """The deeply judged runs (untimed; its own process so that the parts below read only those runs).
+    ``everything``: :func:`all_aligned`'s value when the caller holds it (else it is built here)."""
     from pyterrier_noise.judges import deeply_judged_runs
-    everything = AlignedRuns.build(read_runs(DATA / "runs"), read_qrels(DATA / "qrels-rnd1.txt"))
+    if everything is None:
+        everything = all_aligned()
     counts = {d: len(deeply_judged_runs(everything, everything.table, depth=d)) for d in (DEEP, DEEP + 1, 10)}
     return {"deep": deeply_judged_runs(everything, everything.table, depth=DEEP), "counts": counts}
 
@@ -121,9 +128,10 @@ def _records(frame) -> list:
     return [{str(k): (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in out]
 
 
-def study(plots: bool = True) -> dict:
+def study(plots: bool = True, everything=None) -> dict:
     """The untimed analyses and (unless ``plots=False``) the plots.  ``benchmarks/render_docs.py`` calls it
-    without plots to store the tables of docs/evidence/uncertainty.md."""
+    without plots to store the tables of docs/evidence/uncertainty.md, passing ``everything`` (all runs
+    aligned, :func:`all_aligned`) that it built for :func:`part_deep`, so that it is not read again."""
     import pandas as pd
     from pyterrier_noise import AlignedRuns
     from pyterrier_noise.experiments import (FINE_GRID, depth_experiment, match_phi_many, multiplicity_table,
@@ -141,7 +149,8 @@ def study(plots: bool = True) -> dict:
         e.plot_consistency(IMG / "uncertainty-depth-consistency.png")
     mult = {k: multiplicity_table(aligned, k) for k in (5, 20)}
 
-    everything = AlignedRuns.build(read_runs(DATA / "runs"), qrels)
+    if everything is None:
+        everything = AlignedRuns.build(read_runs(DATA / "runs"), qrels)
     t0 = time.perf_counter()
     global_ = match_phi_many(everything, None, ["AP", "nDCG", "P@10", "RR"])
     t_global = time.perf_counter() - t0

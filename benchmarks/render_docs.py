@@ -55,12 +55,18 @@ def _write(name: str, tables: dict, source: str) -> Path:
     return path
 
 
-def tie_stats_table() -> dict:
-    from pyterrier_noise.io import read_runs
-    from pyterrier_noise.ties import tie_stats_in_chunks
+def covid_runs() -> dict:
+    """TREC-COVID round 1's 143 runs, read once per process: the reproductions' copy
+    (:func:`pyterrier_noise.reproduce.data.load_collection`), shared by the tables below (read-only)."""
+    from pyterrier_noise.reproduce.data import load_collection, resolve_data
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the 0-based ranks of some runs are announced while reading
-        runs = read_runs(DATA / "runs")
+        return load_collection(resolve_data(DATA.parent)).runs
+
+
+def tie_stats_table() -> dict:
+    from pyterrier_noise.ties import tie_stats_in_chunks
+    runs = covid_runs()
     rows = []
     for precision, words in (("float64", "float64 equality"), ("float32", "float32, as trec_eval compares")):
         s = tie_stats_in_chunks(runs, precision, progress=False).summary
@@ -138,7 +144,7 @@ def robustness_tables(n: int = 300, seed: int = 1) -> dict:
     """docs/evidence/robustness.md's two tables: the study of Rashidi, Zobel and Moffat (2023, Sec. 5) on TREC-COVID."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        d = _benchmark("w4_robustness").study_data(n, seed)
+        d = _benchmark("w4_robustness").study_data(n, seed, covid_runs())
     study = [[STUDY_LABELS[r["model"]], r["measure"], [round(r["kendall_tau"], 6), round(r["kendall_tau_sd"], 6)],
               [round(r["rbo"], 6), round(r["rbo_sd"], 6)], round(r["tau_ap"], 6), int(r["significant_pairs"]),
               round(r["kept"], 6), round(r["lost"], 6), round(r["reversed"], 6), round(r["gained"], 6)]
@@ -159,9 +165,11 @@ def uncertainty_tables() -> dict:
     de = _benchmark("depth_experiment")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        found = de.part_deep()
+        everything = de.all_aligned(covid_runs())
+        found = de.part_deep(everything)
         os.environ["DEPTH_BENCH_RUNS"] = ",".join(found["deep"])
-        s = de.study(plots=False)
+        s = de.study(plots=False, everything=everything)
+        del everything
     phi = []
     for m, x in s["phi_match"].items():
         smallest = min(c["phi"] for c in x["curve"])

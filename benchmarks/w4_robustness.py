@@ -104,15 +104,20 @@ def part_peer(n: int, seed: int, out: str) -> dict:
 STUDY_MEASURES = ["AP", "nDCG", "P@10", "RBP(p=0.8)", "RBP(p=0.95)"]
 
 
-def study_data(n: int, seed: int) -> dict:
+def study_data(n: int, seed: int, runs: dict | None = None) -> dict:
     """The experiment of Rashidi, Zobel & Moffat (2023, Sec. 5) on TREC-COVID round 1: the rows that
-    ``study`` prints and stores (``benchmarks/render_docs.py`` stores them for docs/evidence/robustness.md)."""
+    ``study`` prints and stores (``benchmarks/render_docs.py`` stores them for docs/evidence/robustness.md,
+    passing the ``runs`` it holds, so that they are not read again)."""
     import numpy as np
     from scipy import stats
     from pyterrier_noise import evaluate
     from pyterrier_noise.judges import RandomFlips, RankBiasedFlips
     from pyterrier_noise.experiments import robustness_experiment
-    runs, qrels = _load()
+    if runs is None:
+        runs, qrels = _load()
+    else:
+        from pyterrier_noise import read_qrels
+        qrels = read_qrels(DATA / "qrels-rnd1.txt")
     means = evaluate(runs, qrels, ["RBP(p=0.8)"]).set_index("name")["value"]
     top = list(means.sort_values(ascending=False, kind="stable").index[:50])
     chosen = {name: runs[name] for name in top}

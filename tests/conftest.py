@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,22 @@ def _give_back_memory() -> None:
         pass
 
 
+def _resident_bytes() -> int:
+    """The process's resident set size now (0 where ``/proc`` is absent)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+#: a worker whose resident size grew this much since it last gave memory back gives it back after the test:
+#: the heavy tests (the docs reruns on TREC-COVID, the docs pages' examples) leave hundreds of MB of freed
+#: heap behind, and the next heavy test of the worker would otherwise peak on top of it
+GIVE_BACK_GROWTH = 256 * 2**20
+_floor = [0]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     result = yield          # the finished module's fixtures are torn down by now
@@ -204,8 +221,12 @@ def pytest_runtest_teardown(item, nextitem):
              and (nextitem is None or n not in getattr(nextitem, "fixturenames", ()))]
     for name in names:
         del _HELD[name]
-    if names:
+    resident = _resident_bytes()
+    if names or resident > _floor[0] + GIVE_BACK_GROWTH:
         _give_back_memory()
+        _floor[0] = _resident_bytes()
+    else:
+        _floor[0] = min(_floor[0], resident)
     return result
 
 
