@@ -32,3 +32,10 @@ def int64_array(values: np.ndarray) -> "pa.Int64Array":
     (``pyarrow.array`` of a numpy array would import pandas)."""
     values = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def release_unused() -> None:
+    """Give the memory Arrow's pool keeps for reuse back to the system: after a large reading (run
+    files parsed in threads) the pool holds several times what is still in use, and that stays in
+    the process's peak for the rest of a command."""
+    pa.default_memory_pool().release_unused()

@@ -51,7 +51,11 @@ def aligned_for(runs: Any, qrels: pd.DataFrame | JudgmentTable | None, topics: S
                 include_unjudged=True, keep_docnos=False)
     if columns:
         return AlignedRuns.from_columns(runs[0], runs[1], table, **args)
-    return AlignedRuns.build(runs, table, **args)
+    aligned = AlignedRuns.build(runs, table, **args)
+    if isinstance(runs, RunFileReader) or are_run_paths(runs):   # the files' text and columns are freed
+        from .._arrow import release_unused
+        release_unused()
+    return aligned
 
 
 

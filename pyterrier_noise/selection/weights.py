@@ -63,7 +63,7 @@ class SelectionQueue:
         self._head: dict | None = None
         self._head_scale = 1
         self._prefix = 0
-        self._hpos = np.full(self._J, -1, dtype=np.int64)
+        self._hpos = np.full(self._J, -1, dtype=np.int32)   # (a head holds far fewer than 2**31 rows)
         if method in ("pool", "A"):
             self._build_static()
         else:
@@ -235,7 +235,7 @@ class SelectionQueue:
         self._a_n = len(nz)
         self._a_order = np.zeros(0, dtype=np.int64)
         self._a_sorted = np.zeros(0)
-        self._a_rest, self._a_restval = nz, A[nz]
+        self._a_rest, self._a_restval = nz.astype(np.int32 if self._J < 2 ** 31 else np.int64), A[nz]
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
         # each run's largest topic factor and the topic holding it, brought up to date at a full
