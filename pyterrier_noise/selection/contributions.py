@@ -156,8 +156,8 @@ def _group_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndar
     # for TREC-size inputs), which halves the memory of the structure and of its construction.
     n_pos = len(jidx)
     it = np.int32 if max(n_pos + 1, n_seg, J) < 2 ** 31 else np.int64
-    ptr = np.zeros(J + 1, dtype=np.int64)
-    np.cumsum(np.bincount(jidx, minlength=J), out=ptr[1:])
+    ptr = np.zeros(J + 1, dtype=it)   # (row offsets are at most n_pos)
+    np.cumsum(np.bincount(jidx, minlength=J), out=ptr[1:], dtype=it)
     segs = np.empty(n_pos, dtype=it)
     pos = np.empty(n_pos, dtype=it)
     fill = _RowGrouping(aligned, ptr, segs, pos, it)

@@ -231,11 +231,16 @@ class SelectionQueue:
         if len(nz):
             A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
         # sorted lazily (_a_top): a selection reads a few percent of the rows, so only the prefix
-        # it reaches is sorted, the rest partitioned off
+        # it reaches is sorted.  The rows not yet sorted are those whose negated weight in _a_neg is
+        # finite (one array over the rows, in place: no list of the other rows and their weights,
+        # nor a copy of them at each extension)
         self._a_n = len(nz)
         self._a_order = np.zeros(0, dtype=np.int64)
         self._a_sorted = np.zeros(0)
-        self._a_rest, self._a_restval = nz.astype(np.int32 if self._J < 2 ** 31 else np.int64), A[nz]
+        np.negative(A, out=A)
+        self._a_neg = A
+        self._a_neg[np.diff(pool.indptr) == 0] = np.inf   # retrieved by no pool run: never sorted
+        del A, nz
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
         # each run's largest topic factor and the topic holding it, brought up to date at a full
@@ -254,17 +259,15 @@ class SelectionQueue:
         have = len(self._a_order)
         need = min(m + 1, self._a_n)
         if have < need:
-            rest, val = self._a_rest, self._a_restval
-            k = min(len(rest), max(need - have, 3 * have))
-            if k < len(rest):
-                part = np.argpartition(-val, k - 1)
-                top, left = part[:k], part[k:]
-            else:
-                top, left = np.arange(len(rest)), np.zeros(0, dtype=np.int64)
-            top = top[np.argsort(-val[top], kind="stable")]
-            self._a_order = np.concatenate([self._a_order, rest[top]])
-            self._a_sorted = np.concatenate([self._a_sorted, val[top]])
-            self._a_rest, self._a_restval = rest[left], val[left]
+            neg, left = self._a_neg, self._a_n - have
+            k = min(left, max(need - have, 3 * have))
+            # the k unsorted rows of largest weight (the sorted ones and the rows outside the pool
+            # are +inf in neg, after every unsorted row)
+            top = np.argpartition(neg, k - 1)[:k] if k < left else np.flatnonzero(neg < np.inf)
+            top = top[np.argsort(neg[top], kind="stable")]
+            self._a_order = np.concatenate([self._a_order, top])
+            self._a_sorted = np.concatenate([self._a_sorted, -neg[top]])
+            neg[top] = np.inf
         return self._a_order, self._a_sorted
 
     def _a_prefix(self, m: int) -> Any:
