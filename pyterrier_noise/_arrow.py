@@ -35,7 +35,15 @@ def int64_array(values: np.ndarray) -> "pa.Int64Array":
 
 
 def release_unused() -> None:
-    """Give the memory Arrow's pool keeps for reuse back to the system: after a large reading (run
-    files parsed in threads) the pool holds several times what is still in use, and that stays in
-    the process's peak for the rest of a command."""
+    """Give the memory Arrow's pool and the C library's malloc keep for reuse back to the system:
+    after a large reading (run files parsed in threads) they hold several times what is still in
+    use, and that stays in the process's peak for the rest of a command (glibc's ``malloc_trim``
+    also returns the free pages inside the heap, which a command's raised trim threshold keeps)."""
     pa.default_memory_pool().release_unused()
+    import sys
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):   # not glibc
+            pass

@@ -144,6 +144,8 @@ class JudgmentSelector:
         self._empty_state()
         if init is not None and len(init):
             self._apply_initial(init)
+        from .._arrow import release_unused
+        release_unused()   # what building the contributions freed: not kept under the queue's arrays
         self._queue = self._start_queue()
 
     # -- construction steps -----------------------------------------------------------------------
@@ -596,6 +598,12 @@ class JudgmentSelector:
         :meth:`AlignedRuns.evaluate`."""
         return self._labels.copy()
 
+    @property
+    def current_labels(self) -> np.ndarray:
+        """:meth:`labels` as a read-only view, updated by every judgment (no copy of a label per
+        table row)."""
+        return _read_only(self._labels)
+
     def bounds(self, p: float | None = None) -> pd.DataFrame:
         """RBP base, residual, upper (= base + residual) and projected (= base / judged mass; NaN
         when nothing is judged) per run and topic at persistence ``p`` (default: the selection p).
@@ -783,8 +791,8 @@ class _RowDocnos:
 def labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
     """Labels of the selector's table rows from qrels, a frame (validated by ``read_qrels``) or a
     :class:`~pyterrier_noise.engine.JudgmentTable` (NaN where the qrels have none)."""
-    if qrels is sel.aligned.table:   # the alignment's own table: its labels, row for row
-        return np.asarray(qrels.labels, dtype=np.float64).copy()
+    if qrels is sel.aligned.table:   # the alignment's own table: its labels, row for row (read only)
+        return _read_only(np.asarray(qrels.labels, dtype=np.float64))
     out = np.full(len(sel.aligned.table), np.nan)
     if isinstance(qrels, JudgmentTable):
         qids, docnos, labels = np.asarray(qrels.topics, dtype=object)[qrels.topic_index], qrels.docno, qrels.labels

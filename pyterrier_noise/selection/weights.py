@@ -226,21 +226,28 @@ class SelectionQueue:
         # rows by decreasing Method A weight (sum of contributions, an upper bound on any weight
         # divided by the largest factor): a refresh only computes the prefix that can matter
         pool = self._contrib.pool
-        nz = np.flatnonzero(np.diff(pool.indptr) > 0)
-        A = np.zeros(self._J)
-        if len(nz):
-            A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
+        cand = self._contrib.candidate   # the rows a pool run retrieved
+        n_cand = int(np.count_nonzero(cand))
+        if n_cand == self._J:   # every row (all runs feed the pool): one segmented sum, no row list
+            A = np.add.reduceat(pool.data, pool.indptr[:-1]) if self._J else np.zeros(0)
+        else:
+            nz = np.flatnonzero(cand)
+            A = np.zeros(self._J)
+            if len(nz):
+                A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
+            del nz
         # sorted lazily (_a_top): a selection reads a few percent of the rows, so only the prefix
         # it reaches is sorted.  The rows not yet sorted are those whose negated weight in _a_neg is
         # finite (one array over the rows, in place: no list of the other rows and their weights,
         # nor a copy of them at each extension)
-        self._a_n = len(nz)
+        self._a_n = n_cand
         self._a_order = np.zeros(0, dtype=np.int64)
         self._a_sorted = np.zeros(0)
         np.negative(A, out=A)
         self._a_neg = A
-        self._a_neg[np.diff(pool.indptr) == 0] = np.inf   # retrieved by no pool run: never sorted
-        del A, nz
+        if n_cand < self._J:
+            np.copyto(A, np.inf, where=~cand)   # retrieved by no pool run: never sorted
+        del A
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
         # each run's largest topic factor and the topic holding it, brought up to date at a full
