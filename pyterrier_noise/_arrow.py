@@ -35,15 +35,9 @@ def int64_array(values: np.ndarray) -> "pa.Int64Array":
 
 
 def release_unused() -> None:
-    """Give the memory Arrow's pool and the C library's malloc keep for reuse back to the system:
-    after a large reading (run files parsed in threads) they hold several times what is still in
-    use, and that stays in the process's peak for the rest of a command (glibc's ``malloc_trim``
-    also returns the free pages inside the heap, which a command's raised trim threshold keeps)."""
+    """Give the memory Arrow's pool keeps for reuse back to the system: after a large reading (run
+    files parsed in threads) it holds several times what is still in use, and that stays in the
+    process's peak for the rest of a command.  Arrow's system pool (the one a command's process
+    tuning chooses) does it with glibc's ``malloc_trim``, which also returns the free pages inside
+    the heap that a command's raised trim threshold would keep."""
     pa.default_memory_pool().release_unused()
-    import sys
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            ctypes.CDLL(None).malloc_trim(0)
-        except (OSError, AttributeError):   # not glibc
-            pass

@@ -766,26 +766,13 @@ class _RowQids:
 
 
 class _RowDocnos:
-    """The docno of every table row, as an array indexed by rows (an int, or an array of them):
-    looked up when asked for in the table's Arrow docnos (about 12 bytes a row), not held as a
-    Python string per row (about 60)."""
+    """The docno of every table row, as an array indexed by rows: :meth:`JudgmentTable.docnos_of`."""
 
     def __init__(self, table: JudgmentTable) -> None:
         self.table = table
 
     def __getitem__(self, rows: Any) -> Any:
-        arrow = self.table.docno_arrow
-        if arrow is None:
-            return self.table.docno[rows]
-        if np.ndim(rows) == 0:
-            return arrow[int(rows)].as_py()
-        from .._arrow import int64_array
-        idx = np.asarray(rows)
-        idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(np.int64, copy=False)
-        return np.asarray(arrow.take(int64_array(idx)).to_pylist(), dtype=object)
-
-    def __len__(self) -> int:
-        return len(self.table)
+        return self.table.docnos_of(rows)
 
 
 def labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
