@@ -34,10 +34,16 @@ def int64_array(values: np.ndarray) -> "pa.Int64Array":
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
+#: called after Arrow's pool gives its memory back: the command line's process tuning adds glibc's
+#: ``malloc_trim`` (``cli/_process.py``), which returns the free pages inside the heap that its
+#: raised trim threshold would otherwise keep
+RELEASE_HOOKS: list = []
+
+
 def release_unused() -> None:
-    """Give the memory Arrow's pool keeps for reuse back to the system: after a large reading (run
-    files parsed in threads) it holds several times what is still in use, and that stays in the
-    process's peak for the rest of a command.  Arrow's system pool (the one a command's process
-    tuning chooses) does it with glibc's ``malloc_trim``, which also returns the free pages inside
-    the heap that a command's raised trim threshold would keep."""
+    """Give the memory Arrow's pool (and, in a command, the C library's malloc) keeps for reuse
+    back to the system: after a large reading (run files parsed in threads) it holds several times
+    what is still in use, and that would stay in the process's peak for the rest of a command."""
     pa.default_memory_pool().release_unused()
+    for hook in RELEASE_HOOKS:
+        hook()
