@@ -32,3 +32,18 @@ def int64_array(values: np.ndarray) -> "pa.Int64Array":
     (``pyarrow.array`` of a numpy array would import pandas)."""
     values = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+#: called after Arrow's pool gives its memory back: the command line's process tuning adds glibc's
+#: ``malloc_trim`` (``cli/_process.py``), which returns the free pages inside the heap that its
+#: raised trim threshold would otherwise keep
+RELEASE_HOOKS: list = []
+
+
+def release_unused() -> None:
+    """Give the memory Arrow's pool (and, in a command, the C library's malloc) keeps for reuse
+    back to the system: after a large reading (run files parsed in threads) it holds several times
+    what is still in use, and that would stay in the process's peak for the rest of a command."""
+    pa.default_memory_pool().release_unused()
+    for hook in RELEASE_HOOKS:
+        hook()

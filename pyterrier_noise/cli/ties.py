@@ -43,6 +43,7 @@ TIES_EXAMPLES = """examples:
 Levels: summary (as in Yang 2019, Table 3.2: shares of runs, run-topic pairs and documents with tied
 scores or rank/score contradictions, geometric mean rank of the first tie), runs (one row per
 run), topics (one row per run and topic), sizes (histogram of tied-group sizes per run).
+--memory bounds the memory: run files are read a chunk of files at a time, with the same tables.
 """
 
 
@@ -129,14 +130,21 @@ def _cmd_ties(args: argparse.Namespace) -> int:
 
     from .._validation import InputError
     from ..io import list_run_files, read_runs
-    from ..ties import tie_stats_in_chunks
+    from ..io.chunks import run_file_chunks, warn_oversized
+    from ..io.trec import check_run_names
+    from ..ties import combine_tie_stats, tie_stats_in_chunks
     files = []
     for item in args.runs:
         p = Path(item)
         if not p.exists():
             raise InputError(f"{p}: no such file or directory")
         files.extend(list_run_files(p) if p.is_dir() else [p])
-    ts = tie_stats_in_chunks(read_runs(files), args.precision, progress=args.progress)
+    # the statistics are per run: a chunk of files is read at a time within --memory, the same tables
+    check_run_names(files)
+    memory = args.memory * 2 ** 30
+    warn_oversized(files, memory)
+    ts = combine_tie_stats([tie_stats_in_chunks(read_runs(chunk), args.precision, progress=args.progress)
+                            for chunk in run_file_chunks(files, memory)])
     if args.report:
         from ..report import build_report
         from ..report.words import command_line
@@ -206,7 +214,7 @@ def register_cli(subparsers: Any) -> None:
         description="Count tied scores and rank/score contradictions in TREC runs (Yang 2019 thesis, "
                     "Sec. 3.2.1, Table 3.2).",
         epilog=TIES_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[options.output_format(), options.progress()])
+        parents=[options.output_format(), options.progress(), options.memory("the tie statistics")])
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run file (plain or .gz) or a directory of them")
     p.add_argument("--level", choices=list(TIE_STATS_LEVELS), default="summary",
                    help="which table to print (default: summary)")

@@ -252,14 +252,15 @@ def _segments(names: list[str], topics: list[str], run_idx: np.ndarray, qcodes: 
 class _Docs:
     """The documents of a chunk's positions (:func:`_doc_codes`): codes below ``n``, and judgment
     keys below ``n_keys``: ``judged_key`` of every table row, ``key_of`` of every code (-1: not
-    judged; None: a code is its key); ``docnos()``: the docno of every code (an object array);
+    judged; None: a code is its key); ``docnos()``: the docno of every code (an object array;
+    ``arrow=True``: an Arrow string array where the docnos were read as one);
     ``order_keys(codes)``: integers in docno order (None: the codes are in docno order)."""
 
     n: int
     judged_key: np.ndarray
     n_keys: int
     key_of: np.ndarray | None
-    docnos: Callable[[], np.ndarray]
+    docnos: Callable[..., np.ndarray]
     order_keys: Callable[[np.ndarray], np.ndarray] | None
 
 
@@ -276,7 +277,7 @@ def _doc_codes(duniq, dcodes: np.ndarray, table: "JudgmentTable", ordered: bool)
     if keys is not None:
         key_of, judged_key, n_keys = keys
         doc = dcodes.astype(np.int32 if len(duniq) < 2 ** 31 else np.int64, copy=False)
-        return doc, _Docs(len(duniq), judged_key, n_keys, key_of, lambda: np.asarray(duniq.to_pylist(), dtype=object),
+        return doc, _Docs(len(duniq), judged_key, n_keys, key_of, lambda arrow=False: np.asarray(duniq.to_pylist(), dtype=object),
                           lambda c: docno_order_keys(duniq, c))
     if hasattr(duniq, "num_chunks"):   # separate dictionaries (RunFileReader.columns): one for all
         _, _, _, dcodes, duniq, _, _ = unified_docnos((None, None, None, dcodes, duniq, None, None))
@@ -344,7 +345,7 @@ def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.nda
         pkey = (seg % n_topics).astype(key_t, copy=False)
         pkey *= n_keys
         pkey += doc
-        table, jidx = with_unjudged_rows(table, jkey, pkey, n_keys, docs.docnos())
+        table, jidx = with_unjudged_rows(table, jkey, pkey, n_keys, docs.docnos(arrow=True))
         return jidx, table
     if docs.key_of is None:
         judged_doc = np.zeros(docs.n, dtype=bool)

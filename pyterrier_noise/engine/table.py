@@ -114,6 +114,19 @@ class JudgmentTable:
                 np.asarray(self.docno_arrow.to_pylist(), dtype=object)
         return self._docno
 
+    def docnos_of(self, rows):
+        """The docno of the given rows (an int: a str; an array of ints or a mask: an object
+        array), taken from the Arrow docnos when the table holds them (about 12 bytes a row)
+        without making a Python string of every row's docno (about 60)."""
+        if self.docno_arrow is None:
+            return self.docno[rows]
+        if np.ndim(rows) == 0:
+            return self.docno_arrow[int(rows)].as_py()
+        from .._arrow import int64_array
+        idx = np.asarray(rows)
+        idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(np.int64, copy=False)
+        return np.asarray(self.docno_arrow.take(int64_array(idx)).to_pylist(), dtype=object)
+
     def __repr__(self) -> str:
         return f"JudgmentTable({len(self)} judgments, {len(self.topics)} topics)"
 

@@ -215,11 +215,17 @@ def read_trec_qrels(path: PathLike, fractional: Fractional = "truncate") -> pd.D
 # run files
 
 
-def read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataFrame]:
+def check_run_names(files: list[Path]) -> list[str]:
+    """The runs' names (file names without .gz); two files of the same name are an error."""
     names = [run_name(p) for p in files]
     dup = pd.Index(names)[pd.Index(names).duplicated()]
     if len(dup):
         raise InputError(f"two run files share the name {dup[0]!r} (a run's name is its file name without .gz)")
+    return names
+
+
+def read_run_files(files: list[Path], n_jobs: int | None) -> dict[str, pd.DataFrame]:
+    names = check_run_names(files)
     n_jobs = n_jobs if n_jobs is not None else (os.cpu_count() or 1)
     if n_jobs > 1 and len(files) >= 8:
         from .._pool import worker_pool

@@ -51,7 +51,11 @@ def aligned_for(runs: Any, qrels: pd.DataFrame | JudgmentTable | None, topics: S
                 include_unjudged=True, keep_docnos=False)
     if columns:
         return AlignedRuns.from_columns(runs[0], runs[1], table, **args)
-    return AlignedRuns.build(runs, table, **args)
+    aligned = AlignedRuns.build(runs, table, **args)
+    if isinstance(runs, RunFileReader) or are_run_paths(runs):   # the files' text and columns are freed
+        from .._arrow import release_unused
+        release_unused()
+    return aligned
 
 
 
@@ -152,8 +156,8 @@ def _group_by_row(aligned: AlignedRuns) -> tuple[np.ndarray, np.ndarray, np.ndar
     # for TREC-size inputs), which halves the memory of the structure and of its construction.
     n_pos = len(jidx)
     it = np.int32 if max(n_pos + 1, n_seg, J) < 2 ** 31 else np.int64
-    ptr = np.zeros(J + 1, dtype=np.int64)
-    np.cumsum(np.bincount(jidx, minlength=J), out=ptr[1:])
+    ptr = np.zeros(J + 1, dtype=it)   # (row offsets are at most n_pos)
+    np.cumsum(np.bincount(jidx, minlength=J), out=ptr[1:], dtype=it)
     segs = np.empty(n_pos, dtype=it)
     pos = np.empty(n_pos, dtype=it)
     fill = _RowGrouping(aligned, ptr, segs, pos, it)

@@ -34,6 +34,7 @@ proposals.
 """
 from __future__ import annotations
 
+import bisect
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
@@ -134,13 +135,17 @@ class JudgmentSelector:
         self._quota = self._quotas(per_topic_quota)
         self.per_topic_quota = per_topic_quota
         # tie keys: the table is sorted by (topic, docno), so the row number is the (qid, docno) key
+        # (int32 where the rows allow: the same order, half the bytes of a row)
+        key_t = np.int32 if self._J < 2 ** 31 else np.int64
         if self.tie_break == "random":
-            self._tiekey = np.random.default_rng(self.seed).permutation(self._J).astype(np.int64)
+            self._tiekey = np.random.default_rng(self.seed).permutation(self._J).astype(key_t)
         else:
-            self._tiekey = np.arange(self._J, dtype=np.int64)
+            self._tiekey = np.arange(self._J, dtype=key_t)
         self._empty_state()
         if init is not None and len(init):
             self._apply_initial(init)
+        from .._arrow import release_unused
+        release_unused()   # what building the contributions freed: not kept under the queue's arrays
         self._queue = self._start_queue()
 
     # -- construction steps -----------------------------------------------------------------------
@@ -162,9 +167,9 @@ class JudgmentSelector:
         self._S, self._T = a.n_runs, a.n_topics
         self._topic = a.table.topic_index.astype(np.int64, copy=False)
         # the qid of a row is its topic's, and its docno the table's (no frame of 10^5+ strings is
-        # built, nor an array of every row's qid: the rows asked for are looked up)
+        # built, nor an array of every row's qid or docno: the rows asked for are looked up)
         self._qid = _RowQids(np.asarray(self.topics, dtype=object), self._topic)
-        self._docno = a.table.docno
+        self._docno = _RowDocnos(a.table)
         self._topic_start = a.table.topic_start.astype(np.int64, copy=False)
         self._J = len(a.table)
 
@@ -326,8 +331,8 @@ class JudgmentSelector:
         except KeyError:
             raise InputError(f"qid {qid!r} is not a topic of the runs (topics: {self.topics[:5]}"
                              f"{' ...' if len(self.topics) > 5 else ''})") from None
-        lo, hi = self._topic_start[t], self._topic_start[t + 1]
-        k = lo + int(np.searchsorted(self._docno[lo:hi], docno))
+        lo, hi = int(self._topic_start[t]), int(self._topic_start[t + 1])
+        k = bisect.bisect_left(self._docno, docno, lo, hi)   # the topic's rows are in docno order
         if k >= hi or self._docno[k] != docno:
             raise InputError(f"qid {qid!r}, docno {docno!r}: no run retrieved this document for this topic, "
                              f"so the selector cannot record it")
@@ -593,6 +598,12 @@ class JudgmentSelector:
         :meth:`AlignedRuns.evaluate`."""
         return self._labels.copy()
 
+    @property
+    def current_labels(self) -> np.ndarray:
+        """:meth:`labels` as a read-only view, updated by every judgment (no copy of a label per
+        table row)."""
+        return _read_only(self._labels)
+
     def bounds(self, p: float | None = None) -> pd.DataFrame:
         """RBP base, residual, upper (= base + residual) and projected (= base / judged mass; NaN
         when nothing is judged) per run and topic at persistence ``p`` (default: the selection p).
@@ -754,11 +765,21 @@ class _RowQids:
         return len(self.topic)
 
 
+class _RowDocnos:
+    """The docno of every table row, as an array indexed by rows: :meth:`JudgmentTable.docnos_of`."""
+
+    def __init__(self, table: JudgmentTable) -> None:
+        self.table = table
+
+    def __getitem__(self, rows: Any) -> Any:
+        return self.table.docnos_of(rows)
+
+
 def labels_for(sel: JudgmentSelector, qrels: pd.DataFrame | JudgmentTable) -> np.ndarray:
     """Labels of the selector's table rows from qrels, a frame (validated by ``read_qrels``) or a
     :class:`~pyterrier_noise.engine.JudgmentTable` (NaN where the qrels have none)."""
-    if qrels is sel.aligned.table:   # the alignment's own table: its labels, row for row
-        return np.asarray(qrels.labels, dtype=np.float64).copy()
+    if qrels is sel.aligned.table:   # the alignment's own table: its labels, row for row (read only)
+        return _read_only(np.asarray(qrels.labels, dtype=np.float64))
     out = np.full(len(sel.aligned.table), np.nan)
     if isinstance(qrels, JudgmentTable):
         qids, docnos, labels = np.asarray(qrels.topics, dtype=object)[qrels.topic_index], qrels.docno, qrels.labels

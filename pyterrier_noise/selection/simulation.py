@@ -246,6 +246,9 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
     else:
         scoring, sel = None, build()
     reference, top = _reference_group(sel, ref_q, reference_measure, top_fraction, scoring)
+    if built:   # what the alignment and the selector's set-up freed is not kept for the rest of the run
+        from .._arrow import release_unused
+        release_unused()
     oracle = oracle_fn if oracle_fn is not None else oracle_q
     bar = progress_bar(total=cps[-1], desc=f"select {method}", unit="judgment", enabled=bool(progress))
     summary, systems, counts, per_query = [], [], [], {}
@@ -280,8 +283,9 @@ def _reference_group(sel: JudgmentSelector, ref_q: pd.DataFrame | None, referenc
         announce("simulate: no reference qrels (a callable oracle without .qrels and no reference_qrels): "
                  "the top group is all runs")
         return None, np.arange(S)
-    ref_labels = sel.labels_of(ref_q)
-    ref_scores = scoring.result() if scoring is not None else _reference_scores(aligned, ref_labels, reference_measure)
+    # (the labels are looked up only when the scores are not already under way)
+    ref_scores = scoring.result() if scoring is not None else \
+        _reference_scores(aligned, sel.labels_of(ref_q), reference_measure)
     reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
     n_top = max(2, int(round(S * top_fraction)))
     return reference, np.lexsort((np.arange(S), -ref_scores))[:n_top]
@@ -323,7 +327,8 @@ def _measure(sel: JudgmentSelector, method: str, cp: int, p_eval: list[float], t
     """The checkpoint's summary rows and per-run frames at each evaluation ``p`` (and the per-query
     arrays when kept)."""
     import pandas as pd
-    arrays = judged_ranges(sel.contributions, sel.judged, sel.labels(), sel.gain, (sel.n_runs, sel.n_topics), p_eval)
+    arrays = judged_ranges(sel.contributions, sel.judged, sel.current_labels, sel.gain, (sel.n_runs, sel.n_topics),
+                           p_eval)
     judged = sel.history["label"].to_numpy(dtype=np.float64)
     n_rel = int((sel.gain(judged) > 0).sum()) if len(judged) else 0
     handled = sel.n_judged + len(sel.bypassed)

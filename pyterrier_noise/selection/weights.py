@@ -63,7 +63,7 @@ class SelectionQueue:
         self._head: dict | None = None
         self._head_scale = 1
         self._prefix = 0
-        self._hpos = np.full(self._J, -1, dtype=np.int64)
+        self._hpos = np.full(self._J, -1, dtype=np.int32)   # (a head holds far fewer than 2**31 rows)
         if method in ("pool", "A"):
             self._build_static()
         else:
@@ -226,16 +226,28 @@ class SelectionQueue:
         # rows by decreasing Method A weight (sum of contributions, an upper bound on any weight
         # divided by the largest factor): a refresh only computes the prefix that can matter
         pool = self._contrib.pool
-        nz = np.flatnonzero(np.diff(pool.indptr) > 0)
-        A = np.zeros(self._J)
-        if len(nz):
-            A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
+        cand = self._contrib.candidate   # the rows a pool run retrieved
+        n_cand = int(np.count_nonzero(cand))
+        if n_cand == self._J:   # every row (all runs feed the pool): one segmented sum, no row list
+            A = np.add.reduceat(pool.data, pool.indptr[:-1]) if self._J else np.zeros(0)
+        else:
+            nz = np.flatnonzero(cand)
+            A = np.zeros(self._J)
+            if len(nz):
+                A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
+            del nz
         # sorted lazily (_a_top): a selection reads a few percent of the rows, so only the prefix
-        # it reaches is sorted, the rest partitioned off
-        self._a_n = len(nz)
+        # it reaches is sorted.  The rows not yet sorted are those whose negated weight in _a_neg is
+        # finite (one array over the rows, in place: no list of the other rows and their weights,
+        # nor a copy of them at each extension)
+        self._a_n = n_cand
         self._a_order = np.zeros(0, dtype=np.int64)
         self._a_sorted = np.zeros(0)
-        self._a_rest, self._a_restval = nz, A[nz]
+        np.negative(A, out=A)
+        self._a_neg = A
+        if n_cand < self._J:
+            np.copyto(A, np.inf, where=~cand)   # retrieved by no pool run: never sorted
+        del A
         self._a_rows: Any = None   # the rows of pool in this order, a prefix at a time (_a_prefix)
         self._reserve: dict | None = None   # kept by a full rebuild of the head (_refresh_full)
         # each run's largest topic factor and the topic holding it, brought up to date at a full
@@ -254,17 +266,15 @@ class SelectionQueue:
         have = len(self._a_order)
         need = min(m + 1, self._a_n)
         if have < need:
-            rest, val = self._a_rest, self._a_restval
-            k = min(len(rest), max(need - have, 3 * have))
-            if k < len(rest):
-                part = np.argpartition(-val, k - 1)
-                top, left = part[:k], part[k:]
-            else:
-                top, left = np.arange(len(rest)), np.zeros(0, dtype=np.int64)
-            top = top[np.argsort(-val[top], kind="stable")]
-            self._a_order = np.concatenate([self._a_order, rest[top]])
-            self._a_sorted = np.concatenate([self._a_sorted, val[top]])
-            self._a_rest, self._a_restval = rest[left], val[left]
+            neg, left = self._a_neg, self._a_n - have
+            k = min(left, max(need - have, 3 * have))
+            # the k unsorted rows of largest weight (the sorted ones and the rows outside the pool
+            # are +inf in neg, after every unsorted row)
+            top = np.argpartition(neg, k - 1)[:k] if k < left else np.flatnonzero(neg < np.inf)
+            top = top[np.argsort(neg[top], kind="stable")]
+            self._a_order = np.concatenate([self._a_order, top])
+            self._a_sorted = np.concatenate([self._a_sorted, -neg[top]])
+            neg[top] = np.inf
         return self._a_order, self._a_sorted
 
     def _a_prefix(self, m: int) -> Any:

@@ -7,6 +7,6 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "banding": "band_boundaries first_multi_doc_band worst_case_delta_rr worst_case_delta_rbp worst_case_table "
                "rho_label BAND_ORDERS",
     "rounding": "round_scores",
-    "stats": "tie_stats TieStats tie_stats_in_chunks PRECISIONS",
+    "stats": "tie_stats TieStats tie_stats_in_chunks combine_tie_stats PRECISIONS",
     "expected": "expected_by_enumeration TieRange MAX_ORDERINGS",
 })

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ from .._validation import InputError, check_choice, where
 from .._vocab import PRECISIONS, Precision
 from ._frames import _codes, _numeric, _validate
 
-__all__ = ["PRECISIONS", "TieStats", "tie_stats", "tie_stats_in_chunks"]
+__all__ = ["PRECISIONS", "TieStats", "tie_stats", "tie_stats_in_chunks", "combine_tie_stats"]
 
 
 @dataclass
@@ -263,6 +264,16 @@ def tie_stats_in_chunks(runs: dict[str, pd.DataFrame], precision: Precision = "f
                           enabled=progress and len(names) > chunk):
         frame = pd.concat([runs[n].assign(name=n) for n in names[a:a + chunk]], ignore_index=True)
         parts.append(tie_stats(frame, run_column="name", precision=precision))
+    return combine_tie_stats(parts)
+
+
+def combine_tie_stats(parts: Sequence[TieStats]) -> TieStats:
+    """The :class:`TieStats` of the runs of several :func:`tie_stats` results (disjoint runs, in
+    order): the per-topic, per-run and group-size frames concatenated and the Table 3.2 summary
+    recomputed from them (Yang 2019 thesis, Table 3.2); one result is returned as it is."""
+    parts = list(parts)
+    if not parts:
+        raise InputError("combine_tie_stats: expected at least one TieStats, got none")
     if len(parts) == 1:
         return parts[0]
     topics = pd.concat([p.topics for p in parts], ignore_index=True)

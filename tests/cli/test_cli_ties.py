@@ -120,6 +120,25 @@ def test_ties_in_chunks_equals_one_call(tmp_path):
     pd.testing.assert_frame_equal(parts.runs.reset_index(drop=True), whole.runs, check_exact=False, rtol=1e-12)
 
 
+def test_ties_within_a_small_budget_prints_the_same_tables(tmp_path):
+    # --memory 1e-9: a chunk of one run file at a time, read and counted alone, then joined
+    rng = np.random.default_rng(3)
+    for i in range(5):
+        write_trec_run(pd.DataFrame({"qid": np.repeat(["1", "2", "3"], 20), "docno": [f"d{j}" for j in range(60)],
+                                     "score": rng.integers(0, 6, 60) / 4, "rank": np.tile(np.arange(20), 3)}),
+                       tmp_path / "runs" / f"r{i}.gz")
+    for level in ("summary", "runs", "topics", "sizes"):
+        for fmt in ("text", "tsv"):
+            args = ["ties", tmp_path / "runs", "--level", level, "--format", fmt]
+            whole = run_cli(*args)
+            with pytest.warns(UserWarning, match=r"^5 run file\(s\) need more than the memory budget"):
+                small = run_cli(*args, "--memory", "1e-9")
+            assert whole[0] == small[0] == 0 and whole[1] == small[1], (level, fmt)
+            assert len(whole[1].splitlines()) >= 3
+    status, _, err = run_cli("ties", tmp_path / "runs", "--memory", "0")
+    assert status == 2 and "--memory: expected a positive number of GiB, got '0'" in err
+
+
 def test_ties_float32_precision_finds_more_ties(tmp_path):
     run = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "score": [1.0 + 1e-12, 1.0, 0.5]})
     write_trec_run(run, tmp_path / "r")

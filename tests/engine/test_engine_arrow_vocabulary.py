@@ -142,3 +142,30 @@ def test_files_order_tied_rows_by_docno_as_trec_eval(tmp_path, ties, depth):
     specs = [MeasureSpec("AP"), MeasureSpec("RR"), MeasureSpec("P", cutoff=5)]
     va, vb = a.evaluate(specs), b.evaluate(specs)
     assert all(np.array_equal(va[s], vb[s]) for s in specs)
+
+
+def test_grown_table_keeps_arrow_docnos_equal_to_the_frames_table(tmp_path):
+    # a table grown by every retrieved document (the selector's) keeps its docnos as Arrow when the
+    # runs were read with Arrow; row for row they are those of the same alignment built from frames
+    from pathlib import Path
+
+    from pyterrier_noise.io import list_run_files, read_runs
+    from pyterrier_noise.synthetic import default_collection
+    root = Path(default_collection().write_trec(tmp_path / "coll"))
+    files = list_run_files(root / "runs")
+    table = JudgmentTable.from_qrels(root / "qrels.txt")
+    args = dict(topics="runs", include_unjudged=True, on_topic_mismatch="ignore")
+    arrow = AlignedRuns.build(files, table, **args).table
+    frames = AlignedRuns.build(read_runs(files), table, **args).table
+    assert arrow.docno_arrow is not None and frames.docno_arrow is None
+    assert len(arrow) == len(frames) > len(table)
+    assert np.array_equal(arrow.topic_index, frames.topic_index)
+    whole = frames.docno
+    rows = np.array([0, len(whole) - 1, 3, 3, 1])
+    mask = np.arange(len(whole)) % 7 == 2
+    for t in (arrow, frames):
+        assert t.docnos_of(5) == whole[5] and isinstance(t.docnos_of(np.int64(5)), str)
+        assert list(t.docnos_of(rows)) == list(whole[rows])
+        assert list(t.docnos_of(mask)) == list(whole[mask])
+        assert len(t.docnos_of(np.zeros(0, dtype=np.int64))) == 0
+    assert list(arrow.docno) == list(whole)   # the object array, made when asked for
