@@ -19,8 +19,8 @@ TPR 0.93 and FPR 0.07, the default judge model, as in Rashidi, Zobel and Moffat 
 documents to judge next (--judging: depth pooling and Moffat, Webber and Zobel's 2007 Methods A, B
 and C replayed against the qrels up to --budget judgments, default half the qrels) and tied scores
 in the runs (--tie-stats; Yang 2019).  Each figure says what to conclude from it.  --memory bounds
-the reading of the scores and of the noisy judges' runs: more run files than fit are read a chunk
-of files at a time (the same page); --judging and --tie-stats read every run at once.
+the reading of the scores, of the noisy judges' runs and of the tie statistics: more run files than
+fit are read a chunk of files at a time (the same page); --judging reads every run at once.
 """
 
 
@@ -127,15 +127,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .._progress import status
     from .._validation import InputError
     robust = judging = ties = None
-    frames = None
     if args.budget is not None and not args.judging:
         raise InputError("--budget goes with --judging (the judging section)")
-    if args.tie_stats:
-        from ..io import read_runs
-        frames = {}
-        with status(f"reading {len(runs)} run file(s)", args.progress):
-            for f in runs:
-                frames.update(read_runs(f))
     if args.noisy_judges:
         from ..experiments import robustness_experiment
         from ..judges import RandomFlips
@@ -150,9 +143,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         with status(f"judging simulation: pooling and Methods A, B, C up to {budget} judgments", args.progress):
             judging, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"),
                                          checkpoints=sorted({budget // 4, budget // 2, budget}), p_eval=[0.8])
-    if args.tie_stats:
-        from ..ties import tie_stats_in_chunks
-        ties = tie_stats_in_chunks(frames, progress=args.progress)
+    if args.tie_stats:   # per run: a chunk of files at a time, joined into the tables of one reading
+        from ..io import read_runs
+        from ..io.chunks import run_file_chunks
+        from ..ties import combine_tie_stats, tie_stats_in_chunks
+        ties = combine_tie_stats([tie_stats_in_chunks(read_runs(chunk), progress=args.progress)
+                                  for chunk in run_file_chunks(runs, memory)])
     page = build_report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics", scores=wide,
                         highlight=highlight, robustness=robust, selection=judging, tie_stats=ties,
                         command=command_line(getattr(args, "argv", None)))
