@@ -114,7 +114,7 @@ class JudgmentTable:
                 np.asarray(self.docno_arrow.to_pylist(), dtype=object)
         return self._docno
 
-    def docnos_of(self, rows):
+    def docnos_of(self, rows: "int | np.ndarray") -> "str | np.ndarray":
         """The docno of the given rows (an int: a str; an array of ints or a mask: an object
         array), taken from the Arrow docnos when the table holds them (about 12 bytes a row)
         without making a Python string of every row's docno (about 60)."""
