@@ -187,3 +187,13 @@ class Server:
         if not self.log.closed:
             self.log.flush()
         return (self.tmp / "server.err").read_text()
+
+    def stderr_when(self, done, timeout: float = 30.0) -> str:
+        """The server's stderr once ``done(text)`` holds, or after ``timeout`` seconds: the server logs
+        a request once it has answered it, so the client may see the answer before the log line."""
+        end = time.monotonic() + timeout
+        while True:
+            text = self.stderr()
+            if done(text) or time.monotonic() > end:
+                return text
+            time.sleep(0.02)
