@@ -136,7 +136,6 @@ def study(plots: bool = True, everything=None) -> dict:
     from pyterrier_noise import AlignedRuns
     from pyterrier_noise.experiments import (FINE_GRID, depth_experiment, match_phi_many, multiplicity_table,
                                              plot_phi_match)
-    from pyterrier_noise import read_runs
     runs, qrels, deep = _deep_runs()
     aligned = AlignedRuns.build(runs, qrels)
     t0 = time.perf_counter()
@@ -150,7 +149,7 @@ def study(plots: bool = True, everything=None) -> dict:
     mult = {k: multiplicity_table(aligned, k) for k in (5, 20)}
 
     if everything is None:
-        everything = AlignedRuns.build(read_runs(DATA / "runs"), qrels)
+        everything = all_aligned()
     t0 = time.perf_counter()
     global_ = match_phi_many(everything, None, ["AP", "nDCG", "P@10", "RR"])
     t_global = time.perf_counter() - t0

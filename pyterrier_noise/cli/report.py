@@ -144,11 +144,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
             judging, _ = compare_methods(runs, qrels, methods=("pool", "A", "B", "C"),
                                          checkpoints=sorted({budget // 4, budget // 2, budget}), p_eval=[0.8])
     if args.tie_stats:   # per run: a chunk of files at a time, joined into the tables of one reading
-        from ..io import read_runs
-        from ..io.chunks import run_file_chunks
-        from ..ties import combine_tie_stats, tie_stats_in_chunks
-        ties = combine_tie_stats([tie_stats_in_chunks(read_runs(chunk), progress=args.progress)
-                                  for chunk in run_file_chunks(runs, memory)])
+        from ..ties import tie_stats_in_chunks
+        ties = tie_stats_in_chunks(runs, progress=args.progress, memory=memory)
     page = build_report(f"Evaluation of {len(runs)} runs on {qrels['qid'].nunique()} topics", scores=wide,
                         highlight=highlight, robustness=robust, selection=judging, tie_stats=ties,
                         command=command_line(getattr(args, "argv", None)))

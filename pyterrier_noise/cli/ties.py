@@ -129,10 +129,8 @@ def _cmd_ties(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from .._validation import InputError
-    from ..io import list_run_files, read_runs
-    from ..io.chunks import run_file_chunks, warn_oversized
-    from ..io.trec import check_run_names
-    from ..ties import combine_tie_stats, tie_stats_in_chunks
+    from ..io import list_run_files
+    from ..ties import tie_stats_in_chunks
     files = []
     for item in args.runs:
         p = Path(item)
@@ -140,11 +138,7 @@ def _cmd_ties(args: argparse.Namespace) -> int:
             raise InputError(f"{p}: no such file or directory")
         files.extend(list_run_files(p) if p.is_dir() else [p])
     # the statistics are per run: a chunk of files is read at a time within --memory, the same tables
-    check_run_names(files)
-    memory = args.memory * 2 ** 30
-    warn_oversized(files, memory)
-    ts = combine_tie_stats([tie_stats_in_chunks(read_runs(chunk), args.precision, progress=args.progress)
-                            for chunk in run_file_chunks(files, memory)])
+    ts = tie_stats_in_chunks(files, args.precision, progress=args.progress, memory=args.memory * 2 ** 30)
     if args.report:
         from ..report import build_report
         from ..report.words import command_line

@@ -185,15 +185,13 @@ def _unjudged_means(res: "VersionsResult") -> dict[str, tuple[np.ndarray, np.nda
     grown = table_with_unjudged(res.runs, res.table, memory, on_topic_mismatch="ignore") if chunked else None
     for pol, measures in _by_policy(res).items():
         specs = [res.specs[m] for m in measures]
-        if chunked:   # every run's unjudged documents first, then a chunk of runs at a time
-            y = grown.labels
-            L = np.column_stack([np.where(np.isnan(y), 0.0, y), np.where(np.isnan(y), top, y)])
+        aligned = None if chunked else AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore",
+                                                         include_unjudged=True)
+        y = grown.labels if chunked else aligned.table.labels
+        L = np.column_stack([np.where(np.isnan(y), 0.0, y), np.where(np.isnan(y), top, y)])   # the two completions
+        if chunked:   # every run's unjudged documents first (the grown table), then a chunk of runs at a time
             got = evaluate_in_chunks(res.runs, grown, specs, L, memory, ties=pol, on_topic_mismatch="ignore")
         else:
-            aligned = AlignedRuns.build(res.runs, res.table, ties=pol, on_topic_mismatch="ignore",
-                                        include_unjudged=True)
-            y = aligned.table.labels
-            L = np.column_stack([np.where(np.isnan(y), 0.0, y), np.where(np.isnan(y), top, y)])
             got = aligned.evaluate(specs, L)
         for m in measures:
             v = got[res.specs[m].validate()].mean(axis=1)                   # (S, 2)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -10,6 +10,7 @@ import pandas as pd
 from .._progress import progress_bar
 from .._validation import InputError, check_choice, where
 from .._vocab import PRECISIONS, Precision
+from ..io.chunks import DEFAULT_MEMORY
 from ._frames import _codes, _numeric, _validate
 
 __all__ = ["PRECISIONS", "TieStats", "tie_stats", "tie_stats_in_chunks", "combine_tie_stats"]
@@ -246,18 +247,30 @@ def tie_stats(results: pd.DataFrame, run_column: str | None = "name",
 
 
 
-def tie_stats_in_chunks(runs: dict[str, pd.DataFrame], precision: Precision = "float64",
-                        chunk: int = 8, *, progress: bool = True) -> TieStats:
+def tie_stats_in_chunks(runs: Mapping[str, pd.DataFrame] | Sequence[Any], precision: Precision = "float64",
+                        chunk: int = 8, *, progress: bool = True, memory: float | None = DEFAULT_MEMORY) -> TieStats:
     """:func:`tie_stats` of many runs, a few runs at a time behind a progress bar; the per-topic,
     per-run and group-size frames are concatenated and the Table 3.2 summary recomputed from them
     (Yang 2019 thesis, Table 3.2).
 
     Args:
-        runs: run name -> results frame.
+        runs: run name -> results frame, or run file paths: these are read a chunk of files at a
+            time within ``memory`` bytes (the statistics are per run, so the tables are those of
+            one reading; two files of the same name are an error).
         precision: ``"float64"`` or ``"float32"`` (see :func:`tie_stats`).
         chunk: runs per call of :func:`tie_stats`.
         progress: show a progress bar (only when there is more than one chunk).
+        memory: with run files, the memory budget in bytes (None: every file at once).
     """
+    if not isinstance(runs, Mapping):
+        from ..io import read_runs
+        from ..io.chunks import run_file_chunks, warn_oversized
+        from ..io.trec import check_run_names
+        files = list(runs)
+        check_run_names(files)
+        warn_oversized(files, memory)
+        return combine_tie_stats([tie_stats_in_chunks(read_runs(part), precision, chunk, progress=progress)
+                                  for part in run_file_chunks(files, memory)])
     names = list(runs)
     parts = []
     for a in progress_bar(range(0, len(names), chunk), desc="tie statistics", unit="chunk",

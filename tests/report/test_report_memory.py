@@ -22,8 +22,9 @@ def test_report_in_chunks_writes_the_same_page(tmp_path):
     with pytest.warns(NoiseWarning) as seen:
         assert main([*argv, "--out", str(tmp_path / "small"), "--memory", "1e-9"]) == 0   # one file a chunk
     said = [str(w.message) for w in seen]
-    # the scores' reading and the noisy judges' say so, once each (the command prints it once, with a count)
-    assert sum(s.startswith(f"{len(runs)} run file(s) need more than the memory budget") for s in said) == 2, said
+    # the readings of the scores, of the noisy judges and of the tie statistics say so, once each (the
+    # command prints it once, with a count)
+    assert sum(s.startswith(f"{len(runs)} run file(s) need more than the memory budget") for s in said) == 3, said
     page = [re.sub(r"<footer>.*?</footer>", "", (tmp_path / d / "report.html").read_text(), flags=re.S)
             for d in ("whole", "small")]
     assert page[0] == page[1] and "nDCG@10" in page[0] and "Noisy judges" in page[0] and "Ties in the runs" in page[0] and len(page[0]) > 10_000
