@@ -59,8 +59,19 @@ def _write_bytecode() -> None:
     sys.dont_write_bytecode = False
 
 
+def _ctrl_c_delivered() -> None:
+    """A shell's background job (``pytest ... &`` in a script) starts with Ctrl-C (SIGINT) ignored, and
+    programs started from it inherit that: the tests that press Ctrl-C on a command would see it run to
+    the end.  The test process takes Python's own handler back, so the commands it starts get SIGINT's
+    default action, as from a terminal."""
+    import signal
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config):
     _write_bytecode()
+    _ctrl_c_delivered()
     if getattr(config, "workerinput", None) is not None or not getattr(config.option, "numprocesses", None):
         _reference_corrections_without_gc()   # where tests run: not in pytest-xdist's controller
     if getattr(config.option, "numprocesses", None):
