@@ -24,6 +24,18 @@ SLOW_TESTS = {
     # whole processes (the interpreter, the imports, the exit status): about a second of CPU each
     "test_plot_rbp_ranges_returns_a_figure_without_pyplot", "test_eval_memory_option_gives_the_same_output",
     "test_the_real_process_exits_2_with_one_sentence", "test_eval_command_with_qrels_needing_a_word_says_it",
+    # the quick run's longest (1.5 s or more each on this 2-core machine): plots drawn and saved, pages
+    # rendered, ppi_py's import, enumerations, several commands or processes in one test
+    "test_topic_design_equals_ppi_py", "test_save_only_some_files_writes_the_same_bytes", "test_from_arrays_and_plots",
+    "test_rounds_ahead_keep_the_faster_assessor_busy", "test_too_many_runs_for_the_width_thin_the_labels_instead_of_piling_them",
+    "test_tukey_replicates_and_interpolated_sf", "test_report_in_chunks_writes_the_same_page",
+    "test_cli_writes_byte_identical_tables", "test_selection_ranges_label_runs_by_name_and_keep_the_axis_label",
+    "test_distributions_at_143_runs", "test_ties_within_a_small_budget_prints_the_same_tables",
+    "test_demo_ends_with_every_file_it_wrote_what_to_open_and_the_commands",
+    "test_shared_reaches_nominal_coverage_and_independent_over_covers", "test_two_processes_filling_one_cache_leave_it_whole",
+    "test_parallel_alignment_equals_serial", "test_robustness_force_without_plots_leaves_no_old_png",
+    "test_base_never_falls_and_residual_never_rises_as_judgments_are_added",
+    "test_linearised_variance_and_bias_by_enumeration", "test_any_sequence_of_interruptions_gives_the_same_session",
 }
 
 
