@@ -60,11 +60,12 @@ def part_deep(everything=None) -> dict:
     return {"deep": deeply_judged_runs(everything, everything.table, depth=DEEP), "counts": counts}
 
 
-def _deep_runs():
-    """The deeply judged runs (names from the environment) and the qrels, read from disk."""
+def _deep_runs(every: dict | None = None):
+    """The deeply judged runs (names from the environment) and the qrels, read from disk (the runs
+    taken from ``every``, all the runs already read, when given)."""
     from pyterrier_noise import read_qrels, read_runs
     names = os.environ["DEPTH_BENCH_RUNS"].split(",")
-    runs = read_runs([DATA / "runs" / f"{n}.gz" for n in names])
+    runs = read_runs([DATA / "runs" / f"{n}.gz" for n in names]) if every is None else {n: every[n] for n in names}
     return runs, read_qrels(DATA / "qrels-rnd1.txt"), names
 
 
@@ -128,15 +129,16 @@ def _records(frame) -> list:
     return [{str(k): (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in out]
 
 
-def study(plots: bool = True, everything=None) -> dict:
+def study(plots: bool = True, everything=None, runs: dict | None = None) -> dict:
     """The untimed analyses and (unless ``plots=False``) the plots.  ``benchmarks/render_docs.py`` calls it
     without plots to store the tables of docs/evidence/uncertainty.md, passing ``everything`` (all runs
-    aligned, :func:`all_aligned`) that it built for :func:`part_deep`, so that it is not read again."""
+    aligned, :func:`all_aligned`) that it built for :func:`part_deep` and ``runs`` (all the runs, read),
+    so that they are not read again."""
     import pandas as pd
     from pyterrier_noise import AlignedRuns
     from pyterrier_noise.experiments import (FINE_GRID, depth_experiment, match_phi_many, multiplicity_table,
                                              plot_phi_match)
-    runs, qrels, deep = _deep_runs()
+    runs, qrels, deep = _deep_runs(runs)
     aligned = AlignedRuns.build(runs, qrels)
     t0 = time.perf_counter()
     e = depth_experiment(aligned, depths=DEPTHS)
