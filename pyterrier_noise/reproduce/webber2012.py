@@ -259,15 +259,15 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
     n_rep = 20 if quick else 1000
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # topics without a relevant document, improper fits: announced by models
-        second = RankBiasedFlips(None, None, runs=runs, weighting="absolute", seed=5)(qrels)
-        meta = metarank(runs, docs=qrels[["qid", "docno"]])      # meta-AP of every judged document, once
+        aligned = AlignedRuns.build(runs, qrels, on_topic_mismatch="ignore")   # one alignment for 17 uses
+        second = RankBiasedFlips(None, None, runs=aligned, weighting="absolute", seed=5)(qrels)
+        meta = metarank(aligned, docs=qrels[["qid", "docno"]])   # meta-AP of every judged document, once
         chosen = sample_for_dual_assessment(qrels, 20, "even", metarank=meta, seed=1)
         alt = second.merge(chosen[["qid", "docno"]])
         base = (f"{coll.description}: {len(runs)} runs, a simulated second assessor (rank-biased flips)")
         where7 = f"{base} re-judging {len(alt):,} sampled documents, {n_rep} replicates"
         where5 = f"{base} judging all {len(second):,} documents, {n_rep} replicates"
         where6 = f"{base} judging 20 + 20 sampled documents per topic, {n_rep} replicates"
-        aligned = AlignedRuns.build(runs, qrels, on_topic_mismatch="ignore")   # one alignment for 15 models
         rows = _table7_rows(aligned, qrels, alt, n_rep, where7, meta)
         rows += _fidelity_rows(runs, qrels, second, n_rep, where5, where6, meta, aligned=aligned)
         rows += _fit_rows(runs, qrels, second, f"{base} judging all {len(second):,} documents", meta)
