@@ -73,10 +73,11 @@ def _model(kind: tuple[str, str], meta: pd.DataFrame) -> Any:
     return FlipRateModel(scope=scope) if model == "flip-rate" else MetarankLogisticModel(metarank=meta, scope=scope)
 
 
-def statsmodels_slope_classes(runs: dict, qrels: pd.DataFrame, alternative: pd.DataFrame,
+def statsmodels_slope_classes(runs: Any, qrels: pd.DataFrame, alternative: pd.DataFrame,
                               fitted: MetarankLogisticModel, alpha: float = 0.05) -> tuple[int, int]:
     """Refit every proper per-topic model of ``fitted`` with statsmodels' ``Logit`` and count the
-    models whose slope class (sign of beta1, Wald p < ``alpha``) agrees: ``(agree, proper)``."""
+    models whose slope class (sign of beta1, Wald p < ``alpha``) agrees: ``(agree, proper)``.  ``runs``: the
+    runs, or an AlignedRuns on the rows of the dual assessments (the metarank is computed from it)."""
     import statsmodels.api as sm
     d = qrels.merge(alternative, on=["qid", "docno"], suffixes=("_a", "_b"))
     m = metarank(runs, docs=d[["qid", "docno"]])
@@ -173,7 +174,7 @@ def _fidelity_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, n_rep:
     return rows
 
 
-def _fit_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, where: str, meta: pd.DataFrame) -> list[Row]:
+def _fit_rows(runs: Any, qrels: pd.DataFrame, second: pd.DataFrame, where: str, meta: pd.DataFrame) -> list[Row]:
     rows = []
     table = compare_predictors(qrels, second, runs).set_index(["first", "second", "condition"])
     for key, printed in TABLE3.items():
@@ -270,7 +271,7 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
         where6 = f"{base} judging 20 + 20 sampled documents per topic, {n_rep} replicates"
         rows = _table7_rows(aligned, qrels, alt, n_rep, where7, meta)
         rows += _fidelity_rows(runs, qrels, second, n_rep, where5, where6, meta, aligned=aligned)
-        rows += _fit_rows(runs, qrels, second, f"{base} judging all {len(second):,} documents", meta)
+        rows += _fit_rows(aligned, qrels, second, f"{base} judging all {len(second):,} documents", meta)
     return Reproduction(
         paper=PAPER, citation=CITATION, title=TITLE,
         experiment=("flip-rate and metarank-logistic models, universal and per topic, fitted on a simulated second "
