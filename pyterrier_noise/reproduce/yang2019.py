@@ -91,7 +91,7 @@ def banding_rows(coll: Collection, rho: float = 2.0) -> list[Row]:
 
 def phi_rows(coll: Collection, aligned: AlignedRuns | None = None) -> list[Row]:
     """The RBP persistence whose system ordering best matches each metric's (Kendall's tau, Sec. 4.4).
-    ``aligned``: the collection's runs already aligned to its qrels (:func:`aligned_collection`)."""
+    ``aligned``: the collection's runs already aligned to its qrels (:func:`_aligned_collection`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = match_phi_many(coll.runs if aligned is None else aligned, None if aligned is not None else coll.qrels, ["AP", "nDCG", "P@10", "RR"], grid=list(PHI_GRID))
@@ -210,7 +210,7 @@ def residual_rows(coll: Collection, aligned: AlignedRuns | None = None) -> list[
     specs = {phi: (MeasureSpec("RBP", p=phi), MeasureSpec("RBP", "residual", p=phi)) for phi in PHI_GRID}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = (aligned if aligned is not None else aligned_collection(coll)).evaluate(
+        out = (aligned if aligned is not None else _aligned_collection(coll)).evaluate(
             [s for pair in specs.values() for s in pair])
     above = [phi for phi, (v, r) in specs.items() if out[r][:, :, 0].mean() > out[v][:, :, 0].mean()]
     ours = float(min(above)) if above else float("nan")
@@ -259,7 +259,7 @@ def claims(rows: list[Row]) -> list[Claim]:
     ]
 
 
-def aligned_collection(coll: Collection) -> AlignedRuns:
+def _aligned_collection(coll: Collection) -> AlignedRuns:
     """The collection's runs aligned to its qrels (trec_eval's order), once for the phi matching, the residual
     and the depth experiment."""
     with warnings.catch_warnings():
@@ -271,7 +271,7 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
     """Table 3.3, banding at rho = 2, phi matching and the depth experiment."""
     coll = load_collection(data)
     rows = table33_rows() + tie_rows(coll) + banding_rows(coll)
-    aligned = aligned_collection(coll)
+    aligned = _aligned_collection(coll)
     rows += phi_rows(coll, aligned) + residual_rows(coll, aligned) + depth_rows(coll, quick, aligned) + crowd_rows()
     return Reproduction(
         paper=PAPER, citation=CITATION, title=TITLE,
@@ -294,5 +294,5 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
                  "with depth-100 pools are not in our data"])
 
 
-__all__ = ["run", "aligned_collection", "table33_rows", "banding_rows", "phi_rows", "depth_rows", "reference_depth_for", "tie_rows",
+__all__ = ["run", "table33_rows", "banding_rows", "phi_rows", "depth_rows", "reference_depth_for", "tie_rows",
            "crowd_rows", "residual_rows", "claims"]
