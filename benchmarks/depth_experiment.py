@@ -60,11 +60,12 @@ def part_deep(everything=None) -> dict:
     return {"deep": deeply_judged_runs(everything, everything.table, depth=DEEP), "counts": counts}
 
 
-def _deep_runs():
-    """The deeply judged runs (names from the environment) and the qrels, read from disk."""
+def _deep_runs(every: dict | None = None):
+    """The deeply judged runs (names from the environment) and the qrels, read from disk (the runs
+    taken from ``every``, all the runs already read, when given)."""
     from pyterrier_noise import read_qrels, read_runs
     names = os.environ["DEPTH_BENCH_RUNS"].split(",")
-    runs = read_runs([DATA / "runs" / f"{n}.gz" for n in names])
+    runs = read_runs([DATA / "runs" / f"{n}.gz" for n in names]) if every is None else {n: every[n] for n in names}
     return runs, read_qrels(DATA / "qrels-rnd1.txt"), names
 
 
@@ -128,15 +129,16 @@ def _records(frame) -> list:
     return [{str(k): (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in out]
 
 
-def study(plots: bool = True, everything=None) -> dict:
+def study(plots: bool = True, everything=None, runs: dict | None = None) -> dict:
     """The untimed analyses and (unless ``plots=False``) the plots.  ``benchmarks/render_docs.py`` calls it
     without plots to store the tables of docs/evidence/uncertainty.md, passing ``everything`` (all runs
-    aligned, :func:`all_aligned`) that it built for :func:`part_deep`, so that it is not read again."""
+    aligned, :func:`all_aligned`) that it built for :func:`part_deep` and ``runs`` (all the runs, read),
+    so that they are not read again."""
     import pandas as pd
     from pyterrier_noise import AlignedRuns
     from pyterrier_noise.experiments import (FINE_GRID, depth_experiment, match_phi_many, multiplicity_table,
                                              plot_phi_match)
-    runs, qrels, deep = _deep_runs()
+    runs, qrels, deep = _deep_runs(runs)
     aligned = AlignedRuns.build(runs, qrels)
     t0 = time.perf_counter()
     e = depth_experiment(aligned, depths=DEPTHS)
@@ -154,9 +156,9 @@ def study(plots: bool = True, everything=None) -> dict:
     global_ = match_phi_many(everything, None, ["AP", "nDCG", "P@10", "RR"])
     t_global = time.perf_counter() - t0
     t0 = time.perf_counter()
-    topical = match_phi_many(everything, None, ["AP", "nDCG"], FINE_GRID, per_topic=True)
+    both = match_phi_many(everything, None, ["AP", "nDCG"], FINE_GRID, per_topic=True, correlation=("kendall", "rbo"))
     t_topic = time.perf_counter() - t0
-    rbo = match_phi_many(everything, None, ["AP", "nDCG"], FINE_GRID, per_topic=True, correlation="rbo")
+    topical, rbo = both["kendall"], both["rbo"]
     if plots:
         plot_phi_match(list(global_.values()), IMG / "uncertainty-phi-match.png")
         plot_phi_match([topical["AP"], topical["nDCG"]], IMG / "uncertainty-phi-per-topic.png")
@@ -176,7 +178,7 @@ def study(plots: bool = True, everything=None) -> dict:
         "phi_match_seconds": t_global,
         "phi_per_topic": {f"{m}/{c}": {**x.summary, "global_phi": x.phi, "global_corr": x.corr}
                           for c, d in (("kendall", topical), ("rbo", rbo)) for m, x in d.items()},
-        "phi_per_topic_seconds_two_measures": t_topic,
+        "phi_per_topic_seconds_two_measures_kendall_and_rbo": t_topic,
         "per_topic_table": {m: _records(x.per_topic) for m, x in topical.items()},
     }
 

@@ -165,10 +165,11 @@ def uncertainty_tables() -> dict:
     de = _benchmark("depth_experiment")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        everything = de.all_aligned(covid_runs())
+        runs = covid_runs()
+        everything = de.all_aligned(runs)
         found = de.part_deep(everything)
         os.environ["DEPTH_BENCH_RUNS"] = ",".join(found["deep"])
-        s = de.study(plots=False, everything=everything)
+        s = de.study(plots=False, everything=everything, runs=runs)
         del everything
     phi = []
     for m, x in s["phi_match"].items():

@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -223,7 +224,13 @@ class JudgeCalibration:
     @property
     def n_gold(self) -> pd.Series:
         """Calibration pairs per gold label (the paper's ``n_R``, ``n_N``)."""
-        return pd.Series(self._n_gold, index=pd.Index(self._labels, name="gold"), name="n")
+        return pd.Series(self._n_gold, index=self._gold_index, name="n")
+
+    @functools.cached_property
+    def _gold_index(self) -> pd.Index:
+        """The labels as the gold index of :attr:`n_gold` (immutable: built once, as every
+        corrected estimate reads :attr:`n_gold`)."""
+        return pd.Index(self._labels, name="gold")
 
     @property
     def J(self) -> np.ndarray:  # noqa: N802

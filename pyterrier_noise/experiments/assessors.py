@@ -13,7 +13,7 @@ replicate label matrix; the tests are :func:`pyterrier_noise.stats.all_pairs`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -155,8 +155,9 @@ class AssessorSignificance:
 
 
 def assessor_significance(runs: Any, qrels: Any, model: Any, measure: Any = "AP", *, n_replicates: int = 1000,
-                          vary_topics: bool = True, alpha: float = 0.05, test: Test = "t",
-                          seed: int | None = 0, ties: TiePolicy = "trec_eval") -> AssessorSignificance:
+                          vary_topics: bool | Sequence[bool] = True, alpha: float = 0.05, test: Test = "t",
+                          seed: int | None = 0,
+                          ties: TiePolicy = "trec_eval") -> AssessorSignificance | list[AssessorSignificance]:
     """Significance decisions under simulated assessors (Webber, Chandar and Carterette 2012, Sec. 4.5, Table 7).
 
     Each replicate draws one simulated qrels from ``model``; with ``vary_topics=True`` ("assessor
@@ -175,7 +176,9 @@ def assessor_significance(runs: Any, qrels: Any, model: Any, measure: Any = "AP"
         model: a judgment perturbation model with ``sample_labels`` (fitted).
         measure: one measure.
         n_replicates: replicates ("trials"; the paper does not say how many).
-        vary_topics: also resample the topics in each replicate.
+        vary_topics: also resample the topics in each replicate.  A sequence of flags (e.g.
+            ``(False, True)``, both blocks of Table 7) gives a list of results, one per flag, all
+            from the same simulated qrels (sampled and scored once).
         alpha: significance level.
         test: paired test (:data:`pyterrier_noise.stats.TESTS`; the paper does not name its test).
         seed: seed of the model's replicates; the topic samples come from a stream spawned from it.
@@ -183,10 +186,21 @@ def assessor_significance(runs: Any, qrels: Any, model: Any, measure: Any = "AP"
     """
     alpha = check_probability("alpha", alpha)
     check_choice("test", test, TESTS)
+    flags = [vary_topics] if isinstance(vary_topics, (bool, np.bool_)) else list(vary_topics)
+    if not flags or not all(isinstance(v, (bool, np.bool_)) for v in flags):
+        raise InputError(f"argument 'vary_topics': expected True, False or a sequence of them, got {vary_topics!r}")
     aligned, label, _, X0, X = _replicate_scores(runs, qrels, model, measure, n_replicates, seed, ties)
+    if aligned.n_topics < 2:
+        raise InputError(f"paired tests need at least 2 topics, got {aligned.n_topics}")
+    out = [_significance(aligned, label, X0, X, bool(v), alpha, test, seed) for v in flags]
+    return out[0] if isinstance(vary_topics, (bool, np.bool_)) else out
+
+
+def _significance(aligned: AlignedRuns, label: str, X0: np.ndarray, X: np.ndarray, vary_topics: bool, alpha: float,
+                  test: str, seed: int | None) -> AssessorSignificance:
+    """:func:`assessor_significance` of one block from the scores under the original qrels ``X0``
+    (S, T) and the simulated ones ``X`` (S, T, R)."""
     T, R = aligned.n_topics, X.shape[2]
-    if T < 2:
-        raise InputError(f"paired tests need at least 2 topics, got {T}")
     samples = None
     if vary_topics:
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])

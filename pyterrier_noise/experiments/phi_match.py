@@ -313,9 +313,9 @@ def _match(label: str, ref: np.ndarray, rbp: np.ndarray, res: np.ndarray, grid: 
 
 
 def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"), grid: Any = None, *,
-                   per_topic: bool = False, correlation: Correlation = "kendall", rbo_p: float = RBO_P,
-                   rel: float = 1.0, max_rel: float | None = None,
-                   ties: TiePolicy = "trec_eval") -> dict[str, PhiMatch]:
+                   per_topic: bool = False, correlation: Correlation | Sequence[Correlation] = "kendall",
+                   rbo_p: float = RBO_P, rel: float = 1.0, max_rel: float | None = None,
+                   ties: TiePolicy = "trec_eval") -> dict[str, PhiMatch] | dict[str, dict[str, PhiMatch]]:
     """Match RBP's persistence to several reference metrics with one alignment and one evaluation.
 
     Yang (2019), Sec. 4.4 (Fig. 4.2) and Sec. 4.5 (Fig. 4.3/4.4, Table 4.2): for every phi of
@@ -338,7 +338,9 @@ def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"),
             :data:`FINE_GRID` is the thesis's per-topic search, :data:`DEPTH_GRID` its Fig. 4.2).
         per_topic: also match each topic separately.
         correlation: ``"kendall"`` (tau_b) or ``"rbo"`` (extrapolated RBO; equal scores are
-            ordered by run position in both orderings).
+            ordered by run position in both orderings); or a sequence of them, e.g.
+            ``("kendall", "rbo")``: ``{correlation: {measure label: PhiMatch}}``, every
+            correlation's matches from the one evaluation of the grid.
         rbo_p: RBO persistence (default :data:`RBO_P` = 0.9, the package's: Webber et al. 2010
             put ~86% of the weight on the top 10; the thesis used 0.98 A4: pass
             ``rbo_p=0.98`` to reproduce it).
@@ -354,7 +356,10 @@ def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"),
             ordering, unknown options.
     """
     g = phi_grid(grid)
-    correlation = check_choice("correlation", correlation, CORRELATIONS)
+    several = isinstance(correlation, (list, tuple))
+    corrs = [check_choice("correlation", c, CORRELATIONS) for c in (correlation if several else [correlation])]
+    if not corrs:
+        raise InputError("argument 'correlation': expected 'kendall', 'rbo' or a sequence of them, got none")
     rbo_p = check_probability("rbo_p", rbo_p)
     rel, max_rel = _rel_args(rel, max_rel)
     aligned = aligned_runs(runs, qrels, ties)
@@ -362,8 +367,9 @@ def match_phi_many(runs: Any, qrels: Any = None, measures: Any = ("AP", "nDCG"),
         raise InputError(f"phi matching compares system orderings and needs at least 2 runs, got {aligned.n_runs}")
     refs = _references(measures, aligned)
     ref_values, rbp, res = _evaluate_grid(aligned, refs, g, rel, max_rel)
-    return {label: _match(label, v, rbp, res, g, aligned, per_topic, correlation, rbo_p, rel, max_rel)
-            for (label, _, _), v in zip(refs, ref_values)}
+    out = {c: {label: _match(label, v, rbp, res, g, aligned, per_topic, c, rbo_p, rel, max_rel)
+               for (label, _, _), v in zip(refs, ref_values)} for c in corrs}
+    return out if several else out[corrs[0]]
 
 
 def match_phi(runs: Any, qrels: Any = None, measure: Any = "AP", grid: Any = None, *,

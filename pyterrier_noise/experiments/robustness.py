@@ -72,6 +72,9 @@ def robustness_experiment(retr_systems: Sequence[Any] | Mapping[str, Any], topic
             rank``), e.g. ``pt.Transformer.from_df(run)``; each is run once on ``topics``.  Or
             TREC run files: a path, a directory of them or a list of paths (each run named by its
             file name without ``.gz``), which the engine reads directly (faster than frames).
+            Or the systems already aligned to ``qrels`` (an :class:`AlignedRuns` built on them
+            with every measure's tie policy, ``topics=None``): several experiments on one
+            alignment, with the values of the runs themselves.
         topics: ``qid, query`` frame; only topics that also have qrels are evaluated.  May be None
             when every system is a results frame (then every qrels topic is evaluated).
         qrels: ``qid, docno, label`` frame or anything :func:`~pyterrier_noise.io.read_qrels` reads.
@@ -211,6 +214,8 @@ def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: 
     """Read the systems and the qrels, build the judgment table over the evaluated topics and align
     the runs to it once per tie policy; run files a chunk of files at a time when a quarter of the
     experiment's ``memory`` bytes would not hold reading them all at once."""
+    if isinstance(retr_systems, AlignedRuns):
+        return _prepared_from(retr_systems, topics, qrels, baseline, labels, parsed, ties, on_topic_mismatch)
     names, files, results = _read_systems(retr_systems, topics, names)
     if len(names) < 2:
         read = f" (read as a run: {', '.join(map(str, files))})" if files else ""
@@ -231,6 +236,37 @@ def _prepare(retr_systems: Any, topics: pd.DataFrame | None, qrels: Any, names: 
     for lab, (spec, _), pol in zip(labels, parsed, policies):
         by_policy.setdefault(pol, []).append((lab, spec))
     return _Prepared(list(names), table, aligned, by_policy)
+
+
+def _prepared_from(aligned: AlignedRuns, topics: pd.DataFrame | None, qrels: Any, baseline: int | str | None,
+                   labels: list[str], parsed: list[tuple[MeasureSpec, str]], ties: str | None,
+                   on_topic_mismatch: str) -> _Prepared:
+    """Systems already aligned: used as they are when their alignment holds the judgment table of
+    ``qrels`` (the same rows, labels and topics) and every measure's tie policy is its own."""
+    if topics is not None:
+        raise InputError("topics: systems given aligned (an AlignedRuns) are evaluated on the topics of their "
+                         "judgments; pass topics=None, or the systems themselves")
+    names = list(aligned.run_names)
+    if len(names) < 2:
+        raise InputError(f"a robustness experiment needs at least 2 systems, got {len(names)}")
+    baseline_index(baseline, names)
+    table, _ = _judgment_table(qrels, None, on_topic_mismatch)
+    own = aligned.table
+    if not (own.topics == table.topics and len(own) == len(table)
+            and np.array_equal(own.frame["qid"].to_numpy(), table.frame["qid"].to_numpy())
+            and np.array_equal(own.frame["docno"].to_numpy(), table.frame["docno"].to_numpy())
+            and np.array_equal(own.labels, table.labels, equal_nan=True)):
+        raise InputError("retr_systems: the AlignedRuns was built on other judgments than qrels (other rows, labels "
+                         "or topics); align the systems to these qrels, or pass the systems themselves")
+    policies = [ties or pol for _, pol in parsed]
+    other = sorted(set(policies) - {aligned.ties})
+    if other:
+        raise InputError(f"retr_systems: the AlignedRuns orders tied scores by {aligned.ties!r}, the measures need "
+                         f"{other}; pass the systems themselves")
+    by_policy: dict[str, list[tuple[str, MeasureSpec]]] = {}
+    for lab, (spec, _) in zip(labels, parsed):
+        by_policy.setdefault(aligned.ties, []).append((lab, spec))
+    return _Prepared(names, own, {aligned.ties: [aligned]}, by_policy)
 
 
 def _read_systems(retr_systems: Any, topics: pd.DataFrame | None,

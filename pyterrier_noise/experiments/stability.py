@@ -164,9 +164,9 @@ def consensus_similarity(runs: Any, scores: Mapping[str, float] | pd.Series | No
     names = sorted(long["name"].unique())
     topics = sorted(cons["qid"].unique())
     key = pd.MultiIndex.from_arrays([cons["qid"].to_numpy(), cons["docno"].to_numpy()])
-    c = cons["rank"].to_numpy()[np.maximum(key.get_indexer(pd.MultiIndex.from_arrays(
-        [long["qid"].to_numpy(), long["docno"].to_numpy()])), 0)]
-    found = key.get_indexer(pd.MultiIndex.from_arrays([long["qid"].to_numpy(), long["docno"].to_numpy()])) >= 0
+    at = key.get_indexer(pd.MultiIndex.from_arrays([long["qid"].to_numpy(), long["docno"].to_numpy()]))
+    c = cons["rank"].to_numpy()[np.maximum(at, 0)]
+    found = at >= 0
     ok = found & (c <= depth)
     enter = np.maximum(long["rank"].to_numpy(), c)[ok]                         # depth at which it overlaps
     g = (pd.Index(names).get_indexer(long["name"]) * len(topics) + pd.Index(topics).get_indexer(long["qid"]))[ok]

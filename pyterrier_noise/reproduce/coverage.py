@@ -51,6 +51,15 @@ def _calibrations(size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     return rng.binomial(N_R, TPR, size=size), rng.binomial(N_N, TNR, size=size)
 
 
+def _calibration(made: dict, agree_r: int, agree_n: int) -> JudgeCalibration:
+    """The binary calibration of ``agree_r`` of ``N_R`` and ``agree_n`` of ``N_N`` agreements, made
+    once per count pair (``made`` holds those made; a calibration is never modified)."""
+    cal = made.get((agree_r, agree_n))
+    if cal is None:
+        cal = made[(agree_r, agree_n)] = JudgeCalibration.binary(N_R, agree_r, N_N, agree_n)
+    return cal
+
+
 def _coverage(hits: np.ndarray) -> dict[str, float]:
     c = float(hits.mean())
     return {"coverage": c, "mc_se": float(np.sqrt(c * (1 - c) / hits.size))}
@@ -60,6 +69,7 @@ def simulate(n_experiments: int = 4000, seed: int = 0) -> dict:
     """Run the three designs; return the table rows."""
     rng = np.random.default_rng(seed)
     rows = []
+    calibrations: dict[tuple[int, int], JudgeCalibration] = {}   # a few hundred distinct draws of 12,000
     designs = [("one sample", 0.805, 0.828, True), ("one sample, no difference", 0.805, 0.805, True),
                ("own samples", 0.805, 0.828, False)]
     for design, m_a, m_b, shared in designs:
@@ -75,8 +85,8 @@ def simulate(n_experiments: int = 4000, seed: int = 0) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # a rare draw puts a corrected P@3 above 1: still counted
             for i in range(n_experiments):
-                cal_a = JudgeCalibration.binary(N_R, int(agree_r[i]), N_N, int(agree_n[i]))
-                cal_b = cal_a if shared else JudgeCalibration.binary(N_R, int(agree_r2[i]), N_N, int(agree_n2[i]))
+                cal_a = _calibration(calibrations, int(agree_r[i]), int(agree_n[i]))
+                cal_b = cal_a if shared else _calibration(calibrations, int(agree_r2[i]), int(agree_n2[i]))
                 a = correct_summary(mean_a[i], sd_a[i], N_A, cal_a, measure="P@3")
                 b = correct_summary(mean_b[i], sd_b[i], N_B, cal_b, measure="P@3")
                 cover_a[i] = a.ci_low <= m_a <= a.ci_high

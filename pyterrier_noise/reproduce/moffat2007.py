@@ -154,7 +154,7 @@ def table2_rows(bypass: pd.DataFrame, budgets: list[int], description: str) -> l
     return rows
 
 
-def overlap_rows(runs: dict, qrels: pd.DataFrame, budget: int, description: str) -> tuple[list[Row], dict[str, Any]]:
+def overlap_rows(runs: Any, qrels: pd.DataFrame, budget: int, description: str) -> tuple[list[Row], dict[str, Any]]:
     """Table 3: Method C's selections of ``budget`` judgments at p = 0.5, 0.8, 0.95 and the share each two
     have in common (:func:`pyterrier_noise.experiments.judgment_overlap`); the rows and the table."""
     ps = (0.5, 0.8, 0.95)
@@ -215,15 +215,18 @@ def reliability_rows(coll: Any, n_judged: int) -> list[Row]:
     return rows
 
 
-def per_query_rows(coll: Any, at08: pd.DataFrame, budgets: list[int], quick: bool, progress: bool) -> list[Row]:
+def per_query_rows(coll: Any, at08: pd.DataFrame, budgets: list[int], quick: bool, progress: bool,
+                   runs: Any = None) -> list[Row]:
     """The abstract's 'around 200 documents for each of 50 queries ... identify the best systems': Method C's
     base-vs-top share at 200 judgments per topic against its share at all judgments (Table 5: 0.430 at 10,000
-    judgments, 0.498 for RBP at all 86,830)."""
+    judgments, 0.498 for RBP at all 86,830).  ``runs``: the collection's runs already aligned for the replays
+    (:func:`_replay_alignment`; default: its runs)."""
     n_topics = coll.qrels["qid"].nunique()
     budget = PER_QUERY * n_topics
     if budget >= budgets[-1] or quick:
         return []
-    summary, _ = compare_methods(coll.runs, coll.qrels, methods=["C"], checkpoints=[budget], p_select=0.8,
+    summary, _ = compare_methods(coll.runs if runs is None else runs, coll.qrels, methods=["C"], checkpoints=[budget],
+                                 p_select=0.8,
                                  p_eval=[0.8], progress=progress)
     at = float(summary["sig_base_upper"].iloc[0])
     full = float(at08[(at08["checkpoint"] == budgets[-1]) & (at08["method"] == "C")]["sig_base_upper"].iloc[0])
@@ -306,15 +309,23 @@ def _table5_rows(at08: pd.DataFrame, near: int, where: str) -> list[Row]:
     return rows
 
 
+def _replay_alignment(coll: Any) -> AlignedRuns:
+    """The collection's runs aligned to its qrels with a table row for every retrieved document, as
+    :func:`~pyterrier_noise.selection.compare_methods` and :func:`~pyterrier_noise.selection.simulate`
+    align them: built once for every replay of the reproduction."""
+    return AlignedRuns.build(coll.runs, coll.qrels, topics="runs", on_topic_mismatch="ignore", include_unjudged=True)
+
+
 def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reproduction:
     """The worked example and the budget experiment (both feeds and the bypass table unless ``quick``)."""
     coll = load_collection(data)
+    aligned = _replay_alignment(coll)
     n_judged = len(coll.qrels)
     budgets = _budgets(n_judged, quick, coll.synthetic)
     feeds = {"all": None} if quick else {"all": None, "contributing": coll.contributing}
     parts = []
     for feed, pool_runs in feeds.items():
-        summary, _ = compare_methods(coll.runs, coll.qrels, methods=list(METHODS), checkpoints=budgets,
+        summary, _ = compare_methods(aligned, coll.qrels, methods=list(METHODS), checkpoints=budgets,
                                      p_select=0.8, p_eval=[0.5, 0.8, 0.95], pool_runs=pool_runs, progress=progress)
         parts.append(summary.assign(feed=feed))
     summary = pd.concat(parts, ignore_index=True)
@@ -335,7 +346,7 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
                     note="the paper: base-vs-base significance stays flat whatever the budget (0.504, 0.499, 0.503 at "
                          "5,000, 10,000, 20,000); ours moves " + " -> ".join(f"{v:.3f}" for v in bb.to_numpy())))
     rows += reliability_rows(coll, budgets[-1])
-    rows += per_query_rows(coll, at08, budgets, quick, progress)
+    rows += per_query_rows(coll, at08, budgets, quick, progress, runs=aligned)
     residual = at08[at08["checkpoint"] == near].set_index("method")["top_residual"]
     diff = float(residual["C"] - residual["pool"])
     value, text = derived(f"{TABLE4_C_08} - {TABLE4_POOL_08}", 4)
@@ -347,12 +358,12 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
                          "residuals' than pooling"))
     tables = {"table5": table5(summary, budgets), "table4": table4(summary, budgets[-1])}
     budget3 = budgets[0] if quick else budgets[1]
-    more, tables["table3"] = overlap_rows(coll.runs, coll.qrels, budget3, coll.description)
+    more, tables["table3"] = overlap_rows(aligned, coll.qrels, budget3, coll.description)
     rows += more
     if not quick:
         cps = [1000, 2000, 4000, 8000] if not coll.synthetic else budgets
         cps = [c for c in cps if c <= n_judged] or budgets
-        bypass, _ = compare_methods(coll.runs, coll.qrels, methods=list(METHODS), checkpoints=cps, p_eval=[0.8],
+        bypass, _ = compare_methods(aligned, coll.qrels, methods=list(METHODS), checkpoints=cps, p_eval=[0.8],
                                     missing="bypass", significance=False, progress=progress)
         tables["table2"] = table2(bypass, cps)
         rows += table2_rows(bypass, cps, coll.description)

@@ -73,10 +73,11 @@ def _model(kind: tuple[str, str], meta: pd.DataFrame) -> Any:
     return FlipRateModel(scope=scope) if model == "flip-rate" else MetarankLogisticModel(metarank=meta, scope=scope)
 
 
-def statsmodels_slope_classes(runs: dict, qrels: pd.DataFrame, alternative: pd.DataFrame,
+def statsmodels_slope_classes(runs: Any, qrels: pd.DataFrame, alternative: pd.DataFrame,
                               fitted: MetarankLogisticModel, alpha: float = 0.05) -> tuple[int, int]:
     """Refit every proper per-topic model of ``fitted`` with statsmodels' ``Logit`` and count the
-    models whose slope class (sign of beta1, Wald p < ``alpha``) agrees: ``(agree, proper)``."""
+    models whose slope class (sign of beta1, Wald p < ``alpha``) agrees: ``(agree, proper)``.  ``runs``: the
+    runs, or an AlignedRuns on the rows of the dual assessments (the metarank is computed from it)."""
     import statsmodels.api as sm
     d = qrels.merge(alternative, on=["qid", "docno"], suffixes=("_a", "_b"))
     m = metarank(runs, docs=d[["qid", "docno"]])
@@ -95,14 +96,18 @@ def statsmodels_slope_classes(runs: dict, qrels: pd.DataFrame, alternative: pd.D
     return agree, len(proper)
 
 
-def _table7_rows(runs: dict, qrels: pd.DataFrame, alt: pd.DataFrame, n_rep: int, where: str,
+def _table7_rows(aligned: AlignedRuns, qrels: pd.DataFrame, alt: pd.DataFrame, n_rep: int, where: str,
                  meta: pd.DataFrame) -> list[Row]:
     rows, accuracy = [], []
-    aligned = AlignedRuns.build(runs, qrels, on_topic_mismatch="ignore")    # one alignment for the 8 models
+    summaries = {}   # both blocks of a model from one set of simulated qrels (the same seed: the same replicates)
+    for kind in MODELS:
+        m = _model(kind, meta).fit(qrels, alt)
+        blocks = assessor_significance(aligned, None, m, "AP", n_replicates=n_rep, vary_topics=(False, True), seed=0)
+        for vary, res in zip((False, True), blocks):
+            summaries[(kind, vary)] = res.summary
     for block, printed, vary in (("assessor only", TABLE7_ASSESSOR, False), ("assessor + topic", TABLE7_TOPIC, True)):
         for kind in MODELS:
-            m = _model(kind, meta).fit(qrels, alt)
-            s = assessor_significance(aligned, None, m, "AP", n_replicates=n_rep, vary_topics=vary, seed=0).summary
+            s = summaries[(kind, vary)]
             if not vary:
                 accuracy.append(float(s["accuracy"]))
             for k, what in enumerate(("precision", "recall", "accuracy")):
@@ -122,9 +127,12 @@ def _table7_rows(runs: dict, qrels: pd.DataFrame, alt: pd.DataFrame, n_rep: int,
 
 
 def _fidelity_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, n_rep: int, where: str,
-                   where_sampled: str, meta: pd.DataFrame, seed_sample: int = 1) -> list[Row]:
+                   where_sampled: str, meta: pd.DataFrame, seed_sample: int = 1,
+                   aligned: AlignedRuns | None = None) -> list[Row]:
     rows, rmse, tau = [], {}, {}
-    aligned, aligned_second = AlignedRuns.build(runs, qrels), AlignedRuns.build(runs, second)   # once for 7 models
+    if aligned is None:
+        aligned = AlignedRuns.build(runs, qrels)
+    aligned_second = AlignedRuns.build(runs, second)   # once for 7 models
     for kind in MODELS:
         m = _model(kind, meta).fit(qrels, second)
         f = simulation_fidelity(aligned, None, aligned_second, m, "AP", n_replicates=n_rep, seed=0)
@@ -166,7 +174,7 @@ def _fidelity_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, n_rep:
     return rows
 
 
-def _fit_rows(runs: dict, qrels: pd.DataFrame, second: pd.DataFrame, where: str, meta: pd.DataFrame) -> list[Row]:
+def _fit_rows(runs: Any, qrels: pd.DataFrame, second: pd.DataFrame, where: str, meta: pd.DataFrame) -> list[Row]:
     rows = []
     table = compare_predictors(qrels, second, runs).set_index(["first", "second", "condition"])
     for key, printed in TABLE3.items():
@@ -252,17 +260,18 @@ def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reprod
     n_rep = 20 if quick else 1000
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # topics without a relevant document, improper fits: announced by models
-        second = RankBiasedFlips(None, None, runs=runs, weighting="absolute", seed=5)(qrels)
-        meta = metarank(runs, docs=qrels[["qid", "docno"]])      # meta-AP of every judged document, once
+        aligned = AlignedRuns.build(runs, qrels, on_topic_mismatch="ignore")   # one alignment for 17 uses
+        second = RankBiasedFlips(None, None, runs=aligned, weighting="absolute", seed=5)(qrels)
+        meta = metarank(aligned, docs=qrels[["qid", "docno"]])   # meta-AP of every judged document, once
         chosen = sample_for_dual_assessment(qrels, 20, "even", metarank=meta, seed=1)
         alt = second.merge(chosen[["qid", "docno"]])
         base = (f"{coll.description}: {len(runs)} runs, a simulated second assessor (rank-biased flips)")
         where7 = f"{base} re-judging {len(alt):,} sampled documents, {n_rep} replicates"
         where5 = f"{base} judging all {len(second):,} documents, {n_rep} replicates"
         where6 = f"{base} judging 20 + 20 sampled documents per topic, {n_rep} replicates"
-        rows = _table7_rows(runs, qrels, alt, n_rep, where7, meta)
-        rows += _fidelity_rows(runs, qrels, second, n_rep, where5, where6, meta)
-        rows += _fit_rows(runs, qrels, second, f"{base} judging all {len(second):,} documents", meta)
+        rows = _table7_rows(aligned, qrels, alt, n_rep, where7, meta)
+        rows += _fidelity_rows(runs, qrels, second, n_rep, where5, where6, meta, aligned=aligned)
+        rows += _fit_rows(aligned, qrels, second, f"{base} judging all {len(second):,} documents", meta)
     return Reproduction(
         paper=PAPER, citation=CITATION, title=TITLE,
         experiment=("flip-rate and metarank-logistic models, universal and per topic, fitted on a simulated second "

@@ -89,11 +89,12 @@ def banding_rows(coll: Collection, rho: float = 2.0) -> list[Row]:
     return rows
 
 
-def phi_rows(coll: Collection) -> list[Row]:
-    """The RBP persistence whose system ordering best matches each metric's (Kendall's tau, Sec. 4.4)."""
+def phi_rows(coll: Collection, aligned: AlignedRuns | None = None) -> list[Row]:
+    """The RBP persistence whose system ordering best matches each metric's (Kendall's tau, Sec. 4.4).
+    ``aligned``: the collection's runs already aligned to its qrels (:func:`_aligned_collection`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = match_phi_many(coll.runs, coll.qrels, ["AP", "nDCG", "P@10", "RR"], grid=list(PHI_GRID))
+        m = match_phi_many(coll.runs if aligned is None else aligned, None if aligned is not None else coll.qrels, ["AP", "nDCG", "P@10", "RR"], grid=list(PHI_GRID))
     where = f"{coll.description}, grid of expected depths 2-100"
     rows = []
     for k in ("AP", "nDCG"):
@@ -115,14 +116,15 @@ def reference_depth_for(coll: Collection) -> int:
     return 10 if coll.synthetic else 5
 
 
-def depth_rows(coll: Collection, quick: bool) -> list[Row]:
+def depth_rows(coll: Collection, quick: bool, aligned: AlignedRuns | None = None) -> list[Row]:
     """Discrimination ratio of AP at shallow pool depths (Table 4.5) against the deepest available reference,
-    the ANCOVA of Table 4.9 and the first-unjudged report of Sec. 4.10."""
+    the ANCOVA of Table 4.9 and the first-unjudged report of Sec. 4.10.  ``aligned``: as :func:`phi_rows`'s."""
     ref = reference_depth_for(coll)
     depths = tuple(range(1, ref)) if not coll.synthetic else tuple(range(2, ref, 2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the runs not judged to the reference depth are announced and left out
-        d = depth_experiment(coll.runs, coll.qrels, depths=depths, measures=("AP", "RR"), reference_depth=ref)
+        d = depth_experiment(coll.runs if aligned is None else aligned, None if aligned is not None else coll.qrels,
+                             depths=depths, measures=("AP", "RR"), reference_depth=ref)
         table = depth_ancova(d).set_index(["measure", "term"])
     r = d.discrimination.loc["AP"]
     lo, hi = depths[0], depths[-1]
@@ -202,13 +204,13 @@ def crowd_rows() -> list[Row]:
     return rows
 
 
-def residual_rows(coll: Collection) -> list[Row]:
+def residual_rows(coll: Collection, aligned: AlignedRuns | None = None) -> list[Row]:
     """Sec. 4.2 (Fig. 4.1): the smallest persistence of the grid at which the mean RBP residual exceeds the mean
-    RBP score, over all runs and topics."""
+    RBP score, over all runs and topics.  ``aligned``: as :func:`phi_rows`'s."""
     specs = {phi: (MeasureSpec("RBP", p=phi), MeasureSpec("RBP", "residual", p=phi)) for phi in PHI_GRID}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = AlignedRuns.build(coll.runs, coll.qrels, on_topic_mismatch="ignore").evaluate(
+        out = (aligned if aligned is not None else _aligned_collection(coll)).evaluate(
             [s for pair in specs.values() for s in pair])
     above = [phi for phi, (v, r) in specs.items() if out[r][:, :, 0].mean() > out[v][:, :, 0].mean()]
     ours = float(min(above)) if above else float("nan")
@@ -257,11 +259,20 @@ def claims(rows: list[Row]) -> list[Claim]:
     ]
 
 
+def _aligned_collection(coll: Collection) -> AlignedRuns:
+    """The collection's runs aligned to its qrels (trec_eval's order), once for the phi matching, the residual
+    and the depth experiment."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # run topics without qrels are not evaluated
+        return AlignedRuns.build(coll.runs, coll.qrels, on_topic_mismatch="ignore")
+
+
 def run(data: Path | str, quick: bool = False, progress: bool = False) -> Reproduction:
     """Table 3.3, banding at rho = 2, phi matching and the depth experiment."""
     coll = load_collection(data)
-    rows = (table33_rows() + tie_rows(coll) + banding_rows(coll) + phi_rows(coll) + residual_rows(coll)
-            + depth_rows(coll, quick) + crowd_rows())
+    rows = table33_rows() + tie_rows(coll) + banding_rows(coll)
+    aligned = _aligned_collection(coll)
+    rows += phi_rows(coll, aligned) + residual_rows(coll, aligned) + depth_rows(coll, quick, aligned) + crowd_rows()
     return Reproduction(
         paper=PAPER, citation=CITATION, title=TITLE,
         experiment=("Table 3.3 by exact arithmetic; every run banded at rho = 2 and scored with expected ties; "

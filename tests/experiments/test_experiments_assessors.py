@@ -129,3 +129,21 @@ def test_topic_resampling_adds_variance_and_is_seeded(setup):
     assert both.summary == again.summary
     with pytest.raises(InputError, match="sample_labels"):
         assessor_significance(c.runs, c.qrels, object())
+
+
+def test_both_blocks_from_one_call_equal_two_calls(setup):
+    """vary_topics=(False, True) gives the two results of two calls with the same seed (one set of
+    simulated qrels); a flag that is not a bool is refused."""
+    c, _, model = setup
+    kw = dict(n_replicates=40, seed=3)
+    blocks = assessor_significance(c.runs, c.qrels, model, "AP", vary_topics=(False, True), **kw)
+    for vary, res in zip((False, True), blocks):
+        one = assessor_significance(c.runs, c.qrels, model, "AP", vary_topics=vary, **kw)
+        assert res.summary == one.summary
+        pd.testing.assert_frame_equal(res.pairs, one.pairs, check_exact=True)
+        assert (res.topic_samples is None) == (one.topic_samples is None)
+        if vary:
+            np.testing.assert_array_equal(res.topic_samples, one.topic_samples)
+    assert blocks[0].summary != blocks[1].summary
+    with pytest.raises(InputError, match="vary_topics"):
+        assessor_significance(c.runs, c.qrels, model, "AP", vary_topics="yes", **kw)

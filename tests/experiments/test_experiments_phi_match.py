@@ -131,6 +131,27 @@ def test_match_phi_bad_input(coll, aligned):
         match_phi(aligned, measure=frame)
 
 
+def test_several_correlations_from_one_evaluation_equal_one_call_each(aligned):
+    """correlation=("kendall", "rbo") gives {correlation: matches}, each equal to its own call."""
+    both = match_phi_many(aligned, measures=["AP", "nDCG"], grid=DEPTH_GRID, per_topic=True,
+                          correlation=("kendall", "rbo"))
+    assert list(both) == ["kendall", "rbo"]
+    for c, matches in both.items():
+        one = match_phi_many(aligned, measures=["AP", "nDCG"], grid=DEPTH_GRID, per_topic=True, correlation=c)
+        assert list(matches) == list(one) == ["AP", "nDCG"]
+        for m in one:
+            a, b = matches[m], one[m]
+            assert (a.correlation, a.phi, a.corr, a.residual, a.summary) == (b.correlation, b.phi, b.corr, b.residual,
+                                                                           b.summary)
+            pd.testing.assert_frame_equal(a.curve, b.curve, check_exact=True)
+            pd.testing.assert_frame_equal(a.per_topic, b.per_topic, check_exact=True)
+    assert both["kendall"]["AP"].curve.columns.tolist() != both["rbo"]["AP"].curve.columns.tolist()
+    with pytest.raises(InputError, match="correlation"):
+        match_phi_many(aligned, measures=["AP"], grid=DEPTH_GRID, correlation=())
+    with pytest.raises(InputError, match="correlation"):
+        match_phi_many(aligned, measures=["AP"], grid=DEPTH_GRID, correlation=("kendall", "spearman"))
+
+
 DEPTH_GRID_DEPTHS = (2, 5, 10, 20, 50, 100, 200, 1000)   # the top axis's phi ticks (plot_phi_match)
 
 

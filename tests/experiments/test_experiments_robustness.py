@@ -322,6 +322,28 @@ def test_same_seed_same_result_and_chunking_does_not_matter(small):
     np.testing.assert_array_equal(a.values["AP"], aligned.evaluate([MeasureSpec("AP")], L)[MeasureSpec("AP")])
 
 
+def test_systems_given_aligned_give_the_frames_of_the_runs(small):
+    """An AlignedRuns built on the qrels is used as it is: every frame equals the one of the runs
+    themselves (several experiments on one alignment); other judgments, topics or tie policies are refused."""
+    from pyterrier_noise.judges import RandomFlips, RankBiasedFlips
+    runs, qrels, topics = small
+    aligned = AlignedRuns.build(runs, qrels)
+    kw = dict(n_replicates=17, baseline=1, seed=3, perquery=True, chunk_size=5)
+    for model in (RandomFlips(0.9, 0.1), RankBiasedFlips(0.9, 0.1, runs=runs)):
+        a = robustness_experiment(runs, None, qrels, ["AP", "RBP(p=0.8)", "RR"], model, **kw)
+        b = robustness_experiment(aligned, None, qrels, ["AP", "RBP(p=0.8)", "RR"], model, **kw)
+        for name, frame in a.frames().items():
+            pd.testing.assert_frame_equal(frame, b.frames()[name], check_exact=True, obj=name)
+        np.testing.assert_array_equal(a.values["AP"], b.values["AP"])
+    binary = qrels.assign(label=(qrels["label"] >= 1).astype(float))
+    with pytest.raises(InputError, match="other judgments"):
+        robustness_experiment(aligned, None, binary, ["AP"], RandomFlips(0.9, 0.1), n_replicates=3)
+    with pytest.raises(InputError, match="topics=None"):
+        robustness_experiment(aligned, topics, qrels, ["AP"], RandomFlips(0.9, 0.1), n_replicates=3)
+    with pytest.raises(InputError, match="orders tied scores"):
+        robustness_experiment(aligned, None, qrels, ["AP"], RandomFlips(0.9, 0.1), n_replicates=3, ties="expected")
+
+
 def test_transformers_match_pt_experiment(small):
     runs, qrels, topics = small
     names = list(runs)
