@@ -291,12 +291,12 @@ def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray
     """:func:`_judgments_of_positions`, while threads check that no ranking holds a document twice
     (an error, as in trec_eval)."""
     n_topics, n_vocab = len(table.topics), docs.n
-    if (len(seg_start) - 1) * n_vocab < 2 ** 31:
-        key = seg.astype(np.int32)   # a narrower sort moves half the bytes
-        key *= n_vocab
-        key += doc
-    else:
-        key = seg.astype(np.int64) * n_vocab + doc
+    # rankings all of one length are checked a ranking at a time, where the document codes are the
+    # keys; otherwise a key is (segment, document)
+    lengths = np.diff(seg_start)
+    lengths = lengths[lengths > 0]
+    key = doc if len(lengths) and (lengths == lengths[0]).all() else _position_keys(seg, doc, len(seg_start) - 1, n_vocab)
+    del lengths
     # sort-based (cheaper than hashing 10^6+ keys); the keys rise from segment to segment, so
     # the stable sort (a merge of runs) does far less work than a quicksort.  Duplicates lie
     # within a segment, so the keys are sorted in pieces cut at segment boundaries, in threads
@@ -307,6 +307,7 @@ def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray
     finally:
         n_dup = checking()
     if n_dup:
+        key = _position_keys(seg, doc, len(seg_start) - 1, n_vocab)
         skey = np.sort(key, kind="stable")
         i = int(np.flatnonzero(key == skey[1:][skey[1:] == skey[:-1]][0])[0])
         r, t = divmod(int(seg[i]), n_topics)
@@ -314,6 +315,16 @@ def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray
                          f"appears more than once in the ranking ({n_dup} duplicate(s) in all); "
                          f"expected each document at most once per topic")
     return jidx, table
+
+
+def _position_keys(seg: np.ndarray, doc: np.ndarray, n_segments: int, n_vocab: int) -> np.ndarray:
+    """The (segment, document) key of every position: equal keys are a document twice in a ranking."""
+    if n_segments * n_vocab < 2 ** 31:
+        key = seg.astype(np.int32)   # a narrower sort moves half the bytes
+        key *= n_vocab
+        key += doc
+        return key
+    return seg.astype(np.int64) * n_vocab + doc
 
 
 def _tie_groups(seg: np.ndarray, score: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -342,10 +353,15 @@ def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.nda
     key_t = np.int32 if n_topics * n_keys < 2 ** 31 else np.int64
     jkey = (table.topic_index * n_keys + docs.judged_key).astype(key_t)
     if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
-        pkey = (seg % n_topics).astype(key_t, copy=False)
+        # the table's keys and then the positions', made in one array (no copy joins them)
+        keys = np.empty(len(jkey) + len(seg), dtype=key_t)
+        keys[:len(jkey)] = jkey
+        pkey = keys[len(jkey):]
+        np.remainder(seg, n_topics, out=pkey)
         pkey *= n_keys
         pkey += doc
-        table, jidx = with_unjudged_rows(table, jkey, pkey, n_keys, docs.docnos(arrow=True))
+        del jkey, pkey
+        table, jidx = with_unjudged_rows(table, keys, None, n_keys, docs.docnos(arrow=True))
         return jidx, table
     if docs.key_of is None:
         judged_doc = np.zeros(docs.n, dtype=bool)

@@ -339,6 +339,24 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     # run numbers and ranks as int32 where they fit (always, for TREC files): 8 bytes a line fewer
     # between reading and aligning
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int32 if len(tables) < 2 ** 31 else np.int64), lengths)
+    # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
+    # as 0-based, announced as read_trec_run announces it.  One check and one conversion per
+    # file, straight into the output (no full-size temporaries).  The numbers are taken before the
+    # strings are encoded, and the tables' number columns freed: they are not held beside the
+    # encoding's hash tables (a file with a rank 0 is judged once the qids are known)
+    wide = any(t.num_rows and numbers(t.column("rank")).max() >= 2 ** 31 for t in tables)
+    rank = np.empty(len(run_idx), dtype=np.int64 if wide else np.int32)
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    has_zero = []
+    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        file_rank = numbers(tables[k].column("rank"))
+        rank[a:b] = file_rank   # whole numbers below 2**53 (2**31 for int32): exact, as astype gives them
+        if (file_rank == 0).any():
+            has_zero.append(k)
+        else:
+            rank[a:b] -= 1
+    file_rank = None
+    tables[:] = [t.select(["qid", "docno"]) for t in tables]
     if local_docnos:
         qcodes, quniq = _codes(tables, "qid", grouped=True)
         dcodes, duniq = _local_codes(tables, run_idx, qcodes)
@@ -347,17 +365,10 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
     quniq = np.asarray(quniq.to_pylist(), dtype=object)
     if not arrow_docnos:
         duniq = np.asarray(duniq.to_pylist(), dtype=object)
-    # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
-    # as 0-based, announced as read_trec_run announces it.  One check and one conversion per
-    # file, straight into the output (no full-size temporaries).
-    wide = any(t.num_rows and numbers(t.column("rank")).max() >= 2 ** 31 for t in tables)
-    rank = np.empty(len(run_idx), dtype=np.int64 if wide else np.int32)
-    bounds = np.concatenate([[0], np.cumsum(lengths)])
     zero_files = []
-    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
-        file_rank = numbers(tables[k].column("rank"))
-        rank[a:b] = file_rank   # whole numbers below 2**53 (2**31 for int32): exact, as astype gives them
-        starts = zero_based(file_rank, quniq[qcodes[a:b]]) if (file_rank == 0).any() else ()
+    for k in has_zero:
+        a, b = bounds[k], bounds[k + 1]
+        starts = zero_based(rank[a:b], quniq[qcodes[a:b]])
         if len(starts):
             zero_files.append((paths[k], starts))
         else:
@@ -469,10 +480,13 @@ def _all_codes(tables: list, names: Sequence[str], grouped: Sequence[str] = ()) 
         return [_codes(tables, name, name in grouped) for name in names]
     from concurrent.futures import ThreadPoolExecutor
     half = _half(tables)
+    # each column apart, the tables handed over: a column's strings are freed once it is encoded
+    apart = {name: [t.select([name]) for t in tables] for name in names}
+    tables.clear()
     with ThreadPoolExecutor(2) as pool:
-        jobs = {name: (pool.submit(_codes, tables[:half], name), pool.submit(_codes, tables[half:], name))
-                for name in names if name not in grouped}
-        here = {name: _codes(tables, name, True) for name in names if name in grouped}
+        jobs = {name: (pool.submit(_codes, apart[name][:half], name), pool.submit(_codes, apart.pop(name)[half:], name))
+                for name in list(names) if name not in grouped}
+        here = {name: _codes(apart.pop(name), name, True) for name in names if name in grouped}
         return [here[name] if name in here else _joined(jobs[name][0].result(), jobs[name][1].result())
                 for name in names]
 

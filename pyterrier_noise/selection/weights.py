@@ -17,6 +17,9 @@ import numpy as np
 # rounding error of a sum of a few hundred positive terms (~1e-13), far below any real difference
 _SLACK = 1e-9
 
+# rows per block where a pass over every row would otherwise make temporaries of every row
+_BLOCK_ROWS = 1 << 20
+
 
 class SelectionQueue:
     """The documents still to judge and their weights, best first.
@@ -230,12 +233,14 @@ class SelectionQueue:
         n_cand = int(np.count_nonzero(cand))
         if n_cand == self._J:   # every row (all runs feed the pool): one segmented sum, no row list
             A = np.add.reduceat(pool.data, pool.indptr[:-1]) if self._J else np.zeros(0)
-        else:
-            nz = np.flatnonzero(cand)
+        else:   # a block of rows at a time: no row list or sums of every row beside A
             A = np.zeros(self._J)
-            if len(nz):
-                A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
-            del nz
+            for a in range(0, self._J, _BLOCK_ROWS):   # (the block's entries end at its last row's end)
+                b = min(a + _BLOCK_ROWS, self._J)
+                nz = np.flatnonzero(cand[a:b]) + a
+                if len(nz):
+                    A[nz] = np.add.reduceat(pool.data[:int(pool.indptr[b])], pool.indptr[nz])
+                del nz
         # sorted lazily (_a_top): a selection reads a few percent of the rows, so only the prefix
         # it reaches is sorted.  The rows not yet sorted are those whose negated weight in _a_neg is
         # finite (one array over the rows, in place: no list of the other rows and their weights,
