@@ -332,7 +332,7 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
         return None
     import numpy as np
 
-    from .._arrow import numbers
+    from .._arrow import numbers, release_unused
     # (read_arrow_run checked every file's numbers: finite scores, whole ranks)
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
     score = np.concatenate([numbers(c) for t in tables for c in t.column("score").chunks])
@@ -357,6 +357,7 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
             rank[a:b] -= 1
     file_rank = None
     tables[:] = [t.select(["qid", "docno"]) for t in tables]
+    release_unused()   # what parsing left in Arrow's pool and the C library's heap, and the numbers
     if local_docnos:
         qcodes, quniq = _codes(tables, "qid", grouped=True)
         dcodes, duniq = _local_codes(tables, run_idx, qcodes)
