@@ -362,7 +362,7 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
         qcodes, quniq = _codes(tables, "qid", grouped=True)
         dcodes, duniq = _local_codes(tables, run_idx, qcodes)
     else:
-        (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"), grouped=("qid",))
+        (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"), grouped=("qid",), hand_over=True)
     quniq = np.asarray(quniq.to_pylist(), dtype=object)
     if not arrow_docnos:
         duniq = np.asarray(duniq.to_pylist(), dtype=object)
@@ -469,21 +469,24 @@ def _run_codes(chunks: list) -> tuple[np.ndarray, pa.Array] | None:
     return np.repeat(run_codes, lengths), encoded.chunks[-1].dictionary
 
 
-def _all_codes(tables: list, names: Sequence[str], grouped: Sequence[str] = ()) -> list[tuple[np.ndarray, pa.Array]]:
+def _all_codes(tables: list, names: Sequence[str], grouped: Sequence[str] = (),
+               hand_over: bool = False) -> list[tuple[np.ndarray, pa.Array]]:
     """:func:`_codes` of each named column, the same codes and dictionaries, computed on every core:
     Arrow's hash pass releases the GIL but runs on one thread, so each long column is encoded in two
     halves of the files at once, and the halves' dictionaries are joined in order of first
     appearance (the second half's codes renumbered through one lookup of its dictionary).  The
     ``grouped`` columns (:func:`_codes`), whose runs are few, are encoded whole by this thread
-    meanwhile."""
+    meanwhile.  ``hand_over``: the list ``tables`` is emptied (the caller needs them no more)."""
     rows = sum(t.num_rows for t in tables)
     if len(tables) < 2 or rows < _SPLIT_ROWS or (os.cpu_count() or 1) < 2:
         return [_codes(tables, name, name in grouped) for name in names]
     from concurrent.futures import ThreadPoolExecutor
     half = _half(tables)
-    # each column apart, the tables handed over: a column's strings are freed once it is encoded
+    # each column apart; with hand_over, the caller's list of tables is emptied, so that a column's
+    # strings are freed once it is encoded
     apart = {name: [t.select([name]) for t in tables] for name in names}
-    tables.clear()
+    if hand_over:
+        tables.clear()
     with ThreadPoolExecutor(2) as pool:
         jobs = {name: (pool.submit(_codes, apart[name][:half], name), pool.submit(_codes, apart.pop(name)[half:], name))
                 for name in list(names) if name not in grouped}
