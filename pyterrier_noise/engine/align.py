@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .._arrow import release_unused
 from .._pool import fork_available, worker_pool, worker_state
 from .._validation import InputError, announce, check_choice, check_ties
 from ..io import RunFileReader, list_run_files, run_name
@@ -144,6 +145,8 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     n_topics = len(table.topics)
     seg, keep, unknown, answered = _segments(names, table.topics, run_idx, qcodes, quniq, qmap)
     del run_idx, qcodes
+    if include_unjudged:   # what reading and encoding freed (see release_unused before the judgments)
+        release_unused()
     if keep is not None:
         dcodes, score, rank = dcodes[keep], score[keep], rank[keep]
     del keep
@@ -178,6 +181,11 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     np.cumsum(counts, out=seg_start[1:])
     pos = np.arange(n_rows, dtype=row_t)
     pos -= np.repeat(seg_start[:-1].astype(row_t), counts)
+    if include_unjudged:
+        # the table grows by a row a retrieved document: its keys and their sort are the largest
+        # arrays of the alignment, made in fresh pages rather than on top of what reading, encoding
+        # and ordering freed and the process (a command: cli/_process.py) would keep
+        release_unused()
     jidx, table = _checked_judgments(names, table, seg, doc, seg_start, docs, include_unjudged)
     if include_unjudged and not keep_docnos:
         del doc

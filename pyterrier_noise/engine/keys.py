@@ -178,7 +178,8 @@ def with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarra
     keys, inverse = unique_inverse(jkey if pkey is None else np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
     labels = np.full(len(keys), np.nan)
     labels[inverse[:n_judged]] = table.labels
-    topic_index, doc = np.divmod(keys, n_vocab)
+    topic_index = keys // n_vocab
+    doc = np.remainder(keys, n_vocab, out=keys)   # (the distinct keys are not needed again)
     del keys
     start = np.searchsorted(topic_index, np.arange(len(table.topics) + 1))
     if isinstance(docnos, np.ndarray):
