@@ -357,7 +357,8 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
             rank[a:b] -= 1
     file_rank = None
     tables[:] = [t.select(["qid", "docno"]) for t in tables]
-    release_unused()   # what parsing left in Arrow's pool and the C library's heap, and the numbers
+    if not local_docnos:   # (one vocabulary: a grown table's alignment, whose arrays are the largest)
+        release_unused()   # what parsing left in Arrow's pool and the C library's heap, and the numbers
     if local_docnos:
         qcodes, quniq = _codes(tables, "qid", grouped=True)
         dcodes, duniq = _local_codes(tables, run_idx, qcodes)
