@@ -180,3 +180,21 @@ def test_sparse_rows_against_numpy():
     np.testing.assert_allclose(sub.head(2) @ x, dense[rows[:2]] @ x, rtol=1e-14)
     both = m.take_rows(np.array([1, 2])).append(sub)
     np.testing.assert_allclose(both @ x, dense[[1, 2, 5, 0, 3, 5]] @ x, rtol=1e-14)
+
+
+def test_docnos_stored_from_arrow_are_the_bytes_of_the_python_strings():
+    # the stored alignment's docnos are made from the Arrow array's buffers (no Python string a
+    # row): the same bytes as joining the strings, for empty, non-ASCII, sliced, chunked and large
+    # string arrays; a NUL inside a docno is refused either way
+    import numpy as np
+    import pyarrow as pa
+    from pyterrier_noise.selection.store import SessionError, _u8, _u8_of_arrow
+    values = ["d1", "", "dé2", "x" * 40, "", "z"]
+    cases = [pa.array(values), pa.array(values).slice(1, 4), pa.array(values).slice(5),
+             pa.chunked_array([pa.array(values[:2]), pa.array(values[2:])]), pa.array(values, type=pa.large_string())]
+    for arr in cases:
+        want = _u8(arr.to_pylist())
+        got = _u8_of_arrow(arr)
+        assert got.dtype == np.uint8 and bytes(got) == bytes(want), arr
+    with pytest.raises(SessionError, match="NUL"):
+        _u8_of_arrow(pa.array(["a", "b\x00c"]))
