@@ -249,23 +249,13 @@ def _u8(strings: Sequence[str]) -> np.ndarray:
 
 def _u8_of_arrow(strings: Any) -> np.ndarray:
     """:func:`_u8` of an Arrow string array (the grown table's docnos), the same bytes made from its
-    buffers: no Python string a value (on 35 million docnos, gigabytes)."""
-    import pyarrow as pa
-    if isinstance(strings, pa.ChunkedArray):
-        strings = strings.combine_chunks()
-    n = len(strings)
-    if n == 0 or strings.null_count:
+    buffers (:func:`~pyterrier_noise._arrow.joined_strings`): no Python string a value."""
+    if len(strings) == 0 or strings.null_count:
         return _u8(strings.to_pylist())
-    off_t = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    offsets = np.frombuffer(strings.buffers()[1], dtype=off_t, count=n + 1,
-                            offset=strings.offset * np.dtype(off_t).itemsize).astype(np.int64)
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
-    if np.count_nonzero(data == 0):
+    from .._arrow import joined_strings
+    out = joined_strings(strings)
+    if np.count_nonzero(out == 0) != len(strings) - 1:
         raise SessionError("a qid, docno or run name contains a NUL character, which a session file cannot store")
-    out = np.zeros(len(data) + n - 1, dtype=np.uint8)   # the values, a NUL between two
-    text = np.ones(len(out), dtype=bool)
-    text[offsets[1:-1] - offsets[0] + np.arange(n - 1)] = False   # where value i >= 1 starts, less one
-    out[text] = data
     return out
 
 
