@@ -52,6 +52,18 @@ def joined_strings(strings: "pa.StringArray | pa.ChunkedArray") -> np.ndarray:
     return out
 
 
+def sorted_strings(strings: "pa.StringArray | pa.ChunkedArray", index: np.ndarray) -> tuple["pa.Array", np.ndarray]:
+    """The values of a string array at ``index`` (distinct values, no nulls), sorted, and their order
+    (positions in ``index``): Arrow sorts strings by their UTF-8 bytes, which is the order of their
+    code points, Python's order of ``str``; no Python string a value."""
+    import pyarrow.compute as pc
+    picked = strings.take(int64_array(index))
+    if isinstance(picked, pa.ChunkedArray):
+        picked = picked.combine_chunks()
+    order = numbers(pc.array_sort_indices(picked)).astype(np.int64)
+    return picked.take(int64_array(order)), order
+
+
 #: called after Arrow's pool gives its memory back: the command line's process tuning adds glibc's
 #: ``malloc_trim`` (``cli/_process.py``), which returns the free pages inside the heap that its
 #: raised trim threshold would otherwise keep
