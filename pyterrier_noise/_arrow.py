@@ -34,6 +34,36 @@ def int64_array(values: np.ndarray) -> "pa.Int64Array":
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
+def joined_strings(strings: "pa.StringArray | pa.ChunkedArray") -> np.ndarray:
+    """The UTF-8 bytes of a string array's values with a NUL byte between two (``uint8``: what
+    ``"\\x00".join(values).encode()`` gives), made from its offsets and values buffers, without a
+    Python string a value; the array has at least one value and no nulls."""
+    if isinstance(strings, pa.ChunkedArray):
+        strings = strings.combine_chunks()
+    n = len(strings)
+    off_t = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(strings.buffers()[1], dtype=off_t, count=n + 1,
+                            offset=strings.offset * np.dtype(off_t).itemsize).astype(np.int64)
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    out = np.zeros(len(data) + n - 1, dtype=np.uint8)   # the values, a NUL between two
+    text = np.ones(len(out), dtype=bool)
+    text[offsets[1:-1] - offsets[0] + np.arange(n - 1)] = False   # where value i >= 1 starts, less one
+    out[text] = data
+    return out
+
+
+def sorted_strings(strings: "pa.StringArray | pa.ChunkedArray", index: np.ndarray) -> tuple["pa.Array", np.ndarray]:
+    """The values of a string array at ``index`` (distinct values, no nulls), sorted, and their order
+    (positions in ``index``): Arrow sorts strings by their UTF-8 bytes, which is the order of their
+    code points, Python's order of ``str``; no Python string a value."""
+    import pyarrow.compute as pc
+    picked = strings.take(int64_array(index))
+    if isinstance(picked, pa.ChunkedArray):
+        picked = picked.combine_chunks()
+    order = numbers(pc.array_sort_indices(picked)).astype(np.int64)
+    return picked.take(int64_array(order)), order
+
+
 #: called after Arrow's pool gives its memory back: the command line's process tuning adds glibc's
 #: ``malloc_trim`` (``cli/_process.py``), which returns the free pages inside the heap that its
 #: raised trim threshold would otherwise keep

@@ -114,7 +114,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from .._output import OutputDirectory
     from .._validation import InputError
     from ..correction.cheap import cheap_experiment, save_result
-    from ..io import read_runs
+    from ..io.files import run_file_arguments
 
     methods = [m.strip() for m in args.method.split(",") if m.strip()]
     bad = [m for m in methods if m not in CHEAP_METHODS]
@@ -125,13 +125,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     if args.plan is not None and (args.gold is not None or args.sample is not None):
         raise InputError("--plan draws a new gold sample: it takes neither --gold nor --sample")
     from .._progress import status
-    runs: dict[str, Any] = {}
-    with status(f"reading {len(args.runs)} run argument(s)", args.progress):
-        for item in args.runs:
-            for name, frame in read_runs(item).items():
-                if name in runs:
-                    raise InputError(f"two runs are named {name!r} (a run's name is its file name without .gz)")
-                runs[name] = frame
+    # the run files, unread: the engine parses them into its aligned form (about 20 bytes a ranked
+    # position), and no frame of Python strings is held for the whole command
+    runs = run_file_arguments(args.runs)
     directory = OutputDirectory(args.out, "calibrate", force=args.force)
     if args.plan is not None:
         return _plan(args, runs, directory)
@@ -184,7 +180,7 @@ def _rank_bins(text: str) -> list[int] | None:
     return edges
 
 
-def _plan(args: argparse.Namespace, runs: dict, directory: Any) -> int:
+def _plan(args: argparse.Namespace, runs: list, directory: Any) -> int:
     """``--plan N``: draw the gold sample and write design.tsv, plan.tsv and plan.run."""
     import json
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .._arrow import release_unused
 from .._pool import fork_available, worker_pool, worker_state
 from .._validation import InputError, announce, check_choice, check_ties
 from ..io import RunFileReader, list_run_files, run_name
@@ -144,6 +145,8 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     n_topics = len(table.topics)
     seg, keep, unknown, answered = _segments(names, table.topics, run_idx, qcodes, quniq, qmap)
     del run_idx, qcodes
+    if include_unjudged:   # what reading and encoding freed (see release_unused before the judgments)
+        release_unused()
     if keep is not None:
         dcodes, score, rank = dcodes[keep], score[keep], rank[keep]
     del keep
@@ -178,6 +181,11 @@ def _align_chunk(names: list[str], items: list | tuple, are_files: bool, table: 
     np.cumsum(counts, out=seg_start[1:])
     pos = np.arange(n_rows, dtype=row_t)
     pos -= np.repeat(seg_start[:-1].astype(row_t), counts)
+    if include_unjudged:
+        # the table grows by a row a retrieved document: its keys and their sort are the largest
+        # arrays of the alignment, made in fresh pages rather than on top of what reading, encoding
+        # and ordering freed and the process (a command: cli/_process.py) would keep
+        release_unused()
     jidx, table = _checked_judgments(names, table, seg, doc, seg_start, docs, include_unjudged)
     if include_unjudged and not keep_docnos:
         del doc
@@ -291,12 +299,12 @@ def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray
     """:func:`_judgments_of_positions`, while threads check that no ranking holds a document twice
     (an error, as in trec_eval)."""
     n_topics, n_vocab = len(table.topics), docs.n
-    if (len(seg_start) - 1) * n_vocab < 2 ** 31:
-        key = seg.astype(np.int32)   # a narrower sort moves half the bytes
-        key *= n_vocab
-        key += doc
-    else:
-        key = seg.astype(np.int64) * n_vocab + doc
+    # rankings all of one length are checked a ranking at a time, where the document codes are the
+    # keys; otherwise a key is (segment, document)
+    lengths = np.diff(seg_start)
+    lengths = lengths[lengths > 0]
+    key = doc if len(lengths) and (lengths == lengths[0]).all() else _position_keys(seg, doc, len(seg_start) - 1, n_vocab)
+    del lengths
     # sort-based (cheaper than hashing 10^6+ keys); the keys rise from segment to segment, so
     # the stable sort (a merge of runs) does far less work than a quicksort.  Duplicates lie
     # within a segment, so the keys are sorted in pieces cut at segment boundaries, in threads
@@ -307,6 +315,7 @@ def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray
     finally:
         n_dup = checking()
     if n_dup:
+        key = _position_keys(seg, doc, len(seg_start) - 1, n_vocab)
         skey = np.sort(key, kind="stable")
         i = int(np.flatnonzero(key == skey[1:][skey[1:] == skey[:-1]][0])[0])
         r, t = divmod(int(seg[i]), n_topics)
@@ -314,6 +323,16 @@ def _checked_judgments(names: list[str], table: "JudgmentTable", seg: np.ndarray
                          f"appears more than once in the ranking ({n_dup} duplicate(s) in all); "
                          f"expected each document at most once per topic")
     return jidx, table
+
+
+def _position_keys(seg: np.ndarray, doc: np.ndarray, n_segments: int, n_vocab: int) -> np.ndarray:
+    """The (segment, document) key of every position: equal keys are a document twice in a ranking."""
+    if n_segments * n_vocab < 2 ** 31:
+        key = seg.astype(np.int32)   # a narrower sort moves half the bytes
+        key *= n_vocab
+        key += doc
+        return key
+    return seg.astype(np.int64) * n_vocab + doc
 
 
 def _tie_groups(seg: np.ndarray, score: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -342,10 +361,15 @@ def _judgments_of_positions(table: "JudgmentTable", seg: np.ndarray, doc: np.nda
     key_t = np.int32 if n_topics * n_keys < 2 ** 31 else np.int64
     jkey = (table.topic_index * n_keys + docs.judged_key).astype(key_t)
     if include_unjudged:   # every position gets a row: the table grows by the unjudged ones
-        pkey = (seg % n_topics).astype(key_t, copy=False)
+        # the table's keys and then the positions', made in one array (no copy joins them)
+        keys = np.empty(len(jkey) + len(seg), dtype=key_t)
+        keys[:len(jkey)] = jkey
+        pkey = keys[len(jkey):]
+        np.remainder(seg, n_topics, out=pkey)
         pkey *= n_keys
         pkey += doc
-        table, jidx = with_unjudged_rows(table, jkey, pkey, n_keys, docs.docnos(arrow=True))
+        del jkey, pkey
+        table, jidx = with_unjudged_rows(table, keys, None, n_keys, docs.docnos(arrow=True))
         return jidx, table
     if docs.key_of is None:
         judged_doc = np.zeros(docs.n, dtype=bool)

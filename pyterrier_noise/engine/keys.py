@@ -11,6 +11,10 @@ from .._arrow import int64_array, numbers
 from .table import JudgmentTable
 
 
+#: keys per block where a pass over sorted keys would otherwise make temporaries of every key
+_BLOCK = 1 << 20
+
+
 def _dense_keys(key_range: int, n: int) -> bool:
     """Whether integer keys below ``key_range`` are better served by a dense table than by a sort,
     for ``n`` keys: when the range is not much larger than the keys (or small anyway)."""
@@ -133,11 +137,32 @@ def unique_inverse(keys: np.ndarray, key_range: int) -> tuple[np.ndarray, np.nda
         rank = np.zeros(key_range, dtype=np.int64 if len(uniq) >= 2 ** 31 else np.int32)
         rank[uniq] = np.arange(len(uniq), dtype=rank.dtype)
         return uniq, rank[keys]   # int32 where the distinct keys allow: the caller widens what it keeps
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    return uniq, inverse.reshape(-1)
+    # sorted, as np.unique sorts them (the same distinct keys and inverse), then read a block of
+    # the sorted order at a time: no sorted copy of every key, nor an int64 rank of every key
+    n = len(keys)
+    order = np.argsort(keys)
+    first = np.ones(n, dtype=bool)   # the first of its key in sorted order
+    for a in range(0, n, _BLOCK):
+        b = min(a + _BLOCK, n)
+        s = keys[order[max(a - 1, 0):b]]
+        np.not_equal(s[1:], s[:-1], out=first[max(a, 1):b])
+    n_uniq = int(np.count_nonzero(first))
+    rank_t = np.int64 if n_uniq >= 2 ** 31 else np.int32
+    uniq = np.empty(n_uniq, dtype=keys.dtype)
+    inverse = np.empty(n, dtype=rank_t)
+    done = 0
+    for a in range(0, n, _BLOCK):
+        b = min(a + _BLOCK, n)
+        rank = np.cumsum(first[a:b], dtype=rank_t)
+        got = int(rank[-1])
+        rank += done - 1
+        inverse[order[a:b]] = rank
+        uniq[done:done + got] = keys[order[a:b][first[a:b]]]
+        done += got
+    return uniq, inverse
 
 
-def with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarray, n_vocab: int,
+def with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarray | None, n_vocab: int,
                         docnos: np.ndarray) -> tuple["JudgmentTable", np.ndarray]:
     """The table grown by a row (label NaN) for every retrieved (topic, document) it lacks, and the
     row of every position in it.
@@ -147,11 +172,14 @@ def with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarra
     (topic, docno) order, as :meth:`JudgmentTable.from_frame` orders them, found with integer
     operations only (no string sort or hashing); ``docnos`` is the vocabulary in code order (an
     object array, or an Arrow string array: the table then holds its docnos as one, about 12
-    bytes a row instead of a Python string's 60)."""
-    keys, inverse = unique_inverse(np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
+    bytes a row instead of a Python string's 60).  ``pkey`` None: ``jkey`` holds the table rows'
+    keys followed by the positions' (one array, not copied again)."""
+    n_judged = len(table.labels)
+    keys, inverse = unique_inverse(jkey if pkey is None else np.concatenate([jkey, pkey]), len(table.topics) * n_vocab)
     labels = np.full(len(keys), np.nan)
-    labels[inverse[:len(jkey)]] = table.labels
-    topic_index, doc = np.divmod(keys, n_vocab)
+    labels[inverse[:n_judged]] = table.labels
+    topic_index = keys // n_vocab
+    doc = np.remainder(keys, n_vocab, out=keys)   # (the distinct keys are not needed again)
     del keys
     start = np.searchsorted(topic_index, np.arange(len(table.topics) + 1))
     if isinstance(docnos, np.ndarray):
@@ -162,4 +190,4 @@ def with_unjudged_rows(table: "JudgmentTable", jkey: np.ndarray, pkey: np.ndarra
             docno = docnos.take(int64_array(doc))
         except pa.ArrowInvalid:   # more than 2 GiB of docno text: 64-bit offsets
             docno = docnos.cast(pa.large_string()).take(int64_array(doc))
-    return JudgmentTable(None, list(table.topics), topic_index, start, labels, docno=docno), inverse[len(jkey):]
+    return JudgmentTable(None, list(table.topics), topic_index, start, labels, docno=docno), inverse[n_judged:]

@@ -332,32 +332,45 @@ def _columns_of_tables(paths: Sequence[PathLike], tables: list, arrow_docnos: bo
         return None
     import numpy as np
 
-    from .._arrow import numbers
+    from .._arrow import numbers, release_unused
     # (read_arrow_run checked every file's numbers: finite scores, whole ranks)
     lengths = np.array([t.num_rows for t in tables], dtype=np.int64)
     score = np.concatenate([numbers(c) for t in tables for c in t.column("score").chunks])
     # run numbers and ranks as int32 where they fit (always, for TREC files): 8 bytes a line fewer
     # between reading and aligning
     run_idx = np.repeat(np.arange(len(tables), dtype=np.int32 if len(tables) < 2 ** 31 else np.int64), lengths)
+    # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
+    # as 0-based, announced as read_trec_run announces it.  One check and one conversion per
+    # file, straight into the output (no full-size temporaries).  The numbers are taken before the
+    # strings are encoded, and the tables' number columns freed: they are not held beside the
+    # encoding's hash tables (a file with a rank 0 is judged once the qids are known)
+    wide = any(t.num_rows and numbers(t.column("rank")).max() >= 2 ** 31 for t in tables)
+    rank = np.empty(len(run_idx), dtype=np.int64 if wide else np.int32)
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    has_zero = []
+    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        file_rank = numbers(tables[k].column("rank"))
+        rank[a:b] = file_rank   # whole numbers below 2**53 (2**31 for int32): exact, as astype gives them
+        if (file_rank == 0).any():
+            has_zero.append(k)
+        else:
+            rank[a:b] -= 1
+    file_rank = None
+    tables[:] = [t.select(["qid", "docno"]) for t in tables]
+    if not local_docnos:   # (one vocabulary: a grown table's alignment, whose arrays are the largest)
+        release_unused()   # what parsing left in Arrow's pool and the C library's heap, and the numbers
     if local_docnos:
         qcodes, quniq = _codes(tables, "qid", grouped=True)
         dcodes, duniq = _local_codes(tables, run_idx, qcodes)
     else:
-        (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"), grouped=("qid",))
+        (qcodes, quniq), (dcodes, duniq) = _all_codes(tables, ("qid", "docno"), grouped=("qid",), hand_over=True)
     quniq = np.asarray(quniq.to_pylist(), dtype=object)
     if not arrow_docnos:
         duniq = np.asarray(duniq.to_pylist(), dtype=object)
-    # 1-based TREC ranks are shifted; a file whose ranks start at 0 (pt.io.write_results) is read
-    # as 0-based, announced as read_trec_run announces it.  One check and one conversion per
-    # file, straight into the output (no full-size temporaries).
-    wide = any(t.num_rows and numbers(t.column("rank")).max() >= 2 ** 31 for t in tables)
-    rank = np.empty(len(run_idx), dtype=np.int64 if wide else np.int32)
-    bounds = np.concatenate([[0], np.cumsum(lengths)])
     zero_files = []
-    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
-        file_rank = numbers(tables[k].column("rank"))
-        rank[a:b] = file_rank   # whole numbers below 2**53 (2**31 for int32): exact, as astype gives them
-        starts = zero_based(file_rank, quniq[qcodes[a:b]]) if (file_rank == 0).any() else ()
+    for k in has_zero:
+        a, b = bounds[k], bounds[k + 1]
+        starts = zero_based(rank[a:b], quniq[qcodes[a:b]])
         if len(starts):
             zero_files.append((paths[k], starts))
         else:
@@ -457,22 +470,28 @@ def _run_codes(chunks: list) -> tuple[np.ndarray, pa.Array] | None:
     return np.repeat(run_codes, lengths), encoded.chunks[-1].dictionary
 
 
-def _all_codes(tables: list, names: Sequence[str], grouped: Sequence[str] = ()) -> list[tuple[np.ndarray, pa.Array]]:
+def _all_codes(tables: list, names: Sequence[str], grouped: Sequence[str] = (),
+               hand_over: bool = False) -> list[tuple[np.ndarray, pa.Array]]:
     """:func:`_codes` of each named column, the same codes and dictionaries, computed on every core:
     Arrow's hash pass releases the GIL but runs on one thread, so each long column is encoded in two
     halves of the files at once, and the halves' dictionaries are joined in order of first
     appearance (the second half's codes renumbered through one lookup of its dictionary).  The
     ``grouped`` columns (:func:`_codes`), whose runs are few, are encoded whole by this thread
-    meanwhile."""
+    meanwhile.  ``hand_over``: the list ``tables`` is emptied (the caller needs them no more)."""
     rows = sum(t.num_rows for t in tables)
     if len(tables) < 2 or rows < _SPLIT_ROWS or (os.cpu_count() or 1) < 2:
         return [_codes(tables, name, name in grouped) for name in names]
     from concurrent.futures import ThreadPoolExecutor
     half = _half(tables)
+    # each column apart; with hand_over, the caller's list of tables is emptied, so that a column's
+    # strings are freed once it is encoded
+    apart = {name: [t.select([name]) for t in tables] for name in names}
+    if hand_over:
+        tables.clear()
     with ThreadPoolExecutor(2) as pool:
-        jobs = {name: (pool.submit(_codes, tables[:half], name), pool.submit(_codes, tables[half:], name))
-                for name in names if name not in grouped}
-        here = {name: _codes(tables, name, True) for name in names if name in grouped}
+        jobs = {name: (pool.submit(_codes, apart[name][:half], name), pool.submit(_codes, apart.pop(name)[half:], name))
+                for name in list(names) if name not in grouped}
+        here = {name: _codes(apart.pop(name), name, True) for name in names if name in grouped}
         return [here[name] if name in here else _joined(jobs[name][0].result(), jobs[name][1].result())
                 for name in names]
 

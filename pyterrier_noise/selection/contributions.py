@@ -110,6 +110,25 @@ class _Rows:
         return _Rows(self.indptr[:m + 1], self.indices[:end], self.data[:end], (m, self.shape[1]))
 
 
+class _RunOf:
+    """The run of each entry of a contribution structure, ``segment // n_topics``, computed for the
+    entries asked for (``run_of[idx]``, an array of the segments' type): an array of every entry's
+    run would be 4 bytes a ranked position more, held for as long as the selector."""
+
+    def __init__(self, seg: np.ndarray, n_topics: int) -> None:
+        self.seg, self.n_topics = seg, seg.dtype.type(n_topics)
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        return self.seg[idx] // self.n_topics
+
+    def __len__(self) -> int:
+        return len(self.seg)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        run = self.seg // self.n_topics
+        return run if dtype is None else run.astype(dtype)
+
+
 @dataclass
 class _Contributions:
     """Contributions c[s,d] = (1-p) p^(rank-1) of every (run, topic, position) as sparse rows.
@@ -121,11 +140,11 @@ class _Contributions:
 
     all_ptr: np.ndarray
     all_seg: np.ndarray
-    all_run: np.ndarray
+    all_run: _RunOf
     all_c: np.ndarray
     all_pos: np.ndarray
     pool: _Rows
-    pool_run: np.ndarray
+    pool_run: _RunOf
     pool_pos: np.ndarray    # 0-based rank of each pool entry
     candidate: np.ndarray   # (J,) bool: retrieved by at least one pool run
 
@@ -235,9 +254,9 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
     ptr, segs, pos = positions_by_row(aligned)
     # c = (1-p) p^(rank-1) from the engine's table over ranks: one power per rank, not per position
     vals = rbp_weights(p, int(pos.max(initial=0)) + 1)[pos]
-    # the run of each entry from a table over segments (a lookup is cheaper than 10^6+ divisions)
-    run = (np.arange(n_seg, dtype=segs.dtype) // segs.dtype.type(aligned.n_topics))[segs]
-    keep = None if pool_mask.all() else pool_mask[run]
+    # the run of each entry, computed for the entries asked for (_RunOf)
+    run = _RunOf(segs, aligned.n_topics)
+    keep = None if pool_mask.all() else pool_mask[np.asarray(run)]
     if keep is None or keep.all():
         pool = _Rows(ptr, segs, vals, (J, n_seg))
         pool_run, pool_pos = run, pos
@@ -246,6 +265,6 @@ def _build_contributions(aligned: AlignedRuns, p: float, pool_mask: np.ndarray) 
         pptr = np.zeros(J + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows[keep], minlength=J), out=pptr[1:])
         pool = _Rows(pptr, segs[keep], vals[keep], (J, n_seg))
-        pool_run, pool_pos = run[keep], pos[keep]
+        pool_run, pool_pos = _RunOf(pool.indices, aligned.n_topics), pos[keep]
     candidate = np.diff(pool.indptr) > 0
     return _Contributions(ptr, segs, run, vals, pos, pool, pool_run, pool_pos, candidate)

@@ -43,6 +43,26 @@ def _unlink_all(path: Path) -> None:
             pass
 
 
+#: bytes a blob is written in (:func:`insert_blob`)
+BLOB_CHUNK = 1 << 24
+
+
+def insert_blob(conn: sqlite3.Connection, table: str, name: str, data: bytes) -> None:
+    """Insert ``data`` as the blob ``name`` of ``table`` (columns ``name`` and ``data``): a zero-filled
+    blob of its size, then written in pieces through SQLite's incremental blob I/O
+    (``Connection.blobopen``, Python 3.11+).  Binding the
+    bytes instead makes SQLite copy them twice (the bound value and the record), which for the
+    alignment of a large run set (about 1 GB) was the peak of creating a session."""
+    if not hasattr(conn, "blobopen") or len(data) <= BLOB_CHUNK:
+        conn.execute(f"INSERT INTO {table}(name, data) VALUES (?, ?)", (name, data))
+        return
+    rowid = conn.execute(f"INSERT INTO {table}(name, data) VALUES (?, zeroblob(?))", (name, len(data))).lastrowid
+    view = memoryview(data)
+    with conn.blobopen(table, "data", rowid) as blob:
+        for start in range(0, len(view), BLOB_CHUNK):
+            blob.write(view[start:start + BLOB_CHUNK])
+
+
 def publish(path: Path, write: Callable[[sqlite3.Connection], Any]) -> bool:
     """Build a complete SQLite file under a temporary name beside ``path`` (``write(conn)`` fills it),
     then publish it at ``path`` only if nothing is there yet (``os.link``: atomic and no-clobber).

@@ -135,12 +135,13 @@ class JudgmentSelector:
         self._quota = self._quotas(per_topic_quota)
         self.per_topic_quota = per_topic_quota
         # tie keys: the table is sorted by (topic, docno), so the row number is the (qid, docno) key
-        # (int32 where the rows allow: the same order, half the bytes of a row)
+        # (None: the queue takes the row numbers asked for, no array over every row; a random key is
+        # int32 where the rows allow: the same order, half the bytes of a row)
         key_t = np.int32 if self._J < 2 ** 31 else np.int64
         if self.tie_break == "random":
             self._tiekey = np.random.default_rng(self.seed).permutation(self._J).astype(key_t)
         else:
-            self._tiekey = np.arange(self._J, dtype=key_t)
+            self._tiekey = None
         self._empty_state()
         if init is not None and len(init):
             self._apply_initial(init)

@@ -236,7 +236,14 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
     build = partial(JudgmentSelector, aligned, p=p_select, method=method, power=power, residual_scope=residual_scope,
                     score_scope=score_scope, batch_size=batch_size, tie_break=tie_break, seed=seed,
                     pool_runs=pool_runs, per_topic_quota=per_topic_quota, rel=rel, max_rel=max_rel)
-    if ref_q is not None and ref_q is aligned.table:
+    if ref_q is not None and ref_q is aligned.table and len(aligned.jidx) > _SEQUENTIAL_POSITIONS:
+        # a large alignment: the reference scores first, so that their temporaries and those of
+        # the selector's set-up are not held at once
+        from concurrent.futures import Future
+        scoring = Future()
+        scoring.set_result(_reference_scores(aligned, ref_q.labels, reference_measure))
+        sel = build()
+    elif ref_q is not None and ref_q is aligned.table:
         # the reference scores need only the alignment and its own labels: evaluated in a thread
         # while the selector is built (numpy releases the GIL), the same values
         from concurrent.futures import ThreadPoolExecutor
@@ -269,6 +276,12 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
                             bypassed=sel.bypassed, topic_counts=pd.concat(counts, ignore_index=True),
                             top_runs=[aligned.run_names[i] for i in top], reference=reference,
                             per_query=per_query, selector=sel, stopped=sel.stopped)
+
+
+#: ranked positions above which the reference scores are evaluated before the selector is built,
+#: not in a thread meanwhile: each step's temporaries are tens of bytes a position (on five MS
+#: MARCO-like runs, 35 million positions, together they raised the peak by about 1 GB)
+_SEQUENTIAL_POSITIONS = 10_000_000
 
 
 def _reference_group(sel: JudgmentSelector, ref_q: pd.DataFrame | None, reference_measure: Any,

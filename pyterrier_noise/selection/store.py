@@ -24,7 +24,7 @@ import pandas as pd
 from .._validation import InputError, check_probability
 from ..engine import AlignedRuns, JudgmentTable, are_run_paths
 from ..io import list_run_files, read_qrels, read_runs, run_file_columns, run_name
-from .durable import SessionError, SessionLockedError, backup, check_integrity, damaged_message
+from .durable import SessionError, SessionLockedError, backup, check_integrity, damaged_message, insert_blob
 
 __all__ = ["SessionError", "SessionLockedError", "SessionStore", "NewSession", "new_session", "fingerprint_runs",
            "fingerprint_qrels"]
@@ -58,11 +58,18 @@ def run_paths(runs: Any) -> list[Path] | None:
     return files
 
 
-def _sorted_codes(uniq: Any, codes: np.ndarray) -> tuple[list[str], np.ndarray]:
+def _sorted_codes(uniq: Any, codes: np.ndarray, arrow: bool = False) -> tuple[Any, np.ndarray]:
     """Distinct strings used by ``codes`` in sorted order, and the codes renumbered into them (what
     ``pandas.factorize(values, sort=True)`` gives, without a Python object per row); ``uniq`` is an
-    object array or a pyarrow string array.  Codes are int32 (a session stores them so)."""
+    object array or a pyarrow string array (``arrow``: the sorted strings are then an Arrow array,
+    not a list).  Codes are int32 (a session stores them so)."""
     used = np.flatnonzero(np.bincount(codes, minlength=len(uniq)))
+    if arrow and not isinstance(uniq, np.ndarray) and len(used) and not uniq.null_count:
+        from .._arrow import sorted_strings
+        strings, order = sorted_strings(uniq, used)
+        new = np.full(len(uniq), -1, dtype=np.int32)
+        new[used[order]] = np.arange(len(used), dtype=np.int32)
+        return strings, new[codes]
     values = uniq.to_pylist() if not isinstance(uniq, np.ndarray) else uniq
     strings = np.asarray([str(values[i]) for i in used.tolist()], dtype=object)
     order = np.argsort(strings, kind="stable")
@@ -93,7 +100,7 @@ def canonical_columns(names: Sequence[str], cols: tuple) -> dict[str, Any]:
     stay codes, one Python object per distinct qid and docno, not per line."""
     run_idx, qcodes, quniq, dcodes, duniq, score, rank = cols
     qid_u, qid_c = _sorted_codes(quniq, qcodes)
-    docno_u, docno_c = _sorted_codes(duniq, dcodes)
+    docno_u, docno_c = _sorted_codes(duniq, dcodes, arrow=True)
     return {"names": list(names), "sizes": np.bincount(run_idx, minlength=len(names)).astype(np.int64),
             "qid_u": qid_u, "qid_c": qid_c, "docno_u": docno_u, "docno_c": docno_c,
             "score": np.asarray(score, dtype=np.float64), "rank": np.asarray(rank, dtype=np.int64)}
@@ -191,8 +198,15 @@ def check_selector_settings(cfg: dict[str, Any], names: Sequence[str], topics: S
         raise InputError(f"argument 'per_topic_quota': expected an integer >= 0 or {{qid: n}}, got {q!r}")
 
 
-def _joined(strings: Sequence[str]) -> bytes:
-    return "\x00".join(strings).encode("utf-8")
+def _joined(strings: Any) -> Any:
+    """The strings' UTF-8 bytes, a NUL between two; an Arrow string array's are made from its buffers
+    (:func:`~pyterrier_noise._arrow.joined_strings`: a uint8 array, no Python string a value)."""
+    if not hasattr(strings, "null_count"):
+        return "\x00".join(strings).encode("utf-8")
+    if len(strings) == 0 or strings.null_count:
+        return _joined(strings.to_pylist())
+    from .._arrow import joined_strings
+    return joined_strings(strings)
 
 
 def fingerprint_runs(runs: Any) -> str:
@@ -220,7 +234,8 @@ def fingerprint_canonical(c: dict[str, Any]) -> str:
     h = hashlib.sha256(b"pyterrier-noise runs v1\x00")
     h.update(_joined([str(x) for x in names[order_names]]) + b"\x01")
     h.update(_joined(c["qid_u"]) + b"\x01")
-    h.update(_joined(c["docno_u"]) + b"\x01")
+    h.update(memoryview(_joined(c["docno_u"])))   # (an Arrow array from canonical_columns)
+    h.update(b"\x01")
     # one column at a time, hashed through the buffer protocol: no copy beyond the reordered column
     for col, dtype in ((run_c, "<i8"), (c["qid_c"], "<i8"), (c["docno_c"], "<i8"), (c["rank"], "<i8"),
                        (c["score"], "<f8")):
@@ -240,11 +255,11 @@ def fingerprint_qrels(qrels: Any) -> str:
     return h.hexdigest()
 
 
-def _u8(strings: Sequence[str]) -> np.ndarray:
-    data = _joined(strings)
-    if data.count(b"\x00") != max(len(strings) - 1, 0):
+def _u8(strings: Any) -> np.ndarray:
+    data = np.frombuffer(_joined(strings), dtype=np.uint8)
+    if np.count_nonzero(data == 0) != max(len(strings) - 1, 0):
         raise SessionError("a qid, docno or run name contains a NUL character, which a session file cannot store")
-    return np.frombuffer(data, dtype=np.uint8)
+    return data
 
 
 def _strings(u8: np.ndarray, n: int) -> np.ndarray:
@@ -260,7 +275,8 @@ def _npz(compress: bool = True, **arrays: Any) -> bytes:
     """``numpy.savez_compressed`` of the arrays (an ``.npz`` that ``numpy.load`` reads, no pickle),
     at zlib's fastest level: a few times faster on the runs of a TREC track (3.5 million lines: about
     2 s instead of 7) for a blob about a tenth larger; ``compress=False``: ``numpy.savez`` (stored,
-    read without decompressing: what is read at every reopening)."""
+    read without decompressing: what is read at every reopening).  A value may be a function giving
+    the array, called as its member is written (a blob's temporaries are not all held at once)."""
     import zipfile
     buf = io.BytesIO()
     method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
@@ -268,7 +284,7 @@ def _npz(compress: bool = True, **arrays: Any) -> bytes:
                          allowZip64=True) as zf:
         for name, value in arrays.items():
             with zf.open(name + ".npy", "w", force_zip64=True) as f:
-                np.lib.format.write_array(f, np.asanyarray(value), allow_pickle=False)
+                np.lib.format.write_array(f, np.asanyarray(value() if callable(value) else value), allow_pickle=False)
     return buf.getvalue()
 
 
@@ -340,10 +356,11 @@ def pack_aligned(a: AlignedRuns) -> bytes:
     t = a.table
     return _npz(compress=False, format=_u8([_ALIGNED_FORMAT]), names=_u8(a.run_names), n_names=len(a.run_names),
                 ties=_u8([a.ties]), topics=_u8(t.topics), n_topics=len(t.topics),
-                docno=_u8(t.frame["docno"].tolist()), n_rows=len(t), topic_index=t.topic_index.astype(np.int32),
-                labels=t.labels.astype(np.float64), seg_len=a.seg_len.astype(np.int64),
-                row_len=np.diff(ptr).astype(np.int32), row_run=_narrow(segs // len(t.topics)),
-                row_pos=_narrow(pos))
+                docno=lambda: _u8(t.frame["docno"].tolist() if t.docno_arrow is None else t.docno_arrow),
+                n_rows=len(t), topic_index=lambda: t.topic_index.astype(np.int32, copy=False),
+                labels=lambda: t.labels.astype(np.float64, copy=False), seg_len=a.seg_len.astype(np.int64),
+                row_len=lambda: np.diff(ptr).astype(np.int32, copy=False),
+                row_run=lambda: _narrow(segs // len(t.topics)), row_pos=lambda: _narrow(pos))
 
 
 def _narrow(x: np.ndarray) -> np.ndarray:
@@ -445,7 +462,8 @@ class SessionStore:
                 if stmt.strip():
                     conn.execute(stmt)
             conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
-            conn.executemany("INSERT INTO blobs(name, data) VALUES (?, ?)", list(blobs.items()))
+            for name, data in blobs.items():
+                insert_blob(conn, "blobs", name, data)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

@@ -17,6 +17,27 @@ import numpy as np
 # rounding error of a sum of a few hundred positive terms (~1e-13), far below any real difference
 _SLACK = 1e-9
 
+# rows per block where a pass over every row would otherwise make temporaries of every row
+_BLOCK_ROWS = 1 << 20
+
+
+class _RowNumbers:
+    """The tie key that is each row's number (the table's (qid, docno) order): ``key[rows]`` is
+    ``rows`` (int32 where the rows allow), and an array of every row is made only when asked for
+    (``np.asarray``: the static order of pooling and Method A)."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.dtype = n, np.dtype(np.int32 if n < 2 ** 31 else np.int64)
+
+    def __getitem__(self, rows: Any) -> np.ndarray:
+        return np.asarray(rows).astype(self.dtype)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.arange(self.n, dtype=dtype or self.dtype)
+
 
 class SelectionQueue:
     """The documents still to judge and their weights, best first.
@@ -35,8 +56,8 @@ class SelectionQueue:
 
     ``contrib``: the selector's :attr:`~pyterrier_noise.selection.JudgmentSelector.contributions`.
     Rows are those of the aligned judgment table (``topic``: each row's topic index; ``tiekey``:
-    its tie-break key; ``available``: the rows in the queue at the start, an array the queue then
-    owns); ``pool_mask`` marks the runs that feed the pool; ``mass`` and ``base`` are the judged
+    its tie-break key, None: the row number; ``available``: the rows in the queue at the start, an
+    array the queue then owns); ``pool_mask`` marks the runs that feed the pool; ``mass`` and ``base`` are the judged
     RBP mass and base per segment ``run * n_topics + topic`` and ``msum``, ``bsum`` their sums
     per run.
     """
@@ -50,7 +71,7 @@ class SelectionQueue:
                  msum: np.ndarray, bsum: np.ndarray) -> None:
         self._contrib = contrib
         self._topic = topic
-        self._tiekey = tiekey
+        self._tiekey = tiekey if tiekey is not None else _RowNumbers(len(topic))
         self._avail = available
         self._pool_mask = pool_mask
         self._S, self._T, self._J = len(pool_mask), n_topics, len(topic)
@@ -63,7 +84,6 @@ class SelectionQueue:
         self._head: dict | None = None
         self._head_scale = 1
         self._prefix = 0
-        self._hpos = np.full(self._J, -1, dtype=np.int32)   # (a head holds far fewer than 2**31 rows)
         if method in ("pool", "A"):
             self._build_static()
         else:
@@ -95,9 +115,9 @@ class SelectionQueue:
         """Row ``j`` leaves the queue."""
         self._avail[j] = False
         h = self._head
-        if h is not None:
-            k = h["hpos"][j]
-            if k >= 0:
+        if h is not None:   # its place in the head, whose rows are sorted (no array over every row)
+            k = int(np.searchsorted(h["rows"], j))
+            if k < len(h["rows"]) and h["rows"][k] == j:
                 h["C"][k] = 0.0
                 h["U"][k] = 0.0
                 h["w"][k] = 0.0
@@ -158,7 +178,7 @@ class SelectionQueue:
             # per-row sums in CSR order (reduceat: each row's sum depends on that row only)
             if len(nz):
                 w[nz] = np.add.reduceat(pool.data, starts)
-            key = (self._tiekey, -w)
+            key = (np.asarray(self._tiekey), -w)
         else:
             # pooling: the weight is the largest contribution, i.e. the best rank any pool run gives
             # the document; ties by depth, then the first run (in run order) reaching that depth,
@@ -173,9 +193,9 @@ class SelectionQueue:
                 first_run[nz] = self._contrib.pool_run[idx[first]]
                 w[nz] = (1.0 - self.p) * self.p ** depth[nz].astype(np.float64)
             if self.tie_break == "random":
-                key = (self._tiekey, depth)
+                key = (np.asarray(self._tiekey), depth)
             else:
-                key = (self._tiekey, first_run, depth)
+                key = (np.asarray(self._tiekey), first_run, depth)
         cand = self._contrib.candidate
         order = np.lexsort(key)
         self._order = order[cand[order]]
@@ -230,12 +250,14 @@ class SelectionQueue:
         n_cand = int(np.count_nonzero(cand))
         if n_cand == self._J:   # every row (all runs feed the pool): one segmented sum, no row list
             A = np.add.reduceat(pool.data, pool.indptr[:-1]) if self._J else np.zeros(0)
-        else:
-            nz = np.flatnonzero(cand)
+        else:   # a block of rows at a time: no row list or sums of every row beside A
             A = np.zeros(self._J)
-            if len(nz):
-                A[nz] = np.add.reduceat(pool.data, pool.indptr[nz])
-            del nz
+            for a in range(0, self._J, _BLOCK_ROWS):   # (the block's entries end at its last row's end)
+                b = min(a + _BLOCK_ROWS, self._J)
+                nz = np.flatnonzero(cand[a:b]) + a
+                if len(nz):
+                    A[nz] = np.add.reduceat(pool.data[:int(pool.indptr[b])], pool.indptr[nz])
+                del nz
         # sorted lazily (_a_top): a selection reads a few percent of the rows, so only the prefix
         # it reaches is sorted.  The rows not yet sorted are those whose negated weight in _a_neg is
         # finite (one array over the rows, in place: no list of the other rows and their weights,
@@ -420,11 +442,9 @@ class SelectionQueue:
         C[np.repeat(np.arange(len(rows)), lens), self._contrib.pool_run[idx]] = pool.data[idx]
         topic = self._topic[rows]
         U = C * self._XT[topic]
-        hpos = self._hpos   # -1 everywhere: the previous head's rows were reset when it was dropped
-        hpos[rows] = np.arange(len(rows))
         T = self._T   # few topics next to the head's rows: every topic's boundary at once
         block = np.searchsorted(topic, np.arange(T + 1)) if T <= 8 * len(rows) else None
-        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, hpos=hpos, topic=topic, block=block, blocks={}, rest=rest,
+        self._head = dict(rows=rows, C=C, U=U, w=U @ self._g, topic=topic, block=block, blocks={}, rest=rest,
                           dirty_all=False, dirty=set(), **self._inverse_factors())
 
     def _inverse_factors(self) -> dict:
@@ -560,7 +580,6 @@ class SelectionQueue:
             if fresh:
                 self._head_scale *= 4
                 self._reserve = None   # a fresh head could not decide: the next rebuild is full
-            self._hpos[self._head["rows"]] = -1
             self._head = None
         if n == 1 and np.count_nonzero(w >= tau * (1 - _SLACK)) == 1:
             rows = self._head["rows"][best:best + 1]

@@ -361,6 +361,18 @@ def test_unique_inverse_equals_numpy_on_both_paths():
         np.testing.assert_array_equal(uniq[inv], keys)
 
 
+def test_unique_inverse_in_blocks_equals_numpy(monkeypatch):
+    from pyterrier_noise.engine import keys as keys_module
+    monkeypatch.setattr(keys_module, "_BLOCK", 7)   # many blocks, keys repeated across their edges
+    rng = np.random.default_rng(4)
+    for n in (1, 7, 8, 100, 1001):
+        keys = rng.integers(0, 10 ** 9, n) // 10 ** 7 * 10 ** 7
+        uniq, inv = keys_module.unique_inverse(keys, 10 ** 9)
+        ref_u, ref_i = np.unique(keys, return_inverse=True)
+        np.testing.assert_array_equal(uniq, ref_u)
+        np.testing.assert_array_equal(inv, ref_i.reshape(-1))
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_include_unjudged_table_is_sorted_and_every_position_finds_its_row(seed):
     """The grown table is the one a string sort would give, and each position's row names its

@@ -5,6 +5,7 @@ two threads).  Every check compares the new path with the one it replaces (frame
 encoding, numpy's stable argsort)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
@@ -107,6 +108,16 @@ def test_codes_in_two_halves_are_the_codes_of_one_pass(monkeypatch, split):
     assert [want[c] for c in codes] == flat
     one_pass = io_reader._codes(tables, "docno")
     assert np.array_equal(codes, one_pass[0]) and codes.dtype == one_pass[0].dtype
+    # handed over (the list emptied, so that each column is freed once encoded): the same codes
+    handed = list(tables)
+    (qcodes, _), (again, again_dictionary) = io_reader._all_codes(
+        [t.append_column("qid", pa.array(["q"] * t.num_rows)) for t in handed], ["qid", "docno"],
+        grouped=["qid"], hand_over=True)
+    assert np.array_equal(again, codes) and again_dictionary.equals(dictionary) and not qcodes.any()
+    handed_list = list(tables)
+    io_reader._all_codes(handed_list, ["docno"], hand_over=True)
+    halves = split == 0 and (os.cpu_count() or 1) >= 2   # (otherwise encoded whole, the list kept)
+    assert (handed_list == []) == halves
 
 
 def _grouping_brute_force(aligned):

@@ -879,3 +879,18 @@ def test_select_refuses_quota_and_checkpoints_it_would_ignore(tmp_path, extra, w
     status, _, err = run_cli("select", paths["qrels"], paths["run0"], paths["run1"], *extra, "--quiet",
                              "--out", tmp_path / "o")
     assert status == 2 and words in err and not (tmp_path / "o").exists(), err
+
+
+def test_reference_scores_first_or_in_a_thread_give_the_same_simulation(monkeypatch):
+    # above a size the reference scores are evaluated before the selector is built, not in a
+    # thread meanwhile (memory only): every table of the simulation is the same
+    from pyterrier_noise.selection import simulation
+    runs, qrels = small_collection(5)
+    threaded = simulate(runs, qrels, method="C", checkpoints=[6, 15], p_eval=[0.8])
+    monkeypatch.setattr(simulation, "_SEQUENTIAL_POSITIONS", 0)
+    first = simulate(runs, qrels, method="C", checkpoints=[6, 15], p_eval=[0.8])
+    pd.testing.assert_frame_equal(first.summary, threaded.summary)
+    pd.testing.assert_frame_equal(first.systems, threaded.systems)
+    pd.testing.assert_frame_equal(first.judgments, threaded.judgments)
+    pd.testing.assert_series_equal(first.reference, threaded.reference)
+    assert first.top_runs == threaded.top_runs and len(first.judgments) == 15
