@@ -80,14 +80,17 @@ def vaswani_runs(vaswani: Path = VASWANI, depth: int = 100) -> dict[str, pd.Data
 
     full = matrix([re.findall(r"\w+", t.lower()) for _, t in docs])
     short = matrix([re.findall(r"\w+", t.lower())[:30] for _, t in docs])
+    # by column (a topic's terms are columns) and with each document's length, once per matrix
+    cols = {id(m): (m.tocsc(), np.asarray(m.sum(axis=1)).ravel()) for m in (full, short)}
     runs: dict[str, list] = {name: [] for name in ("bm25", "bm25-k2-b03", "tfidf", "bm25-first30")}
     for qid, title in topics:
         terms = sorted({vocab[w] for w in re.findall(r"\w+", title.lower()) if w in vocab})
         for name in runs:
             m = short if name == "bm25-first30" else full
-            tf = m[:, terms].toarray()
-            dl = np.asarray(m.sum(axis=1)).ravel()
-            df = (m[:, terms] > 0).sum(axis=0).A1
+            by_col, dl = cols[id(m)]
+            sub = by_col[:, terms]
+            tf = sub.toarray(order="C")   # row-major, as from the rows: sums in the same order
+            df = (sub > 0).sum(axis=0).A1
             n = m.shape[0]
             if name == "tfidf":
                 score = (np.log1p(tf) * np.log(n / np.maximum(df, 1))).sum(axis=1)
@@ -129,17 +132,18 @@ class Server:
         out.close()
         self.starts += 1
         import httpx
-        while True:       # ready when it answers (polling with a deadline; no fixed sleep)
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/login", timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the server did not answer in time")
-            time.sleep(0.05)
+        with httpx.Client(timeout=2) as client:   # one client (and TLS context) for every poll
+            while True:       # ready when it answers (polling with a deadline; no fixed sleep)
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"the server exited with {self.proc.returncode}: {self.log.read_text()[-2000:]}")
+                try:
+                    if client.get(f"http://127.0.0.1:{self.port}/login").status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the server did not answer in time")
+                time.sleep(0.05)
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -164,13 +164,14 @@ class Server:
         line = self.proc.stdout.readline()
         assert line.startswith("serving"), (line, (tmp / "server.err").read_text())
         deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(self.url("/login"), timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and self.proc.poll() is None, (tmp / "server.err").read_text()
-                time.sleep(0.05)
+        with httpx.Client(timeout=2) as client:   # one client (and TLS context) for every poll
+            while True:
+                try:
+                    client.get(self.url("/login"))
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline and self.proc.poll() is None, (tmp / "server.err").read_text()
+                    time.sleep(0.05)
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"

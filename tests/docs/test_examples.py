@@ -1,4 +1,6 @@
-"""Every example script runs offline in its quick mode (as CI does)."""
+"""Every example script runs offline in its quick mode (as CI does), and prints no PISA log: the
+Vaswani study indexes with PISA, whose ``[info]`` lines (stdout) and progress counters (stderr)
+must not reach the terminal (test_quiet_pisa.py checks the quickstart's blocks the same way)."""
 from __future__ import annotations
 
 import subprocess
@@ -6,9 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_quiet_pisa import assert_no_pisa_log
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "examples").glob("*.py"))
+VASWANI = ROOT.parent / "shared" / "data" / "vaswani"   # the examples' default --data
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
@@ -17,3 +21,7 @@ def test_example_runs_quick(script, tmp_path):
                          timeout=600, env={"MPLBACKEND": "Agg", **__import__("os").environ})
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip(), "an example should print what it found"
+    assert_no_pisa_log(out)
+    if script.name == "vaswani_study.py" and VASWANI.exists():
+        pytest.importorskip("pyterrier_pisa", reason="pyterrier-pisa is not installed")
+        assert "pt.Experiment, BM25 as the baseline" in out.stdout   # the study ran, with PISA

@@ -290,12 +290,14 @@ def test_unjudged_table_rows_stay_unjudged(coll):
 
 def ir_measures_values(runs, qrels, measures):
     import ir_measures
-    q = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"})
+    # plain-object text columns: ir_measures reads every row, and an Arrow-backed column element by element
+    text = {"query_id": object, "doc_id": object}
+    q = qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"}).astype(text)
     q["relevance"] = q["relevance"].astype(int)
     ev = ir_measures.evaluator(measures, q)
     out = {}
     for name, run in runs.items():
-        r = run.rename(columns={"qid": "query_id", "docno": "doc_id"})[["query_id", "doc_id", "score"]]
+        r = run.rename(columns={"qid": "query_id", "docno": "doc_id"})[["query_id", "doc_id", "score"]].astype(text)
         for m in ev.iter_calc(r):
             out[(name, m.query_id, str(m.measure))] = m.value
     return out

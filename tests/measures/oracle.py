@@ -21,6 +21,7 @@ The ranking is trec_eval's (:func:`trec_eval_order`) unless a test gives another
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ def trec_eval_order(docnos: Sequence[str], scores: Sequence[float]) -> list[int]
     """Indices in trec_eval's order: score descending, then docno descending (trec_eval
     ``form_res_rels.c`` ``comp_sim_docno``; the score is stored as a C ``float`` there, so scores
     are compared after rounding to float32)."""
-    s32 = [float(np.float32(s)) for s in scores]
+    s32 = np.asarray(scores, dtype=np.float64).astype(np.float32).tolist()   # each float(np.float32(s))
     return sorted(range(len(docnos)), key=lambda i: (s32[i], docnos[i]), reverse=True)
 
 
@@ -154,11 +155,18 @@ def ndcg(ranking, judged, cutoff: Optional[int] = None, gains: Optional[dict] = 
     if cutoff is not None:
         r = r[:cutoff]
     dcg = sum(_gain(x, gains) / math.log2(i + 1) for i, x in enumerate(r, start=1))
+    idcg = _ideal_dcg(tuple(judged), tuple(sorted(gains.items())) if gains is not None else None, cutoff)
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+@functools.lru_cache(maxsize=4096)
+def _ideal_dcg(judged: tuple, gains: Optional[tuple], cutoff: Optional[int]) -> float:
+    """IDCG of :func:`ndcg`: the same for every run of a topic, so computed once for each."""
+    gains = dict(gains) if gains is not None else None
     ideal = sorted((g for g in (_gain(x, gains) for x in judged) if g > 0), reverse=True)
     if cutoff is not None:
         ideal = ideal[:cutoff]
-    idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
-    return dcg / idcg if idcg > 0 else 0.0
+    return sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
 
 
 def reciprocal_rank(ranking, judged, cutoff: Optional[int] = None, rel: int = 1,
@@ -366,14 +374,19 @@ def tie_values(fn: Callable, ranking, groups, judged) -> dict[str, float]:
 
 def topic_rankings(run, qrels, order: str = "trec_eval"):
     """{qid: (labels in order, float32 scores in order)} of one run frame (qid, docno, score[,
-    rank]) against a qrels frame (qid, docno, label).  ``order``: ``trec_eval``, ``double``
+    rank]) against a qrels frame (qid, docno, label) or its :func:`qrels_labels`.  ``order``: ``trec_eval``, ``double``
     (gdeval), ``docno_asc`` (ir_measures' judged / msmarco providers) or ``given`` (the rank column)."""
-    lab = {(q, d): float(v) for q, d, v in zip(qrels["qid"].astype(str).tolist(),
-                                               qrels["docno"].astype(str).tolist(), qrels["label"].tolist())}
+    lab = qrels if isinstance(qrels, dict) else qrels_labels(qrels)
+    rows: dict = {}    # qid -> row numbers, topics in the order they first appear
+    for i, q in enumerate(run["qid"].astype(str).tolist()):
+        rows.setdefault(q, []).append(i)
+    all_docnos = run["docno"].astype(str).tolist()
+    all_scores = run["score"].astype(float).tolist()
+    all_ranks = run["rank"].tolist() if order == "given" else None
     out = {}
-    for qid, part in run.groupby(run["qid"].astype(str), sort=False):
-        docnos = part["docno"].astype(str).tolist()
-        scores = part["score"].astype(float).tolist()
+    for qid, at in rows.items():
+        docnos = [all_docnos[i] for i in at]
+        scores = [all_scores[i] for i in at]
         if order == "trec_eval":
             idx = trec_eval_order(docnos, scores)
         elif order == "double":
@@ -381,12 +394,18 @@ def topic_rankings(run, qrels, order: str = "trec_eval"):
         elif order == "docno_asc":
             idx = score_docno_asc_order(docnos, scores)
         elif order == "given":
-            ranks = part["rank"].tolist()
+            ranks = [all_ranks[i] for i in at]
             idx = sorted(range(len(docnos)), key=lambda i: ranks[i])
         else:
             raise ValueError(order)
         out[qid] = ([lab.get((qid, docnos[i])) for i in idx], [scores[i] for i in idx])
     return out
+
+
+def qrels_labels(qrels) -> dict:
+    """{(qid, docno): label} of a qrels frame."""
+    return {(q, d): float(v) for q, d, v in zip(qrels["qid"].astype(str).tolist(),
+                                                qrels["docno"].astype(str).tolist(), qrels["label"].tolist())}
 
 
 def judged_labels(qrels) -> dict[str, list[float]]:
@@ -400,10 +419,11 @@ def evaluate(runs: dict, qrels, measures: Sequence, ties: str = "trec_eval") -> 
     ``ties``: ``trec_eval`` / ``given`` orderings, or ``expected`` / ``optimistic`` /
     ``pessimistic`` by brute force over the tie groups of trec_eval's ordering."""
     judged = judged_labels(qrels)
+    lab = qrels_labels(qrels)
     ms = [(m if isinstance(m, str) else str(m), measure(m)) for m in measures]
     out = {}
     for name, run in runs.items():
-        ranks = topic_rankings(run, qrels, "given" if ties == "given" else "trec_eval")
+        ranks = topic_rankings(run, lab, "given" if ties == "given" else "trec_eval")
         for qid, jl in judged.items():
             labels, scores = ranks.get(qid, ([], []))
             for text, m in ms:

@@ -168,7 +168,7 @@ def engine_values(runs, qrels, texts, ties=None) -> tuple[dict, dict]:
     from pyterrier_noise import evaluate
 
     def frame_to_dict(df):
-        return {(n, str(q), m): v for n, q, m, v in zip(df["name"], df["qid"], df["measure"], df["value"])}
+        return {(n, str(q), m): v for n, q, m, v in zip(*(df[c].tolist() for c in ("name", "qid", "measure", "value")))}
     try:
         return frame_to_dict(evaluate(runs, qrels, list(texts), ties=ties, perquery=True)), {}
     except Exception:

@@ -29,11 +29,11 @@ ORDER_OF = {"pytrec_eval": "trec_eval", "gdeval": "double", "judged": "docno_asc
 
 def oracle_like_references(texts, runs, qrels):
     """{(run, qid, text): oracle value} with each reference's own ordering of the run."""
-    from oracle import judged_labels
-    judged = judged_labels(qrels)
+    from oracle import judged_labels, qrels_labels
+    judged, lab = judged_labels(qrels), qrels_labels(qrels)
     out = {}
     for name, run in runs.items():
-        ranks = {o: topic_rankings(run, qrels, o) for o in {ORDER_OF[provider_of(t)] for t in texts}}
+        ranks = {o: topic_rankings(run, lab, o) for o in {ORDER_OF[provider_of(t)] for t in texts}}
         for t in texts:
             m = measure(t)
             rk = ranks[ORDER_OF[provider_of(t)]]

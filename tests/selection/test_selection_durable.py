@@ -33,7 +33,8 @@ print("ready", flush=True)
 for line in sys.stdin:
     path, t0 = line.split()
     t0 = int(t0)
-    while time.time_ns() < t0:   # both racers spin on one shared start time
+    time.sleep(max(0.0, (t0 - time.time_ns()) / 1e9 - 0.005))   # sleep to 5 ms before the start time,
+    while time.time_ns() < t0:   # then both racers spin on one shared start time
         pass
     started = time.time_ns()
     events = []
@@ -324,8 +325,10 @@ s.run(slow, budget=30, on_step=lambda e: print(e.seq, e.action, e.qid, e.docno, 
         path = tmp_path / f"k{trial}.sqlite"
         child = subprocess.Popen([sys.executable, "-c", code_for.replace("PATH", repr(str(path)))], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, cwd=REPO)
-        time.sleep(float(rng.uniform(0.0, 4.0)))   # a random moment: not measured, any moment must be safe
-        os.kill(child.pid, signal.SIGKILL)
+        try:   # a random moment: not measured, any moment must be safe (a child done before it is not killed)
+            child.wait(timeout=float(rng.uniform(0.0, 4.0)))
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGKILL)
         rest, _ = child.communicate(timeout=60)
         reported = [line.split() for line in rest.splitlines()]
         if not path.exists():
