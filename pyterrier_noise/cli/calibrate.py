@@ -161,7 +161,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     cols = ["name", "method"] + [c for m in res.measures for c in (m, f"{m} lo", f"{m} hi")]
     print(res.systems[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
     print(f"wrote systems.tsv, pairs.tsv{'' if args.no_plots else ' and plots'} to {Path(args.out)}/: "
-          f"{len(runs)} runs, {res.n_gold} gold labels ({res.design} design, {res.scope} scope)")
+          f"{len(runs)} run{'' if len(runs) == 1 else 's'}, {res.n_gold} gold label{'' if res.n_gold == 1 else 's'} ({res.design} design, {res.scope} scope)")
     return 0
 
 

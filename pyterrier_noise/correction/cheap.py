@@ -63,7 +63,7 @@ class CheapResult:
         pr = self.pairs[self.pairs["method"] == method]
         names = list(sys_["name"])
         pos = {n: k for k, n in enumerate(names)}
-        i, j = pr["name"].map(pos).to_numpy(), pr["baseline"].map(pos).to_numpy()
+        i, j = pr["name"].map(pos).to_numpy(dtype=np.int64), pr["baseline"].map(pos).to_numpy(dtype=np.int64)
         p = pr[f"{measure} p-value"].to_numpy(dtype=np.float64)
         sig = np.zeros(len(p), dtype=bool)
         finite = np.isfinite(p)

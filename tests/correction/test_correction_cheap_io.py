@@ -181,6 +181,22 @@ def test_cli_calibrate_writes_tables_and_figures(tmp_path):
     assert code == 2 and "unknown method(s) ['magic']" in stderr
 
 
+def test_cli_calibrate_of_one_run_ranks_it_first(tmp_path):
+    """One run: no pair to compare, its rank is 1 with the set of ranks {1} (the ranking's pair counts
+    used to fail on the empty pairs)."""
+    rdir = _calibrate_files(tmp_path)
+    out = tmp_path / "out"
+    code, stdout, stderr = run_cli("calibrate", "--cheap", tmp_path / "cheap.txt", "--gold", tmp_path / "gold.txt",
+                                   rdir / "r0", "-m", "P@3", "--method", "naive,ppi++,gold", "--no-plots", "--out", out)
+    assert code == 0, stderr
+    assert "1 run, 12 gold labels" in stdout
+    ranking = pd.read_csv(out / "ranking.tsv", sep="\t")
+    assert ranking[["name", "rank", "rank lo", "rank hi"]].drop_duplicates().values.tolist() == [["r0", 1, 1, 1]]
+    assert pd.read_csv(out / "pairs.tsv", sep="\t").empty
+    systems = pd.read_csv(out / "systems.tsv", sep="\t")
+    assert set(systems["name"]) == {"r0"}
+
+
 def test_cli_calibrate_gives_ndcg_under_the_pair_design(tmp_path):
     # nDCG@k and AP by the ratio estimators (tests/correction/test_correction_pair_ndcg.py and
     # tests/correction/test_correction_pair_ap.py check their values); RR stays NaN
