@@ -105,7 +105,7 @@ LONG_GROUPS = ["covid_collection", "tests/docs/test_docs_numbers.py", "tests/doc
                "tests/reproduce/test_reproduce.py", "tests/docs/test_examples.py", "reproduced",
                "tests/selection/test_selection_durable.py", "tests/web/test_web_load.py",
                "tests/processes/test_worker_pool.py", "tests/experiments/test_versions_covid.py",
-               "tests/docs/test_quiet_pisa.py", "tests/web/test_web_browser.py", "vaswani_pisa"]
+               "tests/web/test_web_browser.py", "vaswani_pisa"]
 
 
 @pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the xdist_group markers
