@@ -9,7 +9,7 @@ import pytest
 
 import pyterrier_noise as pn
 from pyterrier_noise.cli import main
-from conftest import random_collection
+from collection_helpers import random_collection
 
 
 @pytest.fixture()

@@ -11,7 +11,7 @@ from pyterrier_noise import NoiseWarning
 from pyterrier_noise.io import reader as reader_module
 
 from cli_helpers import run_cli
-from conftest import random_collection
+from collection_helpers import random_collection
 
 
 def test_eval_with_a_cache_prints_the_same_and_parses_once(tmp_path, monkeypatch):

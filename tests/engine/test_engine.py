@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyterrier_noise import AlignedRuns, InputError, MeasureSpec
-from conftest import random_collection
+from collection_helpers import random_collection
 
 
 def one_run(labels, p_scores=None, extra_qrels=()):

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import random_collection
+from collection_helpers import random_collection
 from pyterrier_noise import AlignedRuns, InputError, MeasureSpec, write_trec_qrels, write_trec_run
 from pyterrier_noise.measures import evaluate
 from pyterrier_noise.engine import INST_MAX_ORDERINGS, evaluate_tied, expected_ap

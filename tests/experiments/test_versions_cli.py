@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import pyterrier_noise as pn
-from conftest import random_collection
+from collection_helpers import random_collection
 from pyterrier_noise.cli import main
 from pyterrier_noise.experiments import versions_experiment
 from pyterrier_noise.io import write_trec_qrels, write_trec_run

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from conftest import random_collection
+from collection_helpers import random_collection
 from pyterrier_noise import InputError
 from pyterrier_noise.experiments import versions_experiment
 from pyterrier_noise.experiments.version_noise import resample_design

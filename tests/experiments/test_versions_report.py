@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from conftest import random_collection
+from collection_helpers import random_collection
 from pyterrier_noise.experiments import versions_experiment
 from pyterrier_noise.report import build_report
 from pyterrier_noise.report.versions import versions_conclusion

@@ -15,7 +15,7 @@ import pytest
 from pyterrier_noise.io import CoercionWarning, RunFileReader, write_trec_run
 from pyterrier_noise.io import reader as reader_module
 
-from conftest import random_collection
+from collection_helpers import random_collection
 
 ROOT = Path(__file__).resolve().parents[2]
 

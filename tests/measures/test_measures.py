@@ -9,7 +9,7 @@ import pytest
 import pyterrier_noise as pn
 import pyterrier_noise.measures  # noqa: F401  (registers the measures with ir_measures)
 from pyterrier_noise import MeasureSpec
-from conftest import random_collection
+from collection_helpers import random_collection
 
 
 

@@ -9,7 +9,7 @@ import itertools
 import math
 
 import pytest
-from conftest import random_collection
+from collection_helpers import random_collection
 from oracle import (
     err_at,
     judged_at,

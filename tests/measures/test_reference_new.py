@@ -20,7 +20,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from conftest import random_collection
+from collection_helpers import random_collection
 from oracle import evaluate as oracle_evaluate
 from pyterrier_noise.io import CoercionWarning
 from refs import (

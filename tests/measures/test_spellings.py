@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ir_measures
 import pytest
-from conftest import random_collection
+from collection_helpers import random_collection
 from oracle import evaluate as oracle_evaluate
 from refs import engine_values
 

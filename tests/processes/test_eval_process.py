@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import random_collection
+from collection_helpers import random_collection
 from pyterrier_noise import InputError
 from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.engine import AlignedRuns, JudgmentTable

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from conftest import random_collection
+from collection_helpers import random_collection
 from pyterrier_noise._arrow import numbers
 from pyterrier_noise.io import CoercionWarning
 from pyterrier_noise.engine import AlignedRuns, JudgmentTable
