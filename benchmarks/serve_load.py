@@ -81,13 +81,13 @@ def vaswani_runs(vaswani: Path = VASWANI, depth: int = 100) -> dict[str, pd.Data
     full = matrix([re.findall(r"\w+", t.lower()) for _, t in docs])
     short = matrix([re.findall(r"\w+", t.lower())[:30] for _, t in docs])
     # by column (a topic's terms are columns) and with each document's length, once per matrix
-    cols = {id(m): (m.tocsc(), np.asarray(m.sum(axis=1)).ravel()) for m in (full, short)}
+    cols = {first30: (m.tocsc(), np.asarray(m.sum(axis=1)).ravel()) for first30, m in ((False, full), (True, short))}
     runs: dict[str, list] = {name: [] for name in ("bm25", "bm25-k2-b03", "tfidf", "bm25-first30")}
     for qid, title in topics:
         terms = sorted({vocab[w] for w in re.findall(r"\w+", title.lower()) if w in vocab})
         for name in runs:
             m = short if name == "bm25-first30" else full
-            by_col, dl = cols[id(m)]
+            by_col, dl = cols[name == "bm25-first30"]
             sub = by_col[:, terms]
             tf = sub.toarray(order="C")   # row-major, as from the rows: sums in the same order
             df = (sub > 0).sum(axis=0).A1

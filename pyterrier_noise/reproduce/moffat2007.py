@@ -226,8 +226,7 @@ def per_query_rows(coll: Any, at08: pd.DataFrame, budgets: list[int], quick: boo
     if budget >= budgets[-1] or quick:
         return []
     summary, _ = compare_methods(coll.runs if runs is None else runs, coll.qrels, methods=["C"], checkpoints=[budget],
-                                 p_select=0.8,
-                                 p_eval=[0.8], progress=progress)
+                                 p_select=0.8, p_eval=[0.8], progress=progress)
     at = float(summary["sig_base_upper"].iloc[0])
     full = float(at08[(at08["checkpoint"] == budgets[-1]) & (at08["method"] == "C")]["sig_base_upper"].iloc[0])
     ratio = at / full if full else float("nan")

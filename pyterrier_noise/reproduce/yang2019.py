@@ -94,7 +94,7 @@ def phi_rows(coll: Collection, aligned: AlignedRuns | None = None) -> list[Row]:
     ``aligned``: the collection's runs already aligned to its qrels (:func:`_aligned_collection`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = match_phi_many(coll.runs if aligned is None else aligned, None if aligned is not None else coll.qrels, ["AP", "nDCG", "P@10", "RR"], grid=list(PHI_GRID))
+        m = match_phi_many(_aligned_collection(coll, aligned), None, ["AP", "nDCG", "P@10", "RR"], grid=list(PHI_GRID))
     where = f"{coll.description}, grid of expected depths 2-100"
     rows = []
     for k in ("AP", "nDCG"):
@@ -123,8 +123,8 @@ def depth_rows(coll: Collection, quick: bool, aligned: AlignedRuns | None = None
     depths = tuple(range(1, ref)) if not coll.synthetic else tuple(range(2, ref, 2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the runs not judged to the reference depth are announced and left out
-        d = depth_experiment(coll.runs if aligned is None else aligned, None if aligned is not None else coll.qrels,
-                             depths=depths, measures=("AP", "RR"), reference_depth=ref)
+        d = depth_experiment(_aligned_collection(coll, aligned), None, depths=depths, measures=("AP", "RR"),
+                             reference_depth=ref)
         table = depth_ancova(d).set_index(["measure", "term"])
     r = d.discrimination.loc["AP"]
     lo, hi = depths[0], depths[-1]
@@ -210,7 +210,7 @@ def residual_rows(coll: Collection, aligned: AlignedRuns | None = None) -> list[
     specs = {phi: (MeasureSpec("RBP", p=phi), MeasureSpec("RBP", "residual", p=phi)) for phi in PHI_GRID}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = (aligned if aligned is not None else _aligned_collection(coll)).evaluate(
+        out = _aligned_collection(coll, aligned).evaluate(
             [s for pair in specs.values() for s in pair])
     above = [phi for phi, (v, r) in specs.items() if out[r][:, :, 0].mean() > out[v][:, :, 0].mean()]
     ours = float(min(above)) if above else float("nan")
@@ -259,9 +259,11 @@ def claims(rows: list[Row]) -> list[Claim]:
     ]
 
 
-def _aligned_collection(coll: Collection) -> AlignedRuns:
+def _aligned_collection(coll: Collection, aligned: AlignedRuns | None = None) -> AlignedRuns:
     """The collection's runs aligned to its qrels (trec_eval's order), once for the phi matching, the residual
-    and the depth experiment."""
+    and the depth experiment; ``aligned`` when already given."""
+    if aligned is not None:
+        return aligned
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # run topics without qrels are not evaluated
         return AlignedRuns.build(coll.runs, coll.qrels, on_topic_mismatch="ignore")

@@ -239,9 +239,7 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
     if ref_q is not None and ref_q is aligned.table and len(aligned.jidx) > _SEQUENTIAL_POSITIONS:
         # a large alignment: the reference scores first, so that their temporaries and those of
         # the selector's set-up are not held at once
-        from concurrent.futures import Future
-        scoring = Future()
-        scoring.set_result(_reference_scores(aligned, ref_q.labels, reference_measure))
+        scores = _reference_scores(aligned, ref_q.labels, reference_measure)
         sel = build()
     elif ref_q is not None and ref_q is aligned.table:
         # the reference scores need only the alignment and its own labels: evaluated in a thread
@@ -250,9 +248,10 @@ def simulate(runs: Any, oracle_or_qrels: Any, method: SelectionMethod = "C",
         with ThreadPoolExecutor(1) as pool:
             scoring = pool.submit(_reference_scores, aligned, ref_q.labels, reference_measure)
             sel = build()
+            scores = scoring.result()
     else:
-        scoring, sel = None, build()
-    reference, top = _reference_group(sel, ref_q, reference_measure, top_fraction, scoring)
+        scores, sel = None, build()
+    reference, top = _reference_group(sel, ref_q, reference_measure, top_fraction, scores)
     if built:   # what the alignment and the selector's set-up freed is not kept for the rest of the run
         from .._arrow import release_unused
         release_unused()
@@ -285,10 +284,10 @@ _SEQUENTIAL_POSITIONS = 10_000_000
 
 
 def _reference_group(sel: JudgmentSelector, ref_q: pd.DataFrame | None, reference_measure: Any,
-                     top_fraction: float, scoring: Any = None) -> tuple[pd.Series | None, np.ndarray]:
+                     top_fraction: float, scores: np.ndarray | None = None) -> tuple[pd.Series | None, np.ndarray]:
     """The runs' scores under the reference qrels (None without them) and the top group: the
     ``top_fraction`` best runs by that score (ties by run order), every run without reference.
-    ``scoring``: a future of :func:`_reference_scores` already under way (None: computed here)."""
+    ``scores``: :func:`_reference_scores` already computed (None: computed here)."""
     import pandas as pd
     aligned = sel.aligned
     S = aligned.n_runs
@@ -296,9 +295,8 @@ def _reference_group(sel: JudgmentSelector, ref_q: pd.DataFrame | None, referenc
         announce("simulate: no reference qrels (a callable oracle without .qrels and no reference_qrels): "
                  "the top group is all runs")
         return None, np.arange(S)
-    # (the labels are looked up only when the scores are not already under way)
-    ref_scores = scoring.result() if scoring is not None else \
-        _reference_scores(aligned, sel.labels_of(ref_q), reference_measure)
+    # (the labels are looked up only when the scores are not already computed)
+    ref_scores = scores if scores is not None else _reference_scores(aligned, sel.labels_of(ref_q), reference_measure)
     reference = pd.Series(ref_scores, index=pd.Index(aligned.run_names, name="name"), name=str(reference_measure))
     n_top = max(2, int(round(S * top_fraction)))
     return reference, np.lexsort((np.arange(S), -ref_scores))[:n_top]
